@@ -1,0 +1,3 @@
+from snapcompact.cli import main
+
+raise SystemExit(main())
