@@ -29,7 +29,7 @@ def _print(value: object) -> None:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from snapcompact.render import render_many_png
+    from snapcompact.render import render_many
     from snapcompact.shapes import geometry, get_shape
 
     shape = get_shape(args.shape, args.size)
@@ -37,7 +37,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    frames = render_many_png(text, shape)
+    frames = render_many(text, shape)
     seconds = time.perf_counter() - t0
     for i, frame in enumerate(frames):
         (out / f"frame{i:03d}.png").write_bytes(frame.png)

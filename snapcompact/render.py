@@ -1,0 +1,270 @@
+"""Frame renderer: normalized text -> pages -> PNG frames, pixel-identical to the reference.
+
+Three drawing paths, as in the reference's native renderer:
+
+* indexed (every bitmap shape at or above its font's natural cell): glyph masks from the font
+  atlas are gathered for the whole page at once and coloured by ink (black, sentence hue, dim
+  gray); code points the bitmap font lacks are drawn from Silver, thresholded into the palette;
+* stretch (6x6u): the page is drawn indexed at the natural 8x8 cell, then Lanczos3-resampled
+  to the target pitch and stored as RGB;
+* Silver TrueType (silver16): anti-aliased glyphs alpha-blended onto an RGB frame.
+
+Frame width is always the frame size; height hugs the rows actually printed.  The newline glyph
+(full block) fills its whole cell with black in every shape; with ``line_repeat`` > 1 each row
+is printed again on a pale band.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from snapcompact import layout
+from snapcompact.fonts import atlas, Atlas
+from snapcompact.glyphs import NEWLINE_GLYPH
+from snapcompact.png import BAND, BLACK, DIM, PALETTE, encode_indexed, encode_rgb
+from snapcompact.shapes import NATURAL_CELL, Geometry, Shape, check_frame_size, geometry, get_shape
+
+#: Bumped whenever a change alters any frame's pixels (cache keys include it).
+RENDERER_VERSION = "1"
+_NEWLINE = ord(NEWLINE_GLYPH)
+_LF = 0x0A
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One rendered frame: PNG bytes plus the grid it was drawn on."""
+
+    png: bytes
+    width: int
+    height: int
+    cols: int
+    rows: int
+    chars: int
+    shape: str
+
+    @cached_property
+    def data(self) -> str:
+        """The PNG as base64, the way image blocks carry it."""
+        return base64.b64encode(self.png).decode("ascii")
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """A page's glyphs resolved to grid cells (row-major over ``grid_cols``)."""
+
+    cps: np.ndarray
+    cells: np.ndarray
+    wide: np.ndarray
+    ink: np.ndarray
+    used_rows: int
+
+
+def _ink(shape: Shape, cps: np.ndarray, dim: np.ndarray, sentence: np.ndarray) -> np.ndarray:
+    if shape.ink == "sent":
+        ink = (1 + sentence % 6).astype(np.uint8)
+    else:
+        ink = np.full(cps.shape, BLACK, dtype=np.uint8)
+    ink[dim] = DIM
+    ink[cps == _NEWLINE] = BLACK
+    return ink
+
+
+def _grid_cells(page: str, shape: Shape, geo: Geometry) -> tuple[_Cells, int]:
+    wide_cells = shape.font != "silver"
+    placed = layout.place_grid(page, geo.cols, geo.capacity, wide_cells)
+    used_rows = min(max(1, -(-placed.cells_used // geo.cols)), geo.rows) if geo.cols else 1
+    ink = _ink(shape, placed.cps, placed.dim, placed.sentence)
+    cells = _Cells(placed.cps, placed.cells, placed.widths == 2, ink, used_rows)
+    return cells, int(placed.cps.size)
+
+
+def _doc_cells(page: str, shape: Shape, geo: Geometry) -> tuple[_Cells, int]:
+    cps = layout.codepoints(page)
+    sentence, dim = layout.sentence_and_dim(cps, (0x20, _NEWLINE, _LF))
+    is_lf = cps == _LF
+    line = np.cumsum(is_lf) - is_lf
+    widths = layout.cell_widths(cps, shape.font != "silver")
+    widths[is_lf] = 0
+    total = np.cumsum(widths) - widths
+    first = np.zeros(int(line.max()) + 1 if cps.size else 1, dtype=np.int64)
+    # Cell offset of each line's first character: total cells before it.
+    lf_pos = np.flatnonzero(is_lf)
+    first[1 : lf_pos.size + 1] = total[lf_pos]
+    in_line = total - first[line]
+    keep = (widths > 0) & (in_line + widths <= geo.cols) & (line < 2 * geo.rows)
+    col = line // max(geo.rows, 1)
+    row = line % max(geo.rows, 1)
+    origin = col * (geo.cols + 3)
+    cell = row * geo.grid_cols + origin + in_line
+    n_lines = int(line[-1]) + 1 if cps.size else 0
+    used_rows = min(max(1, n_lines), geo.rows)
+    ink = _ink(shape, cps, dim, sentence)
+    visible = cps.size - int(is_lf.sum()) - int(((cps == 0x0E) | (cps == 0x0F)).sum())
+    cells = _Cells(cps[keep], cell[keep], widths[keep] == 2, ink[keep], used_rows)
+    return cells, min(visible, geo.capacity)
+
+
+def _draw_indexed(
+    shape: Shape, cells: _Cells, grid_cols: int, cell_w: int, cell_h: int, width: int
+) -> np.ndarray:
+    """Compose the indexed canvas: used_rows x line_repeat rows of cells, ``width`` px wide."""
+    font_atlas: Atlas = atlas(shape.font, cell_w, cell_h)
+    rows, repeat = cells.used_rows, shape.line_repeat
+    n_cells = rows * grid_cols
+    ids = np.zeros(n_cells, dtype=np.int32)
+    inks = np.zeros(n_cells, dtype=np.uint8)
+    cps = cells.cps
+    bmp = cps < 0x10000
+    glyph_ids = np.zeros(cps.shape, dtype=np.int32)
+    glyph_ids[bmp] = font_atlas.ids[cps[bmp]]
+    ids[cells.cells] = glyph_ids
+    inks[cells.cells] = cells.ink
+    pix = font_atlas.masks[ids]
+    pix *= inks[:, None, None]
+    pix = pix.reshape(rows, grid_cols, cell_h, cell_w).transpose(0, 2, 1, 3)
+    pix = pix.reshape(rows, cell_h, grid_cols * cell_w)
+    canvas = np.zeros((rows, repeat, cell_h, width), dtype=np.uint8)
+    canvas[:, 0, :, : grid_cols * cell_w] = pix
+    for copy in range(1, repeat):
+        band = canvas[:, copy]
+        band[...] = BAND
+        region = band[:, :, : grid_cols * cell_w]
+        np.copyto(region, pix, where=pix != 0)
+    canvas = canvas.reshape(rows * repeat * cell_h, width)
+    missing = (glyph_ids == 0) & (cps != _NEWLINE)
+    if missing.any():
+        from snapcompact import silver
+
+        for cp, cell, wide, ink in zip(
+            cps[missing].tolist(),
+            cells.cells[missing].tolist(),
+            cells.wide[missing].tolist(),
+            cells.ink[missing].tolist(),
+        ):
+            row, col = divmod(cell, grid_cols)
+            span = (2 if wide else 1) * cell_w
+            for copy in range(repeat):
+                silver.draw_fallback_glyph(
+                    canvas, cp, col * cell_w, (row * repeat + copy) * cell_h,
+                    span, cell_h, cell_w, wide, ink,
+                )
+    return canvas
+
+
+def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.ndarray:
+    from snapcompact import silver
+
+    cw, ch = shape.cell_width, shape.cell_height
+    rgb = np.full((cells.used_rows * shape.line_repeat * ch, width, 3), 255, dtype=np.uint8)
+    for cp, cell, ink in zip(cells.cps.tolist(), cells.cells.tolist(), cells.ink.tolist()):
+        row, col = divmod(cell, grid_cols)
+        for copy in range(shape.line_repeat):
+            y = (row * shape.line_repeat + copy) * ch
+            if cp == _NEWLINE:
+                rgb[y : y + ch, col * cw : col * cw + cw] = 0
+            else:
+                silver.draw_silver_cell(rgb, cp, col * cw, y, cw, ch, tuple(PALETTE[ink]))
+    return rgb
+
+
+def _render_page(page: str, shape: Shape, size: int) -> Frame:
+    geo = geometry(shape, size)
+    if geo.cols < 1 or geo.rows < 1:
+        raise ValueError(
+            f"frame size {size} px is too small for shape {shape.name!r} "
+            f"({shape.cell_width}x{shape.cell_height} cells)"
+        )
+    cells, chars = (_doc_cells if shape.is_doc else _grid_cells)(page, shape, geo)
+    if shape.font == "silver":
+        png = encode_rgb(_draw_silver(shape, cells, geo.grid_cols, size))
+        height = cells.used_rows * shape.line_repeat * shape.cell_height
+    elif shape.stretches:
+        from snapcompact.stretch import lanczos3_resize
+
+        nat_w, nat_h = NATURAL_CELL[shape.font]
+        natural = _draw_indexed(shape, cells, geo.grid_cols, nat_w, nat_h, geo.grid_cols * nat_w)
+        out_w = geo.grid_cols * shape.cell_width
+        height = cells.used_rows * shape.line_repeat * shape.cell_height
+        resized = lanczos3_resize(PALETTE[natural], out_w, height)
+        rgb = np.full((height, size, 3), 255, dtype=np.uint8)
+        rgb[:, :out_w] = resized
+        png = encode_rgb(rgb)
+    else:
+        canvas = _draw_indexed(shape, cells, geo.grid_cols, shape.cell_width, shape.cell_height, size)
+        height = canvas.shape[0]
+        png = encode_indexed(canvas)
+    return Frame(png, size, height, geo.cols, geo.rows, chars, shape.name)
+
+
+def _as_shape(shape: Shape | str, size: int | None) -> Shape:
+    if isinstance(shape, str):
+        return get_shape(shape, size)
+    if not isinstance(shape, Shape):
+        raise ValueError(f"shape must be a Shape or a variant name, got {type(shape).__name__}")
+    return shape.at_size(size)
+
+
+def render(text: str, shape: Shape | str, size: int | None = None) -> Frame:
+    """Render one frame from already-normalized page text (extra characters are clipped).
+
+    Doc shapes expect one page of newline-joined, pre-wrapped lines.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    shape = _as_shape(shape, size)
+    return _render_page(text, shape, shape.frame_size)
+
+
+def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
+    """Normalize ``text`` and split it into the page texts ``render_many`` draws."""
+    from snapcompact.normalize import dim_stopwords, normalize, wrap
+
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    shape = _as_shape(shape, size)
+    geo = geometry(shape)
+    if geo.cols < 1 or geo.rows < 1:
+        raise ValueError(
+            f"frame size {shape.frame_size} px is too small for shape {shape.name!r} "
+            f"({shape.cell_width}x{shape.cell_height} cells)"
+        )
+    normalized = normalize(text, shape.font)
+    if not normalized:
+        return []
+    wide_cells = shape.font != "silver"
+    if shape.is_doc:
+        out = layout.reopen_dim_spans(layout.doc_pages(wrap(normalized, geo.cols, wide_cells), geo.rows))
+    else:
+        out = layout.paginate_cells(normalized, geo.capacity, geo.cols, wide_cells)
+    if shape.stopword_dim:
+        out = [dim_stopwords(p) for p in out]
+    return out
+
+
+def render_many(
+    text: str, shape: Shape | str, size: int | None = None, max_frames: int | None = None
+) -> list[Frame]:
+    """Normalize, paginate and render ``text`` into frames (first page first).
+
+    Empty or whitespace-only text gives no frames.  ``max_frames`` keeps the first pages only.
+    """
+    if max_frames is not None and (not isinstance(max_frames, int) or max_frames < 0):
+        raise ValueError(f"max_frames must be a non-negative integer, got {max_frames!r}")
+    shape = _as_shape(shape, size)
+    page_texts = pages(text, shape)
+    if max_frames is not None:
+        page_texts = page_texts[:max_frames]
+    return [_render_page(p, shape, shape.frame_size) for p in page_texts]
+
+
+def frames(text: str, shape: Shape | str, size: int | None = None) -> int:
+    """How many frames ``render_many`` would produce, without drawing them."""
+    return len(pages(text, shape, size))
+
+
+def check_size(size: int) -> int:
+    return check_frame_size(size)
