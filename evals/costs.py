@@ -1,0 +1,73 @@
+"""Dollars for tokens, offline, from litellm's bundled cost map.
+
+Why here and not in the library: pricing changes weekly and belongs to the harness, which
+already depends on litellm; the library stays free of it. ``LITELLM_LOCAL_MODEL_COST_MAP`` is set
+before litellm is imported so the bundled map is used and nothing is fetched.
+
+Tokens themselves come from the library (``snapcompact.billing.bill_image`` for frames,
+``snapcompact.text_tokens.count_text_tokens`` for the text-only baseline), never from
+``litellm.token_counter``, which gets images wrong for most providers.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+#: Prefixes tried, in order, when a bare model id is not a key of the cost map.
+_PREFIXES: tuple[str, ...] = ("", "anthropic/", "openai/", "gemini/", "moonshot/", "zai/",
+                              "vertex_ai/", "openrouter/")
+
+
+@dataclass(frozen=True)
+class TokenPrice:
+    """Per-token prices of one model and where they were read."""
+
+    model: str
+    key: str
+    input_per_token: float
+    output_per_token: float
+    source: str
+
+    def dollars(self, input_tokens: int, output_tokens: int = 0) -> float:
+        for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        return input_tokens * self.input_per_token + output_tokens * self.output_per_token
+
+
+@lru_cache(maxsize=1)
+def _cost_map() -> tuple[Mapping[str, Any], str]:
+    import litellm  # imported lazily: slow, and only the harness needs it
+
+    version = getattr(litellm, "__version__", None)
+    if version is None:
+        from importlib.metadata import version as dist_version
+
+        version = dist_version("litellm")
+    return litellm.model_cost, f"litellm {version} bundled model_cost (offline)"
+
+
+def price_of(model: str) -> TokenPrice:
+    """Prices of ``model`` from litellm's bundled cost map; ``ValueError`` if it has none."""
+    if not isinstance(model, str) or not model:
+        raise ValueError(f"model must be a non-empty string, got {model!r}")
+    cost_map, source = _cost_map()
+    for prefix in _PREFIXES:
+        key = model if model.startswith(prefix) else prefix + model
+        row = cost_map.get(key)
+        if row and row.get("input_cost_per_token") is not None:
+            return TokenPrice(model=model, key=key,
+                              input_per_token=float(row["input_cost_per_token"]),
+                              output_per_token=float(row.get("output_cost_per_token") or 0.0),
+                              source=source)
+    raise ValueError(f"no price for model {model!r} in litellm's bundled cost map")
+
+
+def input_dollars(model: str, tokens: int) -> float:
+    """Dollars for ``tokens`` input tokens of ``model``."""
+    return price_of(model).dollars(tokens)
