@@ -1,0 +1,283 @@
+"""Content-addressed cache of model answers, so that no question is ever billed twice.
+
+A sweep can be interrupted (Ctrl-C, a dead laptop, a budget stop) and rerun: every answer that
+came back before the interruption is found here and costs nothing the second time. The cache key
+is a SHA-256 over a canonical JSON of everything that can change the answer and nothing else:
+
+* the model id (with its provider prefix: ``openrouter/anthropic/...`` and ``anthropic/...`` are
+  different endpoints and may answer differently);
+* the request params that shape the answer (temperature, max_tokens, ...) with the transport and
+  credential params removed (api keys, api_base, headers, timeouts, retry counts, metadata): a
+  key rotation or a new port for the local server must not invalidate the cache, and a secret must
+  never be hashed into a name that ends up in a file listing;
+* the prompt: every message's role and text parts, in order;
+* for each image part, the SHA-256 of the frame the library rendered (``frame_hashes``, computed
+  once by the caller when the frame was rendered) and its ``detail``, in place of the base64
+  data URL: hashing megabytes of base64 per request would dominate the cached path, and the
+  rendered pixels are what the model sees;
+* the renderer version, so a change to the renderer invalidates every answer about its frames.
+
+Storage is one JSON file per entry under ``root/ab/cdef....json``. Writes go to a temporary file
+in the same directory, are fsynced, then ``os.replace``d over the final name: readers see either
+nothing or a complete entry, and concurrent writers (threads, or Hydra's joblib processes) of the
+same key simply race to install identical content. Nothing is ever locked.
+
+Only successful answers are stored; errors are retried by the next run. The stored value holds
+the answer, usage, cost, model, latency and creation time, never the request (which may be
+megabytes of images) and never a credential.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CACHE_SCHEMA_VERSION",
+    "NON_ANSWER_PARAMS",
+    "CachedResponse",
+    "ResponseCache",
+    "answer_params",
+    "request_key",
+]
+
+#: Bumped when the key material or the stored layout changes; part of every key.
+CACHE_SCHEMA_VERSION = 1
+
+#: Request params that never change what the model answers: transport, credentials, bookkeeping.
+NON_ANSWER_PARAMS = frozenset(
+    {
+        "api_key",
+        "api_base",
+        "base_url",
+        "api_version",
+        "organization",
+        "headers",
+        "extra_headers",
+        "timeout",
+        "request_timeout",
+        "stream_timeout",
+        "max_retries",
+        "num_retries",
+        "metadata",
+        "litellm_metadata",
+        "client",
+        "user",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "aws_region_name",
+        "aws_profile_name",
+        "vertex_credentials",
+        "vertex_project",
+        "vertex_location",
+        "azure_ad_token",
+    }
+)
+
+# Any other param whose name looks like a credential is dropped too (a new provider's
+# ``foo_api_key`` must not leak into a key just because nobody listed it above).
+_CREDENTIAL_NAME = re.compile(r"(key|token|secret|password|credential|authorization|auth)$", re.I)
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def answer_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The subset of ``params`` that can change the answer (credentials and transport removed)."""
+    return {
+        name: value
+        for name, value in params.items()
+        if name not in NON_ANSWER_PARAMS and not _CREDENTIAL_NAME.search(name)
+    }
+
+
+def _canonical(value: Any, where: str) -> Any:
+    """JSON-ready form in which equal requests are equal text (1.0 and 1 hash alike)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: non-finite number {value!r} cannot be part of a cache key")
+        return int(value) if value.is_integer() else value
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, BaseException):
+        # litellm's mock_response may be an exception instance (tests of the retry path).
+        return {"exception": type(value).__name__, "message": str(value)}
+    raise ValueError(f"{where}: {type(value).__name__} is not JSON data, cannot be part of a cache key")
+
+
+def _prompt_material(messages: Sequence[Mapping[str, Any]], frame_hashes: Sequence[str]) -> list:
+    """Messages with each image data URL replaced by the hash of the frame it carries."""
+    frames = iter(frame_hashes)
+    used = 0
+    out: list = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise ValueError(f"messages[{i}] is {type(message).__name__}, expected a mapping")
+        content = message.get("content")
+        if isinstance(content, str) or content is None:
+            parts: Any = content
+        elif isinstance(content, Sequence):
+            parts = []
+            for j, part in enumerate(content):
+                if not isinstance(part, Mapping) or "type" not in part:
+                    raise ValueError(f"messages[{i}].content[{j}] is not a typed content part")
+                if part["type"] == "image_url":
+                    try:
+                        frame = next(frames)
+                    except StopIteration:
+                        raise ValueError(
+                            f"messages[{i}].content[{j}] is an image but frame_hashes has only "
+                            f"{used} entries: pass one SHA-256 per image part, in order"
+                        ) from None
+                    used += 1
+                    image_url = part.get("image_url")
+                    detail = image_url.get("detail") if isinstance(image_url, Mapping) else None
+                    parts.append({"type": "image", "frame_sha256": frame, "detail": detail})
+                else:
+                    parts.append({k: v for k, v in part.items() if k != "cache_control"})
+        else:
+            raise ValueError(f"messages[{i}].content is {type(content).__name__}, expected str or list")
+        rest = {k: v for k, v in message.items() if k not in ("content",)}
+        out.append({**rest, "content": parts})
+    if used != len(frame_hashes):
+        raise ValueError(
+            f"frame_hashes has {len(frame_hashes)} entries but the messages carry {used} image "
+            "parts: pass one SHA-256 per image part, in order"
+        )
+    return out
+
+
+def request_key(
+    *,
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
+    params: Mapping[str, Any],
+    frame_hashes: Sequence[str],
+    renderer_version: str,
+) -> str:
+    """SHA-256 hex key of everything that can change the answer to this request."""
+    if not isinstance(model, str) or not model:
+        raise ValueError("model must be a non-empty string such as 'anthropic/claude-sonnet-4-5'")
+    if not isinstance(renderer_version, str) or not renderer_version:
+        raise ValueError("renderer_version must be a non-empty string")
+    for i, frame in enumerate(frame_hashes):
+        if not isinstance(frame, str) or not _HEX64.match(frame):
+            raise ValueError(f"frame_hashes[{i}] = {frame!r} is not a lowercase SHA-256 hex digest")
+    material = {
+        "schema": CACHE_SCHEMA_VERSION,
+        "model": model,
+        "params": _canonical(answer_params(params), "params"),
+        "messages": _canonical(_prompt_material(messages, frame_hashes), "messages"),
+        "renderer_version": renderer_version,
+    }
+    text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    """One stored answer: what the provider said and what it cost, never what we sent."""
+
+    answer: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    model: str
+    latency_s: float
+    created_unix: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": CACHE_SCHEMA_VERSION, **asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CachedResponse:
+        if data.get("schema") != CACHE_SCHEMA_VERSION:
+            raise ValueError(f"cache entry schema {data.get('schema')!r} != {CACHE_SCHEMA_VERSION}")
+        return cls(
+            answer=str(data["answer"]),
+            prompt_tokens=data["prompt_tokens"],
+            completion_tokens=data["completion_tokens"],
+            cost_usd=data["cost_usd"],
+            model=str(data["model"]),
+            latency_s=float(data["latency_s"]),
+            created_unix=float(data["created_unix"]),
+        )
+
+
+class ResponseCache:
+    """Directory of ``ab/cdef....json`` entries; safe for concurrent threads and processes."""
+
+    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.root = Path(root)
+        self.fsync = fsync
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def path_for(self, key: str) -> Path:
+        if not _HEX64.match(key):
+            raise ValueError(f"cache key {key!r} is not a lowercase SHA-256 hex digest")
+        return self.root / key[:2] / f"{key[2:]}.json"
+
+    def get(self, key: str) -> CachedResponse | None:
+        """The stored answer for ``key``, or None (missing or unreadable entries are misses)."""
+        path = self.path_for(key)
+        try:
+            with open(path, "rb") as handle:
+                data = json.loads(handle.read())
+            return CachedResponse.from_json(data)
+        except FileNotFoundError:
+            return None
+        except (ValueError, KeyError, TypeError, OSError):
+            # Written atomically, so this is an entry from another schema or a hand edit:
+            # treat it as a miss and let the next put() replace it.
+            return None
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def put(self, key: str, response: CachedResponse) -> None:
+        """Store ``response`` under ``key`` atomically (temp file + fsync + os.replace)."""
+        if not isinstance(response, CachedResponse):
+            raise ValueError(f"put() takes a CachedResponse, got {type(response).__name__}")
+        path = self.path_for(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = json.dumps(response.to_json(), sort_keys=True, ensure_ascii=False).encode("utf-8")
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+                handle.flush()
+                if self.fsync:
+                    os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+    def keys(self) -> Iterable[str]:
+        """Every stored key (temporary files of writers in progress are skipped)."""
+        for shard in sorted(self.root.iterdir()):
+            if not (shard.is_dir() and len(shard.name) == 2):
+                continue
+            for entry in sorted(shard.glob("*.json")):
+                if not entry.name.startswith("."):
+                    yield shard.name + entry.stem
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.keys())

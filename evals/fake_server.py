@@ -1,0 +1,245 @@
+"""A scriptable OpenAI-compatible chat-completions server on loopback, for tests and benchmarks.
+
+The client's retries, timeouts, ``Retry-After`` handling and concurrency have to be exercised
+through litellm's real HTTP stack, offline and without keys. This server answers
+``POST /v1/chat/completions`` on 127.0.0.1 (ephemeral port) from a background thread running its
+own asyncio loop (aiohttp, which litellm already depends on), so concurrent requests overlap: 32
+requests with ``latency_s=1`` finish in about one second.
+
+The first calls can be scripted to fail (``FakeReply.rate_limited(retry_after=0.5)``,
+``.server_error()``, ``.bad_request()``, ``.slow(2.0)``); later calls answer normally. Answers
+and usage are deterministic functions of the request (echo of the last user text; prompt tokens
+= whitespace words of the text parts + 85 per image; completion tokens = words of the answer), so
+tests can check what the client records against what the server computed.
+
+Reach it from litellm with ``model="openai/fake-model", api_base=server.api_base,
+api_key="sk-test-not-a-real-key"`` (a dummy key; the server never checks or stores it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["DUMMY_API_KEY", "FakeChatServer", "FakeReply", "default_answer", "count_usage"]
+
+#: The key tests pass to litellm for the fake server; it must never appear in caches or errors.
+DUMMY_API_KEY = "sk-test-not-a-real-key"
+
+
+@dataclass(frozen=True)
+class FakeReply:
+    """How the server treats one scripted call: an HTTP status, an extra delay, a Retry-After."""
+
+    status: int = 200
+    delay_s: float = 0.0
+    retry_after: str | None = None
+    message: str = "scripted failure"
+
+    @classmethod
+    def rate_limited(cls, retry_after: float | None = None) -> FakeReply:
+        value = None if retry_after is None else f"{retry_after:g}"
+        return cls(status=429, retry_after=value, message="rate limited, slow down")
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> FakeReply:
+        return cls(status=status, message="internal server error")
+
+    @classmethod
+    def bad_request(cls, message: str = "invalid request") -> FakeReply:
+        return cls(status=400, message=message)
+
+    @classmethod
+    def slow(cls, delay_s: float) -> FakeReply:
+        """Answers normally, but only after ``delay_s`` more seconds (trips client timeouts)."""
+        return cls(status=200, delay_s=delay_s)
+
+
+def _text_parts(messages: Iterable[Mapping[str, Any]]) -> tuple[list[str], int]:
+    texts: list[str] = []
+    images = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            for part in content:
+                if part.get("type") == "text":
+                    texts.append(str(part.get("text", "")))
+                elif part.get("type") == "image_url":
+                    images += 1
+    return texts, images
+
+
+def default_answer(body: Mapping[str, Any]) -> str:
+    """``echo: <last text part>`` (at most 200 characters)."""
+    texts, _ = _text_parts(body.get("messages", []))
+    return "echo: " + (texts[-1][:200] if texts else "")
+
+
+def count_usage(body: Mapping[str, Any], answer: str) -> tuple[int, int]:
+    """(prompt, completion) tokens the fake server reports: words, plus 85 per image."""
+    texts, images = _text_parts(body.get("messages", []))
+    prompt = sum(len(t.split()) for t in texts) + 85 * images
+    return prompt, len(answer.split())
+
+
+class FakeChatServer:
+    """Background-thread aiohttp server; ``with FakeChatServer(latency_s=1) as server: ...``."""
+
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        script: Iterable[FakeReply] = (),
+        answer_fn: Callable[[Mapping[str, Any]], str] = default_answer,
+        model_name: str = "fake-model",
+    ) -> None:
+        if latency_s < 0:
+            raise ValueError(f"latency_s must be >= 0, got {latency_s!r}")
+        self.latency_s = latency_s
+        self.answer_fn = answer_fn
+        self.model_name = model_name
+        self._script = list(script)
+        self._lock = threading.Lock()
+        self.requests = 0  # every POST received, scripted failures included
+        self.bodies: list[dict[str, Any]] = []  # JSON bodies in arrival order
+        self.arrivals: list[float] = []  # time.monotonic() of each arrival
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: Any = None
+        self._ready = threading.Event()
+        self._startup_error: BaseException | None = None
+        self.port: int | None = None
+
+    # -- scripting ----------------------------------------------------------------------
+    def push(self, *replies: FakeReply) -> None:
+        """Queue scripted replies for the next calls."""
+        with self._lock:
+            self._script.extend(replies)
+
+    def reset(self) -> None:
+        """Forget counters and remaining script (the server keeps running)."""
+        with self._lock:
+            self._script.clear()
+            self.requests = 0
+            self.bodies.clear()
+            self.arrivals.clear()
+            self.max_in_flight = 0
+
+    @property
+    def api_base(self) -> str:
+        if self.port is None:
+            raise RuntimeError("FakeChatServer is not started")
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self) -> FakeChatServer:
+        if self._thread is not None:
+            raise RuntimeError("FakeChatServer already started")
+        self._thread = threading.Thread(target=self._serve, name="fake-chat-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout=30):
+            raise RuntimeError("FakeChatServer did not start within 30 s")
+        if self._startup_error is not None:
+            raise RuntimeError(f"FakeChatServer failed to start: {self._startup_error}")
+        return self
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=30)
+        self._thread = self._loop = None
+        self.port = None
+
+    def __enter__(self) -> FakeChatServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _serve(self) -> None:
+        from aiohttp import web
+
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        try:
+            app = web.Application(client_max_size=256 * 1024 * 1024)
+            app.router.add_post("/v1/chat/completions", self._handle)
+            app.router.add_post("/chat/completions", self._handle)
+            self._runner = web.AppRunner(
+                app, access_log=None, shutdown_timeout=1.0, handler_cancellation=True
+            )
+            loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
+            loop.run_until_complete(site.start())
+            self.port = self._runner.addresses[0][1]
+        except BaseException as exc:  # reported by start()
+            self._startup_error = exc
+            self._ready.set()
+            loop.close()
+            return
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    async def _shutdown(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # -- the endpoint ---------------------------------------------------------------------
+    async def _handle(self, request: Any) -> Any:
+        from aiohttp import web
+
+        body = await request.json()
+        with self._lock:
+            self.requests += 1
+            self.bodies.append(body)
+            self.arrivals.append(time.monotonic())
+            reply = self._script.pop(0) if self._script else FakeReply()
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            await asyncio.sleep(self.latency_s + reply.delay_s)
+            if reply.status != 200:
+                headers = {"Retry-After": reply.retry_after} if reply.retry_after else None
+                error = {"error": {"message": reply.message, "type": "fake_error",
+                                   "code": str(reply.status)}}
+                return web.json_response(error, status=reply.status, headers=headers)
+            answer = self.answer_fn(body)
+            prompt, completion = count_usage(body, answer)
+            return web.json_response(
+                {
+                    "id": f"chatcmpl-fake-{self.requests}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": self.model_name,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": answer},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt,
+                        "completion_tokens": completion,
+                        "total_tokens": prompt + completion,
+                    },
+                }
+            )
+        finally:
+            with self._lock:
+                self._in_flight -= 1
