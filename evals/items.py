@@ -7,7 +7,8 @@ locate the answer in a transcript, which is only sound if that sentence really o
 the history. `QAItem` therefore refuses to exist unless every evidence string is in `history`.
 
 Ids are content hashes, so the same text and questions give the same ids on every machine and
-every run, and records can be joined on them without parsing anything.
+every run, and records can be joined on them without parsing anything. `meta` (read-only after
+construction) is descriptive only: it takes no part in equality or hashing.
 """
 
 from __future__ import annotations
