@@ -27,25 +27,38 @@ What fontdue 0.9.4 does (facts from its public source, each confirmed against re
   (``x += x<<1 lane; x += x<<2 lanes; x += carry``), then ``u8(trunc(|x * 255.9|))`` with
   saturation.  Order matters: float32 residue carries across row ends.
 
-Placement (checked against the reference, which differs from the upstream digest in one point):
+Placement (checked against the reference; where the upstream digest is vague or off, noted):
 
 * Pixel size, f32: ``16 * min(units * cellW / 16, cellH / 16)``; units = 2 for a wide code point
-  in a bitmap shape, else 1 (the Silver shape always uses 1).
+  in a bitmap shape, else 1 (the Silver shape always uses 1).  In the 17 variants that gives
+  5, 6, 8, 11, 12, 13 and 16 px.
 * Horizontal: ``left = x + max(0, span - ceil(advance)) div 2 + xmin``, span = units * cellW.
-  The Silver shape centres the same way in its single cell.
-* Vertical: ``top = round(cellTop + ascent - height - ymin)`` (f32, half away from zero), where
-  ``ascent`` is **the bitmap font's integer ascent** (5x8: 7, 6x12: 10, 8x13: 11, unscii: 7) for
-  the fallback, and Silver's own line ascent ``1200 * scale`` for the Silver shape.  (The digest
-  calls it "bitmapAscent" without saying which font it belongs to.)
-* Silver shape: per channel ``(bg * (255 - a) + ink * a + 127) div 255`` over the current pixel,
-  pixels with zero coverage untouched.  Fallback: coverage >= 170 -> ink; else >= 56 with black
-  ink -> dim gray (9); else >= 110 -> ink; else untouched.  Both are clipped to the canvas.
+  The Silver shape centres the same way in its single cell (the digest only says so for the
+  fallback).
+* Vertical: ``top = round(cellTop + ascent - height - ymin)`` (f32, half away from zero).  For
+  the fallback, ``ascent`` is **the bitmap font's integer ascent** (5x8: 7, 6x12: 10, 8x13: 11,
+  unscii: 7); the digest's "bitmapAscent" is that, not Silver's line ascent (using Silver's
+  10.1 px at 16 px moves every CJK glyph in 8on16 up a row).  For the Silver shape it is
+  Silver's line ascent ``1200 * px / 1900`` (OS/2 typo ascender).
+* Silver shape: per channel ``(bg * (255 - a) + ink * a + 127) div 255`` where ``bg`` is the
+  *current* pixel (white, or the pale band under repeated rows), zero coverage untouched.
+  Fallback: coverage >= 170 -> ink; else >= 56 with black ink -> dim gray (9); else >= 110 ->
+  ink; else untouched (the band shows through).  Both clip to the canvas; later glyphs blend
+  over / overwrite earlier ones where bitmaps overlap.
+
+Speed: glyphs are rasterized in vectorized batches (``rasterize_many``) and cached per
+(code point, px); ``draw_silver_cells`` / ``draw_fallback_glyphs`` draw a whole page in one
+pass.  The font tables are read by a small sfnt reader here (fontTools' glyph decoding made a
+cold CJK page several times slower), limited to what Silver needs: simple, on-curve-only, rectilinear glyphs and a
+format-12 cmap; anything else raises ``ValueError``.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterable
 
 import numpy as np
 
@@ -55,7 +68,7 @@ from snapcompact.glyphs import WIDE_RANGES
 FONT_FILE = "Silver.ttf"
 #: Silver's design size and square cell: pixel sizes scale from it.
 DESIGN_PX = 16
-#: Palette indices used by the fallback path (see the frame renderer's palette).
+#: Palette indices the fallback path needs to know (the frame renderer owns the palette).
 INK_BLACK = 7
 INK_DIM = 9
 #: Coverage thresholds of the reference's two-level indexed anti-aliasing.
@@ -65,15 +78,16 @@ COLORED_COVERAGE = 110
 
 _F32 = np.float32
 _COVERAGE_GAIN = _F32(255.9)
+_INT32_MIN = np.iinfo(np.int32).min
 
 
 @dataclass(frozen=True)
 class SilverGlyph:
     """One glyph rasterized at one pixel size, with fontdue's metrics.
 
-    ``coverage`` is ``height x width`` uint8 (row 0 at the top); ``xmin``/``ymin`` are the whole
-    pixel offsets of the bitmap's left and bottom edges from the pen origin (y up), ``advance``
-    the f32 advance width in pixels.
+    ``coverage`` is ``height x width`` uint8 (row 0 at the top, read-only); ``xmin``/``ymin``
+    are the whole-pixel offsets of the bitmap's left and bottom edges from the pen origin
+    (y up); ``advance`` is the f32 advance width in pixels.
     """
 
     coverage: np.ndarray
@@ -90,157 +104,250 @@ class SilverGlyph:
         return int(self.coverage.shape[0])
 
 
-@dataclass(frozen=True)
-class _Outline:
-    """A glyph's px-independent geometry: fontdue's repositioned vertical lines, in font units."""
-
-    x: np.ndarray  # float32, distance from the outline's xmin
-    y0: np.ndarray  # float32, distance below the outline's ymax (line start)
-    y1: np.ndarray  # float32 (line end)
-    xmin: float
-    ymin: float
-    width: float
-    height: float
-    advance: float
-
-
-class _Face:
-    """Silver.ttf parsed once: code point map, outlines on demand, vertical metrics."""
-
-    def __init__(self) -> None:
-        from fontTools.ttLib import TTFont
-
-        self._font = TTFont(str(fonts_dir() / FONT_FILE), lazy=True)
-        self.units_per_em = _F32(self._font["head"].unitsPerEm)
-        # fontdue keeps the *last* cmap subtable's mapping per code point.
-        cmap: dict[int, str] = {}
-        for table in self._font["cmap"].tables:
-            cmap.update(table.cmap)
-        self.cmap = cmap
-        hhea = self._font["hhea"]
-        os2 = self._font["OS/2"]
-        # ttf-parser prefers the OS/2 typo metrics when USE_TYPO_METRICS (bit 7) is set.
-        if os2.fsSelection & 0x80:
-            self.ascender = os2.sTypoAscender
-        else:
-            self.ascender = hhea.ascent
-        self._glyf = self._font["glyf"]
-        self._hmtx = self._font["hmtx"]
-        self._outlines: dict[int, _Outline] = {}
-
-    def outline(self, cp: int) -> _Outline:
-        found = self._outlines.get(cp)
-        if found is None:
-            found = self._outlines[cp] = self._build_outline(cp)
-        return found
-
-    def _build_outline(self, cp: int) -> _Outline:
-        name = self.cmap.get(cp)
-        if name is None:
-            raise ValueError(f"code point U+{cp:04X} has no glyph in {FONT_FILE}")
-        advance = float(self._hmtx[name][0])
-        glyph = self._glyf[name]
-        empty = np.zeros(0, dtype=_F32)
-        if glyph.numberOfContours <= 0:
-            if glyph.numberOfContours < 0:
-                raise ValueError(f"U+{cp:04X}: composite glyphs are not supported")
-            return _Outline(empty, empty, empty, 0.0, 0.0, 0.0, 0.0, advance)
-        coords, ends, _flags = glyph.getCoordinates(self._glyf)
-        points = np.asarray(coords, dtype=np.int64).reshape(-1, 2)
-        starts, stops = [], []
-        first = 0
-        for last in ends:
-            contour = points[first : last + 1]
-            starts.append(contour)
-            stops.append(np.roll(contour, -1, axis=0))
-            first = last + 1
-        a = np.concatenate(starts)
-        b = np.concatenate(stops)
-        if np.any((a[:, 0] != b[:, 0]) & (a[:, 1] != b[:, 1])):
-            raise ValueError(f"U+{cp:04X}: outline has a diagonal segment; Silver is rectilinear")
-        kept = a[:, 1] != b[:, 1]  # fontdue drops horizontal segments
-        a, b = a[kept], b[kept]
-        if len(a) == 0:
-            return _Outline(empty, empty, empty, 0.0, 0.0, 0.0, 0.0, advance)
-        # Orientation: fontdue reverses every line when this signed sum is positive.  The sum is of
-        # integers far from zero, so exact integer arithmetic gives the same sign as its f32 one.
-        area = int(np.sum((b[:, 1] - a[:, 1]) * (b[:, 0] + a[:, 0])))
-        if area > 0:
-            a, b = b, a
-        xs = np.concatenate([a[:, 0], b[:, 0]])
-        ys = np.concatenate([a[:, 1], b[:, 1]])
-        xmin, xmax, ymin, ymax = int(xs.min()), int(xs.max()), int(ys.min()), int(ys.max())
-        return _Outline(
-            x=(a[:, 0] - xmin).astype(_F32),
-            y0=np.abs(a[:, 1] - ymax).astype(_F32),
-            y1=np.abs(b[:, 1] - ymax).astype(_F32),
-            xmin=float(xmin),
-            ymin=float(ymin),
-            width=float(xmax - xmin),
-            height=float(ymax - ymin),
-            advance=advance,
-        )
-
-
-@lru_cache(maxsize=1)
-def _face() -> _Face:
-    return _Face()
-
-
-def has_glyph(cp: int) -> bool:
-    """Whether Silver.ttf maps ``cp`` to a glyph (the reference may still normalize it away)."""
-    return cp in _face().cmap
-
-
 # --- fontdue's float helpers (x86 build), on float32 numpy values -----------------------------
 
 
-def _bits(v: np.ndarray) -> np.ndarray:
+def _bits(v) -> np.ndarray:
     return np.asarray(v, dtype=_F32).view(np.int32)
 
 
-def _from_bits(b: np.ndarray) -> np.ndarray:
+def _from_bits(b) -> np.ndarray:
     return np.asarray(b, dtype=np.int32).view(_F32)
 
 
-def _cvtt(v: np.ndarray) -> np.ndarray:
+def _cvtt(v) -> np.ndarray:
     """``cvttps2dq``: truncate to int32; NaN and out-of-range give INT_MIN."""
     v = np.asarray(v, dtype=_F32)
-    out = np.full(v.shape, np.iinfo(np.int32).min, dtype=np.int32)
-    ok = np.isfinite(v) & (v > -2147483904.0) & (v < 2147483648.0)
-    out[ok] = np.trunc(v[ok]).astype(np.int32)
-    return out
+    ok = np.isfinite(v) & (v > _F32(-2147483648.0)) & (v < _F32(2147483648.0))
+    return np.where(ok, np.trunc(np.where(ok, v, 0)).astype(np.int32), np.int32(_INT32_MIN))
 
 
-def _trunc(v: np.ndarray) -> np.ndarray:
+def _trunc(v) -> np.ndarray:
     return _cvtt(v).astype(_F32)
 
 
-def _fract(v: np.ndarray) -> np.ndarray:
+def _fract(v) -> np.ndarray:
     v = np.asarray(v, dtype=_F32)
     return v - _trunc(v)
 
 
-def _is_negative(v: np.ndarray) -> np.ndarray:
+def _is_negative(v) -> np.ndarray:
     return _bits(v) < 0
 
 
-def _ceil(v: np.ndarray) -> np.ndarray:
-    """fontdue's ceil: for non-negative x, trunc of the float just below x + 1."""
+def _ceil(v) -> np.ndarray:
+    """fontdue's ceil: for x >= +0, trunc of the float just below x + 1; else trunc."""
     v = np.asarray(v, dtype=_F32)
     up = _from_bits(_bits(v + _F32(1.0)) - 1)
     return _trunc(np.where(_is_negative(v), v, up))
 
 
-def _floor(v: np.ndarray) -> np.ndarray:
-    """fontdue's floor: for negative x, trunc of the float just above x - 1."""
+def _floor(v) -> np.ndarray:
+    """fontdue's floor: for x <= -0, trunc of the float just above x - 1; else trunc."""
     v = np.asarray(v, dtype=_F32)
     down = _from_bits(_bits(v - _F32(1.0)) - 1)
     return _trunc(np.where(_is_negative(v), down, v))
 
 
-def _copysign_one(v: np.ndarray) -> np.ndarray:
+def _copysign_one(v) -> np.ndarray:
     return np.where(_is_negative(v), _F32(-1.0), _F32(1.0)).astype(_F32)
+
+
+def _segment_starts(counts: np.ndarray) -> np.ndarray:
+    return np.cumsum(counts) - counts
+
+
+# --- the font file -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Outlines:
+    """fontdue's px-independent geometry of a batch of glyphs, in font units.
+
+    Lines are fontdue's repositioned vertical lines (x from the outline's xmin, y down from
+    its ymax, start/end already swapped when the glyph is reversed), grouped by glyph in order.
+    """
+
+    line_counts: np.ndarray  # int64 per glyph
+    x: np.ndarray  # float32 per line
+    y0: np.ndarray
+    y1: np.ndarray
+    xmin: np.ndarray  # float32 per glyph (outline bounds; zero for an empty glyph)
+    ymin: np.ndarray
+    width: np.ndarray
+    height: np.ndarray
+    advance: np.ndarray
+
+
+class _Face:
+    """The parts of Silver.ttf fontdue uses, read straight from the sfnt tables.
+
+    A small reader of our own rather than fontTools: it loads in milliseconds and decodes a
+    batch of glyphs with a few vectorized passes, which keeps a cold frame of CJK fast.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._bytes = np.frombuffer(data, dtype=np.uint8)
+        tables = {}
+        (num_tables,) = struct.unpack_from(">H", data, 4)
+        for i in range(num_tables):
+            tag, _checksum, offset, length = struct.unpack_from(">4sIII", data, 12 + 16 * i)
+            tables[tag.decode("latin-1")] = (offset, length)
+        missing = {"head", "hhea", "hmtx", "cmap", "loca", "glyf", "maxp"} - tables.keys()
+        if missing:
+            raise ValueError(f"{FONT_FILE}: missing tables {sorted(missing)}")
+        self._tables = tables
+        head = tables["head"][0]
+        self.units_per_em = _F32(struct.unpack_from(">H", data, head + 18)[0])
+        (loc_format,) = struct.unpack_from(">h", data, head + 50)
+        (num_glyphs,) = struct.unpack_from(">H", data, tables["maxp"][0] + 4)
+        hhea = tables["hhea"][0]
+        (self.ascender,) = struct.unpack_from(">h", data, hhea + 4)
+        (num_hmetrics,) = struct.unpack_from(">H", data, hhea + 34)
+        # ttf-parser prefers the OS/2 typo ascender when USE_TYPO_METRICS (fsSelection bit 7) is set.
+        if "OS/2" in tables:
+            os2 = tables["OS/2"][0]
+            if struct.unpack_from(">H", data, os2 + 62)[0] & 0x80:
+                (self.ascender,) = struct.unpack_from(">h", data, os2 + 68)
+        loca = tables["loca"][0]
+        if loc_format == 0:
+            self._loca = np.frombuffer(data, ">u2", num_glyphs + 1, loca).astype(np.int64) * 2
+        else:
+            self._loca = np.frombuffer(data, ">u4", num_glyphs + 1, loca).astype(np.int64)
+        self._loca += tables["glyf"][0]
+        advances = np.frombuffer(data, ">u2", num_hmetrics * 2, tables["hmtx"][0])[0::2]
+        padding = np.full(num_glyphs - num_hmetrics, advances[-1], dtype=np.int64)
+        self._advances = np.concatenate([advances.astype(np.int64), padding])
+        self.cmap = self._read_cmap()
+
+    def _read_cmap(self) -> dict[int, int]:
+        """Code point -> glyph id from the format-12 subtables (fontdue: the last mapping wins)."""
+        data, base = self._data, self._tables["cmap"][0]
+        (count,) = struct.unpack_from(">H", data, base + 2)
+        cmap: dict[int, int] = {}
+        for i in range(count):
+            (offset,) = struct.unpack_from(">I", data, base + 8 + 8 * i)
+            sub = base + offset
+            if struct.unpack_from(">H", data, sub)[0] != 12:
+                continue
+            (groups,) = struct.unpack_from(">I", data, sub + 12)
+            spans = np.frombuffer(data, ">u4", groups * 3, sub + 16).reshape(-1, 3).astype(np.int64)
+            for first, last, glyph in spans.tolist():
+                cmap.update(zip(range(first, last + 1), range(glyph, glyph + last - first + 1)))
+        if not cmap:
+            raise ValueError(f"{FONT_FILE}: no format-12 cmap subtable")
+        return {cp: gid for cp, gid in cmap.items() if gid != 0}
+
+    def _flags(self, gid: int) -> tuple[list[int], list[int], int]:
+        """(point flags, contour ends, offset of the x coordinates) of a simple glyph."""
+        data = self._data
+        start = int(self._loca[gid])
+        if self._loca[gid + 1] == start:
+            return [], [], start
+        (contours,) = struct.unpack_from(">h", data, start)
+        if contours < 0:
+            raise ValueError(f"glyph {gid}: composite glyphs are not supported")
+        ends = list(struct.unpack_from(f">{contours}H", data, start + 10))
+        n = ends[-1] + 1 if ends else 0
+        (instructions,) = struct.unpack_from(">H", data, start + 10 + 2 * contours)
+        pos = start + 12 + 2 * contours + instructions
+        flags: list[int] = []
+        while len(flags) < n:
+            flag = data[pos]
+            pos += 1
+            if flag & 0x08:
+                flags.extend([flag] * (data[pos] + 1))
+                pos += 1
+            else:
+                flags.append(flag)
+        del flags[n:]
+        return flags, ends, pos
+
+    def _decode_axis(self, flags, owner, first, start, short_bit, same_bit):
+        """Absolute coordinates of one axis for all points, and each glyph's end offset."""
+        short = (flags & short_bit) != 0
+        same = (flags & same_bit) != 0
+        size = np.where(short, 1, np.where(same, 0, 2))
+        before = np.cumsum(size) - size
+        point_first = first[owner]
+        offset = start[owner] + before - before[point_first]
+        hi = self._bytes[np.minimum(offset, len(self._bytes) - 1)].astype(np.int64)
+        lo = self._bytes[np.minimum(offset + 1, len(self._bytes) - 1)].astype(np.int64)
+        long_delta = ((hi << 8) | lo).astype(np.uint16).view(np.int16).astype(np.int64)
+        delta = np.where(short, np.where(same, hi, -hi), np.where(same, 0, long_delta))
+        total = np.cumsum(delta)
+        coords = total - (total[point_first] - delta[point_first])
+        end = start + np.bincount(owner, weights=size, minlength=len(start)).astype(np.int64)
+        return coords, end
+
+    def outlines(self, cps: list[int]) -> _Outlines:
+        gids = []
+        for cp in cps:
+            gid = self.cmap.get(cp)
+            if gid is None:
+                raise ValueError(f"code point U+{cp:04X} has no glyph in {FONT_FILE}")
+            gids.append(gid)
+        flag_lists, end_lists, starts = zip(*(self._flags(gid) for gid in gids)) if gids else ((), (), ())
+        counts = np.array([len(f) for f in flag_lists], dtype=np.int64)
+        flags = np.fromiter((f for fl in flag_lists for f in fl), dtype=np.int64, count=int(counts.sum()))
+        if np.any((flags & 0x01) == 0):
+            raise ValueError(f"{FONT_FILE}: off-curve points; the rasterizer expects rectilinear glyphs")
+        owner = np.repeat(np.arange(len(gids)), counts)
+        first = _segment_starts(counts)
+        x, x_end = self._decode_axis(flags, owner, first, np.array(starts, dtype=np.int64), 0x02, 0x10)
+        y, _ = self._decode_axis(flags, owner, first, x_end, 0x04, 0x20)
+
+        # ttf-parser walks each contour point to point and closes it back to its first point.
+        successor = np.arange(len(flags)) + 1
+        for g, ends in enumerate(end_lists):
+            contour_first = int(first[g])
+            for end in ends:
+                successor[first[g] + end] = contour_first
+                contour_first = int(first[g]) + end + 1
+        bx, by = x[successor], y[successor]
+        if np.any((x != bx) & (y != by)):
+            raise ValueError(f"{FONT_FILE}: diagonal segment; the rasterizer expects rectilinear glyphs")
+        kept = y != by  # fontdue drops horizontal segments
+        line_owner = owner[kept]
+        ax, ay, ey = x[kept], y[kept], by[kept]
+        # Orientation: fontdue reverses every line of a glyph when sum((y1-y0)*(x1+x0)) > 0.
+        # The terms are integers far from cancelling, so this exact sum has the f32 sum's sign.
+        area = np.bincount(line_owner, weights=(ey - ay) * (2 * ax), minlength=len(gids))
+        reverse = (area > 0)[line_owner]
+        ay, ey = np.where(reverse, ey, ay), np.where(reverse, ay, ey)
+
+        line_counts = np.bincount(line_owner, minlength=len(gids)).astype(np.int64)
+        has_lines = line_counts > 0
+        bounds = np.zeros((4, len(gids)), dtype=np.int64)
+        if len(ax):
+            line_first = _segment_starts(line_counts)[has_lines]
+            bounds[0, has_lines] = np.minimum.reduceat(ax, line_first)
+            bounds[1, has_lines] = np.maximum.reduceat(ax, line_first)
+            bounds[2, has_lines] = np.minimum.reduceat(np.minimum(ay, ey), line_first)
+            bounds[3, has_lines] = np.maximum.reduceat(np.maximum(ay, ey), line_first)
+        xmin, xmax, ymin, ymax = bounds
+        return _Outlines(
+            line_counts=line_counts,
+            x=(ax - xmin[line_owner]).astype(_F32),
+            y0=(ymax[line_owner] - ay).astype(_F32),
+            y1=(ymax[line_owner] - ey).astype(_F32),
+            xmin=xmin.astype(_F32),
+            ymin=ymin.astype(_F32),
+            width=(xmax - xmin).astype(_F32),
+            height=(ymax - ymin).astype(_F32),
+            advance=self._advances[gids].astype(_F32) if gids else np.zeros(0, _F32),
+        )
+
+
+@lru_cache(maxsize=1)
+def _face() -> _Face:
+    return _Face((fonts_dir() / FONT_FILE).read_bytes())
+
+
+def has_glyph(cp: int) -> bool:
+    """Whether Silver.ttf maps ``cp`` to a glyph (the reference may still normalize it away)."""
+    return cp in _face().cmap
 
 
 # --- rasterization -----------------------------------------------------------------------------
@@ -253,56 +360,41 @@ def _as_px(px: float) -> np.float32:
     return value
 
 
-def _metrics(outline: _Outline, scale: np.float32) -> tuple[int, int, int, int, np.float32, np.float32, float]:
-    """fontdue's ``metrics_raw``: (xmin, ymin, width, height, offset_x, offset_y, advance)."""
-    bxmin = _F32(outline.xmin) * scale
-    bymin = _F32(outline.ymin) * scale
-    bwidth = _F32(outline.width) * scale
-    bheight = _F32(outline.height) * scale
-    offset_x = _fract(bxmin + _F32(0.0))
-    offset_y = _fract(_F32(1.0) - _fract(bheight) - _fract(bymin))
-    if _is_negative(offset_x):
-        offset_x = offset_x + _F32(1.0)
-    if _is_negative(offset_y):
-        offset_y = offset_y + _F32(1.0)
-    width = int(_cvtt(_ceil(bwidth + offset_x)))
-    height = int(_cvtt(_ceil(bheight + offset_y)))
-    xmin = int(_cvtt(_floor(bxmin)))
-    ymin = int(_cvtt(_floor(bymin)))
-    advance = float(scale * _F32(outline.advance))
-    return xmin, ymin, width, height, _F32(offset_x), _F32(offset_y), advance
-
-
-def _rasterize_batch(cps: list[int], px: np.float32) -> dict[int, SilverGlyph]:
-    """Rasterize many glyphs at one size in a single vectorized pass (same result as one by one)."""
+def _rasterize_batch(cps: list[int], px: np.float32) -> list[SilverGlyph]:
+    """fontdue's ``rasterize`` for many glyphs at one size, vectorized (same bits as one by one)."""
     face = _face()
     scale = px / face.units_per_em
-    outlines = [face.outline(cp) for cp in cps]
-    metrics = [_metrics(o, scale) for o in outlines]
-    lengths = np.array([m[2] * m[3] for m in metrics], dtype=np.int64)
-    row = int(((lengths.max(initial=0) + 3 + 3) // 4) * 4)  # >= w*h + 3, whole SSE blocks
-    buffers = np.zeros((len(cps), row), dtype=_F32)
+    geo = face.outlines(cps)
+    n = len(cps)
 
-    line_counts = np.array([len(o.x) for o in outlines], dtype=np.int64)
-    if line_counts.sum():
-        owner = np.repeat(np.arange(len(cps)), line_counts)
-        x = np.concatenate([o.x for o in outlines])
-        y0 = np.concatenate([o.y0 for o in outlines])
-        y1 = np.concatenate([o.y1 for o in outlines])
-        off_x = np.array([m[4] for m in metrics], dtype=_F32)[owner]
-        off_y = np.array([m[5] for m in metrics], dtype=_F32)[owner]
-        width = np.array([m[2] for m in metrics], dtype=_F32)[owner]
+    # metrics_raw: bounds, sub-pixel offsets, bitmap size.
+    bxmin, bymin = geo.xmin * scale, geo.ymin * scale
+    bwidth, bheight = geo.width * scale, geo.height * scale
+    offset_x = _fract(bxmin + _F32(0.0))
+    offset_y = _fract(_F32(1.0) - _fract(bheight) - _fract(bymin))
+    offset_x = np.where(_is_negative(offset_x), offset_x + _F32(1.0), offset_x).astype(_F32)
+    offset_y = np.where(_is_negative(offset_y), offset_y + _F32(1.0), offset_y).astype(_F32)
+    widths = _cvtt(_ceil(bwidth + offset_x)).astype(np.int64)
+    heights = _cvtt(_ceil(bheight + offset_y)).astype(np.int64)
+    xmins = _cvtt(_floor(bxmin)).tolist()
+    ymins = _cvtt(_floor(bymin)).tolist()
+    advances = (scale * geo.advance).astype(_F32).tolist()
+
+    lengths = widths * heights
+    row = int(((lengths.max(initial=0) + 3 + 3) // 4) * 4)  # >= w*h + 3, whole SSE blocks
+    buffers = np.zeros((n, row), dtype=_F32)
+    if len(geo.x):
+        owner = np.repeat(np.arange(n), geo.line_counts)
+        width = widths.astype(_F32)[owner]
         # Scale into the bitmap (separate multiply and add, as the SSE code does).
-        x0 = x * scale + off_x
-        y0 = y0 * scale + off_y
-        y1 = y1 * scale + off_y
-        down = y1 >= y0  # in the y-down frame; fontdue's "end >= start"
-        start_nudge = np.where(down, 0, 1).astype(np.int32)
-        end_nudge = np.where(y1 > y0, 1, 0).astype(np.int32)
-        start_y = _trunc(_from_bits(_bits(y0) - start_nudge))
-        end_y = _trunc(_from_bits(_bits(y1) - end_nudge))
-        start_x = _trunc(x0)  # vertical lines: both x nudges are "floor" (none)
-        target_y = start_y + np.where(down, _F32(1.0), _F32(0.0)).astype(_F32)
+        x0 = geo.x * scale + offset_x[owner]
+        y0 = geo.y0 * scale + offset_y[owner]
+        y1 = geo.y1 * scale + offset_y[owner]
+        down = y1 >= y0  # y-down frame; Line::new's "end >= start"
+        start_y = _trunc(_from_bits(_bits(y0) - np.where(down, 0, 1).astype(np.int32)))
+        end_y = _trunc(_from_bits(_bits(y1) - np.where(y1 > y0, 1, 0).astype(np.int32)))
+        start_x = _trunc(x0)  # vertical lines: both x nudges are "floor", i.e. none
+        target_y = (start_y + np.where(down, _F32(1.0), _F32(0.0))).astype(_F32)
         sy = _copysign_one(y1 - y0)
         mid_x = _fract(x0)
         index = _cvtt(start_x + start_y * width).astype(np.int64)
@@ -310,80 +402,72 @@ def _rasterize_batch(cps: list[int], px: np.float32) -> dict[int, SilverGlyph]:
         end_index = _cvtt(start_x + end_y * width).astype(np.int64)
         dist = _cvtt(np.abs(start_y - end_y)).astype(np.int64)
 
-        # One contribution per crossed row plus the final partial one, in line order.
+        # v_line: one add per crossed row, then the final partial one, in line order.
         steps = dist + 1
-        total = int(steps.sum())
         line_of = np.repeat(np.arange(len(x0)), steps)
-        first_of_line = np.cumsum(steps) - steps
-        k = np.arange(total) - first_of_line[line_of]
-        last = k == dist[line_of]
-        heights = np.where(k == 0, y0[line_of] - target_y[line_of], -sy[line_of]).astype(_F32)
-        # The final step runs from the last crossed row (or the start) down to y1.
-        prev_y = np.where(
-            dist[line_of] == 0,
-            y0[line_of],
-            target_y[line_of] + (dist[line_of] - 1).astype(_F32) * sy[line_of],
-        ).astype(_F32)
-        heights = np.where(last, prev_y - y1[line_of], heights).astype(_F32)
+        k = np.arange(int(steps.sum())) - _segment_starts(steps)[line_of]
+        dist_l, sy_l, target_l = dist[line_of], sy[line_of], target_y[line_of]
+        last = k == dist_l
+        before_last = np.where(
+            dist_l == 0, y0[line_of], target_l + (dist_l - 1).astype(_F32) * sy_l
+        ).astype(_F32)  # y where the final partial step starts (exact: whole numbers)
+        h = np.where(last, before_last - y1[line_of], np.where(k == 0, y0[line_of] - target_l, -sy_l))
+        h = h.astype(_F32)
         cells = np.where(last, end_index[line_of], index[line_of] + k * index_inc[line_of])
-        m = heights * mid_x[line_of]
-        base = owner[line_of] * row + cells
-        targets = np.empty(2 * total, dtype=np.int64)
-        values = np.empty(2 * total, dtype=_F32)
-        targets[0::2] = base
-        targets[1::2] = base + 1
-        values[0::2] = heights - m
-        values[1::2] = m
-        np.add.at(buffers.reshape(-1), targets, values)  # sequential f32 adds, in order
+        m = h * mid_x[line_of]
+        flat = owner[line_of] * row + cells
+        targets = np.empty(2 * len(flat), dtype=np.int64)
+        values = np.empty(2 * len(flat), dtype=_F32)
+        targets[0::2], targets[1::2] = flat, flat + 1
+        values[0::2], values[1::2] = h - m, m
+        np.add.at(buffers.reshape(-1), targets, values)  # in-order f32 adds, as the raster loop
 
-    # SSE prefix sum in blocks of four lanes, carry = previous block's last lane.
-    blocks = buffers.reshape(len(cps), row // 4, 4)
+    # get_bitmap: SSE prefix sum in blocks of four lanes, carry = previous block's last lane.
+    blocks = buffers.reshape(n, row // 4, 4)
     zero = np.zeros_like(blocks[..., :1])
     step1 = blocks + np.concatenate([zero, blocks[..., :3]], axis=-1)
     step2 = step1 + np.concatenate([zero, zero, step1[..., :2]], axis=-1)
     carry = np.cumsum(step2[..., 3], axis=1, dtype=_F32)  # sequential, like the SSE loop
     carry = np.concatenate([np.zeros_like(carry[:, :1]), carry[:, :-1]], axis=1)
-    sums = step2 + carry[..., None]
-    scaled = np.abs(sums * _COVERAGE_GAIN)
-    ints = _cvtt(scaled)
-    coverage_all = np.where(ints < 0, 0, np.minimum(ints, 255)).astype(np.uint8).reshape(len(cps), row)
+    scaled = np.abs((step2 + carry[..., None]) * _COVERAGE_GAIN)
+    ints = _cvtt(scaled)  # then packs/packus saturation to 0..255
+    coverage = np.where(ints < 0, 0, np.minimum(ints, 255)).astype(np.uint8).reshape(n, row)
 
-    out: dict[int, SilverGlyph] = {}
-    for i, cp in enumerate(cps):
-        xmin, ymin, w, h, _ox, _oy, advance = metrics[i]
-        coverage = coverage_all[i, : w * h].reshape(h, w).copy()
-        coverage.setflags(write=False)
-        out[cp] = SilverGlyph(coverage=coverage, xmin=xmin, ymin=ymin, advance=advance)
-    return out
+    glyphs = []
+    for i in range(n):
+        w, h = int(widths[i]), int(heights[i])
+        bitmap = coverage[i, : w * h].reshape(h, w).copy()
+        bitmap.setflags(write=False)
+        glyphs.append(SilverGlyph(coverage=bitmap, xmin=xmins[i], ymin=ymins[i], advance=advances[i]))
+    return glyphs
 
 
 _CACHE: dict[tuple[int, float], SilverGlyph] = {}
 
 
-def rasterize_many(cps, px: float) -> dict[int, SilverGlyph]:
-    """Rasterize (and cache) every code point in ``cps`` at ``px``; one vectorized pass for all misses.
+def rasterize_many(cps: Iterable[int], px: float) -> dict[int, SilverGlyph]:
+    """Rasterize (and cache) every code point in ``cps`` at ``px`` in one vectorized pass.
 
-    The frame renderer should call this once per page with the page's distinct fallback code
-    points: a cold frame of 9,604 distinct CJK glyphs then costs one batch, not 9,604 calls.
+    The frame renderer can call this once per page with the page's distinct code points, so a
+    cold frame of distinct CJK costs one batch rather than one pass per glyph.
     """
     size = _as_px(px)
     key_px = float(size)
     wanted = list(dict.fromkeys(int(cp) for cp in cps))
     missing = [cp for cp in wanted if (cp, key_px) not in _CACHE]
     if missing:
-        face = _face()
-        unknown = [cp for cp in missing if cp not in face.cmap]
-        if unknown:
-            shown = ", ".join(f"U+{cp:04X}" for cp in unknown[:5])
-            raise ValueError(f"no glyph in {FONT_FILE} for {shown}")
-        for cp, glyph in _rasterize_batch(missing, size).items():
+        for cp, glyph in zip(missing, _rasterize_batch(missing, size)):
             _CACHE[(cp, key_px)] = glyph
     return {cp: _CACHE[(cp, key_px)] for cp in wanted}
 
 
 def rasterize(cp: int, px: float) -> SilverGlyph:
     """fontdue's ``Font::rasterize(char, px)`` for Silver: coverage bitmap plus metrics (cached)."""
-    return rasterize_many((cp,), px)[int(cp)]
+    glyph = _CACHE.get((cp, float(_F32(px))))
+    return glyph if glyph is not None else rasterize_many((cp,), px)[int(cp)]
+
+
+# --- placement and drawing ---------------------------------------------------------------------
 
 
 def line_ascent(px: float) -> float:
@@ -397,62 +481,164 @@ def is_wide(cp: int) -> bool:
     return any(lo <= cp <= hi for lo, hi in WIDE_RANGES)
 
 
+@lru_cache(maxsize=None)
 def pixel_size(cell_w: int, cell_h: int, units: int = 1) -> float:
     """Reference pixel size, f32: ``16 * min(units * cell_w / 16, cell_h / 16)``."""
     for name, value in (("cell_w", cell_w), ("cell_h", cell_h), ("units", units)):
-        if not isinstance(value, (int, np.integer)) or value < 1:
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     sx = _F32(units * cell_w) / _F32(DESIGN_PX)
     sy = _F32(cell_h) / _F32(DESIGN_PX)
     return float(_F32(DESIGN_PX) * min(sx, sy))
 
 
-def _round_half_away(value: np.float32) -> int:
-    magnitude = np.floor(np.abs(value) + _F32(0.5)) if False else None  # placeholder, see below
-    del magnitude
-    v = float(value)
-    r = int(np.floor(abs(v) + 0.5))
-    # Exact for f32 inputs: abs(v) + 0.5 is computed in double, which holds it without rounding.
-    return r if v >= 0 else -r
+def _round_half_away(values: np.ndarray) -> np.ndarray:
+    """Rust ``f32::round``: halves away from zero (exact: |v| + 0.5 is computed in float64)."""
+    v = np.asarray(values, dtype=np.float64)
+    return (np.sign(v) * np.floor(np.abs(v) + 0.5)).astype(np.int64)
 
 
-def _placement(glyph: SilverGlyph, x: int, cell_top: int, span_w: int, ascent: np.float32) -> tuple[int, int]:
-    advance_cells = int(np.ceil(_F32(glyph.advance)))
-    pad = max(0, span_w - advance_cells) // 2
-    left = x + pad + glyph.xmin
-    top_f = _F32(cell_top) + ascent - _F32(glyph.height) - _F32(glyph.ymin)
-    return left, _round_half_away(_F32(top_f))
+def _tops(cell_tops, ascent: np.float32, height: np.ndarray, ymin: np.ndarray) -> np.ndarray:
+    """round(cellTop + ascent - height - ymin), each step in f32 like the reference."""
+    v = np.asarray(cell_tops, dtype=_F32) + ascent
+    v = v - np.asarray(height, dtype=_F32)
+    v = v - np.asarray(ymin, dtype=_F32)
+    return _round_half_away(v)
 
 
-def _clip(canvas_h: int, canvas_w: int, glyph: SilverGlyph, left: int, top: int):
-    """Canvas and glyph slices of the visible part, or None when nothing is visible."""
-    y0, x0 = max(top, 0), max(left, 0)
-    y1, x1 = min(top + glyph.height, canvas_h), min(left + glyph.width, canvas_w)
-    if y0 >= y1 or x0 >= x1:
-        return None
-    return (slice(y0, y1), slice(x0, x1)), (slice(y0 - top, y1 - top), slice(x0 - left, x1 - left))
+@dataclass(frozen=True)
+class _Sprite:
+    """A glyph ready to draw into one kind of cell: where it goes, and its inked pixels.
+
+    ``ys``/``xs`` are the inked pixels (row, column) inside the bitmap; ``values`` their
+    coverage (Silver shape) or palette index (fallback).  ``mask``/``index`` are the same
+    pixels as full arrays, for the single-glyph fast path.
+    """
+
+    glyph: SilverGlyph
+    dx: int  # centring pad + xmin, from the span's left edge
+    ascent: np.float32
+    ys: np.ndarray
+    xs: np.ndarray
+    values: np.ndarray
+    mask: np.ndarray
+    index: np.ndarray | None = None
+
+    def top(self, cell_top: int) -> int:
+        return int(_tops([cell_top], self.ascent, [self.glyph.height], [self.glyph.ymin])[0])
+
+
+def _centring(glyph: SilverGlyph, span_w: int) -> int:
+    advance_px = int(np.ceil(_F32(glyph.advance)))
+    return max(0, span_w - advance_px) // 2 + glyph.xmin
+
+
+def _sprite(glyph: SilverGlyph, span_w: int, ascent: np.float32, values: np.ndarray, mask: np.ndarray, index=None) -> _Sprite:
+    ys, xs = np.nonzero(mask)
+    return _Sprite(glyph, _centring(glyph, span_w), ascent, ys, xs, values[ys, xs], mask, index)
+
+
+@lru_cache(maxsize=None)
+def _silver_sprite(cp: int, cell_w: int, cell_h: int) -> _Sprite:
+    px = pixel_size(cell_w, cell_h)
+    glyph = rasterize(cp, px)
+    cov = glyph.coverage
+    return _sprite(glyph, cell_w, _F32(line_ascent(px)), cov.astype(np.uint16), cov > 0)
+
+
+@lru_cache(maxsize=None)
+def _fallback_sprite(cp: int, span_w: int, cell_w: int, cell_h: int, wide: bool, ink: int, ascent: int) -> _Sprite:
+    glyph = rasterize(cp, pixel_size(cell_w, cell_h, 2 if wide else 1))
+    cov = glyph.coverage
+    index = np.zeros(cov.shape, dtype=np.uint8)
+    index[cov >= COLORED_COVERAGE] = ink
+    if ink == INK_BLACK:
+        index[(cov >= FRINGE_COVERAGE) & (cov < SOLID_COVERAGE)] = INK_DIM
+    index[cov >= SOLID_COVERAGE] = ink
+    mask = (cov >= COLORED_COVERAGE) | ((ink == INK_BLACK) & (cov >= FRINGE_COVERAGE))
+    return _sprite(glyph, span_w, _F32(ascent), index, mask, index)
+
+
+def _check_ink(ink_rgb) -> tuple[int, int, int]:
+    ink = tuple(int(c) for c in ink_rgb)
+    if len(ink) != 3 or not all(0 <= c <= 255 for c in ink):
+        raise ValueError(f"ink_rgb must be three 0..255 channel values, got {ink_rgb!r}")
+    return ink
+
+
+def _check_rgb(rgb: np.ndarray) -> None:
+    if not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
+        raise ValueError(f"rgb canvas must be a uint8 array of shape (h, w, 3), got {getattr(rgb, 'shape', rgb)!r}")
+
+
+def _check_indexed(indexed: np.ndarray) -> None:
+    if not isinstance(indexed, np.ndarray) or indexed.ndim != 2 or indexed.dtype != np.uint8:
+        raise ValueError(f"indexed canvas must be a 2-D uint8 array, got {getattr(indexed, 'shape', indexed)!r}")
 
 
 def draw_silver_cell(
     rgb: np.ndarray, cp: int, x: int, y: int, cell_w: int, cell_h: int, ink_rgb: tuple[int, int, int]
 ) -> None:
-    """Silver-shape path: alpha-blend ``cp`` into the RGB canvas cell at (x, y), clipped."""
-    if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
-        raise ValueError(f"rgb canvas must be uint8 of shape (h, w, 3), got {rgb.dtype} {rgb.shape}")
-    px = pixel_size(cell_w, cell_h)
-    glyph = rasterize(cp, px)
-    if glyph.coverage.size == 0:
+    """Silver-shape path: alpha-blend ``cp`` over the RGB canvas cell at (x, y), clipped.
+
+    Per channel ``(bg * (255 - a) + ink * a + 127) div 255``; zero coverage leaves ``bg``.
+    For whole frames prefer :func:`draw_silver_cells` (same pixels, one vectorized pass).
+    """
+    _check_rgb(rgb)
+    sprite = _silver_sprite(int(cp), cell_w, cell_h)
+    glyph = sprite.glyph
+    if not len(sprite.ys):
         return
-    left, top = _placement(glyph, x, y, cell_w, _F32(line_ascent(px)))
-    clipped = _clip(rgb.shape[0], rgb.shape[1], glyph, left, top)
-    if clipped is None:
+    keep, add = _silver_blend_terms(int(cp), cell_w, cell_h, _check_ink(ink_rgb))
+    left, top = x + sprite.dx, sprite.top(y)
+    y0, x0 = max(top, 0), max(left, 0)
+    y1, x1 = min(top + glyph.height, rgb.shape[0]), min(left + glyph.width, rgb.shape[1])
+    if y0 < y1 and x0 < x1:
+        src = (slice(y0 - top, y1 - top), slice(x0 - left, x1 - left))
+        region = rgb[y0:y1, x0:x1]
+        region[...] = (region * keep[src] + add[src]) // 255
+
+
+@lru_cache(maxsize=4096)
+def _silver_blend_terms(cp: int, cell_w: int, cell_h: int, ink: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-pixel terms of ``(bg * keep + add) // 255``: keep = 255 - a, add = ink * a + 127."""
+    alpha = _silver_sprite(cp, cell_w, cell_h).glyph.coverage.astype(np.uint16)[..., None]
+    keep = np.repeat(255 - alpha, 3, axis=2)
+    add = np.asarray(ink, dtype=np.uint16).reshape(1, 1, 3) * alpha + 127
+    return keep, add
+
+
+def draw_silver_cells(rgb: np.ndarray, cps, xs, ys, cell_w: int, cell_h: int, ink_rgb) -> None:
+    """Draw many Silver-shape cells in order, exactly as repeated :func:`draw_silver_cell` would.
+
+    ``cps``, ``xs``, ``ys`` are per cell; ``ink_rgb`` is one (r, g, b) for all cells or an
+    ``(n, 3)`` array.  Where glyph bitmaps overlap, later cells blend over earlier ones.
+    """
+    _check_rgb(rgb)
+    cps = [int(cp) for cp in cps]
+    if not cps:
         return
-    dst, src = clipped
-    alpha = glyph.coverage[src].astype(np.uint32)[..., None]
-    region = rgb[dst]
-    ink = np.asarray(ink_rgb, dtype=np.uint32).reshape(1, 1, 3)
-    blended = (region.astype(np.uint32) * (255 - alpha) + ink * alpha + 127) // 255
-    rgb[dst] = np.where(alpha > 0, blended, region).astype(np.uint8)
+    if len(xs) != len(cps) or len(ys) != len(cps):
+        raise ValueError(f"cps, xs and ys must have the same length ({len(cps)}, {len(xs)}, {len(ys)})")
+    inks = np.asarray(ink_rgb, dtype=np.int64)
+    if inks.shape == (3,):
+        inks = np.broadcast_to(inks, (len(cps), 3))
+    if inks.shape != (len(cps), 3) or inks.min() < 0 or inks.max() > 255:
+        raise ValueError(f"ink_rgb must be (r, g, b) or one row of 0..255 values per cell, got shape {inks.shape}")
+    rasterize_many(set(cps), pixel_size(cell_w, cell_h))
+    sprites = [_silver_sprite(cp, cell_w, cell_h) for cp in cps]
+    flat, order, alpha = _place(rgb.shape, sprites, xs, ys)
+    if flat is None:
+        return
+    canvas = rgb.reshape(-1, 3)
+    alpha = alpha.astype(np.uint32)[:, None]
+    uniform = bool((inks == inks[0]).all())
+    inks = inks.astype(np.uint32)
+    for batch in _conflict_free_batches(flat):
+        a = alpha[batch]
+        ink = inks[0] if uniform else inks[order[batch]]
+        target = flat[batch]
+        canvas[target] = (canvas[target] * (255 - a) + ink * a + 127) // 255
 
 
 def draw_fallback_glyph(
@@ -470,27 +656,93 @@ def draw_fallback_glyph(
 ) -> None:
     """Bitmap-shape fallback: draw ``cp`` thresholded into the palette-index canvas, clipped.
 
-    ``x``/``cell_top`` are the first cell's origin, ``span_w`` the pixels the glyph owns
+    ``x``/``cell_top`` are the origin of the glyph's first cell, ``span_w`` the pixels it owns
     (``2 * cell_w`` when ``wide``), ``ascent`` the *bitmap* font's ascent (5x8: 7, 6x12: 10,
-    8x13: 11, 8x8 unscii: 7).  One call draws one repeat copy.
+    8x13: 11, unscii 8x8: 7).  Pixels below the thresholds keep their value (white or the
+    repeat band).  One call draws one repeat copy.
     """
-    if indexed.ndim != 2 or indexed.dtype != np.uint8:
-        raise ValueError(f"indexed canvas must be 2-D uint8, got {indexed.dtype} {indexed.shape}")
-    px = pixel_size(cell_w, cell_h, 2 if wide else 1)
-    glyph = rasterize(cp, px)
-    if glyph.coverage.size == 0:
+    _check_indexed(indexed)
+    if not 0 <= int(ink_index) <= 255:
+        raise ValueError(f"ink_index must be a palette index 0..255, got {ink_index!r}")
+    sprite = _fallback_sprite(int(cp), int(span_w), cell_w, cell_h, bool(wide), int(ink_index), int(ascent))
+    glyph = sprite.glyph
+    if not len(sprite.ys):
         return
-    left, top = _placement(glyph, x, cell_top, span_w, _F32(ascent))
-    clipped = _clip(indexed.shape[0], indexed.shape[1], glyph, left, top)
-    if clipped is None:
+    left, top = x + sprite.dx, sprite.top(cell_top)
+    y0, x0 = max(top, 0), max(left, 0)
+    y1, x1 = min(top + glyph.height, indexed.shape[0]), min(left + glyph.width, indexed.shape[1])
+    if y0 < y1 and x0 < x1:
+        src = (slice(y0 - top, y1 - top), slice(x0 - left, x1 - left))
+        np.copyto(indexed[y0:y1, x0:x1], sprite.index[src], where=sprite.mask[src])
+
+
+def draw_fallback_glyphs(
+    indexed: np.ndarray, cps, xs, cell_tops, cell_w: int, cell_h: int, wides, ink_indices, *, ascent: int
+) -> None:
+    """Many fallback glyphs in order (later ones overwrite), like repeated :func:`draw_fallback_glyph`.
+
+    Per glyph: code point, x and cell top of its first cell, wide flag (span = 2 cells) and
+    palette ink; ``cell_w``/``cell_h``/``ascent`` are the shape's.
+    """
+    _check_indexed(indexed)
+    cps = [int(cp) for cp in cps]
+    n = len(cps)
+    if not n:
         return
-    dst, src = clipped
-    cov = glyph.coverage[src]
-    mapped = np.zeros(cov.shape, dtype=np.uint8)  # 0 = leave the pixel alone
-    mapped[cov >= COLORED_COVERAGE] = ink_index
-    if ink_index == INK_BLACK:
-        mapped[(cov >= FRINGE_COVERAGE) & (cov < SOLID_COVERAGE)] = INK_DIM
-    mapped[cov >= SOLID_COVERAGE] = ink_index
-    region = indexed[dst]
-    hit = (cov >= COLORED_COVERAGE) | ((ink_index == INK_BLACK) & (cov >= FRINGE_COVERAGE))
-    region[hit] = mapped[hit]
+    wides, inks = [bool(w) for w in wides], [int(i) for i in ink_indices]
+    if not (len(xs) == len(cell_tops) == len(wides) == len(inks) == n):
+        raise ValueError("cps, xs, cell_tops, wides and ink_indices must have the same length")
+    for wide in (False, True):
+        subset = {cp for cp, w in zip(cps, wides) if w == wide}
+        if subset:
+            rasterize_many(subset, pixel_size(cell_w, cell_h, 2 if wide else 1))
+    sprites = [
+        _fallback_sprite(cp, (2 if w else 1) * cell_w, cell_w, cell_h, w, ink, int(ascent))
+        for cp, w, ink in zip(cps, wides, inks)
+    ]
+    flat, order, values = _place(indexed.shape, sprites, xs, cell_tops)
+    if flat is None:
+        return
+    # Last writer wins: keep each pixel's final entry in draw order.
+    keep = np.ones(len(flat), dtype=bool)
+    sorted_idx = np.argsort(flat, kind="stable")
+    sorted_flat = flat[sorted_idx]
+    keep[sorted_idx[:-1][sorted_flat[:-1] == sorted_flat[1:]]] = False
+    indexed.reshape(-1)[flat[keep]] = values[keep]
+
+
+def _place(shape, sprites: list[_Sprite], xs, tops_in):
+    """Flat canvas index, draw number and value of every visible inked pixel, in draw order."""
+    counts = np.fromiter((len(s.ys) for s in sprites), dtype=np.int64, count=len(sprites))
+    if not counts.sum():
+        return None, None, None
+    height = np.fromiter((s.glyph.height for s in sprites), dtype=np.int64, count=len(sprites))
+    ymin = np.fromiter((s.glyph.ymin for s in sprites), dtype=np.int64, count=len(sprites))
+    dx = np.fromiter((s.dx for s in sprites), dtype=np.int64, count=len(sprites))
+    ascents = np.fromiter((s.ascent for s in sprites), dtype=_F32, count=len(sprites))
+    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents, height, ymin)
+    lefts = np.asarray(xs, dtype=np.int64) + dx
+    order = np.repeat(np.arange(len(sprites)), counts)
+    y = tops[order] + np.concatenate([s.ys for s in sprites])
+    x = lefts[order] + np.concatenate([s.xs for s in sprites])
+    values = np.concatenate([s.values for s in sprites])
+    visible = (y >= 0) & (y < shape[0]) & (x >= 0) & (x < shape[1])
+    if not visible.all():
+        y, x, order, values = y[visible], x[visible], order[visible], values[visible]
+    return y * shape[1] + x, order, values
+
+
+def _conflict_free_batches(flat: np.ndarray):
+    """Split draw-ordered pixel entries into rounds with unique pixels, preserving per-pixel order."""
+    sorted_idx = np.argsort(flat, kind="stable")
+    sorted_flat = flat[sorted_idx]
+    new_group = np.ones(len(flat), dtype=bool)
+    new_group[1:] = sorted_flat[1:] != sorted_flat[:-1]
+    group_start = np.maximum.accumulate(np.where(new_group, np.arange(len(flat)), 0))
+    rank = np.empty(len(flat), dtype=np.int64)
+    rank[sorted_idx] = np.arange(len(flat)) - group_start
+    if rank.max(initial=0) == 0:
+        yield slice(None)
+        return
+    for r in range(int(rank.max()) + 1):
+        yield np.nonzero(rank == r)[0]
