@@ -154,9 +154,16 @@ class Atlas:
     masks: np.ndarray
     ids: np.ndarray
     has_glyph: np.ndarray
+    inked: np.ndarray
+    full: np.ndarray
 
     BLANK = 0
     FULL = 1
+    INKS = 10
+
+    def coloured(self) -> np.ndarray:
+        """Masks pre-multiplied by every palette index: ``[id * INKS + ink]`` is one cell."""
+        return _coloured(self.font, self.cell_width, self.cell_height)
 
 
 @lru_cache(maxsize=None)
@@ -180,4 +187,14 @@ def atlas(font_name: str, cell_width: int, cell_height: int) -> Atlas:
         ids[cp] = i
         has_glyph[cp] = True
     ids[ord(NEWLINE_GLYPH)] = Atlas.FULL
-    return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph)
+    inked = masks.any(axis=(1, 2))
+    full = masks.all(axis=(1, 2))
+    return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph, inked, full)
+
+
+@lru_cache(maxsize=None)
+def _coloured(font_name: str, cell_width: int, cell_height: int) -> np.ndarray:
+    masks = atlas(font_name, cell_width, cell_height).masks
+    inks = np.arange(Atlas.INKS, dtype=np.uint8)
+    coloured = masks[:, None, :, :] * inks[None, :, None, None]
+    return coloured.reshape(-1, cell_height, cell_width)

@@ -17,6 +17,8 @@ is printed again on a pale band.
 from __future__ import annotations
 
 import base64
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -26,7 +28,7 @@ from snapcompact import layout
 from snapcompact.fonts import atlas, Atlas
 from snapcompact.glyphs import NEWLINE_GLYPH
 from snapcompact.png import BAND, BLACK, DIM, PALETTE, encode_indexed, encode_rgb
-from snapcompact.shapes import NATURAL_CELL, Geometry, Shape, check_frame_size, geometry, get_shape
+from snapcompact.shapes import NATURAL_CELL, Geometry, Shape, geometry, get_shape
 
 #: Bumped whenever a change alters any frame's pixels (cache keys include it).
 RENDERER_VERSION = "1"
@@ -110,49 +112,58 @@ def _doc_cells(page: str, shape: Shape, geo: Geometry) -> tuple[_Cells, int]:
 
 def _draw_indexed(
     shape: Shape, cells: _Cells, grid_cols: int, cell_w: int, cell_h: int, width: int
-) -> np.ndarray:
-    """Compose the indexed canvas: used_rows x line_repeat rows of cells, ``width`` px wide."""
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Compose the indexed canvas: used_rows x line_repeat rows of cells, ``width`` px wide.
+
+    Returns the canvas and the palette indices it uses when they are known from the cells
+    alone (no Silver fallback glyph drawn), so the encoder need not scan every pixel.
+    """
     font_atlas: Atlas = atlas(shape.font, cell_w, cell_h)
     rows, repeat = cells.used_rows, shape.line_repeat
-    n_cells = rows * grid_cols
-    ids = np.zeros(n_cells, dtype=np.int32)
-    inks = np.zeros(n_cells, dtype=np.uint8)
+    grid_w = grid_cols * cell_w
     cps = cells.cps
-    bmp = cps < 0x10000
     glyph_ids = np.zeros(cps.shape, dtype=np.int32)
+    bmp = cps < 0x10000
     glyph_ids[bmp] = font_atlas.ids[cps[bmp]]
-    ids[cells.cells] = glyph_ids
-    inks[cells.cells] = cells.ink
-    pix = font_atlas.masks[ids]
-    pix *= inks[:, None, None]
-    pix = pix.reshape(rows, grid_cols, cell_h, cell_w).transpose(0, 2, 1, 3)
-    pix = pix.reshape(rows, cell_h, grid_cols * cell_w)
+    keys = np.zeros(rows * grid_cols, dtype=np.int32)  # glyph id * INKS + ink; 0 = blank cell
+    keys[cells.cells] = glyph_ids * Atlas.INKS + cells.ink
+    pix = font_atlas.coloured()[keys]
     canvas = np.zeros((rows, repeat, cell_h, width), dtype=np.uint8)
-    canvas[:, 0, :, : grid_cols * cell_w] = pix
+    pix_grid = pix.reshape(rows, grid_cols, cell_h, cell_w).transpose(0, 2, 1, 3)
+    canvas[:, 0, :, :grid_w].reshape(rows, cell_h, grid_cols, cell_w)[...] = pix_grid
     for copy in range(1, repeat):
         band = canvas[:, copy]
         band[...] = BAND
-        region = band[:, :, : grid_cols * cell_w]
-        np.copyto(region, pix, where=pix != 0)
+        region = band[:, :, :grid_w]
+        first = canvas[:, 0, :, :grid_w]
+        np.copyto(region, first, where=first != 0)
     canvas = canvas.reshape(rows * repeat * cell_h, width)
     missing = (glyph_ids == 0) & (cps != _NEWLINE)
-    if missing.any():
-        from snapcompact import silver
+    if not missing.any():
+        ids = keys // Atlas.INKS
+        inked = font_atlas.inked[ids]
+        used = set(np.unique(keys[inked] % Atlas.INKS).tolist())
+        if width > grid_w or not font_atlas.full[ids].all():
+            used.add(0)
+            if repeat > 1:
+                used.add(BAND)
+        return canvas, np.array(sorted(used), dtype=np.intp)
+    from snapcompact import silver
 
-        for cp, cell, wide, ink in zip(
-            cps[missing].tolist(),
-            cells.cells[missing].tolist(),
-            cells.wide[missing].tolist(),
-            cells.ink[missing].tolist(),
-        ):
-            row, col = divmod(cell, grid_cols)
-            span = (2 if wide else 1) * cell_w
-            for copy in range(repeat):
-                silver.draw_fallback_glyph(
-                    canvas, cp, col * cell_w, (row * repeat + copy) * cell_h,
-                    span, cell_h, cell_w, wide, ink,
-                )
-    return canvas
+    for cp, cell, wide, ink in zip(
+        cps[missing].tolist(),
+        cells.cells[missing].tolist(),
+        cells.wide[missing].tolist(),
+        cells.ink[missing].tolist(),
+    ):
+        row, col = divmod(cell, grid_cols)
+        span = (2 if wide else 1) * cell_w
+        for copy in range(repeat):
+            silver.draw_fallback_glyph(
+                canvas, cp, col * cell_w, (row * repeat + copy) * cell_h,
+                span, cell_h, cell_w, wide, ink,
+            )
+    return canvas, None
 
 
 def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.ndarray:
@@ -186,7 +197,7 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         from snapcompact.stretch import lanczos3_resize
 
         nat_w, nat_h = NATURAL_CELL[shape.font]
-        natural = _draw_indexed(shape, cells, geo.grid_cols, nat_w, nat_h, geo.grid_cols * nat_w)
+        natural, _ = _draw_indexed(shape, cells, geo.grid_cols, nat_w, nat_h, geo.grid_cols * nat_w)
         out_w = geo.grid_cols * shape.cell_width
         height = cells.used_rows * shape.line_repeat * shape.cell_height
         resized = lanczos3_resize(PALETTE[natural], out_w, height)
@@ -194,9 +205,11 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         rgb[:, :out_w] = resized
         png = encode_rgb(rgb)
     else:
-        canvas = _draw_indexed(shape, cells, geo.grid_cols, shape.cell_width, shape.cell_height, size)
+        canvas, used = _draw_indexed(
+            shape, cells, geo.grid_cols, shape.cell_width, shape.cell_height, size
+        )
         height = canvas.shape[0]
-        png = encode_indexed(canvas)
+        png = encode_indexed(canvas, used)
     return Frame(png, size, height, geo.cols, geo.rows, chars, shape.name)
 
 
@@ -245,8 +258,26 @@ def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
     return out
 
 
+def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None) -> list[Frame]:
+    """Render already-paginated page texts, several at a time.
+
+    Pages are independent, and the heavy steps (numpy gathers, zlib) release the GIL, so a
+    small thread pool uses every core the way the reference renders pages concurrently.
+    """
+    if workers is None:
+        workers = min(4, os.cpu_count() or 1)
+    if workers <= 1 or len(page_texts) <= 1:
+        return [_render_page(p, shape, shape.frame_size) for p in page_texts]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda p: _render_page(p, shape, shape.frame_size), page_texts))
+
+
 def render_many(
-    text: str, shape: Shape | str, size: int | None = None, max_frames: int | None = None
+    text: str,
+    shape: Shape | str,
+    size: int | None = None,
+    max_frames: int | None = None,
+    workers: int | None = None,
 ) -> list[Frame]:
     """Normalize, paginate and render ``text`` into frames (first page first).
 
@@ -258,13 +289,10 @@ def render_many(
     page_texts = pages(text, shape)
     if max_frames is not None:
         page_texts = page_texts[:max_frames]
-    return [_render_page(p, shape, shape.frame_size) for p in page_texts]
+    return render_pages(page_texts, shape, workers)
 
 
 def frames(text: str, shape: Shape | str, size: int | None = None) -> int:
     """How many frames ``render_many`` would produce, without drawing them."""
     return len(pages(text, shape, size))
 
-
-def check_size(size: int) -> int:
-    return check_frame_size(size)
