@@ -1,0 +1,25 @@
+# Entry points; the README's quick start uses `make run` and `make test`.
+PY := .venv/bin/python
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export HF_DATASETS_OFFLINE := 1
+export HF_HUB_OFFLINE := 1
+export OMP_THREAD_LIMIT := 1
+
+.PHONY: setup run test bench golden
+
+setup:
+	@bash scripts/setup.sh
+
+# Main job: render a sample text into frames with every shape variant (offline).
+run: setup
+	$(PY) -m snapcompact.demo --out out/demo
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) benchmarks/bench_render.py
+
+# Regenerate golden frames from the reference renderer (needs ../shared/tools/upstream-frames).
+golden: setup
+	$(PY) tests/golden/render/make_golden.py

@@ -1,0 +1,51 @@
+"""Offline demo: render a sample of real text into frames with every shape variant.
+
+    python -m snapcompact.demo [--out DIR] [--chars N]
+
+The sample is this package's own source (prose docstrings and code), so the demo needs nothing
+but the library.  It prints, per variant, the frame count, geometry and PNG bytes, and writes the
+frames under ``DIR/<variant>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from snapcompact.render import render_many
+from snapcompact.shapes import SHAPE_VARIANT_NAMES, geometry, get_shape
+
+
+def sample_text(chars: int) -> str:
+    here = Path(__file__).resolve().parent
+    text = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted(here.glob("*.py")))
+    return text[:chars]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default="out/demo")
+    parser.add_argument("--chars", type=int, default=60_000)
+    args = parser.parse_args(argv)
+    text = sample_text(args.chars)
+    out = Path(args.out)
+    print(f"{len(text):,} chars of sample text -> {out}/")
+    print(f"{'variant':20} {'frames':>6} {'cols x rows':>12} {'KB':>7} {'ms':>7}")
+    for name in SHAPE_VARIANT_NAMES:
+        shape = get_shape(name)
+        t0 = time.perf_counter()
+        frames = render_many(text, shape)
+        ms = 1000 * (time.perf_counter() - t0)
+        folder = out / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for i, frame in enumerate(frames):
+            (folder / f"frame{i:03d}.png").write_bytes(frame.png)
+        geo = geometry(shape)
+        kb = sum(len(f.png) for f in frames) / 1024
+        print(f"{name:20} {len(frames):6d} {f'{geo.cols} x {geo.rows}':>12} {kb:7.0f} {ms:7.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
