@@ -149,36 +149,44 @@ def _draw_indexed(
                 used.add(BAND)
         return canvas, np.array(sorted(used), dtype=np.intp)
     from snapcompact import silver
+    from snapcompact.fonts import load_font
 
-    for cp, cell, wide, ink in zip(
-        cps[missing].tolist(),
-        cells.cells[missing].tolist(),
-        cells.wide[missing].tolist(),
-        cells.ink[missing].tolist(),
-    ):
-        row, col = divmod(cell, grid_cols)
-        span = (2 if wide else 1) * cell_w
-        for copy in range(repeat):
-            silver.draw_fallback_glyph(
-                canvas, cp, col * cell_w, (row * repeat + copy) * cell_h,
-                span, cell_h, cell_w, wide, ink,
-            )
+    rows_cols = np.divmod(cells.cells[missing], grid_cols)
+    for copy in range(repeat):
+        silver.draw_fallback_glyphs(
+            canvas,
+            cps[missing],
+            rows_cols[1] * cell_w,
+            (rows_cols[0] * repeat + copy) * cell_h,
+            cell_w,
+            cell_h,
+            cells.wide[missing],
+            cells.ink[missing],
+            ascent=load_font(shape.font).ascent,
+        )
     return canvas, None
 
 
 def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.ndarray:
     from snapcompact import silver
 
-    cw, ch = shape.cell_width, shape.cell_height
-    rgb = np.full((cells.used_rows * shape.line_repeat * ch, width, 3), 255, dtype=np.uint8)
-    for cp, cell, ink in zip(cells.cps.tolist(), cells.cells.tolist(), cells.ink.tolist()):
-        row, col = divmod(cell, grid_cols)
-        for copy in range(shape.line_repeat):
-            y = (row * shape.line_repeat + copy) * ch
-            if cp == _NEWLINE:
-                rgb[y : y + ch, col * cw : col * cw + cw] = 0
-            else:
-                silver.draw_silver_cell(rgb, cp, col * cw, y, cw, ch, tuple(PALETTE[ink]))
+    cw, ch, repeat = shape.cell_width, shape.cell_height, shape.line_repeat
+    rgb = np.full((cells.used_rows * repeat * ch, width, 3), 255, dtype=np.uint8)
+    if repeat > 1:
+        for row in range(cells.used_rows):
+            for copy in range(1, repeat):
+                y = (row * repeat + copy) * ch
+                rgb[y : y + ch] = PALETTE[BAND]
+    row, col = np.divmod(cells.cells, grid_cols)
+    block = cells.cps == _NEWLINE
+    glyph = ~block
+    for copy in range(repeat):
+        ys = (row * repeat + copy) * ch
+        silver.draw_silver_cells(
+            rgb, cells.cps[glyph], col[glyph] * cw, ys[glyph], cw, ch, PALETTE[cells.ink[glyph]]
+        )
+        for y, x in zip(ys[block].tolist(), (col[block] * cw).tolist()):
+            rgb[y : y + ch, x : x + cw] = 0
     return rgb
 
 
