@@ -21,7 +21,7 @@ from pathlib import Path
 
 def _read_stdin() -> str:
     data = sys.stdin.buffer.read()
-    return data.decode("utf-8", errors="surrogateescape")
+    return data.decode("utf-8", errors="replace")  # invalid bytes become U+FFFD, as in the reference
 
 
 def _print(value: object) -> None:

@@ -24,7 +24,8 @@ CASES = sorted(p.stem for p in (GOLDEN / "cases").glob("*.txt"))
 
 
 def _case_text(case: str) -> str:
-    return (GOLDEN / "cases" / f"{case}.txt").read_bytes().decode("utf-8", "surrogatepass")
+    # The reference reads the file as UTF-8 with replacement characters for invalid bytes.
+    return (GOLDEN / "cases" / f"{case}.txt").read_bytes().decode("utf-8", "replace")
 
 
 def _golden(case: str, variant: str) -> tuple[dict, list[np.ndarray], str]:
