@@ -629,7 +629,7 @@ class EvalClient:
             progress.retries += 1
             await self._sleep(self.retry.delay(attempt, retry_after_seconds(error), self._rng))
 
-        answer, prompt_tokens, completion_tokens, cost = _read_completion(raw)
+        answer, prompt_tokens, completion_tokens, cost = _read_completion(raw, request.model)
         self.budget.settle(reserved, cost)
         progress.prompt_tokens += prompt_tokens or 0
         progress.completion_tokens += completion_tokens or 0
@@ -659,7 +659,7 @@ class EvalClient:
         )
 
 
-def _read_completion(raw: Any) -> tuple[str, int | None, int | None, float | None]:
+def _read_completion(raw: Any, model: str) -> tuple[str, int | None, int | None, float | None]:
     """Answer text, provider-reported prompt/completion tokens and cost of a litellm response."""
     try:
         answer = raw.choices[0].message.content or ""
@@ -677,7 +677,8 @@ def _read_completion(raw: Any) -> tuple[str, int | None, int | None, float | Non
         cost = float(hidden["response_cost"])
     else:
         try:
-            cost = float(import_litellm().completion_cost(completion_response=raw))
+            # Custom providers answer with a bare model name; price them by the requested id.
+            cost = float(import_litellm().completion_cost(completion_response=raw, model=model))
         except Exception:
             cost = None  # the model has no price in litellm's table
     return str(answer), prompt_tokens, completion_tokens, cost

@@ -12,6 +12,10 @@ and usage are deterministic functions of the request (echo of the last user text
 = whitespace words of the text parts + 85 per image; completion tokens = words of the answer), so
 tests can check what the client records against what the server computed.
 
+``python -m evals.fake_server --latency 1`` runs it in a process of its own (prints the port on
+its first line, serves ``GET /stats``, stops on stdin EOF): a benchmark then measures the client
+without the server sharing its interpreter.
+
 Reach it from litellm with ``model="openai/fake-model", api_base=server.api_base,
 api_key="sk-test-not-a-real-key"`` (a dummy key; the server never checks or stores it).
 """
@@ -177,6 +181,7 @@ class FakeChatServer:
             app = web.Application(client_max_size=256 * 1024 * 1024)
             app.router.add_post("/v1/chat/completions", self._handle)
             app.router.add_post("/chat/completions", self._handle)
+            app.router.add_get("/stats", self._stats)
             self._runner = web.AppRunner(
                 app, access_log=None, shutdown_timeout=1.0, handler_cancellation=True
             )
@@ -199,7 +204,15 @@ class FakeChatServer:
         if self._runner is not None:
             await self._runner.cleanup()
 
-    # -- the endpoint ---------------------------------------------------------------------
+    # -- the endpoints --------------------------------------------------------------------
+    async def _stats(self, request: Any) -> Any:
+        """Counters, for a server running in another process (``python -m evals.fake_server``)."""
+        from aiohttp import web
+
+        with self._lock:
+            return web.json_response({"requests": self.requests,
+                                      "max_in_flight": self.max_in_flight})
+
     async def _handle(self, request: Any) -> Any:
         from aiohttp import web
 
@@ -243,3 +256,20 @@ class FakeChatServer:
         finally:
             with self._lock:
                 self._in_flight -= 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="Run the fake chat server until stdin closes.")
+    parser.add_argument("--latency", type=float, default=1.0, help="seconds per answer")
+    args = parser.parse_args(argv)
+    with FakeChatServer(latency_s=args.latency) as server:
+        print(server.port, flush=True)
+        sys.stdin.read()  # the parent closes our stdin to stop us
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -359,3 +359,94 @@ def test_progress_bar_shows_requests_hits_tokens_dollars(tmp_path, server):
     text = out.getvalue()
     assert "6/6" in text and "sent=3" in text and "hits=3" in text and "usd=0.0000" in text
     assert f"tok={progress.prompt_tokens + progress.completion_tokens}" in text
+
+
+def test_fake_server_runs_in_its_own_process():
+    """The benchmark's mode: ``python -m evals.fake_server`` prints its port, serves /stats."""
+    import json
+    import subprocess
+    import sys
+    import urllib.request
+
+    child = subprocess.Popen([sys.executable, "-m", "evals.fake_server", "--latency", "0"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        base = f"http://127.0.0.1:{int(child.stdout.readline())}"
+        body = json.dumps({"model": "fake-model",
+                           "messages": [{"role": "user", "content": "two words"}]}).encode()
+        post = urllib.request.Request(f"{base}/v1/chat/completions", data=body,
+                                      headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(post, timeout=10) as reply:
+            answer = json.loads(reply.read())
+        assert answer["choices"][0]["message"]["content"] == "echo: two words"
+        assert answer["usage"]["prompt_tokens"] == 2
+        with urllib.request.urlopen(f"{base}/stats", timeout=10) as reply:
+            assert json.loads(reply.read())["requests"] == 1
+    finally:
+        child.stdin.close()
+        assert child.wait(timeout=30) == 0
+
+
+def test_custom_provider_is_priced_by_its_registered_model(tmp_path, litellm, monkeypatch):
+    """The embedded reader is a litellm custom provider: its cost comes from register_model."""
+    from litellm import CustomLLM
+    from litellm.types.utils import Choices, Message, ModelResponse, Usage
+
+    class Echo(CustomLLM):
+        async def acompletion(self, model, messages, *args, **kwargs):
+            return ModelResponse(model=model, choices=[Choices(
+                index=0, finish_reason="stop", message=Message(role="assistant", content="seen"))],
+                usage=Usage(prompt_tokens=1000, completion_tokens=10, total_tokens=1010))
+
+    monkeypatch.setattr(litellm, "custom_provider_map",
+                        [{"provider": "clienttestocr", "custom_handler": Echo()}])
+    litellm.register_model({"clienttestocr/reader": {
+        "input_cost_per_token": 1e-6, "output_cost_per_token": 4e-6,
+        "litellm_provider": "clienttestocr", "mode": "chat"}})
+    client = make_client(tmp_path, concurrency={"clienttestocr": 1})
+    response = run(client.complete(Request(model="clienttestocr/reader",
+                                           messages=[{"role": "user", "content": "read"}])))
+    assert response.ok and response.answer == "seen"
+    assert (response.prompt_tokens, response.completion_tokens) == (1000, 10)
+    assert response.cost_usd == pytest.approx(1000 * 1e-6 + 10 * 4e-6)
+
+
+class _HeaderError(Exception):
+    def __init__(self, headers):
+        super().__init__("busy")
+        self.litellm_response_headers = headers
+
+
+@pytest.mark.parametrize("headers, expected", [
+    ({"Retry-After": "7"}, 7.0),
+    ({"retry-after": "0.25"}, 0.25),
+    ({"retry-after-ms": "1500", "retry-after": "9"}, 1.5),  # OpenAI's finer header wins
+    ({"x-other": "1"}, None),
+    ({"Retry-After": "soon"}, None),
+])
+def test_retry_after_header_forms(headers, expected):
+    from evals.client import retry_after_seconds
+
+    assert retry_after_seconds(_HeaderError(headers)) == expected
+
+
+def test_retry_after_http_date():
+    import email.utils
+
+    from evals.client import retry_after_seconds
+
+    when = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 28 <= retry_after_seconds(_HeaderError({"Retry-After": when})) <= 31
+
+
+def test_backoff_grows_exponentially_with_jitter_and_respects_retry_after():
+    import random
+
+    policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0, max_retry_after_s=20.0)
+    rng = random.Random(1)
+    for attempt, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (9, 8.0)]:
+        delays = [policy.delay(attempt, None, rng) for _ in range(200)]
+        assert ceiling / 2 <= min(delays) and max(delays) <= ceiling
+        assert len(set(delays)) > 100  # jittered, so retries of a burst spread out
+    assert 5.0 <= policy.delay(1, 5.0, rng) <= 5.5  # at least what the server asked for
+    assert 20.0 <= policy.delay(1, 3600.0, rng) <= 22.0  # capped
