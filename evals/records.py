@@ -1,0 +1,217 @@
+"""Result records: one row per (item, question, model, shape, reader, dataset, seed).
+
+This is the contract between running and analysing (design §5).  A row carries its own
+coordinates and versions, so analysis never parses a directory name; what was sent (frames,
+their pixels, predicted tokens and dollars); what came back (answer, provider-reported tokens,
+cost, latency, cache hit, error); and the score.
+
+Rows are appended to ``records.jsonl`` one complete line per ``os.write`` on a file opened with
+``O_APPEND`` under an exclusive ``flock``, then fsynced: concurrent writers (threads, Hydra
+joblib processes) never interleave, and a crash can at worst lose the row being written, never
+corrupt earlier ones.  A torn last line (power loss) is skipped on read with a warning.  Frames
+are stored once by content hash (``frames/ab/<sha256>.png``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+SCHEMA_VERSION = 1
+RECORDS_FILE = "records.jsonl"
+
+
+@dataclass(frozen=True)
+class Record:
+    # --- coordinates -------------------------------------------------------------------------
+    run_id: str
+    experiment: str
+    dataset: str
+    item_id: str
+    question_id: str
+    model: str  # litellm model id that answered (e.g. "snapocr/ocr-qa", "anthropic/claude-...")
+    target_model: str  # model whose billing/resize the request stands for
+    arm: str  # "image" (frames) or "text" (plain-text baseline)
+    shape: str  # shape variant name, or "text" for the text arm
+    frame_size: int  # px; 0 for the text arm
+    reader: str  # "image_qa", "text_qa" or "transcribe"
+    seed: int
+    # --- versions ----------------------------------------------------------------------------
+    package_version: str
+    git_sha: str
+    shape_table_sha256: str
+    pricing_table_sha256: str
+    renderer_version: str
+    # --- what was sent -----------------------------------------------------------------------
+    frames: int
+    frame_px: tuple[tuple[int, int], ...]  # (width, height) per frame
+    frame_hashes: tuple[str, ...]
+    history_chars: int
+    text_tokens: int  # question/instruction text (plus the history in the text arm)
+    text_token_method: str
+    predicted_image_tokens: int
+    predicted_prompt_tokens: int
+    predicted_cost_usd: float | None
+    # --- what came back ----------------------------------------------------------------------
+    answer: str
+    reported_prompt_tokens: int | None
+    reported_completion_tokens: int | None
+    reported_cost_usd: float | None
+    latency_s: float | None
+    cached: bool
+    error: str | None
+    attempts: int
+    # --- score -------------------------------------------------------------------------------
+    em: float
+    f1: float
+    correct: bool
+    abstained: bool
+    cer: float | None = None  # transcription reader only
+    # --- context -----------------------------------------------------------------------------
+    question: str = ""
+    gold_answers: tuple[str, ...] = ()
+    created_at: str = ""
+    schema_version: int = SCHEMA_VERSION
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def key(self) -> tuple:
+        """Identity of the measurement: a resumed run skips rows whose key is present."""
+        return record_key(self.dataset, self.item_id, self.question_id, self.model,
+                          self.target_model, self.shape, self.frame_size, self.reader, self.seed)
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["frame_px"] = [list(p) for p in self.frame_px]
+        data["frame_hashes"] = list(self.frame_hashes)
+        data["gold_answers"] = list(self.gold_answers)
+        data["extra"] = dict(self.extra)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Record":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ValueError(f"record has unknown field(s): {', '.join(sorted(unknown))}")
+        values = dict(data)
+        values["frame_px"] = tuple(tuple(p) for p in values.get("frame_px", ()))
+        values["frame_hashes"] = tuple(values.get("frame_hashes", ()))
+        values["gold_answers"] = tuple(values.get("gold_answers", ()))
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise ValueError(f"malformed record: {exc}") from exc
+
+
+def record_key(dataset: str, item_id: str, question_id: str, model: str, target_model: str,
+               shape: str, frame_size: int, reader: str, seed: int) -> tuple:
+    return (dataset, item_id, question_id, model, target_model, shape, int(frame_size), reader,
+            int(seed))
+
+
+def append_records(path: str | os.PathLike[str], records: Iterable[Record]) -> int:
+    """Append rows atomically (one write per row, under an exclusive lock); returns the count."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        (json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode()
+        for r in records
+    ]
+    if not lines:
+        return 0
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            for line in lines:
+                view = memoryview(line)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+            os.fsync(fd)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+    return len(lines)
+
+
+def iter_records(path: str | os.PathLike[str]) -> Iterator[Record]:
+    """Rows of one records file; a torn (unterminated, unparsable) final line is skipped."""
+    path = Path(path)
+    if not path.exists():
+        return
+    with path.open("rb") as fh:
+        data = fh.read()
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError:
+            if number == len(lines):  # unterminated last line: an interrupted append
+                warnings.warn(f"{path}: skipping a torn last line", stacklevel=2)
+                continue
+            raise ValueError(f"{path}:{number}: not a JSON record") from None
+        yield Record.from_json(row)
+
+
+def find_record_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Every records file under the given files or directories (recursively), sorted."""
+    found: set[Path] = set()
+    for p in paths:
+        p = Path(p)
+        if p.is_file():
+            found.add(p)
+        elif p.is_dir():
+            found.update(p.rglob(RECORDS_FILE))
+        else:
+            raise ValueError(f"no such records file or directory: {p}")
+    return sorted(found)
+
+
+def load_records(paths: Iterable[str | os.PathLike[str]]) -> list[Record]:
+    return [r for f in find_record_files(paths) for r in iter_records(f)]
+
+
+def completed_keys(path: str | os.PathLike[str]) -> set[tuple]:
+    """Keys already recorded without an error: a resumed run skips exactly these."""
+    return {r.key() for r in iter_records(path) if r.error is None}
+
+
+class FrameStore:
+    """Frames by content hash: ``root/ab/<sha256>.png``, written once, atomically."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    @staticmethod
+    def digest(png: bytes) -> str:
+        return hashlib.sha256(png).hexdigest()
+
+    def path(self, digest: str) -> Path:
+        return self.root / digest[:2] / f"{digest}.png"
+
+    def put(self, png: bytes) -> str:
+        digest = self.digest(png)
+        target = self.path(digest)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as fh:
+                fh.write(png)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        return digest
+
+    def get(self, digest: str) -> bytes:
+        return self.path(digest).read_bytes()

@@ -1,0 +1,114 @@
+"""Records: round trip, atomic concurrent appends, torn lines, resume keys, frame store."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from dataclasses import replace
+
+import pytest
+
+from evals.records import (
+    FrameStore,
+    Record,
+    append_records,
+    completed_keys,
+    find_record_files,
+    iter_records,
+    load_records,
+)
+
+
+def make_record(**changes) -> Record:
+    base = Record(
+        run_id="r1", experiment="default", dataset="tiny", item_id="i1", question_id="q1",
+        model="snapocr/ocr-qa", target_model="anthropic/claude-sonnet-4-5", arm="image",
+        shape="11on16-bw", frame_size=1568, reader="image_qa", seed=0,
+        package_version="0.1.0", git_sha="abc", shape_table_sha256="s", pricing_table_sha256="p",
+        renderer_version="1", frames=1, frame_px=((1568, 736),), frame_hashes=("ff",),
+        history_chars=1200, text_tokens=40, text_token_method="estimate:chars/4",
+        predicted_image_tokens=1521, predicted_prompt_tokens=1561, predicted_cost_usd=0.0047,
+        answer="7342", reported_prompt_tokens=None, reported_completion_tokens=3,
+        reported_cost_usd=0.0, latency_s=0.5, cached=False, error=None, attempts=1,
+        em=1.0, f1=1.0, correct=True, abstained=False, question="What is the code?",
+        gold_answers=("7342",),
+    )
+    return replace(base, **changes)
+
+
+def test_round_trip(tmp_path) -> None:
+    rec = make_record(extra={"note": "x"})
+    append_records(tmp_path / "records.jsonl", [rec])
+    assert list(iter_records(tmp_path / "records.jsonl")) == [rec]
+
+
+def _writer(path: str, worker: int) -> None:
+    for i in range(50):
+        append_records(path, [make_record(question_id=f"w{worker}-{i}", answer="x" * 5000)])
+
+
+def test_concurrent_process_appends_never_interleave(tmp_path) -> None:
+    path = str(tmp_path / "records.jsonl")
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(path, w)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    rows = list(iter_records(path))
+    assert len(rows) == 200
+    assert len({r.question_id for r in rows}) == 200
+
+
+def test_torn_last_line_is_skipped_and_earlier_rows_survive(tmp_path) -> None:
+    path = tmp_path / "records.jsonl"
+    append_records(path, [make_record(), make_record(question_id="q2")])
+    with open(path, "ab") as fh:
+        fh.write(b'{"run_id": "r1", "trunc')
+    with pytest.warns(UserWarning, match="torn"):
+        rows = list(iter_records(path))
+    assert [r.question_id for r in rows] == ["q1", "q2"]
+
+
+def test_corrupt_middle_line_is_an_error(tmp_path) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_text('{"bad\n' + "\n")
+    append_records(path, [make_record()])
+    with pytest.raises(ValueError, match="not a JSON record"):
+        list(iter_records(path))
+
+
+def test_completed_keys_skip_errors(tmp_path) -> None:
+    path = tmp_path / "records.jsonl"
+    ok = make_record()
+    failed = make_record(question_id="q2", error="RateLimitError")
+    append_records(path, [ok, failed])
+    assert completed_keys(path) == {ok.key()}
+
+
+def test_unknown_fields_are_rejected() -> None:
+    data = make_record().to_json()
+    data["surprise"] = 1
+    with pytest.raises(ValueError, match="surprise"):
+        Record.from_json(data)
+
+
+def test_load_records_walks_directories_without_parsing_names(tmp_path) -> None:
+    a = tmp_path / "weird name" / "records.jsonl"
+    b = tmp_path / "x" / "y" / "records.jsonl"
+    append_records(a, [make_record(run_id="A")])
+    append_records(b, [make_record(run_id="B")])
+    assert find_record_files([tmp_path]) == sorted([a, b])
+    assert sorted(r.run_id for r in load_records([tmp_path])) == ["A", "B"]
+    with pytest.raises(ValueError, match="no such"):
+        load_records([tmp_path / "missing"])
+
+
+def test_frame_store_is_content_addressed(tmp_path) -> None:
+    store = FrameStore(tmp_path)
+    d1 = store.put(b"\x89PNG one")
+    d2 = store.put(b"\x89PNG one")
+    assert d1 == d2 and store.get(d1) == b"\x89PNG one"
+    assert store.path(d1).parent.name == d1[:2]
+    assert not [p for p in tmp_path.rglob("*.tmp")]
+    assert os.listdir(store.path(d1).parent) == [f"{d1}.png"]
