@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -39,8 +39,6 @@ from PIL import Image  # noqa: E402
 from evals.cache import ResponseCache  # noqa: E402
 from evals.client import EvalClient, Request, import_litellm  # noqa: E402
 from evals.fake_server import DUMMY_API_KEY, FakeChatServer  # noqa: E402
-
-from collections.abc import Callable  # noqa: E402
 
 
 def fake_frame(seed: int, px: int) -> bytes:

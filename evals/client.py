@@ -401,6 +401,25 @@ class _RateLimiter:
 CompletionFn = Callable[..., Awaitable[Any]]
 
 
+class _Reservation:
+    """One request's claim on the budget, settled or released exactly once."""
+
+    def __init__(self, budget: Budget, predicted_usd: float) -> None:
+        self.budget = budget
+        self.amount = budget.reserve(predicted_usd)
+        self.open = True
+
+    def settle(self, actual_usd: float | None) -> None:
+        if self.open:
+            self.open = False
+            self.budget.settle(self.amount, actual_usd)
+
+    def release(self) -> None:
+        if self.open:
+            self.open = False
+            self.budget.release(self.amount)
+
+
 class _LoopState:
     """Per-event-loop objects (semaphores bind to the loop that first waits on them)."""
 
@@ -583,7 +602,7 @@ class EvalClient:
     async def _fetch(self, key: str, request: Request, state: _LoopState) -> Response:
         progress = self.progress
         try:
-            reserved = self.budget.reserve(request.predicted_cost_usd)
+            reservation = _Reservation(self.budget, request.predicted_cost_usd)
         except BudgetExceeded as exc:
             progress.budget_refusals += 1
             return self._error_response(key, request, f"BudgetExceeded: {exc}", 0, 0.0)
@@ -594,11 +613,22 @@ class EvalClient:
         kwargs: dict[str, Any] = dict(request.params)
         kwargs["max_retries"] = 0  # our loop retries; attempts == HTTP requests
         kwargs.setdefault("timeout", self.timeout_s)
-        if request.metadata:
-            kwargs["metadata"] = dict(request.metadata)
-        hard_timeout = float(kwargs["timeout"]) + 30.0  # in case a provider ignores `timeout`
+        timeout = kwargs["timeout"]
+        # In case a provider (a custom one, say) ignores `timeout`; httpx.Timeout objects pass.
+        hard_timeout = (float(timeout) if isinstance(timeout, (int, float)) else self.timeout_s) + 30
         completion = self._completion_fn or import_litellm().acompletion
 
+        try:
+            return await self._send(key, request, kwargs, reservation, semaphore, limiter,
+                                    hard_timeout, completion)
+        finally:
+            reservation.release()  # no-op once settled; frees it after errors and cancellation
+
+    async def _send(self, key: str, request: Request, kwargs: dict[str, Any],
+                    reservation: _Reservation,
+                    semaphore: asyncio.Semaphore, limiter: _RateLimiter | None,
+                    hard_timeout: float, completion: CompletionFn) -> Response:
+        progress = self.progress
         started = time.perf_counter()
         attempt = 0
         while True:
@@ -610,8 +640,11 @@ class EvalClient:
                 progress.notify()
                 sent = time.perf_counter()
                 try:
+                    call = dict(kwargs)  # litellm mutates metadata in place: fresh per attempt
+                    if request.metadata:
+                        call["metadata"] = dict(request.metadata)
                     raw = await asyncio.wait_for(
-                        completion(model=request.model, messages=list(request.messages), **kwargs),
+                        completion(model=request.model, messages=list(request.messages), **call),
                         hard_timeout,
                     )
                     error: BaseException | None = None
@@ -622,7 +655,6 @@ class EvalClient:
                 break
             message = redact(f"{type(error).__name__}: {error}", self._secrets_of(request))
             if not is_retryable(error) or attempt >= self.retry.max_attempts:
-                self.budget.release(reserved)
                 suffix = f" (after {attempt} attempts)" if attempt > 1 else ""
                 return self._error_response(key, request, message[:2000] + suffix, attempt,
                                             time.perf_counter() - started)
@@ -630,7 +662,7 @@ class EvalClient:
             await self._sleep(self.retry.delay(attempt, retry_after_seconds(error), self._rng))
 
         answer, prompt_tokens, completion_tokens, cost = _read_completion(raw, request.model)
-        self.budget.settle(reserved, cost)
+        reservation.settle(cost)
         progress.prompt_tokens += prompt_tokens or 0
         progress.completion_tokens += completion_tokens or 0
         progress.cost_usd += cost if cost is not None else 0.0

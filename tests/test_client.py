@@ -116,7 +116,7 @@ def test_mock_rate_limit_exception_is_retried(tmp_path, litellm):
     calls = []
 
     async def flaky(**kwargs):
-        calls.append(kwargs)
+        calls.append({**kwargs, "metadata": dict(kwargs["metadata"])})  # as it was sent
         if len(calls) < 3:
             kwargs = {**kwargs, "mock_response": litellm.RateLimitError(
                 "busy", llm_provider="anthropic", model=kwargs["model"])}
@@ -125,10 +125,12 @@ def test_mock_rate_limit_exception_is_retried(tmp_path, litellm):
     client = make_client(tmp_path, completion_fn=flaky)
     request = Request(model="anthropic/claude-sonnet-4-5",
                       messages=[{"role": "user", "content": "hi"}],
-                      params={"mock_response": "hello"})
+                      params={"mock_response": "hello"}, metadata={"item": 7})
     response = run(client.complete(request))
     assert response.answer == "hello" and response.attempts == 3
     assert all(call["max_retries"] == 0 for call in calls)  # SDK retries are ours to count
+    # Each attempt gets the caller's metadata afresh (litellm adds its own keys in place).
+    assert all(call["metadata"] == {"item": 7} for call in calls)
 
 
 # -- loopback server, litellm's real HTTP client ---------------------------------------------
@@ -213,8 +215,10 @@ def test_cache_hit_sends_zero_requests(tmp_path, server):
 
 def test_interrupted_sweep_resumes_without_rebilling(tmp_path, server):
     server.latency_s = 0.3
-    requests = [fake_request(server, f"resume {i}", image=False) for i in range(8)]
-    client = make_client(tmp_path, concurrency=2)
+    requests = [fake_request(server, f"resume {i}", image=False, predicted_cost_usd=0.125)
+                for i in range(8)]
+    budget = Budget(None)
+    client = make_client(tmp_path, concurrency=2, budget=budget)
 
     async def interrupted():
         with pytest.raises(asyncio.TimeoutError):
@@ -223,6 +227,10 @@ def test_interrupted_sweep_resumes_without_rebilling(tmp_path, server):
     run(interrupted())
     answered = len(client.cache)
     assert 1 <= answered < 8
+    # Cancelled requests gave their reservations back; answered ones count as spent.
+    # (An answer that arrived while its cache write was being cancelled is spent, not cached.)
+    assert budget.in_flight_usd == 0
+    assert 0.125 * answered <= budget.spent_usd <= 0.125 * (answered + 2)
     sent_before = server.requests
     server.reset()
     resumed = make_client(tmp_path, concurrency=4)
