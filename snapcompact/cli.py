@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -24,8 +25,14 @@ def _read_stdin() -> str:
     return data.decode("utf-8", errors="replace")  # invalid bytes become U+FFFD, as in the reference
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _print(value: object) -> None:
-    sys.stdout.write(json.dumps(value, indent=1, ensure_ascii=False) + "\n")
+    # Like JSON.stringify: lone surrogates (a cut through an astral character) are escaped.
+    text = json.dumps(value, indent=1, ensure_ascii=False)
+    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    sys.stdout.write(text + "\n")
 
 
 def _cmd_render(args: argparse.Namespace) -> int:

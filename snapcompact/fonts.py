@@ -3,7 +3,8 @@
 Why an atlas: a frame is a grid of identical cells, so drawing a page is a single numpy gather
 (``atlas[glyph_ids]``) instead of one blit per character.  The atlas for a (font, cell) pair is
 built once from the vendored BDF / hex files, restricted to the code points the reference covers
-(``fonts/coverage.json``), with the reference's patched zero glyphs (``fonts/zero-patches.txt``).
+(``fonts/coverage.json``), with the glyphs the reference draws differently patched in
+(``fonts/glyph-patches.txt``: its slashed/barred zeros and six unscii Latin-1 glyphs).
 Glyph placement matches the reference: left = BDF x offset, top = ascent - height - y offset,
 measured from the cell's top-left corner; taller pitches leave the extra rows below the glyph.
 """
@@ -96,28 +97,27 @@ def _parse_hex(text: str) -> dict[int, Glyph]:
     return glyphs
 
 
-def _zero_patches() -> dict[str, Glyph]:
-    patches: dict[str, Glyph] = {}
-    font = None
-    header: list[int] = []
+def _glyph_patches() -> dict[str, dict[int, Glyph]]:
+    """Glyphs the reference draws differently from the files (``fonts/glyph-patches.txt``)."""
+    patches: dict[str, dict[int, Glyph]] = {}
+    header: tuple[str, int, int, int, int, int] | None = None
     rows: list[str] = []
 
     def flush() -> None:
-        if font is not None:
-            w, h, xoff, yoff = header
+        if header is not None:
+            font, code, w, h, xoff, yoff = header
             bits = np.array([[c == "#" for c in r] for r in rows], dtype=bool)
             if bits.shape != (h, w):
-                raise ValueError(f"zero patch for {font}: expected {w}x{h}, got {bits.shape}")
-            patches[font] = Glyph(bits, xoff, yoff)
+                raise ValueError(f"glyph patch {font} U+{code:04X}: expected {w}x{h}, got {bits.shape}")
+            patches.setdefault(font, {})[code] = Glyph(bits, xoff, yoff)
 
-    for line in (fonts_dir() / "zero-patches.txt").read_text().splitlines():
-        if not line or line.startswith("#") and not set(line) <= {"#", "."}:
-            continue
+    for line in (fonts_dir() / "glyph-patches.txt").read_text().splitlines():
         if line.startswith("font "):
             flush()
-            parts = line.split()
-            font, header, rows = parts[1], [int(v) for v in parts[3:7]], []
-        else:
+            parts = line.split()  # font NAME char HEX bbx W H XOFF YOFF
+            w, h, xoff, yoff = (int(v) for v in parts[5:9])
+            header, rows = (parts[1], int(parts[3], 16), w, h, xoff, yoff), []
+        elif line and set(line) <= {"#", "."} and header is not None:
             rows.append(line)
     flush()
     return patches
@@ -133,7 +133,7 @@ def load_font(name: str) -> BitmapFont:
         cell_w, cell_h, ascent, glyphs = 8, 8, _UNSCII_ASCENT, _parse_hex(text)
     else:
         cell_w, cell_h, ascent, glyphs = _parse_bdf(text)
-        glyphs[ord("0")] = _zero_patches()[name]
+    glyphs.update(_glyph_patches().get(name, {}))
     covered = supported(name) - _NOT_GLYPHS
     glyphs = {cp: g for cp, g in glyphs.items() if cp in covered}
     return BitmapFont(name, cell_w, cell_h, ascent, glyphs)
