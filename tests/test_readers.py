@@ -154,6 +154,25 @@ def test_reader_fails_on_illegible_frames(shape, item, transcripts):
     assert got not in item["answers"]
 
 
+def test_grid_rows_join_mid_word_and_repeated_rows_drop():
+    """Rows of a 10-cell grid at 8 px pitch (text block x = 0..80) holding the stream
+    "A lighthouse stands on rocks and reefs.": full rows continue mid-word; a row whose ink
+    stops a cell short ended with a blank cell; the line-repeat copy of a row is read once."""
+    line = ocr.TextLine
+    rows = [
+        line("A lighthou", (0, 0, 80, 10)),
+        line("A lighthou", (0, 10, 80, 20)),  # the repeat band
+        line("se stands", (0, 20, 71, 30)),  # "se stands " : last cell blank
+        line("on rocks a", (0, 30, 80, 40)),
+        line("nd reefs.", (0, 40, 70, 50)),
+    ]
+    assert ocr.join_grid_lines(rows) == "A lighthouse stands on rocks and reefs."
+    # a row that starts with a blank cell: its ink begins one pitch right of the block's edge
+    assert ocr.join_grid_lines([line("abcdefghij", (0, 0, 80, 10)),
+                                line("klm", (9, 10, 32, 20))]) == "abcdefghij klm"
+    assert ocr.join_grid_lines([]) == ""
+
+
 def test_provider_resize_is_applied_before_reading(frames):
     """A legible frame shown at a third of its size (what a small image budget would do)
     is no longer legible: the reader sees what the model sees, not the original pixels."""

@@ -16,7 +16,8 @@ What a transcription does, in order:
      and which smear into their neighbours) -- they stand for whitespace;
   4. read text lines in order and join them as the renderer wrote them: the grid wraps rows
      mid-word, so rows are concatenated without a separator, and a space is put back only
-     where a row visibly starts or ends with an empty cell.
+     where a row visibly starts or ends with an empty cell; the second copy of a row in the
+     line-repeat shapes (8x8r) is recognised by its similarity to the row above and dropped.
 
 Transcripts are cached by (PNG hash, seen size, settings) in an in-process LRU and, when a
 directory is given (argument or SNAPCOMPACT_OCR_CACHE), on disk.
@@ -64,7 +65,8 @@ class OcrSettings:
         if self.psm not in range(14):
             raise ValueError(f"OcrSettings.psm must be a tesseract page mode 0..13, got {self.psm}")
         if not 0 < self.dark_threshold < 256:
-            raise ValueError(f"OcrSettings.dark_threshold must be 1..255, got {self.dark_threshold}")
+            raise ValueError(
+                f"OcrSettings.dark_threshold must be 1..255, got {self.dark_threshold}")
 
 
 DEFAULT_SETTINGS = OcrSettings()
@@ -228,18 +230,38 @@ def read_lines(image: Image.Image, settings: OcrSettings = DEFAULT_SETTINGS) -> 
     return lines
 
 
+REPEAT_SIMILARITY = 60.0  # repeated rows of 8x8r read 62-89, unrelated rows 24-52
+
+
+def _drop_repeated_rows(lines: list[TextLine]) -> list[TextLine]:
+    from rapidfuzz import fuzz
+
+    kept: list[TextLine] = []
+    for line in lines:
+        if kept and len(line.text) >= 8 \
+                and fuzz.ratio(line.text, kept[-1].text) >= REPEAT_SIMILARITY:
+            continue
+        kept.append(line)
+    return kept
+
+
 def join_grid_lines(lines: list[TextLine]) -> str:
     """Concatenate rows of a mid-word-wrapped grid back into one text stream.
 
+    Shapes with a line repeat print every row twice; a row that reads almost the same as the
+    row above (similarity >= REPEAT_SIMILARITY) is that copy and is skipped.
+
     A row boundary is a space only where the ink shows an empty cell: the earlier row stops
     short of the text block's right edge, or the later row starts right of its left edge, by
-    more than half a character pitch (estimated from the lines themselves).
+    more than 0.6 of a character pitch (estimated from the lines themselves).
     """
+    lines = _drop_repeated_rows(lines)
     if not lines:
         return ""
     left = min(line.box[0] for line in lines)
     right = max(line.box[2] for line in lines)
-    pitches = [(line.box[2] - line.box[0]) / len(line.text) for line in lines if len(line.text) >= 8]
+    pitches = [(line.box[2] - line.box[0]) / len(line.text)
+               for line in lines if len(line.text) >= 8]
     pitch = statistics.median(pitches) if pitches else 8.0
     parts = [lines[0].text]
     for before, after in zip(lines, lines[1:]):

@@ -303,10 +303,10 @@ def register() -> None:
     """Make `snapocr/*` callable through litellm and priced at zero. Safe to call repeatedly."""
     litellm = _import_litellm()
     cls = handler_class()
-    providers = [entry for entry in (litellm.custom_provider_map or [])
-                 if entry.get("provider") != PROVIDER]
-    existing = [entry for entry in (litellm.custom_provider_map or [])
-                if entry.get("provider") == PROVIDER and isinstance(entry.get("custom_handler"), cls)]
+    entries = list(litellm.custom_provider_map or [])
+    providers = [entry for entry in entries if entry.get("provider") != PROVIDER]
+    existing = [entry for entry in entries if entry.get("provider") == PROVIDER
+                and isinstance(entry.get("custom_handler"), cls)]
     handler = existing[0]["custom_handler"] if existing else cls()
     litellm.custom_provider_map = [*providers, {"provider": PROVIDER, "custom_handler": handler}]
     zero = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
