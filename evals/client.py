@@ -44,6 +44,7 @@ from evals.budget import Budget, BudgetExceeded, DryRunSummary
 from evals.cache import CachedResponse, ResponseCache, request_key
 
 __all__ = [
+    "REDACTED",
     "EvalClient",
     "Progress",
     "ProgressBar",
@@ -51,8 +52,10 @@ __all__ = [
     "Response",
     "RetryPolicy",
     "import_litellm",
+    "is_retryable",
     "provider_of",
     "redact",
+    "retry_after_seconds",
 ]
 
 # ---------------------------------------------------------------------------------------------
