@@ -1,4 +1,4 @@
-"""Text normalization: turn arbitrary text into what a bitmap frame can print, exactly as the reference.
+"""Text normalization: turn any text into what a bitmap frame can print, exactly as the reference.
 
 Why exact: the frames a model reads, the page count and the "is this text safe to image" decision
 (`scan_renderability`) all follow from the normalized text, so a one-character drift changes which
@@ -8,9 +8,9 @@ shape is picked, where pages break and what the eval measures.  The rules (diges
 2. replace each maximal run of JavaScript whitespace / format characters (``/[\\s\\p{Cf}]+/u``) by
    the newline glyph (run holds a line break), one space (run holds real whitespace) or nothing;
 3. trim edge runs of spaces / newline glyphs;
-4. decide per code point: keep ASCII/Latin-1, fold status emoji and typographic punctuation to ASCII,
-   box drawing to ``| - +``, keep what the font or Silver draws, NFKD-fold compatibility forms,
-   drop other pictographs and controls/marks/surrogates, print ``?`` for the rest;
+4. decide per code point: keep ASCII/Latin-1, fold status emoji and typographic punctuation to
+   ASCII, box drawing to ``| - +``, keep what the font or Silver draws, NFKD-fold compatibility
+   forms, drop other pictographs and controls/marks/surrogates, print ``?`` for the rest;
 5. squeeze space runs and trim the edges again.
 
 Speed: plain text skips step 4 entirely (one regex scan proves it is all Latin-1), and otherwise the
@@ -19,8 +19,9 @@ per-code-point decision is computed once per distinct code point and applied wit
 Unicode version: the reference runs on JavaScriptCore with Unicode 17 while Python 3.11's
 ``unicodedata`` is Unicode 14.  The property tables below (Extended_Pictographic, Cf, and the
 Unicode 15-17 additions to the mark/unrenderable sets and to NFKD folds) were read from the
-reference engine (``tests/golden/normalize/make_golden.py --tables`` prints them again); the
-full-code-space parity test in ``tests/test_normalize.py`` fails if they drift.
+reference engine (``tests/golden/normalize/make_golden.py --tables`` prints the range tables
+again; the few newer ASCII folds were found by diffing every code point); the full-code-space
+parity test in ``tests/test_normalize.py`` fails if any of them drift.
 """
 
 from __future__ import annotations
@@ -29,18 +30,18 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from snapcompact import coverage
 from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
 from snapcompact.shapes import FONTS
 
 __all__ = [
-    "EMOJI_FOLD",
     "CHAR_FOLD",
+    "EMOJI_FOLD",
+    "SAFE_FALLBACK_RATIO",
     "STOPWORDS",
     "Renderability",
-    "SAFE_FALLBACK_RATIO",
     "cjk_heavy",
     "dim_stopwords",
     "is_wide",
@@ -111,64 +112,91 @@ JS_WHITESPACE = (
 )
 
 #: General category Cf (format characters) in Unicode 17, inclusive ranges.
+# fmt: off
 FORMAT_RANGES: tuple[tuple[int, int], ...] = (
-    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F), (0x0890, 0x0891),
-    (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F),
-    (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD),
+    (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E),
+    (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+    (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
 )
+# fmt: on
 
 #: Extended_Pictographic (emoji-data, Unicode 17), inclusive ranges.  Python has no such property.
+# fmt: off
 PICTOGRAPHIC_RANGES: tuple[tuple[int, int], ...] = (
-    (0x00A9, 0x00A9), (0x00AE, 0x00AE), (0x203C, 0x203C), (0x2049, 0x2049), (0x2122, 0x2122), (0x2139, 0x2139),
-    (0x2194, 0x2199), (0x21A9, 0x21AA), (0x231A, 0x231B), (0x2328, 0x2328), (0x23CF, 0x23CF), (0x23E9, 0x23F3),
-    (0x23F8, 0x23FA), (0x24C2, 0x24C2), (0x25AA, 0x25AB), (0x25B6, 0x25B6), (0x25C0, 0x25C0), (0x25FB, 0x25FE),
-    (0x2600, 0x2604), (0x260E, 0x260E), (0x2611, 0x2611), (0x2614, 0x2615), (0x2618, 0x2618), (0x261D, 0x261D),
-    (0x2620, 0x2620), (0x2622, 0x2623), (0x2626, 0x2626), (0x262A, 0x262A), (0x262E, 0x262F), (0x2638, 0x263A),
-    (0x2640, 0x2640), (0x2642, 0x2642), (0x2648, 0x2653), (0x265F, 0x2660), (0x2663, 0x2663), (0x2665, 0x2666),
-    (0x2668, 0x2668), (0x267B, 0x267B), (0x267E, 0x267F), (0x2692, 0x2697), (0x2699, 0x2699), (0x269B, 0x269C),
-    (0x26A0, 0x26A1), (0x26A7, 0x26A7), (0x26AA, 0x26AB), (0x26B0, 0x26B1), (0x26BD, 0x26BE), (0x26C4, 0x26C5),
-    (0x26C8, 0x26C8), (0x26CE, 0x26CF), (0x26D1, 0x26D1), (0x26D3, 0x26D4), (0x26E9, 0x26EA), (0x26F0, 0x26F5),
-    (0x26F7, 0x26FA), (0x26FD, 0x26FD), (0x2702, 0x2702), (0x2705, 0x2705), (0x2708, 0x270D), (0x270F, 0x270F),
-    (0x2712, 0x2712), (0x2714, 0x2714), (0x2716, 0x2716), (0x271D, 0x271D), (0x2721, 0x2721), (0x2728, 0x2728),
-    (0x2733, 0x2734), (0x2744, 0x2744), (0x2747, 0x2747), (0x274C, 0x274C), (0x274E, 0x274E), (0x2753, 0x2755),
-    (0x2757, 0x2757), (0x2763, 0x2764), (0x2795, 0x2797), (0x27A1, 0x27A1), (0x27B0, 0x27B0), (0x27BF, 0x27BF),
-    (0x2934, 0x2935), (0x2B05, 0x2B07), (0x2B1B, 0x2B1C), (0x2B50, 0x2B50), (0x2B55, 0x2B55), (0x3030, 0x3030),
-    (0x303D, 0x303D), (0x3297, 0x3297), (0x3299, 0x3299), (0x1F004, 0x1F004), (0x1F02C, 0x1F02F), (0x1F094, 0x1F09F),
-    (0x1F0AF, 0x1F0B0), (0x1F0C0, 0x1F0C0), (0x1F0CF, 0x1F0D0), (0x1F0F6, 0x1F0FF), (0x1F170, 0x1F171), (0x1F17E, 0x1F17F),
-    (0x1F18E, 0x1F18E), (0x1F191, 0x1F19A), (0x1F1AE, 0x1F1E5), (0x1F201, 0x1F20F), (0x1F21A, 0x1F21A), (0x1F22F, 0x1F22F),
-    (0x1F232, 0x1F23A), (0x1F23C, 0x1F23F), (0x1F249, 0x1F25F), (0x1F266, 0x1F321), (0x1F324, 0x1F393), (0x1F396, 0x1F397),
-    (0x1F399, 0x1F39B), (0x1F39E, 0x1F3F0), (0x1F3F3, 0x1F3F5), (0x1F3F7, 0x1F3FA), (0x1F400, 0x1F4FD), (0x1F4FF, 0x1F53D),
-    (0x1F549, 0x1F54E), (0x1F550, 0x1F567), (0x1F56F, 0x1F570), (0x1F573, 0x1F57A), (0x1F587, 0x1F587), (0x1F58A, 0x1F58D),
-    (0x1F590, 0x1F590), (0x1F595, 0x1F596), (0x1F5A4, 0x1F5A5), (0x1F5A8, 0x1F5A8), (0x1F5B1, 0x1F5B2), (0x1F5BC, 0x1F5BC),
-    (0x1F5C2, 0x1F5C4), (0x1F5D1, 0x1F5D3), (0x1F5DC, 0x1F5DE), (0x1F5E1, 0x1F5E1), (0x1F5E3, 0x1F5E3), (0x1F5E8, 0x1F5E8),
-    (0x1F5EF, 0x1F5EF), (0x1F5F3, 0x1F5F3), (0x1F5FA, 0x1F64F), (0x1F680, 0x1F6C5), (0x1F6CB, 0x1F6D2), (0x1F6D5, 0x1F6E5),
-    (0x1F6E9, 0x1F6E9), (0x1F6EB, 0x1F6F0), (0x1F6F3, 0x1F6FF), (0x1F7DA, 0x1F7FF), (0x1F80C, 0x1F80F), (0x1F848, 0x1F84F),
-    (0x1F85A, 0x1F85F), (0x1F888, 0x1F88F), (0x1F8AE, 0x1F8AF), (0x1F8BC, 0x1F8BF), (0x1F8C2, 0x1F8CF), (0x1F8D9, 0x1F8FF),
-    (0x1F90C, 0x1F93A), (0x1F93C, 0x1F945), (0x1F947, 0x1F9FF), (0x1FA58, 0x1FA5F), (0x1FA6E, 0x1FAFF), (0x1FC00, 0x1FFFD),
+    (0x00A9, 0x00A9), (0x00AE, 0x00AE), (0x203C, 0x203C), (0x2049, 0x2049),
+    (0x2122, 0x2122), (0x2139, 0x2139), (0x2194, 0x2199), (0x21A9, 0x21AA),
+    (0x231A, 0x231B), (0x2328, 0x2328), (0x23CF, 0x23CF), (0x23E9, 0x23F3),
+    (0x23F8, 0x23FA), (0x24C2, 0x24C2), (0x25AA, 0x25AB), (0x25B6, 0x25B6),
+    (0x25C0, 0x25C0), (0x25FB, 0x25FE), (0x2600, 0x2604), (0x260E, 0x260E),
+    (0x2611, 0x2611), (0x2614, 0x2615), (0x2618, 0x2618), (0x261D, 0x261D),
+    (0x2620, 0x2620), (0x2622, 0x2623), (0x2626, 0x2626), (0x262A, 0x262A),
+    (0x262E, 0x262F), (0x2638, 0x263A), (0x2640, 0x2640), (0x2642, 0x2642),
+    (0x2648, 0x2653), (0x265F, 0x2660), (0x2663, 0x2663), (0x2665, 0x2666),
+    (0x2668, 0x2668), (0x267B, 0x267B), (0x267E, 0x267F), (0x2692, 0x2697),
+    (0x2699, 0x2699), (0x269B, 0x269C), (0x26A0, 0x26A1), (0x26A7, 0x26A7),
+    (0x26AA, 0x26AB), (0x26B0, 0x26B1), (0x26BD, 0x26BE), (0x26C4, 0x26C5),
+    (0x26C8, 0x26C8), (0x26CE, 0x26CF), (0x26D1, 0x26D1), (0x26D3, 0x26D4),
+    (0x26E9, 0x26EA), (0x26F0, 0x26F5), (0x26F7, 0x26FA), (0x26FD, 0x26FD),
+    (0x2702, 0x2702), (0x2705, 0x2705), (0x2708, 0x270D), (0x270F, 0x270F),
+    (0x2712, 0x2712), (0x2714, 0x2714), (0x2716, 0x2716), (0x271D, 0x271D),
+    (0x2721, 0x2721), (0x2728, 0x2728), (0x2733, 0x2734), (0x2744, 0x2744),
+    (0x2747, 0x2747), (0x274C, 0x274C), (0x274E, 0x274E), (0x2753, 0x2755),
+    (0x2757, 0x2757), (0x2763, 0x2764), (0x2795, 0x2797), (0x27A1, 0x27A1),
+    (0x27B0, 0x27B0), (0x27BF, 0x27BF), (0x2934, 0x2935), (0x2B05, 0x2B07),
+    (0x2B1B, 0x2B1C), (0x2B50, 0x2B50), (0x2B55, 0x2B55), (0x3030, 0x3030),
+    (0x303D, 0x303D), (0x3297, 0x3297), (0x3299, 0x3299), (0x1F004, 0x1F004),
+    (0x1F02C, 0x1F02F), (0x1F094, 0x1F09F), (0x1F0AF, 0x1F0B0), (0x1F0C0, 0x1F0C0),
+    (0x1F0CF, 0x1F0D0), (0x1F0F6, 0x1F0FF), (0x1F170, 0x1F171), (0x1F17E, 0x1F17F),
+    (0x1F18E, 0x1F18E), (0x1F191, 0x1F19A), (0x1F1AE, 0x1F1E5), (0x1F201, 0x1F20F),
+    (0x1F21A, 0x1F21A), (0x1F22F, 0x1F22F), (0x1F232, 0x1F23A), (0x1F23C, 0x1F23F),
+    (0x1F249, 0x1F25F), (0x1F266, 0x1F321), (0x1F324, 0x1F393), (0x1F396, 0x1F397),
+    (0x1F399, 0x1F39B), (0x1F39E, 0x1F3F0), (0x1F3F3, 0x1F3F5), (0x1F3F7, 0x1F3FA),
+    (0x1F400, 0x1F4FD), (0x1F4FF, 0x1F53D), (0x1F549, 0x1F54E), (0x1F550, 0x1F567),
+    (0x1F56F, 0x1F570), (0x1F573, 0x1F57A), (0x1F587, 0x1F587), (0x1F58A, 0x1F58D),
+    (0x1F590, 0x1F590), (0x1F595, 0x1F596), (0x1F5A4, 0x1F5A5), (0x1F5A8, 0x1F5A8),
+    (0x1F5B1, 0x1F5B2), (0x1F5BC, 0x1F5BC), (0x1F5C2, 0x1F5C4), (0x1F5D1, 0x1F5D3),
+    (0x1F5DC, 0x1F5DE), (0x1F5E1, 0x1F5E1), (0x1F5E3, 0x1F5E3), (0x1F5E8, 0x1F5E8),
+    (0x1F5EF, 0x1F5EF), (0x1F5F3, 0x1F5F3), (0x1F5FA, 0x1F64F), (0x1F680, 0x1F6C5),
+    (0x1F6CB, 0x1F6D2), (0x1F6D5, 0x1F6E5), (0x1F6E9, 0x1F6E9), (0x1F6EB, 0x1F6F0),
+    (0x1F6F3, 0x1F6FF), (0x1F7DA, 0x1F7FF), (0x1F80C, 0x1F80F), (0x1F848, 0x1F84F),
+    (0x1F85A, 0x1F85F), (0x1F888, 0x1F88F), (0x1F8AE, 0x1F8AF), (0x1F8BC, 0x1F8BF),
+    (0x1F8C2, 0x1F8CF), (0x1F8D9, 0x1F8FF), (0x1F90C, 0x1F93A), (0x1F93C, 0x1F945),
+    (0x1F947, 0x1F9FF), (0x1FA58, 0x1FA5F), (0x1FA6E, 0x1FAFF), (0x1FC00, 0x1FFFD),
 )
+# fmt: on
 
 #: Code points that are Mn/Me in Unicode 17 but unassigned (or not Mn/Me) in Python's Unicode 14.
+# fmt: off
 _UNRENDERABLE_NEWER: tuple[tuple[int, int], ...] = (
-    (0x0897, 0x0897), (0x0ECE, 0x0ECE), (0x1ACF, 0x1ADD), (0x1AE0, 0x1AEB), (0x10D69, 0x10D6D), (0x10EFA, 0x10EFF),
-    (0x11241, 0x11241), (0x113BB, 0x113C0), (0x113CE, 0x113CE), (0x113D0, 0x113D0), (0x113D2, 0x113D2), (0x113E1, 0x113E2),
-    (0x11B60, 0x11B60), (0x11B62, 0x11B64), (0x11B66, 0x11B66), (0x11F00, 0x11F01), (0x11F36, 0x11F3A), (0x11F40, 0x11F40),
-    (0x11F42, 0x11F42), (0x11F5A, 0x11F5A), (0x13440, 0x13440), (0x13447, 0x13455), (0x1611E, 0x16129), (0x1612D, 0x1612F),
-    (0x1E08F, 0x1E08F), (0x1E4EC, 0x1E4EF), (0x1E5EE, 0x1E5EF), (0x1E6E3, 0x1E6E3), (0x1E6E6, 0x1E6E6), (0x1E6EE, 0x1E6EF),
-    (0x1E6F5, 0x1E6F5),
+    (0x0897, 0x0897), (0x0ECE, 0x0ECE), (0x1ACF, 0x1ADD), (0x1AE0, 0x1AEB),
+    (0x10D69, 0x10D6D), (0x10EFA, 0x10EFF), (0x11241, 0x11241), (0x113BB, 0x113C0),
+    (0x113CE, 0x113CE), (0x113D0, 0x113D0), (0x113D2, 0x113D2), (0x113E1, 0x113E2),
+    (0x11B60, 0x11B60), (0x11B62, 0x11B64), (0x11B66, 0x11B66), (0x11F00, 0x11F01),
+    (0x11F36, 0x11F3A), (0x11F40, 0x11F40), (0x11F42, 0x11F42), (0x11F5A, 0x11F5A),
+    (0x13440, 0x13440), (0x13447, 0x13455), (0x1611E, 0x16129), (0x1612D, 0x1612F),
+    (0x1E08F, 0x1E08F), (0x1E4EC, 0x1E4EF), (0x1E5EE, 0x1E5EF), (0x1E6E3, 0x1E6E3),
+    (0x1E6E6, 0x1E6E6), (0x1E6EE, 0x1E6EF), (0x1E6F5, 0x1E6F5),
 )
+# fmt: on
 #: AHOM CONSONANT SIGN MEDIAL RA moved from Mn to Mc in Unicode 15 (still a mark, now kept/folded).
 _UNRENDERABLE_FORMER = frozenset({0x1171E})
 
 #: Marks (\p{M}) of Unicode 15-17 that Python's Unicode 14 does not know.
+# fmt: off
 _MARK_NEWER: tuple[tuple[int, int], ...] = (
-    (0x0897, 0x0897), (0x0CF3, 0x0CF3), (0x0ECE, 0x0ECE), (0x1ACF, 0x1ADD), (0x1AE0, 0x1AEB), (0x10D69, 0x10D6D),
-    (0x10EFA, 0x10EFF), (0x11241, 0x11241), (0x113B8, 0x113C0), (0x113C2, 0x113C2), (0x113C5, 0x113C5), (0x113C7, 0x113CA),
-    (0x113CC, 0x113D0), (0x113D2, 0x113D2), (0x113E1, 0x113E2), (0x11B60, 0x11B67), (0x11F00, 0x11F01), (0x11F03, 0x11F03),
-    (0x11F34, 0x11F3A), (0x11F3E, 0x11F42), (0x11F5A, 0x11F5A), (0x13440, 0x13440), (0x13447, 0x13455), (0x1611E, 0x1612F),
-    (0x1E08F, 0x1E08F), (0x1E4EC, 0x1E4EF), (0x1E5EE, 0x1E5EF), (0x1E6E3, 0x1E6E3), (0x1E6E6, 0x1E6E6), (0x1E6EE, 0x1E6EF),
-    (0x1E6F5, 0x1E6F5),
+    (0x0897, 0x0897), (0x0CF3, 0x0CF3), (0x0ECE, 0x0ECE), (0x1ACF, 0x1ADD),
+    (0x1AE0, 0x1AEB), (0x10D69, 0x10D6D), (0x10EFA, 0x10EFF), (0x11241, 0x11241),
+    (0x113B8, 0x113C0), (0x113C2, 0x113C2), (0x113C5, 0x113C5), (0x113C7, 0x113CA),
+    (0x113CC, 0x113D0), (0x113D2, 0x113D2), (0x113E1, 0x113E2), (0x11B60, 0x11B67),
+    (0x11F00, 0x11F01), (0x11F03, 0x11F03), (0x11F34, 0x11F3A), (0x11F3E, 0x11F42),
+    (0x11F5A, 0x11F5A), (0x13440, 0x13440), (0x13447, 0x13455), (0x1611E, 0x1612F),
+    (0x1E08F, 0x1E08F), (0x1E4EC, 0x1E4EF), (0x1E5EE, 0x1E5EF), (0x1E6E3, 0x1E6E3),
+    (0x1E6E6, 0x1E6E6), (0x1E6EE, 0x1E6EF), (0x1E6F5, 0x1E6F5),
 )
+# fmt: on
 
 #: NFKD decompositions added after Unicode 14 that fold to ASCII: U+A7F1 (modifier capital S) and
 #: the outlined Latin letters and digits of Symbols for Legacy Computing Supplement.
@@ -181,8 +209,10 @@ _FOLD_NEWER: dict[int, str] = {
 
 def _class_body(ranges: tuple[tuple[int, int], ...]) -> str:
     """Regex character-class body for inclusive code point ranges."""
-    return "".join(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}"
-                   for lo, hi in ranges)
+    return "".join(
+        re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}"
+        for lo, hi in ranges
+    )
 
 
 def _expand(ranges: tuple[tuple[int, int], ...]) -> frozenset[int]:
@@ -320,7 +350,13 @@ def _consume_escapes(text: str, start: int) -> int:
                 return end
             i = found.start()
             if text[i] == "\x1b":
-                state = _GOT_ESC if state == _CSI else _OSC_GOT_ESC if state == _OSC else _STRING_GOT_ESC
+                state = (
+                    _GOT_ESC
+                    if state == _CSI
+                    else _OSC_GOT_ESC
+                    if state == _OSC
+                    else _STRING_GOT_ESC
+                )
             else:
                 state = _GROUND
         i += 1
@@ -328,7 +364,7 @@ def _consume_escapes(text: str, start: int) -> int:
 
 
 def strip_ansi(text: str) -> str:
-    """Remove ANSI escape sequences as ``Bun.stripANSI`` does (text without any is returned as is)."""
+    """Remove ANSI escape sequences as ``Bun.stripANSI`` does (text without any is unchanged)."""
     found = _ESCAPE_START.search(text)
     if found is None:
         return text
@@ -357,11 +393,12 @@ def strip_ansi(text: str) -> str:
 
 _FORMAT_CLASS = _class_body(FORMAT_RANGES)
 _WS_CLASS = re.escape(JS_WHITESPACE)
+_WS_NO_SPACE_CLASS = re.escape(JS_WHITESPACE.replace(" ", ""))
 # Only runs that change: two or more characters, or one character other than a plain space.  The
 # lookahead lets the regex engine skip ahead to candidate characters (twice as fast on prose).
 _COLLAPSIBLE = re.compile(
     f"(?=[{_WS_CLASS}{_FORMAT_CLASS}])"
-    f"(?:[{_WS_CLASS}{_FORMAT_CLASS}]{{2,}}|[{re.escape(JS_WHITESPACE.replace(' ', ''))}{_FORMAT_CLASS}])"
+    f"(?:[{_WS_CLASS}{_FORMAT_CLASS}]{{2,}}|[{_WS_NO_SPACE_CLASS}{_FORMAT_CLASS}])"
 )
 _LINE_BREAK = re.compile("[\n\r\u2028\u2029]")
 _NOT_FORMAT = re.compile(f"[^{_FORMAT_CLASS}]")
@@ -372,7 +409,7 @@ _SPACE_RUN = re.compile(" {2,}")
 
 
 class _RunReplacements(dict):
-    """Memo: whitespace/format run -> its replacement (runs repeat a lot: indentation, blank lines)."""
+    """Memo: whitespace/format run -> replacement (runs repeat a lot: indentation, blank lines)."""
 
     def __missing__(self, run: str) -> str:
         if _LINE_BREAK.search(run):
@@ -396,7 +433,10 @@ def _replace_run(match: re.Match[str]) -> str:
 def _join_surrogate_pairs(text: str) -> str:
     """JavaScript strings are UTF-16: a high+low surrogate pair is one code point there."""
     return _SURROGATE_PAIR.sub(
-        lambda m: chr(0x10000 + ((ord(m.group()[0]) - 0xD800) << 10) + (ord(m.group()[1]) - 0xDC00)), text
+        lambda m: chr(
+            0x10000 + ((ord(m.group()[0]) - 0xD800) << 10) + (ord(m.group()[1]) - 0xDC00)
+        ),
+        text,
     )
 
 
@@ -443,7 +483,12 @@ def _font_free_decision(cp: int) -> tuple[str, int] | None:
     category = unicodedata.category(ch)
     # Fast path: most code points have no decomposition and are no mark, so they cannot fold.
     # (Hangul syllables decompose only to Jamo, which never fold either.)
-    if category[0] == "M" or cp in _MARK_ADDED or cp in _FOLD_NEWER or unicodedata.decomposition(ch):
+    if (
+        category[0] == "M"
+        or cp in _MARK_ADDED
+        or cp in _FOLD_NEWER
+        or unicodedata.decomposition(ch)
+    ):
         folded = fold_to_ascii(ch)
     else:
         folded = None
@@ -499,11 +544,11 @@ class _KindTable(dict):
         self.table = table
 
     def __missing__(self, cp: int) -> str:
-        self.table[cp]  # noqa: B018 - fills both tables
+        self.table[cp]
         return self[cp]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _font_table(font: str) -> _FontTable:
     return _FontTable(font)
 
@@ -516,19 +561,20 @@ def _check_font(font: str) -> str:
 
 def _check_text(text: object) -> str:
     if not isinstance(text, str):
-        raise ValueError(f"text must be a str, got {type(text).__name__}")
+        # ValueError, not TypeError: the package reports every bad argument the same way.
+        raise ValueError(f"text must be a str, got {type(text).__name__}")  # noqa: TRY004
     return text
 
 
 # Anything outside printable ASCII / Latin-1 (and the three control glyphs kept as they are)
 # needs the per-code-point table.
 _NEEDS_TABLE = re.compile(f"[^\x20-\x7e\xa0-\xff{DIM_ON}{DIM_OFF}{NEWLINE_GLYPH}]")
-_NEEDS_TABLE_RUN = re.compile(f"[^\x20-\x7e\xa0-\xff{DIM_ON}{DIM_OFF}{NEWLINE_GLYPH}]+")
+_NEEDS_TABLE_RUN = re.compile(f"([^\x20-\x7e\xa0-\xff{DIM_ON}{DIM_OFF}{NEWLINE_GLYPH}]+)")
 
 
 def _apply_table(chars: str, table: _FontTable) -> str:
     """``chars.translate(table)``, touching only the runs that need it when they are sparse."""
-    pieces = _NEEDS_TABLE_RUN.split(chars)
+    pieces = _NEEDS_TABLE_RUN.split(chars)  # [plain, run, plain, run, ..., plain]
     if len(pieces) > len(chars) >> 5:
         return chars.translate(table)
     pieces[1::2] = [run.translate(table) for run in pieces[1::2]]
@@ -584,7 +630,9 @@ def scan_renderability(text: str, font: str = "5x8") -> Renderability:
     graphic = len(chars) - len(special) - _uncounted(chars) + len(kinds)
     fallback = kinds.count(_FALLBACK)
     ratio = fallback / graphic if graphic else 0.0
-    return Renderability(ratio=ratio, safe=ratio <= SAFE_FALLBACK_RATIO, graphic=graphic, fallback=fallback)
+    return Renderability(
+        ratio=ratio, safe=ratio <= SAFE_FALLBACK_RATIO, graphic=graphic, fallback=fallback
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -593,11 +641,14 @@ def scan_renderability(text: str, font: str = "5x8") -> Renderability:
 
 #: East Asian wide/fullwidth blocks that take two cells in bitmap shapes (one in Silver shapes);
 #: must match the renderer's layout exactly.
+# fmt: off
 WIDE_RANGES: tuple[tuple[int, int], ...] = (
-    (0x1100, 0x115F), (0x2E80, 0x2EFF), (0x2F00, 0x2FDF), (0x3000, 0x303E), (0x3041, 0x33FF),
-    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA000, 0xA4CF), (0xAC00, 0xD7A3), (0xF900, 0xFAFF),
-    (0xFE30, 0xFE4F), (0xFF00, 0xFF60), (0xFFE0, 0xFFE6), (0x20000, 0x2FFFD), (0x30000, 0x3FFFD),
+    (0x1100, 0x115F), (0x2E80, 0x2EFF), (0x2F00, 0x2FDF), (0x3000, 0x303E),
+    (0x3041, 0x33FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA000, 0xA4CF),
+    (0xAC00, 0xD7A3), (0xF900, 0xFAFF), (0xFE30, 0xFE4F), (0xFF00, 0xFF60),
+    (0xFFE0, 0xFFE6), (0x20000, 0x2FFFD), (0x30000, 0x3FFFD),
 )
+# fmt: on
 
 
 def is_wide(cp: int) -> bool:
@@ -637,12 +688,78 @@ def cjk_heavy(text: str) -> bool:
 
 #: High-frequency function words a reader restores from context (the research ``_STOPWORDS``).
 STOPWORDS: frozenset[str] = frozenset(
-    (
-        "the a an and or of to in on at as is are was were be been by for with that this it its from had has "
-        "have not but he she his her they their them which also who whom when where while will would could "
-        "should there then than into over under about after before between during each such these those some "
-        "most more other only same so"
-    ).split()
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "by",
+        "for",
+        "with",
+        "that",
+        "this",
+        "it",
+        "its",
+        "from",
+        "had",
+        "has",
+        "have",
+        "not",
+        "but",
+        "he",
+        "she",
+        "his",
+        "her",
+        "they",
+        "their",
+        "them",
+        "which",
+        "also",
+        "who",
+        "whom",
+        "when",
+        "where",
+        "while",
+        "will",
+        "would",
+        "could",
+        "should",
+        "there",
+        "then",
+        "than",
+        "into",
+        "over",
+        "under",
+        "about",
+        "after",
+        "before",
+        "between",
+        "during",
+        "each",
+        "such",
+        "these",
+        "those",
+        "some",
+        "most",
+        "more",
+        "other",
+        "only",
+        "same",
+        "so",
+    ]
 )
 
 _ALPHA_RUN = re.compile("[a-zA-Z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff]+")
@@ -697,7 +814,7 @@ def _cell_length(text: str, wide_cells: bool) -> int:
 
 
 def _fitting_prefix(word: str, width: int, wide_cells: bool) -> str:
-    """Longest prefix of ``word`` within ``width`` cells, always holding at least one visible char."""
+    """Longest prefix of ``word`` within ``width`` cells, holding at least one visible char."""
     cells = 0
     placed = False
     for i, ch in enumerate(word):
@@ -733,7 +850,7 @@ def wrap(text: str, cols: int, wide_cells: bool = False) -> list[str]:
                 cur, cur_cells = "", 0
             head = _fitting_prefix(word, cols, wide_cells)
             lines.append(head)
-            word = word[len(head):]
+            word = word[len(head) :]
             word_cells = _cell_length(word, wide_cells)
         if not cur:
             cur, cur_cells = word, word_cells

@@ -33,17 +33,24 @@ CODESPACE = json.loads((GOLDEN / "codespace.json").read_text())
 
 
 def _mismatches(pairs):
-    return [(ascii(args)[:200], ascii(got)[:200], ascii(want)[:200]) for args, got, want in pairs if got != want]
+    return [
+        (ascii(args)[:200], ascii(got)[:200], ascii(want)[:200])
+        for args, got, want in pairs
+        if got != want
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
 # Reference parity
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("font", FONTS)
 def test_normalize_matches_reference(font):
-    pairs = [(case["text"], normalize(case["text"], font), case["outputs"][case["fonts"][font][0]])
-             for case in CASES["normalize"]]
+    pairs = [
+        (case["text"], normalize(case["text"], font), case["outputs"][case["fonts"][font][0]])
+        for case in CASES["normalize"]
+    ]
     assert _mismatches(pairs) == []
 
 
@@ -59,7 +66,9 @@ def test_scan_renderability_matches_reference(font):
 
 def _codespace_chunk(lo: int, size: int) -> str:
     # Same construction as oracle.js: every code point between DIM_ON separators, then U+E000.
-    return DIM_ON + "".join(chr(cp) + DIM_ON for cp in range(lo, min(lo + size, 0x110000))) + "\ue000"
+    return (
+        DIM_ON + "".join(chr(cp) + DIM_ON for cp in range(lo, min(lo + size, 0x110000))) + "\ue000"
+    )
 
 
 def test_every_code_point_matches_reference_in_every_font():
@@ -82,7 +91,10 @@ def test_strip_ansi_matches_bun():
 
 
 def test_dim_stopwords_matches_reference():
-    assert _mismatches((text, dim_stopwords(text), want) for text, want in CASES["dim_stopwords"]) == []
+    assert (
+        _mismatches((text, dim_stopwords(text), want) for text, want in CASES["dim_stopwords"])
+        == []
+    )
 
 
 def test_wrap_matches_reference():
@@ -109,16 +121,22 @@ def test_silver_choice_rule_matches_reference_resolve_shape_for_text():
 # Documented upstream examples (digest §k)
 # ---------------------------------------------------------------------------------------------
 
+
 def test_scan_renderability_documented_cases():
     code = "def main():\n    return compute(x, y) + 1  # done\n"
-    assert scan_renderability(code, "8x13") == Renderability(ratio=0.0, safe=True, graphic=42, fallback=0)
+    assert scan_renderability(code, "8x13") == Renderability(
+        ratio=0.0, safe=True, graphic=42, fallback=0
+    )
     assert scan_renderability("café résumé naïve", "8x13").ratio == 0
     cjk_code = "const 名前 = 'こんにちは';  // 你好世界"
     assert scan_renderability(cjk_code, "8x13").safe
     pua = scan_renderability("\ue000" * 10, "8x13")
     assert (pua.ratio, pua.safe, pua.fallback) == (1.0, False, 10)
     noisy = f"\x1b[31m\ue000\x1b[0m   \t\n {DIM_ON}ab{DIM_OFF} cdefghijklmnopqrs"
-    assert scan_renderability(noisy, "8x13").ratio == scan_renderability("\ue000 abcdefghijklmnopqrs", "8x13").ratio
+    assert (
+        scan_renderability(noisy, "8x13").ratio
+        == scan_renderability("\ue000 abcdefghijklmnopqrs", "8x13").ratio
+    )
 
 
 @pytest.mark.parametrize("font", FONTS)
@@ -132,9 +150,18 @@ def test_scan_renderability_documented_cases():
         ("a\n\n\tb   c\r\nd", f"a{NEWLINE_GLYPH}b c{NEWLINE_GLYPH}d"),
         ("\n\nbody\n", "body"),
         (" \t\n\r\n  ", ""),
-        (f"a\x1b[31mb\x1b[0mc\x00d\x07e\u200bf\ufeff\u0301{DIM_ON}g{DIM_OFF}", f"abcdef{DIM_ON}g{DIM_OFF}"),
-        ("\u3053\u3093\u306b\u3061\u306f \uc548\ub155\ud558\uc138\uc694", "\u3053\u3093\u306b\u3061\u306f \uc548\ub155\ud558\uc138\uc694"),
-        ("\u2705 pass \u26a0\ufe0f warn \u274c fail \U0001f604", "[OK] pass [WARN] warn [FAIL] fail"),
+        (
+            f"a\x1b[31mb\x1b[0mc\x00d\x07e\u200bf\ufeff\u0301{DIM_ON}g{DIM_OFF}",
+            f"abcdef{DIM_ON}g{DIM_OFF}",
+        ),
+        (
+            "\u3053\u3093\u306b\u3061\u306f \uc548\ub155\ud558\uc138\uc694",
+            "\u3053\u3093\u306b\u3061\u306f \uc548\ub155\ud558\uc138\uc694",
+        ),
+        (
+            "\u2705 pass \u26a0\ufe0f warn \u274c fail \U0001f604",
+            "[OK] pass [WARN] warn [FAIL] fail",
+        ),
         ("\u2717 \u2718", "x x"),
         ("x\u2075", "x5"),
         ("\uff28\uff25\uff2c\uff2c\uff2f", "HELLO"),
@@ -196,6 +223,7 @@ def test_wrap_documented_cases():
 # JavaScript string semantics and input checking
 # ---------------------------------------------------------------------------------------------
 
+
 def test_surrogate_code_points_behave_like_utf16():
     pair = "\ud83d\udd25"  # two code points in Python, one (🔥) in a JavaScript string
     assert normalize(pair) == "[HOT]"
@@ -205,16 +233,24 @@ def test_surrogate_code_points_behave_like_utf16():
 
 def test_is_wide_ranges():
     assert is_wide(0x4F60) and is_wide(0xAC00) and is_wide(0x3041) and is_wide(0x20000)
-    assert not is_wide(ord("a")) and not is_wide(0x303F) and not is_wide(0xD7A4) and not is_wide(0xFF61)
+    assert (
+        not is_wide(ord("a"))
+        and not is_wide(0x303F)
+        and not is_wide(0xD7A4)
+        and not is_wide(0xFF61)
+    )
 
 
-@pytest.mark.parametrize("call", [
-    lambda: normalize("x", "9x9"),
-    lambda: scan_renderability("x", "comic-sans"),
-    lambda: normalize(b"bytes"),
-    lambda: wrap("x", 0),
-    lambda: dim_stopwords(None),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: normalize("x", "9x9"),
+        lambda: scan_renderability("x", "comic-sans"),
+        lambda: normalize(b"bytes"),
+        lambda: wrap("x", 0),
+        lambda: dim_stopwords(None),
+    ],
+)
 def test_bad_input_is_a_value_error(call):
     with pytest.raises(ValueError):
         call()
