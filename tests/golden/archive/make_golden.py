@@ -122,6 +122,18 @@ MALFORMED = [
     {"snapcompact": {"text": "just text", "totalChars": 9, "truncatedChars": 0}, "other": 1},
 ]
 
+FILE_CASES = [
+    {"read": ["src/read-only.ts", "artifact://7", "conflict://1"], "written": ["local://ctx.md"],
+     "edited": ["src/edited.ts"]},
+    FILE_OPS,
+    MANY_FILES,
+    {"read": ["/abs/a/b/c/d.py", "/abs/a/b/e.py", "rel\\win\\path.txt", "x.py"], "written": ["dir/"],
+     "edited": ["a/b/c.ts", "a/b/d/e.ts", "a/z.ts"]},
+    {"read": [], "written": [], "edited": []},
+]
+UPSERT_SUMMARIES = ["", "Summary body.", "Body\n\n<files>\nold\n</files>\n",
+                    "<read-files>\na\n</read-files>\nText\n<modified-files>\nb\n</modified-files>"]
+
 JS = r"""
 (async () => {
   const input = await Bun.file(process.env.GOLDEN_IN).json();
@@ -164,6 +176,12 @@ JS = r"""
                                            blocks: sc.historyBlocks(arch, c.opts) });
   const blobbed = { ...arch, frames: arch.frames.map((f, i) => i === 0 ? { ...f, data: "blob:sha256:abc" } : f) };
   out.blocks.push({ name: "unresolved-blob", archive: blobbed, blocks: sc.historyBlocks(blobbed) });
+  out.fileLists = input.fileCases.map(c => sc.computeFileLists(toOps(c)));
+  out.upserts = [];
+  for (const c of input.fileCases) for (const summary of input.upsertSummaries) {
+    const lists = sc.computeFileLists(toOps(c));
+    out.upserts.push(sc.upsertFileOperations(summary, lists.readFiles, lists.modifiedFiles, new Set(c.read)));
+  }
   return out;
 })()
 """
@@ -173,7 +191,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--upstream", default=str(DEFAULT_UPSTREAM))
     args = ap.parse_args()
-    inputs = {"scenarios": scenarios(), "malformed": MALFORMED}
+    inputs = {"scenarios": scenarios(), "malformed": MALFORMED, "fileCases": FILE_CASES,
+              "upsertSummaries": UPSERT_SUMMARIES}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(inputs, fh)
     import os
