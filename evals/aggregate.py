@@ -1,0 +1,467 @@
+"""Records -> one tidy table -> per-shape recall, cost, compression, frontier and a winner per line.
+
+Why this module exists: the point of every run is a decision (which shape each model line gets),
+and a decision needs error bars. Everything here works from the rows' own fields (design §5):
+the model line comes from the record's ``target_model`` through the shape table's own patterns,
+never from a directory or file name.
+
+Statistics, stated once:
+
+* The resampling unit is a *question*: (dataset, item_id, question_id), and for a model line that
+  pools several target models, (target_model, dataset, item_id, question_id). Seeds of the same
+  question are averaged first, so a question counts once however often it was asked.
+* Intervals are percentile bootstraps over those units (``n_boot`` resamples, seeded from
+  ``seed`` and the group's own coordinates, so a group's interval does not depend on which other
+  groups were loaded).
+* "Billed tokens" are prompt (input) tokens per question: ``predicted_prompt_tokens`` as the
+  library predicts them, and ``reported_prompt_tokens`` where the provider reported them (not
+  for the offline reader, whose "usage" only echoes the prediction back).
+  Completion tokens are reported beside them; they do not depend on the shape.
+* The winner rule (``WINNER_RULE``) compares shapes with a *paired* bootstrap on the questions
+  both were asked, so the shared difficulty of a question cancels out.
+
+Errored requests are excluded from scores and counted; a measurement recorded more than once
+(same ``Record.key()``, e.g. a resumed or repeated run) counts once, the latest successful row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from evals.records import Record
+from snapcompact.resolve import ShapeTable, parse_claude_id
+from snapcompact.shapes import SHAPE_VARIANTS
+
+#: Readers whose rows answer questions (recall); "transcribe" rows carry a CER instead.
+QA_READERS = ("image_qa", "text_qa")
+#: Provider prefix of the embedded offline reader (evals/readers/provider.py).
+OFFLINE_PROVIDER = "snapocr"
+OFFLINE_LABEL = "snapocr (offline OCR reader: a legibility floor, not a model ranking)"
+UNMATCHED_LINE = "unmatched"
+
+KEY_COLUMNS = ["dataset", "item_id", "question_id", "model", "target_model", "shape",
+               "frame_size", "reader", "seed"]
+GROUP_COLUMNS = ["reader_id", "target_model", "line", "arm", "shape", "frame_size"]
+
+WINNER_RULE = (
+    "Winner per model line (and reader): among the image-arm shapes measured for the line, take "
+    "the one with the highest recall (mean correct) as the reference. A shape is significantly "
+    "below it when, in a paired bootstrap over the questions both shapes were asked "
+    "({n_boot} resamples, seed {seed}), the {lo:g}th percentile of (reference recall - shape "
+    "recall) is above zero, i.e. the two-sided {conf:g}% interval of the difference excludes "
+    "zero. Among the shapes not significantly below the reference, the winner has the most "
+    "recall per 1k predicted billed tokens (ties: higher recall, then fewer tokens, then name). "
+    "More than one such shape is reported as a tie. Evidence is called thin when the winner "
+    "rests on fewer than {min_q} questions, a single seed, errored requests, or a recall "
+    "interval overlapping another shape's."
+)
+
+
+def rule_text(n_boot: int, seed: int, alpha: float, min_questions: int) -> str:
+    return WINNER_RULE.format(n_boot=n_boot, seed=seed, lo=100 * alpha / 2,
+                              conf=100 * (1 - alpha), min_q=min_questions)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tidy table
+
+
+def reader_id(model: str) -> str:
+    """Who produced the answers: every ``snapocr/*`` route is the one offline reader."""
+    return OFFLINE_PROVIDER if model.split("/", 1)[0] == OFFLINE_PROVIDER else model
+
+
+def reader_label(reader: str) -> str:
+    return OFFLINE_LABEL if reader == OFFLINE_PROVIDER else reader
+
+
+def model_line(model_id: str, table: ShapeTable) -> str:
+    """The row of ``table`` that decides ``model_id``'s shape (the library's own matching order)."""
+    claude = parse_claude_id(model_id)
+    if claude is not None:
+        if claude.family in table.high_res_families:
+            return "claude-high-res"
+        if claude.family == "opus" and claude.version:
+            width = max(len(claude.version), len(table.opus_min_version))
+            have = tuple(claude.version) + (0,) * (width - len(claude.version))
+            need = tuple(table.opus_min_version) + (0,) * (width - len(table.opus_min_version))
+            if have >= need:
+                return "claude-high-res"
+    for rule in table.rules:
+        if rule.pattern.search(model_id):
+            return rule.name
+    return UNMATCHED_LINE
+
+
+def _dedupe(records: Sequence[Record]) -> tuple[list[Record], int]:
+    """One row per measurement key: the latest successful row, else the latest row."""
+    chosen: dict[tuple, tuple[tuple, Record]] = {}
+    for order, rec in enumerate(records):
+        rank = (rec.error is None, rec.created_at, order)
+        key = rec.key()
+        if key not in chosen or rank > chosen[key][0]:
+            chosen[key] = (rank, rec)
+    return [rec for _, rec in chosen.values()], len(records) - len(chosen)
+
+
+def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
+    """One row per measurement, every record field plus derived columns (line, reader_id, ...).
+
+    Tuple fields become JSON strings so the table writes to CSV and parquet alike.
+    """
+    rows, duplicates = _dedupe(list(records))
+    if not rows:
+        raise ValueError("no records found")
+    data = []
+    for rec in rows:
+        row = rec.to_json()
+        for name in ("frame_px", "frame_hashes", "gold_answers", "extra"):
+            row[name] = json.dumps(row[name], sort_keys=True)
+        data.append(row)
+    df = pd.DataFrame(data)
+    df["reader_id"] = df["model"].map(reader_id)
+    lines = {m: model_line(m, table) for m in df["target_model"].unique()}
+    df["line"] = df["target_model"].map(lines)
+    df["billed_tokens_predicted"] = df["predicted_prompt_tokens"].astype(float)
+    df["billed_tokens_reported"] = pd.to_numeric(df["reported_prompt_tokens"], errors="coerce")
+    df["cost_predicted_usd"] = pd.to_numeric(df["predicted_cost_usd"], errors="coerce")
+    df["cost_reported_usd"] = pd.to_numeric(df["reported_cost_usd"], errors="coerce")
+    # The offline reader bills nothing and echoes the prediction as its "usage": not a report.
+    offline = df["reader_id"] == OFFLINE_PROVIDER
+    df.loc[offline, ["billed_tokens_reported", "cost_reported_usd"]] = np.nan
+    df["ok"] = df["error"].isna()
+    for name in ("em", "f1"):
+        df[name] = df[name].astype(float)
+    df["correct"] = df["correct"].astype(float)
+    df.attrs["duplicates_dropped"] = duplicates
+    return df
+
+
+# ---------------------------------------------------------------------------------------------
+# Bootstrap
+
+
+def stable_seed(seed: int, *parts: object) -> int:
+    """A seed derived from ``seed`` and a group's coordinates (independent of load order)."""
+    text = json.dumps([seed, *[str(p) for p in parts]])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Means of ``n_boot`` resamples of the rows of ``values`` (units x metrics)."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 1:
+        values = values[:, None]
+    n = len(values)
+    if n == 0:
+        return np.full((n_boot, values.shape[1]), np.nan)
+    idx = rng.integers(0, n, size=(n_boot, n))
+    return values[idx].mean(axis=1)
+
+
+def percentile_interval(samples: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.quantile(samples, alpha / 2, axis=0)
+    hi = np.quantile(samples, 1 - alpha / 2, axis=0)
+    return lo, hi
+
+
+def _check_settings(n_boot: int, alpha: float) -> None:
+    if not isinstance(n_boot, int) or n_boot < 100:
+        raise ValueError(f"bootstrap resamples must be an integer >= 100, got {n_boot!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be between 0 and 1, got {alpha!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-shape summary
+
+UNIT = ["dataset", "item_id", "question_id"]
+
+
+def _question_scores(rows: pd.DataFrame, unit: list[str]) -> pd.DataFrame:
+    """Scores per question unit, seeds averaged."""
+    return rows.groupby(unit, sort=True)[["correct", "em", "f1"]].mean()
+
+
+def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
+              alpha: float = 0.05) -> pd.DataFrame:
+    """Per (reader, target model, shape, frame size): recall with intervals, cost, compression."""
+    _check_settings(n_boot, alpha)
+    qa = df[df["reader"].isin(QA_READERS)]
+    if qa.empty:
+        raise ValueError("no question-answering records (reader image_qa or text_qa)")
+    out = []
+    for key, rows in qa.groupby(GROUP_COLUMNS, sort=True):
+        ok = rows[rows["ok"]]
+        scores = _question_scores(ok, UNIT)
+        rng = np.random.default_rng(stable_seed(seed, *key))
+        boots = bootstrap_means(scores.to_numpy(), n_boot, rng)
+        lo, hi = percentile_interval(boots, alpha) if len(scores) else ([np.nan] * 3,) * 2
+        means = scores.mean() if len(scores) else pd.Series(np.nan, index=scores.columns)
+        reported = ok["billed_tokens_reported"]
+        row = dict(zip(GROUP_COLUMNS, key))
+        row.update(
+            reader_label=reader_label(row["reader_id"]),
+            models=",".join(sorted(rows["model"].unique())),
+            n_questions=len(scores), n_rows=len(rows), n_errors=int((~rows["ok"]).sum()),
+            n_seeds=rows["seed"].nunique(), frames_mean=ok["frames"].mean(),
+            abstain_rate=ok["abstained"].astype(float).mean(),
+            recall=means["correct"], recall_lo=lo[0], recall_hi=hi[0],
+            em=means["em"], em_lo=lo[1], em_hi=hi[1],
+            f1=means["f1"], f1_lo=lo[2], f1_hi=hi[2],
+            tokens_predicted=ok["billed_tokens_predicted"].mean(),
+            tokens_reported=reported.mean(), reported_share=reported.notna().mean(),
+            completion_tokens_reported=pd.to_numeric(
+                ok["reported_completion_tokens"], errors="coerce").mean(),
+            cost_predicted_usd=ok["cost_predicted_usd"].mean(),
+            cost_reported_usd=ok["cost_reported_usd"].mean(),
+        )
+        row["recall_per_1k_tokens"] = _per_1k(row["recall"], row["tokens_predicted"])
+        row["recall_per_1k_tokens_reported"] = _per_1k(row["recall"], row["tokens_reported"])
+        out.append(row)
+    summary = pd.DataFrame(out)
+    summary = _add_compression(summary, qa[qa["ok"]])
+    summary = _add_cer(summary, df)
+    summary["on_frontier"] = False
+    for idx in summary.groupby(["reader_id", "target_model"]).groups.values():
+        part = summary.loc[idx]
+        summary.loc[idx, "on_frontier"] = pareto_mask(part["tokens_predicted"].to_numpy(),
+                                                      part["recall"].to_numpy())
+    return summary.sort_values(["reader_id", "target_model", "arm", "tokens_predicted"],
+                               ignore_index=True)
+
+
+def _per_1k(recall: float, tokens: float) -> float:
+    if not np.isfinite(tokens) or tokens <= 0 or not np.isfinite(recall):
+        return float("nan")
+    return 1000.0 * recall / tokens
+
+
+def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame) -> pd.DataFrame:
+    """Text-arm tokens / image tokens on the questions both arms were asked (same target model)."""
+    text = ok[ok["arm"] == "text"]
+    ratio, text_recall, text_tokens = [], [], []
+    for _, row in summary.iterrows():
+        image = ok[(ok["reader_id"] == row["reader_id"])
+                   & (ok["target_model"] == row["target_model"])
+                   & (ok["arm"] == row["arm"]) & (ok["shape"] == row["shape"])
+                   & (ok["frame_size"] == row["frame_size"])]
+        base = text[(text["target_model"] == row["target_model"])
+                    & (text["reader_id"] == row["reader_id"])]
+        if base.empty:  # a text arm answered by another reader still measures text tokens
+            base = text[text["target_model"] == row["target_model"]]
+        img_q = image.groupby(UNIT)["billed_tokens_predicted"].mean()
+        txt_q = base.groupby(UNIT)["billed_tokens_predicted"].mean()
+        shared = img_q.index.intersection(txt_q.index)
+        if len(shared) == 0:
+            ratio.append(np.nan), text_tokens.append(np.nan), text_recall.append(np.nan)
+            continue
+        ratio.append(txt_q[shared].sum() / img_q[shared].sum())
+        text_tokens.append(txt_q[shared].mean())
+        text_recall.append(base.groupby(UNIT)["correct"].mean()[shared].mean())
+    summary["text_tokens_same_questions"] = text_tokens
+    summary["compression_vs_text"] = ratio
+    summary["text_recall_same_questions"] = text_recall
+    return summary
+
+
+def _add_cer(summary: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """Mean character error rate of transcription rows for the same target model and shape."""
+    tr = df[(df["reader"] == "transcribe") & df["ok"]]
+    if tr.empty:
+        summary["cer"] = np.nan
+        return summary
+    cer = tr.groupby(["target_model", "shape", "frame_size"])["cer"].mean().rename("cer")
+    return summary.join(cer, on=["target_model", "shape", "frame_size"])
+
+
+def pareto_mask(cost: np.ndarray, recall: np.ndarray) -> np.ndarray:
+    """True where no other point costs no more and recalls no less (one of them strictly)."""
+    cost, recall = np.asarray(cost, float), np.asarray(recall, float)
+    mask = np.zeros(len(cost), dtype=bool)
+    for i in range(len(cost)):
+        if not (np.isfinite(cost[i]) and np.isfinite(recall[i])):
+            continue
+        dominated = ((cost <= cost[i]) & (recall >= recall[i])
+                     & ((cost < cost[i]) | (recall > recall[i])))
+        mask[i] = not dominated.any()
+    return mask
+
+
+# ---------------------------------------------------------------------------------------------
+# Winner per model line
+
+
+@dataclass(frozen=True)
+class Candidate:
+    shape: str
+    frame_size: int
+    n_questions: int
+    recall: float
+    recall_lo: float
+    recall_hi: float
+    tokens_predicted: float
+    recall_per_1k_tokens: float
+    #: paired comparison with the best-recall shape: questions shared, interval of the
+    #: difference (best - this), share of resamples where this shape was at least as good
+    shared_questions: int = 0
+    diff_lo: float = float("nan")
+    diff_hi: float = float("nan")
+    p_not_below: float = float("nan")
+    significantly_below: bool = False
+
+    @property
+    def label(self) -> str:
+        return shape_label(self.shape, self.frame_size)
+
+
+def shape_label(shape: str, frame_size: int) -> str:
+    research = SHAPE_VARIANTS[shape].frame_size if shape in SHAPE_VARIANTS else None
+    return shape if frame_size == research else f"{shape}@{frame_size}"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The winning shape of one model line under ``WINNER_RULE``, with everything it rests on."""
+
+    line: str
+    reader_id: str
+    target_models: tuple[str, ...]
+    winner: Candidate
+    best_recall: Candidate
+    candidates: tuple[Candidate, ...]
+    tie: tuple[str, ...]  # labels of every shape not significantly below the best (if > 1)
+    flags: tuple[str, ...]
+    seeds: tuple[int, ...]
+    errors: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def thin(self) -> bool:
+        return bool(self.flags)
+
+    def to_row(self) -> dict:
+        w = self.winner
+        return {
+            "line": self.line, "reader_id": self.reader_id,
+            "reader_label": reader_label(self.reader_id),
+            "target_models": ",".join(self.target_models), "winner": w.shape,
+            "winner_frame_size": w.frame_size, "recall": w.recall, "recall_lo": w.recall_lo,
+            "recall_hi": w.recall_hi, "tokens_predicted": w.tokens_predicted,
+            "recall_per_1k_tokens": w.recall_per_1k_tokens, "n_questions": w.n_questions,
+            "best_recall_shape": self.best_recall.label, "tie": ",".join(self.tie),
+            "not_significantly_below_best": ",".join(
+                c.label for c in self.candidates if not c.significantly_below),
+            "significantly_below_best": ",".join(
+                c.label for c in self.candidates if c.significantly_below),
+            "flags": "; ".join(self.flags), "seeds": ",".join(map(str, self.seeds)),
+        }
+
+
+def choose_winners(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05,
+                   min_questions: int = 30) -> list[Decision]:
+    """One decision per (model line, reader) from the image arm, under ``WINNER_RULE``."""
+    _check_settings(n_boot, alpha)
+    image = df[(df["reader"] == "image_qa") & (df["arm"] == "image")]
+    decisions = []
+    for (line, reader), rows in image.groupby(["line", "reader_id"], sort=True):
+        decisions.append(_decide(line, reader, rows, n_boot, seed, alpha, min_questions))
+    return decisions
+
+
+def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, alpha: float,
+            min_questions: int) -> Decision:
+    ok = rows[rows["ok"]]
+    unit = ["target_model", *UNIT]
+    per_q = ok.groupby(["shape", "frame_size", *unit])["correct"].mean()
+    candidates: list[Candidate] = []
+    scores: dict[tuple[str, int], pd.Series] = {}
+    for (shape, size), part in ok.groupby(["shape", "frame_size"], sort=True):
+        s = per_q.loc[(shape, size)]
+        scores[(shape, size)] = s
+        rng = np.random.default_rng(stable_seed(seed, line, reader, shape, size))
+        lo, hi = percentile_interval(bootstrap_means(s.to_numpy(), n_boot, rng), alpha)
+        tokens = part["billed_tokens_predicted"].mean()
+        candidates.append(Candidate(
+            shape=shape, frame_size=int(size), n_questions=len(s), recall=float(s.mean()),
+            recall_lo=float(lo[0]), recall_hi=float(hi[0]), tokens_predicted=float(tokens),
+            recall_per_1k_tokens=_per_1k(float(s.mean()), float(tokens))))
+    if not candidates:
+        raise ValueError(f"model line {line!r} ({reader}): every request errored")
+    best = max(candidates, key=lambda c: (c.recall, -c.tokens_predicted, c.label))
+    compared = []
+    for c in candidates:
+        a, b = scores[(best.shape, best.frame_size)], scores[(c.shape, c.frame_size)]
+        shared = a.index.intersection(b.index)
+        if c is best:
+            compared.append(_with(c, shared_questions=len(shared), diff_lo=0.0, diff_hi=0.0,
+                                  p_not_below=1.0))
+            continue
+        if len(shared) == 0:
+            compared.append(_with(c, shared_questions=0))
+            continue
+        diff = (a[shared] - b[shared]).to_numpy()
+        rng = np.random.default_rng(stable_seed(seed, line, reader, "paired", c.shape,
+                                                c.frame_size))
+        boots = bootstrap_means(diff, n_boot, rng)[:, 0]
+        lo, hi = percentile_interval(boots, alpha)
+        compared.append(_with(c, shared_questions=len(shared), diff_lo=float(lo), diff_hi=float(hi),
+                              p_not_below=float((boots <= 0).mean()),
+                              significantly_below=bool(lo > 0)))
+    eligible = [c for c in compared if not c.significantly_below and c.shared_questions > 0]
+    winner = max(eligible, key=lambda c: (c.recall_per_1k_tokens, c.recall, -c.tokens_predicted,
+                                          c.label))
+    tie = tuple(c.label for c in eligible) if len(eligible) > 1 else ()
+    seeds = tuple(sorted(int(s) for s in rows["seed"].unique()))
+    errors = int((~rows["ok"]).sum())
+    flags = []
+    if winner.n_questions < min_questions:
+        flags.append(f"few questions: {winner.label} rests on {winner.n_questions} "
+                     f"(< {min_questions})")
+    if len(seeds) == 1:
+        flags.append(f"single seed ({seeds[0]})")
+    if errors:
+        flags.append(f"{errors} errored request(s) excluded")
+    overlapping = [c.label for c in compared if c is not winner
+                   and c.recall_lo <= winner.recall_hi and winner.recall_lo <= c.recall_hi]
+    if overlapping:
+        flags.append(f"recall interval of {winner.label} overlaps: {', '.join(overlapping)}")
+    if len(compared) == 1:
+        flags.append("only one shape measured")
+    uncompared = [c.label for c in compared if c.shared_questions == 0]
+    if uncompared:
+        flags.append(f"no questions shared with the best shape: {', '.join(uncompared)}")
+    notes = []
+    if tie:
+        notes.append(f"tie: {len(tie)} shapes not significantly below the best recall "
+                     f"({', '.join(tie)}); {winner.label} has the most recall per 1k tokens")
+    if winner.label != best.label:
+        notes.append(f"{winner.label} chosen over the best-recall shape {best.label} "
+                     f"(recall {best.recall:.3f} vs {winner.recall:.3f}, not significantly higher)")
+    dropped = [c for c in compared if c.significantly_below
+               and c.recall_per_1k_tokens > winner.recall_per_1k_tokens]
+    for c in dropped:
+        notes.append(f"{c.label} has more recall per token ({c.recall_per_1k_tokens:.3f}/1k) but "
+                     f"significantly lower recall ({c.recall:.3f}; difference interval "
+                     f"[{c.diff_lo:.3f}, {c.diff_hi:.3f}]): not chosen")
+    if line == UNMATCHED_LINE:
+        notes.append("no row of the shape table matches these models: not written; "
+                     "add a rule by hand")
+    return Decision(
+        line=line, reader_id=reader,
+        target_models=tuple(sorted(rows["target_model"].unique())), winner=winner,
+        best_recall=next(c for c in compared if c.label == best.label),
+        candidates=tuple(sorted(compared, key=lambda c: c.tokens_predicted)), tie=tie,
+        flags=tuple(flags), seeds=seeds, errors=errors, notes=tuple(notes))
+
+
+def _with(c: Candidate, **changes) -> Candidate:
+    from dataclasses import replace
+
+    return replace(c, **changes)
