@@ -1,0 +1,194 @@
+"""Figures from the summary table: recall versus billed tokens, recall by shape, billing drift.
+
+Why from the summary table (and not from records): the notebooks and the table command draw the
+same pictures from the same committed numbers, so a figure can always be traced to a row.
+Every figure names the reader that produced its answers in its title: the offline OCR reader
+measures legibility, not how well a model reads.
+
+The backend is left to the caller: the table command selects Agg (headless PNGs) before
+importing this module, while a notebook keeps its inline backend and shows the same figures.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import FuncFormatter, LogLocator
+
+from evals.aggregate import reader_label, shape_label
+
+STYLE = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
+         "xtick.labelsize": 10, "ytick.labelsize": 10, "figure.dpi": 110}
+
+
+def _panels(n: int, width: float, height: float, max_cols: int = 2):
+    cols = min(n, max_cols)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
+def _readers_title(frame: pd.DataFrame) -> str:
+    return "; ".join(reader_label(r) for r in sorted(frame["reader_id"].unique()))
+
+
+def _labels(frame: pd.DataFrame) -> list[str]:
+    return ["text-only" if arm == "text" else shape_label(s, int(f))
+            for arm, s, f in zip(frame["arm"], frame["shape"], frame["frame_size"])]
+
+
+def _plain_log_axis(axis) -> None:
+    """Log scale with tick labels as plain numbers (1,500 rather than 1.5x10^3)."""
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+    axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(1, 10))))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+
+
+#: Distinct, dark-enough colours (tab10 without its grey, then the darker half of tab20b).
+_PALETTE = [c for i, c in enumerate(plt.cm.tab10.colors) if i != 7] + \
+    [plt.cm.tab20b.colors[i] for i in (0, 4, 8, 12, 16, 1, 5, 9, 13, 17)]
+
+
+def _shape_colors(labels: list[str]) -> dict[str, tuple]:
+    """One colour per shape label, the same in every panel; the text arm is black."""
+    names = sorted(set(labels) - {"text-only"})
+    colors = {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(names)}
+    colors["text-only"] = (0.0, 0.0, 0.0)
+    return colors
+
+
+def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
+    """Recall against predicted billed tokens per question, one panel per model, with frontier."""
+    with plt.rc_context(STYLE):
+        groups = list(summary.groupby(["reader_id", "target_model"], sort=True))
+        one_reader = summary["reader_id"].nunique() == 1
+        fig, axes = _panels(len(groups), 6.2, 4.6)
+        all_labels = _labels(summary)
+        colors = _shape_colors(all_labels)
+        handles: dict[str, object] = {}
+        for ax, ((reader, target), part) in zip(axes, groups):
+            part = part.sort_values("tokens_predicted")
+            for label, row in zip(_labels(part), part.itertuples()):
+                err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
+                handles[label] = ax.errorbar(
+                    row.tokens_predicted, row.recall, yerr=err,
+                    fmt="s" if row.arm == "text" else "o", color=colors[label], markersize=7,
+                    capsize=3, elinewidth=1.2, label=label)
+            front = part[part["on_frontier"]].sort_values("tokens_predicted")
+            handles["Pareto frontier"] = ax.step(
+                front["tokens_predicted"], front["recall"], where="post", color="0.35",
+                linestyle="--", linewidth=1.2, zorder=0, label="Pareto frontier")[0]
+            ax.set_xscale("log")
+            _plain_log_axis(ax.xaxis)
+            ax.set_xlabel("predicted billed prompt tokens per question (log scale)")
+            ax.set_ylabel("recall (share of questions correct)")
+            ax.set_ylim(-0.03, 1.03)
+            ax.grid(True, which="major", alpha=0.3)
+            ax.set_title(target if one_reader else f"{target}\nanswers by {reader_label(reader)}")
+        mean_tokens = summary.assign(label=all_labels).groupby("label")["tokens_predicted"].mean()
+        order = sorted((k for k in handles if k not in ("text-only", "Pareto frontier")),
+                       key=lambda k: mean_tokens[k])
+        order += [k for k in ("text-only", "Pareto frontier") if k in handles]
+        fig.legend([handles[k] for k in order], order, loc="upper left",
+                   bbox_to_anchor=(1.0, 0.93), frameon=False, title="shape (fewest tokens first)")
+        title = "Recall versus billed tokens, 95 % bootstrap intervals"
+        if one_reader:
+            title += f"\nanswers by {_readers_title(summary)}"
+        fig.suptitle(title, fontsize=13)
+        fig.tight_layout()
+    return fig
+
+
+def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
+    """Recall with intervals per shape (rows), one marker per target model, one panel per reader."""
+    with plt.rc_context(STYLE):
+        readers = sorted(summary["reader_id"].unique())
+        height = max(4.0, 1.4 + 0.42 * len(summary.groupby(["arm", "shape", "frame_size"])))
+        fig, axes = _panels(len(readers), 8.0, height, max_cols=1)
+        for ax, reader in zip(axes, readers):
+            part = summary[summary["reader_id"] == reader].copy()
+            part["label"] = _labels(part)
+            order = (part.groupby("label")["tokens_predicted"].mean().sort_values().index.tolist())
+            targets = sorted(part["target_model"].unique())
+            step = 0.7 / max(len(targets), 1)
+            for k, target in enumerate(targets):
+                rows = part[part["target_model"] == target]
+                offset = (k - (len(targets) - 1) / 2) * step
+                y = np.array([order.index(lbl) for lbl in rows["label"]]) + offset
+                xerr = np.vstack([rows["recall"] - rows["recall_lo"],
+                                  rows["recall_hi"] - rows["recall"]])
+                ax.errorbar(rows["recall"], y, xerr=xerr, fmt="o", capsize=3, markersize=6,
+                            label=target)
+            ax.set_yticks(range(len(order)))
+            ax.set_yticklabels(order)
+            ax.invert_yaxis()
+            ax.set_xlim(-0.02, 1.02)
+            ax.set_xlabel("recall (share of questions correct)")
+            ax.set_ylabel("shape (fewest billed tokens first)")
+            ax.grid(True, axis="x", alpha=0.3)
+            ax.set_title("Recall by shape, 95 % bootstrap intervals\n"
+                         f"answers by {reader_label(reader)}")
+            ax.legend(title="target model", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                      borderaxespad=0, frameon=False)
+        fig.tight_layout()
+    return fig
+
+
+def plot_billing_drift(records: pd.DataFrame) -> plt.Figure:
+    """Provider-reported minus predicted prompt tokens per request, relative to the prediction."""
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(8.5, 5.0))
+        ok = records[records["ok"]]
+        have = ok[ok["billed_tokens_reported"].notna()]
+        if have.empty:
+            ax.text(0.5, 0.5, "no provider-reported prompt tokens in these records\n"
+                    f"({len(ok):,} requests)", ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        else:
+            markers = "osD^vP*X"
+            several = have["reader_id"].nunique() > 1
+            groups = have.groupby(["reader_id", "target_model"], sort=True)
+            for k, ((reader, target), part) in enumerate(groups):
+                drift = 100 * (part["billed_tokens_reported"] / part["billed_tokens_predicted"] - 1)
+                name = f"{target} via {reader}" if several else target
+                ax.scatter(part["billed_tokens_predicted"], drift, s=36, marker=markers[k % 8],
+                           facecolors="none", edgecolors=_PALETTE[k % len(_PALETTE)],
+                           linewidths=1.3, label=f"{name} (median {drift.median():+.1f} %)")
+            ax.axhline(0, color="0.3", linestyle="--", linewidth=1, label="reported = predicted")
+            ax.set_xscale("log")
+            _plain_log_axis(ax.xaxis)
+            ax.grid(True, which="major", alpha=0.3)
+            ax.legend(title="target model", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                      borderaxespad=0, frameon=False)
+        ax.set_xlabel("predicted prompt tokens per request (log scale)")
+        ax.set_ylabel("reported / predicted - 1 (%)")
+        ax.set_title(f"Billing drift: provider-reported versus predicted prompt tokens\n"
+                     f"answers by {_readers_title(have if len(have) else ok)}")
+        fig.tight_layout()
+    return fig
+
+
+def write_plots(summary: pd.DataFrame, records: pd.DataFrame, out_dir: str | Path) -> list[Path]:
+    """Draw every figure to ``out_dir`` as PNG; returns the paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = {
+        "recall_vs_tokens.png": plot_recall_vs_tokens(summary),
+        "recall_by_shape.png": plot_recall_by_shape(summary),
+        "billing_drift.png": plot_billing_drift(records),
+    }
+    paths = []
+    for name, fig in figures.items():
+        path = out_dir / name
+        fig.savefig(path, bbox_inches="tight")
+        plt.close(fig)
+        paths.append(path)
+    return paths

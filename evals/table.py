@@ -1,0 +1,193 @@
+"""``snapcompact-eval-table``: records of many runs -> tables, plots, the model -> shape table.
+
+Why one command: the decision (which shape each model line gets) and the evidence behind it
+(tables, intervals, figures, the diff against the library's current table) should come out of
+the same invocation, so what is committed under ``results/`` always agrees with itself.
+
+    snapcompact-eval-table results/runs --out results            # tables, plots, report, diff
+    snapcompact-eval-table results/runs --out results --apply    # ... and write the library table
+
+Records are found by walking the given files and directories (``evals.records.load_records``);
+nothing is read from their names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from evals.aggregate import (
+    GROUP_COLUMNS,
+    Decision,
+    choose_winners,
+    reader_label,
+    records_frame,
+    rule_text,
+    shape_label,
+    summarize,
+)
+from evals.records import load_records
+from evals.shape_table import TableProposal, apply_table, library_table_path, propose_table
+from snapcompact.resolve import parse_shape_rules
+
+
+def _write_table(frame: pd.DataFrame, out: Path, stem: str) -> None:
+    frame.to_parquet(out / f"{stem}.parquet", index=False)
+    frame.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
+
+
+def _fmt(value: float, spec: str = ".3f") -> str:
+    return "n/a" if pd.isna(value) else format(value, spec)
+
+
+def _summary_lines(summary: pd.DataFrame) -> list[str]:
+    out = []
+    for (reader, target), part in summary.groupby(["reader_id", "target_model"], sort=True):
+        out += [f"### {target} (answers by {reader_label(reader)})", "",
+                ("| shape | questions | recall [95 % CI] | F1 | tokens/q (pred / reported) "
+                 "| $/q (pred) | recall per 1k tok | compression vs text | frontier |"),
+                "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | :---: |"]
+        for row in part.sort_values("tokens_predicted").itertuples():
+            label = ("text-only" if row.arm == "text"
+                     else shape_label(row.shape, int(row.frame_size)))
+            out.append(
+                f"| {label} | {row.n_questions} | {_fmt(row.recall)} [{_fmt(row.recall_lo)}, "
+                f"{_fmt(row.recall_hi)}] | {_fmt(row.f1)} | {_fmt(row.tokens_predicted, ',.0f')} / "
+                f"{_fmt(row.tokens_reported, ',.0f')} | {_fmt(row.cost_predicted_usd, '.5f')} | "
+                f"{_fmt(row.recall_per_1k_tokens)} | {_fmt(row.compression_vs_text, '.2f')}x | "
+                f"{'yes' if row.on_frontier else ''} |")
+        out.append("")
+    return out
+
+
+def _decision_lines(decisions: Sequence[Decision]) -> list[str]:
+    out = []
+    for d in decisions:
+        w = d.winner
+        out += [f"### {d.line}: {w.label}  (answers by {reader_label(d.reader_id)})", "",
+                f"- target models: {', '.join(d.target_models)}",
+                (f"- winner {w.label}: recall {w.recall:.3f} [{w.recall_lo:.3f}, "
+                 f"{w.recall_hi:.3f}], {w.tokens_predicted:,.0f} tokens/question, "
+                 f"{w.recall_per_1k_tokens:.3f} recall per 1k tokens, {w.n_questions} questions")]
+        for c in d.candidates:
+            if c.label == w.label:
+                continue
+            verdict = ("significantly below the best" if c.significantly_below
+                       else "not significantly below the best")
+            if c.label == d.best_recall.label:
+                verdict = "the best recall"
+            elif c.shared_questions == 0:
+                verdict = "not compared (no shared questions)"
+            out.append(
+                f"  - {c.label}: recall {c.recall:.3f} [{c.recall_lo:.3f}, {c.recall_hi:.3f}], "
+                f"{c.tokens_predicted:,.0f} tok/q, {c.recall_per_1k_tokens:.3f}/1k; best minus "
+                f"this [{_fmt(c.diff_lo)}, {_fmt(c.diff_hi)}] on {c.shared_questions} questions: "
+                f"{verdict}")
+        out += [f"- note: {n}" for n in d.notes]
+        out += [f"- THIN EVIDENCE: {f}" for f in d.flags]
+        out.append("")
+    return out
+
+
+def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[Decision],
+                 proposal: TableProposal, rule: str, applied: Path | None) -> str:
+    readers = sorted(df["reader_id"].unique())
+    lines = [
+        "# Shape evaluation: recall per billed token", "",
+        (f"Records: {len(df)} measurements from {df['run_id'].nunique()} run(s) "
+         f"({df.attrs.get('duplicates_dropped', 0)} duplicate rows dropped), "
+         f"git {', '.join(sorted(df['git_sha'].unique()))}."),
+        "Answers by: " + "; ".join(reader_label(r) for r in readers) + ".", "",
+        "## Rule", "", rule, "",
+        "## Winners per model line", "", *_decision_lines(decisions),
+        "## Per shape", "", *_summary_lines(summary),
+        "## Model -> shape table", "",
+    ]
+    lines += [f"- not written: {s}" for s in proposal.skipped]
+    lines += [f"- warning: {w}" for w in proposal.warnings]
+    diff = proposal.diff()
+    lines += ["", "```diff", diff.rstrip("\n") or "(no change)", "```", ""]
+    lines.append(f"Applied to {applied}." if applied else
+                 "Not applied (pass --apply to write it into the library).")
+    return "\n".join(lines) + "\n"
+
+
+def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
+        n_boot: int = 2000, seed: int = 0, alpha: float = 0.05, min_questions: int = 30,
+        reader: str | None = None, table_path: str | Path | None = None,
+        plots: bool = True) -> str:
+    """Everything the command does; returns the report text."""
+    out = Path(out)
+    table_path = Path(table_path) if table_path else library_table_path()
+    current = table_path.read_text()
+    df = records_frame(load_records(paths), parse_shape_rules(current))
+    summary = summarize(df, n_boot=n_boot, seed=seed, alpha=alpha)
+    decisions = choose_winners(df, n_boot=n_boot, seed=seed, alpha=alpha,
+                               min_questions=min_questions)
+    provenance = (f"snapcompact-eval-table over {len(df)} records "
+                  f"({', '.join(sorted(df['reader_id'].unique()))}); see results/README.md")
+    proposal = propose_table(current, decisions, reader=reader, provenance=provenance)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_table(df, out, "records")
+    _write_table(summary, out, "summary")
+    decision_frame = pd.DataFrame([d.to_row() for d in decisions])
+    decision_frame.to_csv(out / "decisions.csv", index=False, float_format="%.6g")
+    (out / "model_shapes.toml").write_text(proposal.text)
+    (out / "model_shapes.diff").write_text(proposal.diff())
+    if plots:
+        import matplotlib
+
+        matplotlib.use("Agg")  # headless PNGs, whatever the environment's default
+        from evals.plot import write_plots
+
+        write_plots(summary, df, out / "plots")
+    applied = apply_table(proposal, table_path) if apply else None
+    report = build_report(df, summary, decisions, proposal,
+                          rule_text(n_boot, seed, alpha, min_questions), applied)
+    (out / "report.md").write_text(report)
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="snapcompact-eval-table",
+        description="Aggregate eval records into recall-per-token tables, plots and the "
+                    "model -> shape table.")
+    parser.add_argument("results", nargs="+", help="records files or directories (searched "
+                        "recursively for records.jsonl)")
+    parser.add_argument("--out", default="results", help="output directory (default: results)")
+    parser.add_argument("--apply", action="store_true",
+                        help="write the regenerated model -> shape table into the library")
+    parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="two-sided level: intervals are (1 - alpha)")
+    parser.add_argument("--min-questions", type=int, default=30,
+                        help="fewer questions behind a winner is called thin evidence")
+    parser.add_argument("--reader", default=None,
+                        help="write the table from this reader's decisions only (e.g. snapocr)")
+    parser.add_argument("--table", default=None,
+                        help="model -> shape table to compare with and apply to "
+                             "(default: the library's snapcompact/model_shapes.toml)")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    args = parser.parse_args(argv)
+    try:
+        report = run(args.results, out=args.out, apply=args.apply, n_boot=args.bootstrap,
+                     seed=args.seed, alpha=args.alpha, min_questions=args.min_questions,
+                     reader=args.reader, table_path=args.table, plots=not args.no_plots)
+    except ValueError as exc:
+        print(f"snapcompact-eval-table: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["GROUP_COLUMNS", "build_report", "main", "run"]
