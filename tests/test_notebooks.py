@@ -1,0 +1,85 @@
+"""Every notebook runs top to bottom (python3 kernel from this venv) on result tables only.
+
+The notebooks are executed against tables the table command wrote from synthetic records, and,
+once the default run's tables are committed under ``results/``, against those too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from test_aggregate import misses, shape_rows, synthetic
+
+from evals.records import append_records
+from evals.table import run
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+COMMITTED = ROOT / "results"
+
+
+def _execute(path: Path, results: Path, monkeypatch) -> nbformat.NotebookNode:
+    monkeypatch.setenv("SNAPCOMPACT_RESULTS", str(results))
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    return nb
+
+
+def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
+    return [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+
+
+@pytest.fixture(scope="module")
+def synthetic_results(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("nb")
+    append_records(root / "runs" / "records.jsonl", synthetic(
+        shape_rows("6x6u-bw", misses(40, range(30)), 600),
+        shape_rows("8on22-bw", misses(40, range(2)), 1500),
+        shape_rows("11on16-bw", misses(40, range(1)), 1600),
+        shape_rows("8on22-bw", misses(40, range(4)), 1500, target="openai/gpt-5",
+                   model="openai/gpt-5", reported=1560),
+        shape_rows("text", misses(40, range(1)), 9000, frame_size=0, arm="text",
+                   reader="text_qa", model="snapocr/text-qa"),
+    ))
+    table = root / "model_shapes.toml"
+    table.write_text((ROOT / "snapcompact" / "model_shapes.toml").read_text())
+    run([root / "runs"], out=root / "results", n_boot=300, table_path=table, plots=False)
+    return root / "results"
+
+
+def test_there_is_a_recall_per_token_notebook() -> None:
+    assert ROOT / "notebooks" / "recall_per_token.ipynb" in NOTEBOOKS
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs_on_synthetic_results(path: Path, synthetic_results: Path,
+                                            monkeypatch) -> None:
+    nb = _execute(path, synthetic_results, monkeypatch)
+    outputs = _outputs(nb)
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    assert "answers by: snapocr (offline OCR reader" in text
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) >= 3
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs_on_committed_results(path: Path, monkeypatch) -> None:
+    if not (COMMITTED / "summary.parquet").exists():
+        pytest.skip("results/ holds no tables yet: the default run has not been committed")
+    nb = _execute(path, COMMITTED, monkeypatch)
+    assert not [o for o in _outputs(nb) if o.get("output_type") == "error"]
+
+
+def test_notebooks_never_call_a_model() -> None:
+    for path in NOTEBOOKS:
+        source = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
+                           if c.cell_type == "code")
+        for forbidden in ("litellm", "completion(", "evals.client", "evals.run", "requests"):
+            assert forbidden not in source, f"{path.name} mentions {forbidden}"
