@@ -1,0 +1,409 @@
+"""The typed run spec: a composed Hydra config, checked once, frozen, and handed to the pipeline.
+
+Why a spec between Hydra and the pipeline: a DictConfig accepts any key and any value until the
+moment it is read, so a typo in a sweep would surface an hour in, after money was spent. Here
+every field the pipeline reads is pulled out, type-checked and validated against the library's
+own tables (shape variants, datasets, readers) before a frame is rendered; unknown keys in a
+group raise a ``ValueError`` that names them. The pipeline never touches the DictConfig.
+
+Arms. ``shapes`` lists what the history is shown as: shape variant names (the image arm, one
+set of frames per (item, shape)), ``"auto"`` (the shape production would pick for the target
+model) and ``"text"`` (the same archive text as plain text, the baseline every shape is compared
+with). Readers decide what is asked: ``qa`` asks every question against every arm; ``transcribe``
+asks image arms for a transcript (character error rate); ``all`` does both.
+
+Keys. A model config names the environment variables its provider needs (``required_env``);
+their *names* live in configs, their values only in the environment, read by litellm itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from snapcompact.shapes import SHAPE_VARIANT_NAMES, check_frame_size
+
+TEXT_ARM = "text"
+AUTO_SHAPE = "auto"
+READERS = ("image_qa", "text_qa", "transcribe")
+READER_SETS = {
+    "qa": ("image_qa", "text_qa"),
+    "transcribe": ("transcribe",),
+    "all": ("image_qa", "text_qa", "transcribe"),
+}
+SERIALIZE_MODES = ("user_message", "raw")
+_CREDENTIAL_PARAM = re.compile(r"(?i)(api_?key|token|secret|password|credentials?|authorization)$")
+
+
+def _as_plain(value: Any) -> Any:
+    """A DictConfig/ListConfig (or plain data) as plain dicts and lists, resolved."""
+    try:
+        from omegaconf import DictConfig, ListConfig, OmegaConf
+
+        if isinstance(value, (DictConfig, ListConfig)):
+            return OmegaConf.to_container(value, resolve=True)
+    except ImportError:  # pragma: no cover - hydra is a harness dependency
+        pass
+    return value
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    value = _as_plain(value)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where} must be a mapping, got {type(value).__name__}")
+    return dict(value)
+
+
+def _only(data: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise ValueError(f"{where} has unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+
+
+def _str(value: Any, where: str, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{where} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _int(value: Any, where: str, *, minimum: int, optional: bool = False) -> int | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{where} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _number(value: Any, where: str, *, optional: bool = False, positive: bool = False
+            ) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{where} must be a finite number, got {value!r}")
+    if value < 0 or (positive and value == 0):
+        raise ValueError(f"{where} must be {'> 0' if positive else '>= 0'}, got {value!r}")
+    return float(value)
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{where} must be true or false, got {value!r}")
+    return value
+
+
+def _str_list(value: Any, where: str) -> tuple[str, ...]:
+    value = _as_plain(value)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, Sequence):
+        raise ValueError(f"{where} must be a list of strings, got {value!r}")
+    return tuple(_str(v, f"{where}[{i}]") for i, v in enumerate(value))  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------------------------
+# model
+
+
+_MODEL_KEYS = ("name", "litellm_id", "reader_ids", "target_model", "api", "provider",
+               "price_model", "required_env", "offline_reader", "concurrency", "rate_limit_rps",
+               "params", "reasoning_headroom_tokens", "image_detail", "notes")
+IMAGE_DETAILS = ("low", "high", "auto", "original")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Who answers, and which production model its requests stand for.
+
+    ``litellm_id`` is called; ``reader_ids`` overrides it per reader (the offline reader has one
+    litellm model per reader). ``target_model``/``api``/``provider`` choose the shape (resolve),
+    the bill and the resize (billing); ``price_model`` is the key into litellm's cost map for
+    the target's dollars. ``offline_reader`` marks the OCR stand-in: its requests are free and
+    carry the reader's side channel (evidence, answers, seen sizes).
+    """
+
+    name: str
+    litellm_id: str
+    target_model: str
+    api: str | None
+    provider: str | None
+    price_model: str
+    reader_ids: Mapping[str, str] = field(default_factory=dict)
+    required_env: tuple[str, ...] = ()
+    offline_reader: bool = False
+    concurrency: int = 4
+    rate_limit_rps: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    reasoning_headroom_tokens: int = 0
+    image_detail: str | None = None  # None: the detail snapcompact.resolve gives the family
+
+    def model_for(self, reader: str) -> str:
+        """The litellm model id that serves ``reader``."""
+        return self.reader_ids.get(reader, self.litellm_id)
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> ModelSpec:
+        data = _mapping(cfg, "model")
+        _only(data, _MODEL_KEYS, "model config")
+        reader_ids = _mapping(data.get("reader_ids"), "model.reader_ids")
+        _only(reader_ids, READERS, "model.reader_ids")
+        params = _mapping(data.get("params"), "model.params")
+        for reserved in ("model", "messages", "max_tokens", "metadata"):
+            if reserved in params:
+                raise ValueError(f"model.params must not set {reserved!r} (the runner sets it)")
+        for name in params:
+            if _CREDENTIAL_PARAM.search(name):
+                raise ValueError(
+                    f"model.params.{name} looks like a credential: keys come from the "
+                    "environment only (see the model's required_env)")
+        return cls(
+            name=_str(data.get("name"), "model.name"),  # type: ignore[arg-type]
+            litellm_id=_str(data.get("litellm_id"), "model.litellm_id"),  # type: ignore[arg-type]
+            target_model=_str(data.get("target_model"), "model.target_model"),  # type: ignore[arg-type]
+            api=_str(data.get("api"), "model.api", optional=True),
+            provider=_str(data.get("provider"), "model.provider", optional=True),
+            price_model=_str(data.get("price_model"), "model.price_model"),  # type: ignore[arg-type]
+            reader_ids={k: _str(v, f"model.reader_ids.{k}") for k, v in reader_ids.items()},  # type: ignore[misc]
+            required_env=_str_list(data.get("required_env"), "model.required_env"),
+            offline_reader=_bool(data.get("offline_reader", False), "model.offline_reader"),
+            concurrency=_int(data.get("concurrency", 4), "model.concurrency", minimum=1),  # type: ignore[arg-type]
+            rate_limit_rps=_number(data.get("rate_limit_rps"), "model.rate_limit_rps",
+                                   optional=True, positive=True),
+            params=params,
+            reasoning_headroom_tokens=_int(data.get("reasoning_headroom_tokens", 0),  # type: ignore[arg-type]
+                                           "model.reasoning_headroom_tokens", minimum=0),
+            image_detail=_detail(data.get("image_detail")),
+        )
+
+
+def _detail(value: Any) -> str | None:
+    if value is None or value in IMAGE_DETAILS:
+        return value
+    raise ValueError(f"model.image_detail must be one of {list(IMAGE_DETAILS)} or null, got {value!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# dataset, reader, shapes
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A dataset name from ``evals.datasets`` and the keyword params of its loader."""
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> DatasetSpec:
+        from evals.datasets import dataset_params
+
+        data = _mapping(cfg, "dataset")
+        _only(data, ("name", "params"), "dataset config")
+        name = _str(data.get("name"), "dataset.name")
+        accepted = dataset_params(name)  # ValueError for an unknown dataset
+        params = _mapping(data.get("params"), "dataset.params")
+        unknown = sorted(set(params) - set(accepted))
+        if unknown:
+            raise ValueError(
+                f"dataset {name!r} got unknown params {unknown}; it accepts {sorted(accepted)}")
+        params = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
+        return cls(name=name, params=params)  # type: ignore[arg-type]
+
+    @property
+    def seed(self) -> int:
+        return int(self.params.get("seed", 0))
+
+
+@dataclass(frozen=True)
+class ReaderSpec:
+    """Which readers run, and how many tokens each may answer with."""
+
+    name: str
+    readers: tuple[str, ...]
+    answer_max_tokens: int = 64
+    transcribe_max_tokens: int = 8192
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> ReaderSpec:
+        data = _mapping(cfg, "reader")
+        _only(data, ("name", "readers", "answer_max_tokens", "transcribe_max_tokens"),
+              "reader config")
+        name = _str(data.get("name"), "reader.name")
+        readers = _str_list(data.get("readers"), "reader.readers")
+        if not readers:
+            raise ValueError("reader.readers is empty: name at least one of " + ", ".join(READERS))
+        bad = [r for r in readers if r not in READERS]
+        if bad:
+            raise ValueError(f"reader.readers has unknown reader(s) {bad}; known: {list(READERS)}")
+        return cls(
+            name=name,  # type: ignore[arg-type]
+            readers=readers,
+            answer_max_tokens=_int(data.get("answer_max_tokens", 64), "reader.answer_max_tokens",  # type: ignore[arg-type]
+                                   minimum=1),
+            transcribe_max_tokens=_int(data.get("transcribe_max_tokens", 8192),  # type: ignore[arg-type]
+                                       "reader.transcribe_max_tokens", minimum=1),
+        )
+
+
+@dataclass(frozen=True)
+class ShapeSpec:
+    """One arm: a shape variant (or ``auto``) at a frame side, or the plain-text arm."""
+
+    variant: str
+    frame_size: int | None = None  # None: the shape's research size (resolve decides for auto)
+
+    @property
+    def is_text(self) -> bool:
+        return self.variant == TEXT_ARM
+
+    @classmethod
+    def parse(cls, variant: Any, frame_size: Any, where: str) -> ShapeSpec:
+        name = _str(variant, where)
+        if name not in (TEXT_ARM, AUTO_SHAPE) and name not in SHAPE_VARIANT_NAMES:
+            raise ValueError(
+                f"{where}: unknown shape {name!r}; known: {TEXT_ARM}, {AUTO_SHAPE}, "
+                + ", ".join(SHAPE_VARIANT_NAMES))
+        if frame_size is not None:
+            try:
+                check_frame_size(frame_size)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+        return cls(variant=name, frame_size=None if name == TEXT_ARM else frame_size)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------------
+# the run
+
+
+_TOP_KEYS = ("experiment_name", "model", "dataset", "reader", "shape", "shapes", "frame_size",
+             "max_items", "max_questions_per_item", "serialize", "budget_usd", "dry_run",
+             "progress", "results_dir", "cache_dir", "ocr_cache_dir", "timeout_s",
+             "max_attempts", "seed", "hydra")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything one run needs, validated. Paths are absolute."""
+
+    experiment: str
+    model: ModelSpec
+    dataset: DatasetSpec
+    reader: ReaderSpec
+    shapes: tuple[ShapeSpec, ...]
+    max_items: int | None
+    max_questions_per_item: int | None
+    serialize: str
+    budget_usd: float | None
+    dry_run: bool
+    progress: bool
+    cache_dir: Path
+    ocr_cache_dir: Path | None
+    timeout_s: float
+    max_attempts: int
+
+    @property
+    def seed(self) -> int:
+        return self.dataset.seed
+
+    @property
+    def image_shapes(self) -> tuple[ShapeSpec, ...]:
+        return tuple(s for s in self.shapes if not s.is_text)
+
+    @property
+    def has_text_arm(self) -> bool:
+        return any(s.is_text for s in self.shapes) and "text_qa" in self.reader.readers
+
+    def run_id(self) -> str:
+        """A stable id of what this run measures (not of where or how it is run)."""
+        material = {
+            "experiment": self.experiment,
+            "model": {k: v for k, v in _dataclass_json(self.model).items()
+                      if k not in ("concurrency", "rate_limit_rps", "required_env")},
+            "dataset": _dataclass_json(self.dataset),
+            "reader": _dataclass_json(self.reader),
+            "shapes": [_dataclass_json(s) for s in self.shapes],
+            "max_items": self.max_items,
+            "max_questions_per_item": self.max_questions_per_item,
+            "serialize": self.serialize,
+        }
+        text = json.dumps(material, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_config(cls, cfg: Any, *, base_dir: str | Path | None = None) -> RunSpec:
+        """Validate a composed config. Relative paths are taken from ``base_dir`` (the cwd)."""
+        data = _mapping(cfg, "config")
+        data.pop("hydra", None)
+        _only(data, _TOP_KEYS, "eval config")
+        base = Path(base_dir) if base_dir is not None else Path.cwd()
+        frame_size = data.get("frame_size")
+        shape_group = data.get("shape")
+        if shape_group is not None:
+            group = _mapping(shape_group, "shape")
+            _only(group, ("variant", "frame_size"), "shape config")
+            size = group.get("frame_size") if group.get("frame_size") is not None else frame_size
+            shapes = (ShapeSpec.parse(group.get("variant"), size, "shape.variant"),)
+        else:
+            names = _str_list(data.get("shapes"), "shapes")
+            if not names:
+                raise ValueError("shapes is empty: list shape variants, 'auto' or 'text'")
+            shapes = tuple(ShapeSpec.parse(n, frame_size, f"shapes[{i}]")
+                           for i, n in enumerate(names))
+        labels = [(s.variant, s.frame_size) for s in shapes]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"shapes lists a shape twice: {[s.variant for s in shapes]}")
+        serialize = data.get("serialize", "user_message")
+        if serialize not in SERIALIZE_MODES:
+            raise ValueError(f"serialize must be one of {list(SERIALIZE_MODES)}, got {serialize!r}")
+        reader = ReaderSpec.from_config(data.get("reader"))
+        spec = cls(
+            experiment=_str(data.get("experiment_name", "default"), "experiment_name"),  # type: ignore[arg-type]
+            model=ModelSpec.from_config(data.get("model")),
+            dataset=DatasetSpec.from_config(data.get("dataset")),
+            reader=reader,
+            shapes=shapes,
+            max_items=_int(data.get("max_items"), "max_items", minimum=1, optional=True),
+            max_questions_per_item=_int(data.get("max_questions_per_item"),
+                                        "max_questions_per_item", minimum=1, optional=True),
+            serialize=serialize,
+            budget_usd=_number(data.get("budget_usd"), "budget_usd", optional=True),
+            dry_run=_bool(data.get("dry_run", False), "dry_run"),
+            progress=_bool(data.get("progress", True), "progress"),
+            cache_dir=_path(data.get("cache_dir"), base, "cache_dir"),  # type: ignore[arg-type]
+            ocr_cache_dir=_path(data.get("ocr_cache_dir"), base, "ocr_cache_dir", optional=True),
+            timeout_s=_number(data.get("timeout_s", 120), "timeout_s", positive=True),  # type: ignore[arg-type]
+            max_attempts=_int(data.get("max_attempts", 6), "max_attempts", minimum=1),  # type: ignore[arg-type]
+        )
+        if not spec.image_shapes and not spec.has_text_arm:
+            raise ValueError(
+                f"nothing to ask: shapes {[s.variant for s in shapes]} with readers "
+                f"{list(reader.readers)} (the text arm needs the text_qa reader)")
+        if not spec.image_shapes and "text_qa" not in reader.readers:
+            raise ValueError("reader transcribe needs an image shape; the text arm has no frames")
+        return spec
+
+
+def _path(value: Any, base: Path, where: str, *, optional: bool = False) -> Path | None:
+    if value is None and optional:
+        return None
+    text = _str(value, where)
+    path = Path(text).expanduser()  # type: ignore[arg-type]
+    return path if path.is_absolute() else (base / path).resolve()
+
+
+def _dataclass_json(obj: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return json.loads(json.dumps(asdict(obj), default=lambda v: dict(v) if isinstance(v, Mapping)
+                                 else str(v)))
