@@ -42,7 +42,7 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from snapcompact.archive_plan import (
@@ -61,20 +61,20 @@ from snapcompact.reading_guide import NO_HISTORY, GuideFacts, render_guide, shor
 from snapcompact.shapes import Shape, geometry, get_shape
 
 __all__ = [
-    "PRESERVE_KEY",
     "POLICIES",
-    "ArchiveFrame",
+    "PRESERVE_KEY",
     "Archive",
+    "ArchiveFrame",
     "CharAccounting",
-    "CompactionResult",
     "CompactionRejected",
+    "CompactionResult",
     "LazyFrameData",
-    "get_preserved_archive",
-    "strip_preserved_archive",
     "archive_source_text",
-    "images",
-    "history_blocks",
     "compact",
+    "get_preserved_archive",
+    "history_blocks",
+    "images",
+    "strip_preserved_archive",
     "strip_thinking_sections",
 ]
 
@@ -93,7 +93,7 @@ _CHARS_PER_TOKEN = 4
 
 def _int(raw: Mapping[str, Any], key: str, where: str, default: int | None = None) -> int:
     value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise ValueError(f"{where}: {key} must be a number, got {value!r}")
     if isinstance(value, float):
         if not value.is_integer():
@@ -239,7 +239,7 @@ def get_preserved_archive(preserve_data: Mapping[str, Any] | None) -> Archive | 
 
     def counter(key: str) -> int:
         value = raw.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
             return 0
         return int(value) if float(value).is_integer() else value  # type: ignore[return-value]
 
@@ -319,8 +319,8 @@ def _omitted_notice(count: int, omitted_bytes: int) -> str:
               if omitted_bytes > 0 else "")
     return "\n".join([
         "-------------- snapcompact image middle omitted",
-        f"{count:,} archived image frame{s} could not be included.{budget} "
-        "The compacted summary and visible text edges remain available.",
+        (f"{count:,} archived image frame{s} could not be included.{budget} "
+         "The compacted summary and visible text edges remain available."),
         "--------------",
     ])
 

@@ -34,18 +34,18 @@ from snapcompact.shapes import Shape, geometry
 __all__ = [
     "HQ_EDGE_FRAMES",
     "TEXT_EDGE_PAGES",
-    "SourcePage",
-    "PlannedFrame",
     "FoveatedLayout",
     "PinnedLayout",
-    "visible_len",
-    "dim_open_after",
-    "wide_cells",
-    "source_pages",
-    "elide_middle",
+    "PlannedFrame",
+    "SourcePage",
     "dense_companion",
+    "dim_open_after",
+    "elide_middle",
     "plan_foveated",
     "plan_pinned",
+    "source_pages",
+    "visible_len",
+    "wide_cells",
 ]
 
 #: High-quality frames at each edge of a foveated imaged middle (reference constant).

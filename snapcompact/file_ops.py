@@ -23,14 +23,14 @@ from typing import Any
 
 __all__ = [
     "FILE_LIST_LIMIT",
-    "FileOperations",
     "FileLists",
+    "FileOperations",
+    "compute_file_lists",
+    "file_ops_from_messages",
+    "format_file_list",
+    "format_grouped_paths",
     "is_url_scheme_path",
     "strip_read_selector",
-    "file_ops_from_messages",
-    "compute_file_lists",
-    "format_grouped_paths",
-    "format_file_list",
     "upsert_file_operations",
 ]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["GuideFacts", "NO_HISTORY", "UNDERLINE", "render_guide", "short_summary"]
+__all__ = ["NO_HISTORY", "UNDERLINE", "GuideFacts", "render_guide", "short_summary"]
 
 #: Summary of a compaction that archived nothing and touched no files (reference wording).
 NO_HISTORY = "No prior history."
@@ -43,9 +43,9 @@ class GuideFacts:
 
 def _frame_rules(f: GuideFacts) -> list[str]:
     lines = [
-        "- The middle of HISTORY is shown as images: each image is one page of the same transcript, "
+        ("- The middle of HISTORY is shown as images: each image is one page of the same transcript, "
         "in order, between the marked separators. A solid black cell is a line break; runs of "
-        "spaces were squeezed to one."
+        "spaces were squeezed to one.")
     ]
     if f.doc_columns:
         lines.append(f"  - Each image holds two columns side by side, each {f.cols} characters wide "
@@ -72,16 +72,16 @@ def render_guide(f: GuideFacts) -> str:
     else:
         tags = "- `¶user:` the user, `¶ai:` your reply, `¶call:` a tool call."
     out = [
-        "Pick the conversation up where it left off. Its earlier turns are archived under "
+        ("Pick the conversation up where it left off. Its earlier turns are archived under "
         "HISTORY below, oldest first: read all of it, then carry on with the live conversation "
-        "that follows.",
+        "that follows."),
         "",
         "Scope tags in the archived transcript:",
         tags,
-        "- A line without a tag belongs to the scope above it; back-to-back blocks of one kind "
-        "carry the tag only once.",
-        "- A tool call reads `¶call:name(args)//intent` (the `//intent` part may be missing); "
-        "its output sits between `<out>` and `</out>`.",
+        ("- A line without a tag belongs to the scope above it; back-to-back blocks of one kind "
+        "carry the tag only once."),
+        ("- A tool call reads `¶call:name(args)//intent` (the `//intent` part may be missing); "
+        "its output sits between `<out>` and `</out>`."),
         "",
         "How to read HISTORY:",
         "- Text passages are the exact transcript; you can rely on them word for word.",

@@ -22,10 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DEFAULT_UPSTREAM = HERE.parents[3] / "shared" / "tools" / "upstream-frames"
 
-WORDS = ("the archive keeps every frame of history so that a model can read it back later while the "
-         "budget stays small and the session head is never lost because users ask about the first "
-         "request again parse config render token budget provider image frame cache test build deploy "
-         "function class module import return value error retry timeout latency window shape font").split()
+WORDS = ["the", "archive", "keeps", "every", "frame", "of", "history", "so", "that", "a", "model", "can", "read", "it", "back", "later", "while", "the", "budget", "stays", "small", "and", "the", "session", "head", "is", "never", "lost", "because", "users", "ask", "about", "the", "first", "request", "again", "parse", "config", "render", "token", "budget", "provider", "image", "frame", "cache", "test", "build", "deploy", "function", "class", "module", "import", "return", "value", "error", "retry", "timeout", "latency", "window", "shape", "font"]
 CJK = "你好世界中文字符测试안녕하세요こんにちは"
 
 

@@ -1,0 +1,129 @@
+"""Time and peak memory of one snapcompact compaction of a 200k-token session, both policies.
+
+    python benchmarks/bench_archive.py [--chars 800000] [--model claude-sonnet-4-5]
+                                       [--api anthropic-messages] [--provider anthropic]
+
+The session is synthetic but made of real text: the Python standard library's sources, cut into
+user requests, assistant replies and ``read``/``bash`` tool calls whose results are file chunks
+(about 4 characters per token, so 800,000 characters is about 200k tokens). Each policy runs in a
+fresh subprocess: a first compaction of the whole session, then a second one that carries the
+archive forward with a further 10% of new history. Reported: wall time of each compaction,
+frames, archive characters, serialized characters, peak Python heap (tracemalloc, a separate
+run) and peak RSS of the process (ru_maxrss).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def stdlib_chunks(n_chars: int) -> list[tuple[str, str]]:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    out: list[tuple[str, str]] = []
+    total = 0
+    for path in sorted(stdlib.glob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for start in range(0, len(text), 3000):
+            out.append((path.name, text[start:start + 3000]))
+            total += len(out[-1][1])
+            if total >= n_chars:
+                return out
+    return out
+
+
+def session(n_chars: int, offset: int = 0) -> list[dict]:
+    """Messages totalling about ``n_chars`` characters of content."""
+    msgs: list[dict] = []
+    chunks = stdlib_chunks(n_chars + offset)
+    total = 0
+    for i, (name, chunk) in enumerate(chunks):
+        if total < offset:
+            total += len(chunk)
+            continue
+        kind = i % 4
+        if kind == 0:
+            msgs.append({"role": "user", "content": chunk[:600]})
+            msgs.append({"role": "assistant", "content": [{"type": "text", "text": chunk[600:]}]})
+        else:
+            cid = f"call{i}"
+            tool = "read" if kind != 3 else "bash"
+            args = {"path": f"Lib/{name}"} if tool == "read" else {"command": f"python -m pytest Lib/{name}"}
+            msgs.append({"role": "assistant", "content": [
+                {"type": "text", "text": chunk[:200]},
+                {"type": "toolCall", "id": cid, "name": tool, "arguments": args}]})
+            msgs.append({"role": "toolResult", "toolCallId": cid, "toolName": tool,
+                         "content": [{"type": "text", "text": chunk[200:]}], "isError": False})
+        total += len(chunk)
+    return msgs
+
+
+def child(args: argparse.Namespace) -> None:
+    import resource
+    import time
+    import tracemalloc
+
+    from snapcompact.archive import compact
+    from snapcompact.file_ops import file_ops_from_messages
+    from snapcompact.serialize import serialize_conversation
+
+    first = session(args.chars)
+    more = session(args.chars // 10, offset=args.chars)
+    input_chars = sum(len(json.dumps(m)) for m in first)
+    kw = {"model_id": args.model, "api": args.api, "provider": args.provider, "policy": args.policy}
+    if args.trace:
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    r1 = compact(first, file_ops=file_ops_from_messages(first), **kw)
+    t1 = time.perf_counter()
+    r2 = compact(more, previous=r1.preserve_data, file_ops=file_ops_from_messages(first + more), **kw)
+    t2 = time.perf_counter()
+    heap = tracemalloc.get_traced_memory()[1] if args.trace else None
+    print(json.dumps({
+        "policy": args.policy, "shape": r1.shape.name, "frame_size": r1.shape.frame_size,
+        "messages": len(first), "message_json_chars": input_chars,
+        "serialized_chars": len(serialize_conversation(first)),
+        "first_s": round(t1 - t0, 3), "second_s": round(t2 - t1, 3),
+        "frames": [len(r1.archive.frames), len(r2.archive.frames)],
+        "rendered": [r1.rendered_frames, r2.rendered_frames],
+        "total_chars": [r1.archive.total_chars, r2.archive.total_chars],
+        "truncated_chars": [r1.archive.truncated_chars, r2.archive.truncated_chars],
+        "frame_bytes": sum(len(f.data) for f in r1.archive.frames),
+        "projected_tokens": r1.projected_tokens,
+        "peak_heap_mb": round(heap / 1e6, 1) if heap is not None else None,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--chars", type=int, default=800_000)
+    ap.add_argument("--model", default="claude-sonnet-4-5")
+    ap.add_argument("--api", default="anthropic-messages")
+    ap.add_argument("--provider", default="anthropic")
+    ap.add_argument("--policy", choices=["pinned", "foveated"], help=argparse.SUPPRESS)
+    ap.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.policy:
+        child(args)
+        return
+    base = [sys.executable, __file__, "--chars", str(args.chars), "--model", args.model, "--api", args.api,
+            "--provider", args.provider]
+    for policy in ("pinned", "foveated"):
+        timed = json.loads(subprocess.run(base + ["--policy", policy], capture_output=True, text=True,
+                                          check=True).stdout)
+        traced = json.loads(subprocess.run(base + ["--policy", policy, "--trace"], capture_output=True,
+                                           text=True, check=True).stdout)
+        timed["peak_heap_mb"] = traced["peak_heap_mb"]
+        print(json.dumps(timed))
+
+
+if __name__ == "__main__":
+    main()
