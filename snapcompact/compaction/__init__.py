@@ -1,0 +1,38 @@
+"""The production compaction pipeline snapcompact plugs into.
+
+A session is an append-only JSONL tree of entries (:mod:`.session`, :mod:`.entries`); the LLM
+context is rebuilt from the active branch (:mod:`.context`). When the context grows too large,
+old tool output is pruned (:mod:`.pruning`), a cut point is chosen (:mod:`.cut_point`) and a
+strategy (:mod:`.strategies`: context-full LLM summary, snapcompact frames, handoff) replaces the
+old history with a compaction entry. :mod:`.triggers` decides when; :mod:`.pipeline` ties it
+together; :mod:`.branch` summarizes abandoned branches on tree navigation; :mod:`.hooks` lets a
+harness cancel or replace a compaction or a summary. No provider is called directly: LLM work
+goes through an injected ``complete(system_prompt, prompt, *, max_tokens)`` function
+(:mod:`.litellm_adapter` builds one for litellm).
+"""
+
+from snapcompact.compaction.context import DIVIDER, SessionContext, build_session_context, convert_to_llm
+from snapcompact.compaction.cut_point import CompactionPreparation, find_cut_point, prepare_compaction
+from snapcompact.compaction.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    MessageEntry,
+    MetadataEntry,
+)
+from snapcompact.compaction.hooks import CANCEL, HookCompaction, HookSummary, Hooks
+from snapcompact.compaction.model import ModelInfo
+from snapcompact.compaction.pipeline import CompactionOutcome, CompactionPipeline, NavigationOutcome
+from snapcompact.compaction.pruning import prune_superseded_tool_results, prune_tool_outputs
+from snapcompact.compaction.session import Session
+from snapcompact.compaction.settings import DEFAULT_SETTINGS, Settings, load_settings, resolve_threshold_tokens
+
+__all__ = [
+    "DIVIDER", "SessionContext", "build_session_context", "convert_to_llm",
+    "CompactionPreparation", "find_cut_point", "prepare_compaction",
+    "BranchSummaryEntry", "CompactionEntry", "CustomMessageEntry", "MessageEntry", "MetadataEntry",
+    "CANCEL", "HookCompaction", "HookSummary", "Hooks", "ModelInfo",
+    "CompactionOutcome", "CompactionPipeline", "NavigationOutcome",
+    "prune_superseded_tool_results", "prune_tool_outputs", "Session",
+    "DEFAULT_SETTINGS", "Settings", "load_settings", "resolve_threshold_tokens",
+]

@@ -1,0 +1,295 @@
+"""From the active branch to LLM messages, and to the display transcript.
+
+Why two views: the LLM only needs what survives compaction (one summary message, the kept
+entries, everything after), while a person scrolling the session wants all of it, with each
+compaction shown as a slim divider where it fired. Both come from the same branch walk.
+
+Agent-level roles beyond the wire roles: ``compactionSummary``, ``branchSummary``, ``custom``,
+``bashExecution`` and ``hookMessage``. :func:`convert_to_llm` turns them into wire messages:
+summaries become user messages through the context templates (a snapcompact summary instead
+carries its history blocks, text and frames, after the reading guide, with no template), custom
+and hook messages become developer messages with their raw content, and a bash execution
+becomes a user message quoting the command and its output.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from snapcompact.compaction.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    Entry,
+    MessageEntry,
+    MetadataEntry,
+)
+from snapcompact.compaction.prompts import render
+
+__all__ = [
+    "DIVIDER",
+    "IMAGE_TOKEN_ESTIMATE",
+    "SessionContext",
+    "build_session_context",
+    "entry_to_message",
+    "compaction_summary_message",
+    "convert_to_llm",
+    "estimate_message_tokens",
+    "estimate_context_tokens",
+    "estimate_entry_tokens",
+    "estimate_branch_tokens",
+    "text_tokens",
+]
+
+#: How the display transcript marks a compaction (expanding it reveals the summary).
+DIVIDER = "\u2500\u2500 \U0001f4f7 compacted \u00b7 ctrl+o \u2500\u2500"
+#: Tokens the agent's estimator charges per image block when nothing better is known.
+IMAGE_TOKEN_ESTIMATE = 5024
+#: Per-request cap on frame base64 bytes when re-attaching an archive.
+MAX_FRAME_DATA_BYTES = 3_000_000
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    """Agent messages (custom roles included) and, in parallel, the entry each came from."""
+
+    messages: tuple[Mapping[str, Any], ...]
+    entry_ids: tuple[str, ...]
+    model: Mapping[str, Any] | None = None
+    thinking_level: str | None = None
+    compaction_id: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def compaction_summary_message(entry: CompactionEntry) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "compactionSummary", "summary": entry.summary,
+                           "tokensBefore": entry.tokens_before, "timestamp": entry.timestamp}
+    if entry.short_summary is not None:
+        out["shortSummary"] = entry.short_summary
+    if entry.preserve_data is not None:
+        out["preserveData"] = entry.preserve_data
+    return out
+
+
+def entry_to_message(entry: Entry) -> dict[str, Any] | None:
+    """The agent message an entry contributes to the LLM context (None for metadata/compactions)."""
+    if isinstance(entry, MessageEntry):
+        return dict(entry.message)
+    if isinstance(entry, CustomMessageEntry):
+        content = entry.content if isinstance(entry.content, str) else [dict(b) for b in entry.content]
+        out: dict[str, Any] = {"role": "custom", "customType": entry.custom_type, "content": content,
+                               "display": entry.display, "timestamp": entry.timestamp}
+        if entry.details is not None:
+            out["details"] = entry.details
+        return out
+    if isinstance(entry, BranchSummaryEntry):
+        return {"role": "branchSummary", "summary": entry.summary, "fromId": entry.from_id,
+                "timestamp": entry.timestamp}
+    return None
+
+
+def build_session_context(path: Sequence[Entry], *, transcript: bool = False) -> SessionContext:
+    """Messages for the branch ``path`` (root first).
+
+    LLM view (default): the latest compaction becomes one ``compactionSummary`` message, then the
+    entries from its ``firstKeptEntryId`` up to it, then every later entry. Transcript view: every
+    entry in order, each compaction as a ``compactionSummary`` message with ``divider`` set.
+    """
+    model: Mapping[str, Any] | None = None
+    thinking: str | None = None
+    for entry in path:
+        if isinstance(entry, MetadataEntry):
+            if entry.type == "model_change":
+                model = entry.data
+            elif entry.type == "thinking_level_change":
+                level = entry.data.get("thinkingLevel")
+                thinking = level if isinstance(level, str) else thinking
+    messages: list[Mapping[str, Any]] = []
+    ids: list[str] = []
+
+    def add(entry: Entry) -> None:
+        message = entry_to_message(entry)
+        if message is not None:
+            messages.append(message)
+            ids.append(entry.id)
+
+    latest = None
+    for i in range(len(path) - 1, -1, -1):
+        if isinstance(path[i], CompactionEntry):
+            latest = i
+            break
+    if transcript:
+        for entry in path:
+            if isinstance(entry, CompactionEntry):
+                messages.append({**compaction_summary_message(entry), "divider": DIVIDER})
+                ids.append(entry.id)
+            else:
+                add(entry)
+        return SessionContext(tuple(messages), tuple(ids), model, thinking,
+                              path[latest].id if latest is not None else None)
+    if latest is None:
+        for entry in path:
+            add(entry)
+        return SessionContext(tuple(messages), tuple(ids), model, thinking)
+    compaction = path[latest]
+    assert isinstance(compaction, CompactionEntry)
+    messages.append(compaction_summary_message(compaction))
+    ids.append(compaction.id)
+    kept = False
+    for entry in path[:latest]:
+        kept = kept or entry.id == compaction.first_kept_entry_id
+        if kept:
+            add(entry)
+    for entry in path[latest + 1:]:
+        add(entry)
+    return SessionContext(tuple(messages), tuple(ids), model, thinking, compaction.id)
+
+
+# ------------------------------------------------------------------------------- to the wire
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        return "".join(b.get("text", "") for b in content if isinstance(b, Mapping) and b.get("type") == "text")
+    return ""
+
+
+def _archive_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    from snapcompact.archive import get_preserved_archive, history_blocks
+
+    archive = get_preserved_archive(message.get("preserveData"))
+    if archive is None:
+        return None
+    return history_blocks(archive, max_frame_data_bytes=MAX_FRAME_DATA_BYTES)
+
+
+def _bash_text(message: Mapping[str, Any]) -> str:
+    command = message.get("command", "")
+    output = message.get("output", "")
+    text = f"Ran `{command}`\n```\n{output}\n```" if output else f"Ran `{command}`\n(no output)"
+    code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif code not in (None, 0):
+        text += f"\n\nCommand exited with code {code}"
+    return text
+
+
+def to_wire_json(message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One agent message as a wire-role JSON message (None when it does not reach the LLM)."""
+    role = message.get("role")
+    if role in ("user", "assistant", "toolResult", "developer"):
+        return {k: v for k, v in message.items() if k != "timestamp"} if "timestamp" in message else dict(message)
+    if role == "compactionSummary":
+        summary = str(message.get("summary", ""))
+        blocks = _archive_blocks(message)
+        if blocks is not None:
+            return {"role": "user", "content": [{"type": "text", "text": summary}, *blocks]}
+        text = render("compaction-summary-context", summary=summary)
+        return {"role": "user", "content": [{"type": "text", "text": text}]}
+    if role == "branchSummary":
+        text = render("branch-summary-context", summary=str(message.get("summary", "")))
+        return {"role": "user", "content": [{"type": "text", "text": text}]}
+    if role in ("custom", "hookMessage"):
+        return {"role": "developer", "content": message.get("content", "")}
+    if role == "bashExecution":
+        if message.get("excludeFromContext"):
+            return None
+        return {"role": "user", "content": [{"type": "text", "text": _bash_text(message)}]}
+    raise ValueError(f"unknown message role {role!r}")
+
+
+def convert_to_llm(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Agent messages -> :mod:`snapcompact.messages` wire messages, dropping what the LLM never sees."""
+    from snapcompact.messages import message_from_json
+
+    out = []
+    for i, message in enumerate(messages):
+        wire = to_wire_json(message)
+        if wire is not None:
+            out.append(message_from_json(wire, i))
+    return out
+
+
+# ------------------------------------------------------------------------------- token estimates
+
+
+def text_tokens(chars: int) -> int:
+    """The agent's text estimate: four characters per token, rounded up."""
+    return math.ceil(chars / 4)
+
+
+def estimate_message_tokens(message: Mapping[str, Any], image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> int:
+    """Estimated prompt tokens of one agent message (text at chars/4, each image at ``image_tokens``)."""
+    role = message.get("role")
+    chars = 0
+    images = 0
+    if role == "compactionSummary":
+        chars += len(str(message.get("summary", "")))
+        blocks = _archive_blocks(message)
+        if blocks is None:
+            chars += len(render("compaction-summary-context", summary=""))
+        else:
+            for b in blocks:
+                if b.get("type") == "image":
+                    images += 1
+                else:
+                    chars += len(b.get("text", ""))
+        return text_tokens(chars) + images * image_tokens
+    if role == "branchSummary":
+        return text_tokens(len(str(message.get("summary", ""))) + len(render("branch-summary-context", summary="")))
+    if role == "bashExecution":
+        return 0 if message.get("excludeFromContext") else text_tokens(len(_bash_text(message)))
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return text_tokens(len(content))
+    for block in content if isinstance(content, Sequence) else ():
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            chars += len(block.get("text", ""))
+        elif kind == "thinking":
+            chars += len(block.get("thinking", ""))
+        elif kind == "toolCall":
+            args = json.dumps(block.get("arguments") or {}, ensure_ascii=False, separators=(",", ":"), default=str)
+            chars += len(str(block.get("name", ""))) + len(args)
+        elif kind == "image":
+            images += 1
+    return text_tokens(chars) + images * image_tokens
+
+
+_ENTRY_TOKENS: dict[int, tuple[object, int, int]] = {}
+
+
+def estimate_entry_tokens(entry: Entry, image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> int:
+    """Tokens an entry adds to the LLM context (a compaction: its summary message); memoized.
+
+    Entries are immutable, so the estimate is cached per entry object (pruning swaps in a new
+    object, which is estimated afresh).
+    """
+    cached = _ENTRY_TOKENS.get(id(entry))
+    if cached is not None and cached[0] is entry and cached[1] == image_tokens:
+        return cached[2]
+    message = compaction_summary_message(entry) if isinstance(entry, CompactionEntry) else entry_to_message(entry)
+    tokens = 0 if message is None else estimate_message_tokens(message, image_tokens)
+    if len(_ENTRY_TOKENS) > 500_000:
+        _ENTRY_TOKENS.clear()
+    _ENTRY_TOKENS[id(entry)] = (entry, image_tokens, tokens)
+    return tokens
+
+
+def estimate_branch_tokens(path: Sequence[Entry], image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> int:
+    """Estimated tokens of the LLM context rebuilt from ``path`` (same as the messages' estimate)."""
+    by_id = {e.id: e for e in path}
+    return sum(estimate_entry_tokens(by_id[i], image_tokens) for i in build_session_context(path).entry_ids)
+
+
+def estimate_context_tokens(messages: Sequence[Mapping[str, Any]], image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> int:
+    return sum(estimate_message_tokens(m, image_tokens) for m in messages)

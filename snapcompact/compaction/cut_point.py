@@ -1,0 +1,222 @@
+"""Where to cut: which history a compaction replaces and which it keeps verbatim.
+
+Why these rules: the newest ``keepRecentTokens`` of conversation stay as they are (the model
+needs them exactly), everything older is summarized or archived. A cut may only fall where a
+conversation can legally resume, never between a tool call and its result, so a tool result is
+never a cut point; a result is counted with the assistant message that called it. Metadata
+entries (model or thinking-level changes, labels) just before the cut move to the kept side, so
+the state they set survives. When one turn alone is bigger than the budget the cut lands inside
+it (a *split turn*): the turn's first part is summarized on its own so the kept remainder still
+reads as a continuation.
+
+A repeated compaction re-partitions from the previous compaction's ``firstKeptEntryId``: what the
+previous pass kept is now old enough to summarize together with what came after it, and the
+previous summary is handed over for an iterative update.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from snapcompact.compaction.context import (
+    IMAGE_TOKEN_ESTIMATE,
+    entry_to_message,
+    estimate_branch_tokens,
+    estimate_entry_tokens,
+)
+from snapcompact.compaction.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    Entry,
+    MessageEntry,
+)
+
+__all__ = [
+    "CUT_POINT_ROLES",
+    "TURN_START_ROLES",
+    "CutPoint",
+    "CompactionPreparation",
+    "is_valid_cut_point",
+    "is_turn_start",
+    "entry_tokens",
+    "find_cut_point",
+    "adapted_keep_tokens",
+    "compaction_window_start",
+    "prepare_compaction",
+]
+
+#: Message roles a cut may fall on (never ``toolResult``).
+CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "hookMessage", "branchSummary",
+                             "compactionSummary", "custom", "developer"})
+#: Message roles that open a user turn.
+TURN_START_ROLES = frozenset({"user", "bashExecution"})
+
+
+def is_valid_cut_point(entry: Entry) -> bool:
+    if isinstance(entry, MessageEntry):
+        return entry.role in CUT_POINT_ROLES
+    return isinstance(entry, (CustomMessageEntry, BranchSummaryEntry))
+
+
+def is_turn_start(entry: Entry) -> bool:
+    if isinstance(entry, MessageEntry):
+        return entry.role in TURN_START_ROLES
+    return isinstance(entry, (CustomMessageEntry, BranchSummaryEntry))
+
+
+def _is_message_bearing(entry: Entry) -> bool:
+    return isinstance(entry, (MessageEntry, CustomMessageEntry, BranchSummaryEntry))
+
+
+def entry_tokens(entry: Entry, image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> int:
+    """Tokens a message-bearing entry adds (0 for metadata and compactions)."""
+    if isinstance(entry, CompactionEntry):
+        return 0
+    return estimate_entry_tokens(entry, image_tokens)
+
+
+@dataclass(frozen=True)
+class CutPoint:
+    """Indices into the branch: keep ``[first_kept_index, end)``; ``turn_start_index`` when split."""
+
+    first_kept_index: int
+    turn_start_index: int | None
+    is_split_turn: bool
+
+
+def find_cut_point(path: Sequence[Entry], start: int, end: int, keep_recent_tokens: int,
+                   image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> CutPoint | None:
+    """Walk ``path[start:end]`` newest first; None when it holds no valid cut point.
+
+    The cut moves to each valid cut point while the tokens at and after it stay within
+    ``keep_recent_tokens``; the newest cut point is always taken, however big.
+    """
+    if not 0 <= start <= end <= len(path):
+        raise ValueError(f"bad window [{start}, {end}) for a branch of {len(path)} entries")
+    if keep_recent_tokens < 1:
+        raise ValueError(f"keep_recent_tokens must be positive, got {keep_recent_tokens}")
+    total = 0
+    cut: int | None = None
+    for i in range(end - 1, start - 1, -1):
+        entry = path[i]
+        if isinstance(entry, CompactionEntry):
+            continue
+        total += entry_tokens(entry, image_tokens)
+        if not is_valid_cut_point(entry):
+            continue
+        if cut is not None and total > keep_recent_tokens:
+            break
+        cut = i
+    if cut is None:
+        return None
+    turn_start: int | None = None
+    split = False
+    if not is_turn_start(path[cut]):
+        for j in range(cut - 1, start - 1, -1):
+            if is_turn_start(path[j]):
+                turn_start, split = j, True
+                break
+    # Pull metadata just before the cut into the kept side (stop at messages and compactions).
+    while cut > start and not _is_message_bearing(path[cut - 1]) and not isinstance(path[cut - 1], CompactionEntry):
+        cut -= 1
+    return CutPoint(cut, turn_start, split)
+
+
+def adapted_keep_tokens(keep_recent_tokens: int, measured_prompt_tokens: int | None, local_estimate: int) -> int:
+    """Shrink the keep budget when the provider counts more tokens than our estimate (ratio > 1)."""
+    if not measured_prompt_tokens or local_estimate <= 0:
+        return keep_recent_tokens
+    ratio = measured_prompt_tokens / local_estimate
+    if ratio <= 1:
+        return keep_recent_tokens
+    return max(1, math.floor(keep_recent_tokens / ratio))
+
+
+def _latest_compaction(path: Sequence[Entry]) -> int | None:
+    for i in range(len(path) - 1, -1, -1):
+        if isinstance(path[i], CompactionEntry):
+            return i
+    return None
+
+
+def compaction_window_start(path: Sequence[Entry]) -> tuple[int, CompactionEntry | None]:
+    """First index a new compaction may consider, and the previous compaction (if any).
+
+    The previous compaction's kept entries are re-partitioned, so the window starts at its
+    ``firstKeptEntryId``; when that entry is not on the branch, right after the compaction.
+    """
+    prev_index = _latest_compaction(path)
+    if prev_index is None:
+        return 0, None
+    prev = path[prev_index]
+    assert isinstance(prev, CompactionEntry)
+    for i in range(prev_index):
+        if path[i].id == prev.first_kept_entry_id:
+            return i, prev
+    return prev_index + 1, prev
+
+
+@dataclass(frozen=True)
+class CompactionPreparation:
+    """Everything a strategy needs: the partitions, the boundary, the previous compaction."""
+
+    first_kept_entry_id: str
+    first_kept_index: int
+    messages_to_summarize: tuple[Mapping[str, Any], ...]
+    turn_prefix_messages: tuple[Mapping[str, Any], ...]
+    summarize_entry_ids: tuple[str, ...]
+    turn_prefix_entry_ids: tuple[str, ...]
+    kept_entry_ids: tuple[str, ...]
+    is_split_turn: bool
+    tokens_before: int
+    keep_recent_tokens: int
+    previous_compaction: CompactionEntry | None
+    window_start: int
+
+    @property
+    def previous_summary(self) -> str | None:
+        return self.previous_compaction.summary if self.previous_compaction is not None else None
+
+
+def _messages(entries: Sequence[Entry]) -> tuple[tuple[Mapping[str, Any], ...], tuple[str, ...]]:
+    msgs, ids = [], []
+    for entry in entries:
+        message = entry_to_message(entry)
+        if message is not None:
+            msgs.append(message)
+            ids.append(entry.id)
+    return tuple(msgs), tuple(ids)
+
+
+def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *, measured_prompt_tokens: int | None = None,
+                       image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> CompactionPreparation | None:
+    """Partition the branch for a compaction; None when there is nothing to replace.
+
+    ``measured_prompt_tokens`` is the provider-reported prompt size of the last request, if known:
+    it adapts the keep budget and raises ``tokens_before`` above the local estimate.
+    """
+    if path and isinstance(path[-1], CompactionEntry):
+        return None
+    start, previous = compaction_window_start(path)
+    estimate = estimate_branch_tokens(path, image_tokens)
+    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens, estimate)
+    cut = find_cut_point(path, start, len(path), keep, image_tokens)
+    if cut is None:
+        return None
+    summarize_end = cut.turn_start_index if cut.is_split_turn and cut.turn_start_index is not None \
+        else cut.first_kept_index
+    to_summarize, summarize_ids = _messages(path[start:summarize_end])
+    prefix, prefix_ids = _messages(path[summarize_end:cut.first_kept_index]) if cut.is_split_turn else ((), ())
+    if not to_summarize and not prefix:
+        return None
+    kept_ids = tuple(e.id for e in path[cut.first_kept_index:] if not isinstance(e, CompactionEntry))
+    return CompactionPreparation(
+        first_kept_entry_id=path[cut.first_kept_index].id, first_kept_index=cut.first_kept_index,
+        messages_to_summarize=to_summarize, turn_prefix_messages=prefix, summarize_entry_ids=summarize_ids,
+        turn_prefix_entry_ids=prefix_ids, kept_entry_ids=kept_ids, is_split_turn=cut.is_split_turn,
+        tokens_before=max(estimate, measured_prompt_tokens or 0), keep_recent_tokens=keep,
+        previous_compaction=previous, window_start=start)

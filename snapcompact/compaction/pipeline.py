@@ -1,0 +1,351 @@
+"""The agent-side loop around compaction: triggers, pruning, strategy choice, persistence.
+
+Why one object: every trigger ends the same way (prepare the cut, ask the hooks, run a
+strategy, append the entry, rebuild the context), but each enters differently. Overflow and
+incomplete output drop the failing message and retry; threshold maintenance prunes tool output
+first and compacts only if that was not enough; idle maintenance runs between turns; manual
+compaction takes instructions. :class:`CompactionPipeline` owns a :class:`~.session.Session`, the
+model facts, the settings, the injected completion function and the hooks.
+
+Strategy choice per reason: ``off`` disables automatic maintenance (manual still summarizes);
+``handoff`` is never used for overflow (the handoff request would overflow too) nor for manual
+compaction; snapcompact falls back to context-full with a warning when it cannot run.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from snapcompact.compaction.branch import collect_entries_for_branch_summary, generate_branch_summary
+from snapcompact.compaction.context import (
+    SessionContext,
+    build_session_context,
+    convert_to_llm,
+    estimate_branch_tokens,
+    estimate_entry_tokens,
+)
+from snapcompact.compaction.cut_point import CompactionPreparation, prepare_compaction
+from snapcompact.compaction.entries import CompactionEntry, Entry
+from snapcompact.compaction.hooks import (
+    BeforeCompactEvent,
+    BeforeTreeEvent,
+    Cancel,
+    CompactingEvent,
+    HookCompaction,
+    Hooks,
+    TreeEvent,
+)
+from snapcompact.compaction.model import ModelInfo
+from snapcompact.compaction.prompts import prompt
+from snapcompact.compaction.pruning import PruneResult, prune_superseded_tool_results, prune_tool_outputs
+from snapcompact.compaction.session import Session
+from snapcompact.compaction.settings import DEFAULT_SETTINGS, Settings, resolve_threshold_tokens
+from snapcompact.compaction.strategies import (
+    CompactionPayload,
+    StrategyFallback,
+    compact_context_full,
+    compact_snapcompact,
+    generate_handoff,
+)
+from snapcompact.compaction.summarize import CompleteFn
+from snapcompact.compaction.triggers import Reason, decide_after_turn, failure_message, should_run_idle
+
+__all__ = ["CompactionOutcome", "NavigationOutcome", "CompactionPipeline"]
+
+
+@dataclass(frozen=True)
+class CompactionOutcome:
+    """What one maintenance run did. ``entry`` is None when nothing was written."""
+
+    reason: str
+    strategy: str | None = None
+    entry: CompactionEntry | None = None
+    handoff_session: Session | None = None
+    cancelled: bool = False
+    skipped: str | None = None
+    error: str | None = None
+    will_retry: bool = False
+    auto_continue_prompt: str | None = None
+    pruned: PruneResult | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class NavigationOutcome:
+    cancelled: bool
+    new_leaf_id: str | None
+    old_leaf_id: str | None
+    summary_entry: Entry | None = None
+
+
+def _iso_to_ms(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
+
+
+class CompactionPipeline:
+    def __init__(self, session: Session, model: ModelInfo, *, settings: Settings = DEFAULT_SETTINGS,
+                 complete: CompleteFn | None = None, hooks: Hooks | None = None,
+                 protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
+                 handoff_path: Callable[[Session], str | Path | None] | None = None) -> None:
+        self.session = session
+        self.model = model
+        self.settings = settings
+        self.complete = complete
+        self.hooks = hooks or Hooks()
+        self.protected_paths = tuple(protected_paths)
+        self.clock = clock
+        self._handoff_path = handoff_path
+        self._image_tokens: int | None = model.image_tokens
+        self.notices: list[str] = []
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def image_tokens(self) -> int:
+        """Per-image token estimate: the model's, else the snapcompact frame estimate for it."""
+        if self._image_tokens is None:
+            from snapcompact.resolve import resolve_shape
+
+            sc = self.settings.snapcompact
+            resolved = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
+                                     variant=sc.shape, frame_size=sc.frame_size)
+            self._image_tokens = resolved.frame_token_estimate
+        return self._image_tokens
+
+    def context(self) -> SessionContext:
+        return build_session_context(self.session.get_branch())
+
+    def transcript(self) -> SessionContext:
+        return build_session_context(self.session.get_branch(), transcript=True)
+
+    def llm_messages(self) -> list[Any]:
+        return convert_to_llm(self.context().messages)
+
+    def estimate_tokens(self) -> int:
+        return estimate_branch_tokens(self.session.get_branch(), self.image_tokens)
+
+    def threshold(self) -> int:
+        return resolve_threshold_tokens(self.model.context_window, self.settings.compaction)
+
+    def _notice(self, text: str) -> str:
+        self.notices.append(text)
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
+        return text
+
+    # ------------------------------------------------------------------ pruning
+
+    def prune(self) -> PruneResult:
+        """The threshold prune, applied to the session (file rewritten when anything changed)."""
+        result = prune_tool_outputs(self.session.get_branch(), self.settings.pruning, protected_paths=self.protected_paths)
+        if result.changed:
+            self.session.replace_messages(result.replacements)
+        return result
+
+    def prune_stale(self, idle_seconds: float = 0.0) -> PruneResult:
+        if not self.settings.compaction.drop_useless:
+            return PruneResult({}, 0, {})
+        result = prune_superseded_tool_results(self.session.get_branch(), self.settings.pruning, idle_seconds=idle_seconds,
+                                               protected_paths=self.protected_paths)
+        if result.changed:
+            self.session.replace_messages(result.replacements)
+        return result
+
+    # ------------------------------------------------------------------ compaction
+
+    def _strategy_for(self, reason: Reason, custom_instructions: str | None) -> str:
+        strategy = self.settings.compaction.strategy
+        if strategy == "off":
+            return "context-full"  # only manual compaction gets here
+        if strategy == "handoff" and reason in ("overflow", "manual"):
+            return "context-full"
+        if strategy == "snapcompact" and custom_instructions:
+            return "context-full"
+        return strategy
+
+    def _kept_tokens(self, prep: CompactionPreparation) -> int:
+        return sum(estimate_entry_tokens(self.session.get(i), self.image_tokens) for i in prep.kept_entry_ids)
+
+    def compact(self, custom_instructions: str | None = None, *, reason: Reason = "manual", will_retry: bool = False,
+                measured_prompt_tokens: int | None = None, auto_continue: bool = False) -> CompactionOutcome:
+        """Run one compaction now. Manual failures raise; automatic ones return ``error``."""
+        try:
+            return self._compact(custom_instructions, reason, will_retry, measured_prompt_tokens, auto_continue)
+        except Exception as exc:
+            if reason == "manual":
+                raise
+            return CompactionOutcome(reason, error=self._notice(failure_message(reason, str(exc))),
+                                     will_retry=False)
+
+    def _compact(self, custom_instructions: str | None, reason: Reason, will_retry: bool,
+                 measured: int | None, auto_continue: bool) -> CompactionOutcome:
+        path = self.session.get_branch()
+        prep = prepare_compaction(path, self.settings.compaction.keep_recent_tokens,
+                                  measured_prompt_tokens=measured, image_tokens=self.image_tokens)
+        if prep is None:
+            return CompactionOutcome(reason, skipped="nothing to compact", will_retry=will_retry)
+        hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path), custom_instructions, reason,
+                                                                will_retry))
+        if isinstance(hook, Cancel):
+            return CompactionOutcome(reason, cancelled=True, skipped=hook.reason)
+        notes: list[str] = []
+        if isinstance(hook, HookCompaction):
+            payload = CompactionPayload(
+                summary=hook.summary, first_kept_entry_id=hook.first_kept_entry_id or prep.first_kept_entry_id,
+                tokens_before=hook.tokens_before if hook.tokens_before is not None else prep.tokens_before,
+                strategy="extension", short_summary=hook.short_summary, details=hook.details,
+                preserve_data=hook.preserve_data, usage=hook.usage, from_extension=True)
+        else:
+            strategy = self._strategy_for(reason, custom_instructions)
+            overrides = self.hooks.run_compacting(CompactingEvent(prep, reason))
+            payload = None
+            if strategy == "handoff":
+                outcome = self._handoff(reason, custom_instructions, prep)
+                if outcome is not None:
+                    return outcome
+                notes.append(self._notice("handoff returned no document: falling back to context-full"))
+                strategy = "context-full"
+            if strategy == "snapcompact":
+                try:
+                    payload = compact_snapcompact(prep, self.model, self.settings, kept_tokens=self._kept_tokens(prep),
+                                                  custom_instructions=custom_instructions, overrides=overrides)
+                except StrategyFallback as exc:
+                    notes.append(self._notice(str(exc)))
+            if payload is None:
+                payload = compact_context_full(prep, self.complete, self.model, self.settings,
+                                               custom_instructions=custom_instructions, overrides=overrides)
+        entry = self.session.append_compaction(
+            payload.summary, payload.first_kept_entry_id, payload.tokens_before, short_summary=payload.short_summary,
+            details=payload.details, preserve_data=payload.preserve_data, from_extension=payload.from_extension,
+            usage=payload.usage)
+        self.hooks.emit_compact(entry, payload.from_extension)
+        return CompactionOutcome(
+            reason, payload.strategy, entry, will_retry=will_retry,
+            auto_continue_prompt=prompt("auto-continue") if auto_continue else None,
+            tokens_before=payload.tokens_before, tokens_after=self.estimate_tokens(), warnings=tuple(notes))
+
+    def _handoff(self, reason: Reason, custom_instructions: str | None,
+                 prep: CompactionPreparation) -> CompactionOutcome | None:
+        document = generate_handoff(self.context().messages, self.complete, self.model, self.settings,
+                                    custom_instructions=custom_instructions)
+        if not document:
+            return None
+        return self._start_handoff_session(reason, document, prep.tokens_before)
+
+    def _start_handoff_session(self, reason: str, document: str, tokens_before: int) -> CompactionOutcome:
+        old = self.session
+        if self._handoff_path is not None:
+            new_path = self._handoff_path(old)
+        elif old.path is not None:
+            new_path = old.path.with_name(f"{old.path.stem}.handoff-{uuid.uuid4().hex[:8]}.jsonl")
+        else:
+            new_path = None
+        new = old.fork(new_path)
+        new.append_custom_message("handoff", document)
+        self.session = new
+        return CompactionOutcome(reason, "handoff", handoff_session=new, tokens_before=tokens_before,
+                                 tokens_after=self.estimate_tokens())
+
+    def handoff(self, custom_instructions: str | None = None) -> CompactionOutcome:
+        """Manual handoff: a document for a fresh session, which becomes this pipeline's session."""
+        document = generate_handoff(self.context().messages, self.complete, self.model, self.settings,
+                                    custom_instructions=custom_instructions)
+        if not document:
+            return CompactionOutcome("manual", "handoff", skipped="handoff returned no document")
+        return self._start_handoff_session("manual", document, self.estimate_tokens())
+
+    # ------------------------------------------------------------------ triggers
+
+    def _latest_compaction_ms(self) -> float | None:
+        for entry in reversed(self.session.get_branch()):
+            if isinstance(entry, CompactionEntry):
+                return _iso_to_ms(entry.timestamp)
+        return None
+
+    def after_turn(self, message: Mapping[str, Any], *, measured_prompt_tokens: int | None = None,
+                   idle_seconds: float = 0.0) -> CompactionOutcome | None:
+        """Record an assistant message and run the maintenance it calls for.
+
+        An overflow or length-cut message is not recorded (it is dropped before the retry); the
+        outcome then has ``will_retry``. Otherwise the message is appended, stale results are
+        pruned, and if the context still exceeds the threshold tool output is pruned and, if that
+        is not enough, the context is compacted.
+        """
+        cs = self.settings.compaction
+        first = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
+                                  model_id=self.model.id, latest_compaction_time=self._latest_compaction_ms())
+        if first is not None and first.reason in ("overflow", "incomplete"):
+            outcome = self.compact(reason=first.reason, will_retry=True, measured_prompt_tokens=measured_prompt_tokens)
+            return outcome
+        self.session.append_message(message)
+        if not cs.enabled or cs.strategy == "off":
+            return None
+        if message.get("stopReason") in ("error", "aborted"):
+            return None
+        self.prune_stale(idle_seconds)
+        tokens = max(measured_prompt_tokens or 0, self.estimate_tokens())
+        if tokens <= self.threshold():
+            return None
+        pruned = self.prune()
+        measured_after = (measured_prompt_tokens - pruned.tokens_saved) if measured_prompt_tokens else None
+        tokens = max(measured_after or 0, self.estimate_tokens())
+        trigger = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
+                                    context_tokens=tokens, model_id=self.model.id)
+        if trigger is None:
+            return CompactionOutcome("threshold", skipped="pruning was enough", pruned=pruned, tokens_before=tokens,
+                                     tokens_after=self.estimate_tokens())
+        outcome = self.compact(reason="threshold", measured_prompt_tokens=measured_after,
+                               auto_continue=trigger.auto_continue)
+        return CompactionOutcome(**{**outcome.__dict__, "pruned": pruned})
+
+    def run_idle(self, idle_seconds: float | None = None, *, streaming: bool = False,
+                 compacting: bool = False) -> CompactionOutcome | None:
+        """Idle maintenance (no auto-continue afterwards)."""
+        if idle_seconds is None:
+            path = self.session.get_branch()
+            last = path[-1].timestamp if path else None
+            idle_seconds = (self.clock() - _iso_to_ms(last) / 1000) if last else 0.0
+        trigger = should_run_idle(self.settings.compaction, context_tokens=self.estimate_tokens(),
+                                  idle_seconds=idle_seconds, streaming=streaming, compacting=compacting)
+        if trigger is None:
+            return None
+        self.prune_stale(idle_seconds)
+        return self.compact(reason="idle")
+
+    # ------------------------------------------------------------------ tree navigation
+
+    def navigate_tree(self, target_id: str | None, *, summarize: bool | None = None,
+                      custom_instructions: str | None = None) -> NavigationOutcome:
+        """Move the leaf to ``target_id``, optionally summarizing the abandoned branch there."""
+        if target_id is not None and target_id not in self.session:
+            raise ValueError(f"unknown navigation target {target_id!r}")
+        old_leaf = self.session.leaf_id
+        if summarize is None:
+            summarize = self.settings.branch_summary.enabled
+        common, abandoned = collect_entries_for_branch_summary(self.session, old_leaf, target_id)
+        hook = self.hooks.run_before_tree(BeforeTreeEvent(target_id, old_leaf, common, tuple(abandoned), summarize))
+        if isinstance(hook, Cancel):
+            return NavigationOutcome(True, old_leaf, old_leaf)
+        summary_entry = None
+        if summarize and abandoned and old_leaf is not None:
+            if hook is not None:
+                summary, details, usage, from_ext = hook.summary, hook.details, hook.usage, True
+            else:
+                summary, details, usage = generate_branch_summary(abandoned, self.complete, self.model, self.settings,
+                                                                  custom_instructions=custom_instructions)
+                from_ext = False
+            summary_entry = self.session.branch_with_summary(target_id, old_leaf, summary, details=details,
+                                                             from_extension=from_ext, usage=usage)
+        else:
+            self.session.branch(target_id)
+        outcome = NavigationOutcome(False, self.session.leaf_id, old_leaf, summary_entry)
+        self.hooks.emit_tree(TreeEvent(outcome.new_leaf_id, old_leaf, summary_entry))
+        return outcome

@@ -1,0 +1,304 @@
+"""An append-only session log with a tree of entries, stored as JSONL.
+
+Why append-only with parent ids: a session is edited by moving the leaf, never by rewriting
+history, so branches (tree navigation, retries) coexist in one file and a crash can lose at most
+the line being written. Each write is one complete line in a single ``write`` on an ``O_APPEND``
+descriptor, followed by ``fsync``; a torn final line (crash mid-write) is ignored on load. The one
+sanctioned rewrite, in-place tool-output pruning, goes through a temporary file and an atomic
+rename.
+
+Line kinds: the ``session`` header (first line), tree entries (see :mod:`.entries`), and ``leaf``
+records that remember a leaf moved without a new entry (so reload restores the same branch).
+Reloading a file rebuilds the same entries, the same leaf, and therefore the same context.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import uuid
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from snapcompact.compaction.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    Entry,
+    MessageEntry,
+    MetadataEntry,
+    SessionHeader,
+    entry_from_json,
+)
+
+__all__ = ["Session", "LEAF_RECORD", "utc_timestamp"]
+
+LEAF_RECORD = "leaf"
+
+
+def utc_timestamp(seconds: float | None = None) -> str:
+    """ISO-8601 UTC with milliseconds, like the reference's ``new Date().toISOString()``."""
+    moment = datetime.now(timezone.utc) if seconds is None else datetime.fromtimestamp(seconds, timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _line(obj: Mapping[str, Any]) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+class Session:
+    """Entries in append order, an id index, children lists and the current leaf.
+
+    ``path`` None keeps the session in memory. ``id_factory`` and ``clock`` (seconds since the
+    epoch) are injectable so tests are deterministic; ``fsync=False`` skips the flush to disk
+    (each write is still one whole line), for throwaway sessions.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, cwd: str | None = None,
+                 parent_session: str | None = None, id_factory: Callable[[], str] | None = None,
+                 clock: Callable[[], float] | None = None, fsync: bool = True,
+                 _header: SessionHeader | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.fsync = fsync
+        self._new_id = id_factory or (lambda: uuid.uuid4().hex[:8])
+        self._clock = clock
+        self.entries: list[Entry] = []
+        self._by_id: dict[str, Entry] = {}
+        self._children: dict[str | None, list[str]] = {}
+        self.leaf_id: str | None = None
+        self._leaf_moved = False
+        if _header is not None:
+            self.header = _header
+            return
+        self.header = SessionHeader(uuid.uuid4().hex, self._now(), cwd=cwd, parent_session=parent_session)
+        if self.path is not None:
+            if self.path.exists() and self.path.stat().st_size > 0:
+                raise ValueError(f"session file {self.path} already exists; use Session.load")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._append_line(self.header.to_json())
+
+    # ------------------------------------------------------------------ storage
+
+    def _now(self) -> str:
+        return utc_timestamp(self._clock() if self._clock else None)
+
+    def _append_line(self, obj: Mapping[str, Any]) -> None:
+        if self.path is None:
+            return
+        data = _line(obj)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            written = os.write(fd, data)
+            if written != len(data):  # pragma: no cover - regular files write fully
+                raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    @classmethod
+    def load(cls, path: str | Path, *, id_factory: Callable[[], str] | None = None,
+             clock: Callable[[], float] | None = None, fsync: bool = True) -> Session:
+        """Rebuild a session from its JSONL file (a torn last line is skipped with a warning)."""
+        p = Path(path)
+        raw_lines = p.read_bytes().split(b"\n")
+        if raw_lines and raw_lines[-1] == b"":
+            raw_lines.pop()
+        records: list[dict[str, Any]] = []
+        for n, raw in enumerate(raw_lines, 1):
+            try:
+                obj = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                if n == len(raw_lines):
+                    warnings.warn(f"{p}: ignoring torn last line {n} ({exc})", stacklevel=2)
+                    break
+                raise ValueError(f"{p}: line {n} is not valid JSON: {exc}") from exc
+            if not isinstance(obj, dict):
+                raise ValueError(f"{p}: line {n} is not a JSON object")
+            records.append(obj)
+        if not records or records[0].get("type") != "session":
+            raise ValueError(f"{p}: the first line must be a session header")
+        session = cls(p, id_factory=id_factory, clock=clock, fsync=fsync, _header=SessionHeader.from_json(records[0]))
+        for n, obj in enumerate(records[1:], 2):
+            if obj.get("type") == LEAF_RECORD:
+                leaf = obj.get("leafId")
+                if leaf is not None and leaf not in session._by_id:
+                    raise ValueError(f"{p}: line {n} moves the leaf to unknown entry {leaf!r}")
+                session.leaf_id = leaf
+                session._leaf_moved = True
+                continue
+            session._index(entry_from_json(obj, f"{p} line {n}"))
+        return session
+
+    def _index(self, entry: Entry) -> None:
+        if entry.id in self._by_id:
+            raise ValueError(f"duplicate entry id {entry.id!r}")
+        if entry.parent_id is not None and entry.parent_id not in self._by_id:
+            raise ValueError(f"entry {entry.id!r} has unknown parent {entry.parent_id!r}")
+        self.entries.append(entry)
+        self._by_id[entry.id] = entry
+        self._children.setdefault(entry.parent_id, []).append(entry.id)
+        self.leaf_id = entry.id
+        self._leaf_moved = False
+
+    def _fresh_id(self) -> str:
+        for _ in range(100):
+            candidate = self._new_id()
+            if candidate not in self._by_id:
+                return candidate
+        raise ValueError("id factory keeps returning ids already in use")
+
+    def append(self, entry: Entry) -> Entry:
+        """Persist and index a fully built entry (its parent must exist)."""
+        self._index(entry)
+        self._append_line(entry.to_json())
+        return entry
+
+    def rewrite(self) -> None:
+        """Atomically rewrite the whole file from memory (used after in-place pruning)."""
+        if self.path is None:
+            return
+        lines = [_line(self.header.to_json())] + [_line(e.to_json()) for e in self.entries]
+        if self._leaf_moved:
+            lines.append(_line({"type": LEAF_RECORD, "leafId": self.leaf_id, "timestamp": self._now()}))
+        fd, tmp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(b"".join(lines))
+                fh.flush()
+                if self.fsync:
+                    os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        if not self.fsync:
+            return
+        dir_fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    # ------------------------------------------------------------------ appends
+
+    def append_message(self, message: Mapping[str, Any]) -> MessageEntry:
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise ValueError("a message must be a mapping with a string 'role'")
+        entry = MessageEntry(self._fresh_id(), self.leaf_id, self._now(), dict(message))
+        self.append(entry)
+        return entry
+
+    def append_compaction(self, summary: str, first_kept_entry_id: str, tokens_before: int, *,
+                          short_summary: str | None = None, details: Mapping[str, Any] | None = None,
+                          preserve_data: Mapping[str, Any] | None = None, from_extension: bool = False,
+                          usage: Mapping[str, Any] | None = None) -> CompactionEntry:
+        if first_kept_entry_id not in self._by_id:
+            raise ValueError(f"firstKeptEntryId {first_kept_entry_id!r} is not an entry of this session")
+        entry = CompactionEntry(self._fresh_id(), self.leaf_id, self._now(), summary, first_kept_entry_id,
+                                int(tokens_before), short_summary, details, preserve_data, from_extension, usage)
+        self.append(entry)
+        return entry
+
+    def append_custom_message(self, custom_type: str, content: str | Iterable[Mapping[str, Any]], *,
+                              display: bool = True, details: Mapping[str, Any] | None = None) -> CustomMessageEntry:
+        body = content if isinstance(content, str) else tuple(dict(b) for b in content)
+        entry = CustomMessageEntry(self._fresh_id(), self.leaf_id, self._now(), custom_type, body, display, details)
+        self.append(entry)
+        return entry
+
+    def append_metadata(self, kind: str, **data: Any) -> MetadataEntry:
+        from snapcompact.compaction.entries import METADATA_TYPES
+
+        if kind not in METADATA_TYPES:
+            raise ValueError(f"unknown metadata entry type {kind!r} (known: {', '.join(METADATA_TYPES)})")
+        entry = MetadataEntry(kind, self._fresh_id(), self.leaf_id, self._now(), data)
+        self.append(entry)
+        return entry
+
+    def branch(self, entry_id: str | None) -> None:
+        """Move the leaf to ``entry_id`` (None = before the first entry); persisted as a leaf record."""
+        if entry_id is not None and entry_id not in self._by_id:
+            raise ValueError(f"unknown entry id {entry_id!r}")
+        self.leaf_id = entry_id
+        self._leaf_moved = True
+        self._append_line({"type": LEAF_RECORD, "leafId": entry_id, "timestamp": self._now()})
+
+    def branch_with_summary(self, target_id: str | None, from_id: str, summary: str, *,
+                            details: Mapping[str, Any] | None = None, from_extension: bool = False,
+                            usage: Mapping[str, Any] | None = None) -> BranchSummaryEntry:
+        """Attach a summary of the abandoned branch as a child of ``target_id``; it becomes the leaf."""
+        if target_id is not None and target_id not in self._by_id:
+            raise ValueError(f"unknown target entry {target_id!r}")
+        entry = BranchSummaryEntry(self._fresh_id(), target_id, self._now(), from_id, summary, details,
+                                   from_extension, usage)
+        self.append(entry)
+        return entry
+
+    def replace_entries(self, replacements: Mapping[str, Entry]) -> None:
+        """Swap entries in place (same id and parent) and rewrite the file atomically."""
+        for entry_id, new in replacements.items():
+            old = self._by_id.get(entry_id)
+            if old is None:
+                raise ValueError(f"unknown entry id {entry_id!r}")
+            if new.id != old.id or new.parent_id != old.parent_id or type(new) is not type(old):
+                raise ValueError(f"replacement for {entry_id!r} must keep its id, parent and type")
+        if not replacements:
+            return
+        self.entries = [replacements.get(e.id, e) for e in self.entries]
+        self._by_id = {e.id: e for e in self.entries}
+        self.rewrite()
+
+    def replace_messages(self, messages: Mapping[str, Mapping[str, Any]]) -> None:
+        """Replace the ``message`` of message entries (pruning) and rewrite the file."""
+        swaps: dict[str, Entry] = {}
+        for entry_id, message in messages.items():
+            old = self._by_id.get(entry_id)
+            if not isinstance(old, MessageEntry):
+                raise ValueError(f"entry {entry_id!r} is not a message entry")
+            swaps[entry_id] = replace(old, message=dict(message))
+        self.replace_entries(swaps)
+
+    # ------------------------------------------------------------------ tree
+
+    def get(self, entry_id: str) -> Entry:
+        try:
+            return self._by_id[entry_id]
+        except KeyError:
+            raise ValueError(f"unknown entry id {entry_id!r}") from None
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._by_id
+
+    def children(self, entry_id: str | None) -> list[Entry]:
+        return [self._by_id[c] for c in self._children.get(entry_id, [])]
+
+    def get_branch(self, leaf_id: str | None = ...) -> list[Entry]:  # type: ignore[assignment]
+        """Entries from the root to ``leaf_id`` (default: the current leaf), oldest first."""
+        current = self.leaf_id if leaf_id is ... else leaf_id
+        out: list[Entry] = []
+        while current is not None:
+            entry = self.get(current)
+            out.append(entry)
+            current = entry.parent_id
+        out.reverse()
+        return out
+
+    def common_ancestor(self, a: str | None, b: str | None) -> str | None:
+        ancestors = {e.id for e in self.get_branch(a)}
+        for entry in reversed(self.get_branch(b)):
+            if entry.id in ancestors:
+                return entry.id
+        return None
+
+    def fork(self, path: str | Path | None = None) -> Session:
+        """A new, empty session whose header points back at this one (handoff)."""
+        parent = str(self.path) if self.path is not None else self.header.id
+        return Session(path, cwd=self.header.cwd, parent_session=parent, id_factory=self._new_id, clock=self._clock,
+                       fsync=self.fsync)

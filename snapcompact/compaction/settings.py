@@ -1,0 +1,267 @@
+"""Compaction settings: the seed's defaults, overridable per project from a TOML or JSON file.
+
+Why a typed, validated block: the same numbers drive when compaction fires (threshold), how much
+history survives verbatim (keep-recent budget), how aggressively old tool output is blanked
+(pruning) and which strategy runs. A typo in a project file should fail loudly with the key's
+dotted name, not silently fall back to a default.
+
+File shape (either format; keys in camelCase as the reference writes them, or snake_case)::
+
+    [compaction]
+    strategy = "snapcompact"
+    keepRecentTokens = 30000
+
+    [branchSummary]
+    enabled = true
+
+    [pruning]
+    protectTokens = 40000
+
+    [snapcompact]
+    shape = "auto"
+
+Only the keys present override the defaults; unknown keys are errors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "STRATEGIES",
+    "CompactionSettings",
+    "BranchSummarySettings",
+    "PruneSettings",
+    "SnapcompactSettings",
+    "Settings",
+    "DEFAULT_SETTINGS",
+    "load_settings",
+    "merge_settings",
+    "effective_reserve_tokens",
+    "resolve_threshold_tokens",
+]
+
+#: Strategies the pipeline implements (``shake`` from the seed's list is not built).
+STRATEGIES: tuple[str, ...] = ("context-full", "snapcompact", "handoff", "off")
+_POLICIES = ("pinned", "foveated")
+
+
+@dataclass(frozen=True)
+class CompactionSettings:
+    """``compaction.*``. ``threshold_percent``/``threshold_tokens`` of -1 mean "not set"."""
+
+    enabled: bool = True
+    strategy: str = "context-full"
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+    auto_continue: bool = True
+    remote_enabled: bool = True
+    remote_endpoint: str | None = None
+    threshold_percent: float = -1
+    threshold_tokens: int = -1
+    idle_enabled: bool = False
+    idle_threshold_tokens: int = 200000
+    idle_timeout_seconds: float = 300
+    drop_useless: bool = True
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"compaction.strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
+        _check_int("compaction.reserveTokens", self.reserve_tokens, minimum=0)
+        _check_int("compaction.keepRecentTokens", self.keep_recent_tokens, minimum=1)
+        _check_int("compaction.thresholdTokens", self.threshold_tokens, minimum=-1)
+        _check_number("compaction.thresholdPercent", self.threshold_percent, minimum=-1)
+        _check_int("compaction.idleThresholdTokens", self.idle_threshold_tokens, minimum=0)
+        _check_number("compaction.idleTimeoutSeconds", self.idle_timeout_seconds, minimum=0)
+        for name in ("enabled", "auto_continue", "remote_enabled", "idle_enabled", "drop_useless"):
+            _check_bool(f"compaction.{_camel(name)}", getattr(self, name))
+        if self.remote_endpoint is not None and not isinstance(self.remote_endpoint, str):
+            raise ValueError(f"compaction.remoteEndpoint must be a string, got {self.remote_endpoint!r}")
+
+
+@dataclass(frozen=True)
+class BranchSummarySettings:
+    """``branchSummary.*``: summarize the abandoned side on tree navigation."""
+
+    enabled: bool = False
+    reserve_tokens: int = 16384
+
+    def __post_init__(self) -> None:
+        _check_bool("branchSummary.enabled", self.enabled)
+        _check_int("branchSummary.reserveTokens", self.reserve_tokens, minimum=0)
+
+
+@dataclass(frozen=True)
+class PruneSettings:
+    """``pruning.*`` (the reference's ``DEFAULT_PRUNE_CONFIG``)."""
+
+    enabled: bool = True
+    protect_tokens: int = 40000
+    minimum_savings: int = 20000
+    min_prune_tokens: int = 50
+    protected_tools: tuple[str, ...] = ("skill",)
+    prune_useless: bool = True
+    #: Per-turn stale-result pass: prune a candidate only when the suffix after it is this small ...
+    cache_suffix_tokens: int = 8000
+    #: ... or when the session has idled past the provider prompt-cache lifetime (seconds).
+    cache_idle_seconds: float = 1800
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "protected_tools", tuple(self.protected_tools))
+        _check_bool("pruning.enabled", self.enabled)
+        _check_bool("pruning.pruneUseless", self.prune_useless)
+        for name in ("protect_tokens", "minimum_savings", "min_prune_tokens", "cache_suffix_tokens"):
+            _check_int(f"pruning.{_camel(name)}", getattr(self, name), minimum=0)
+        _check_number("pruning.cacheIdleSeconds", self.cache_idle_seconds, minimum=0)
+        if not all(isinstance(t, str) for t in self.protected_tools):
+            raise ValueError("pruning.protectedTools must be a list of tool names")
+
+
+@dataclass(frozen=True)
+class SnapcompactSettings:
+    """``snapcompact.*``: the archive strategy's knobs (shape ``auto`` resolves from the model)."""
+
+    shape: str = "auto"
+    policy: str = "pinned"
+    max_frames: int | None = None
+    frame_size: int | None = None
+    max_frame_data_bytes: int = 3_000_000
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.shape, str):
+            raise ValueError(f"snapcompact.shape must be a string, got {self.shape!r}")
+        if self.shape != "auto":
+            from snapcompact.shapes import SHAPE_VARIANTS
+
+            if self.shape not in SHAPE_VARIANTS:
+                raise ValueError(f"snapcompact.shape {self.shape!r} is not a known variant (or 'auto')")
+        if self.policy not in _POLICIES:
+            raise ValueError(f"snapcompact.policy must be one of {', '.join(_POLICIES)}, got {self.policy!r}")
+        if self.max_frames is not None:
+            _check_int("snapcompact.maxFrames", self.max_frames, minimum=1)
+        if self.frame_size is not None:
+            _check_int("snapcompact.frameSize", self.frame_size, minimum=1)
+        _check_int("snapcompact.maxFrameDataBytes", self.max_frame_data_bytes, minimum=0)
+
+
+@dataclass(frozen=True)
+class Settings:
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    branch_summary: BranchSummarySettings = field(default_factory=BranchSummarySettings)
+    pruning: PruneSettings = field(default_factory=PruneSettings)
+    snapcompact: SnapcompactSettings = field(default_factory=SnapcompactSettings)
+
+
+_SECTIONS = {"compaction": "compaction", "branchSummary": "branch_summary", "branch_summary": "branch_summary",
+             "pruning": "pruning", "snapcompact": "snapcompact"}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def _check_bool(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+def _check_int(name: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+def _check_number(name: str, value: object, minimum: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+DEFAULT_SETTINGS = Settings()
+
+
+def merge_settings(base: Settings, overrides: Mapping[str, Any]) -> Settings:
+    """``base`` with the sections/keys of ``overrides`` (camelCase or snake_case) applied."""
+    if not isinstance(overrides, Mapping):
+        raise ValueError(f"settings overrides must be a mapping, got {type(overrides).__name__}")
+    result = base
+    for section_key, values in overrides.items():
+        attr = _SECTIONS.get(section_key)
+        if attr is None:
+            raise ValueError(f"unknown settings section {section_key!r} (known: compaction, branchSummary, "
+                             "pruning, snapcompact)")
+        if not isinstance(values, Mapping):
+            raise ValueError(f"settings section {section_key!r} must be a table/object")
+        current = getattr(result, attr)
+        known = {f.name for f in fields(current)}
+        changes: dict[str, Any] = {}
+        for key, value in values.items():
+            name = _snake(key)
+            if name not in known:
+                raise ValueError(f"unknown setting {section_key}.{key} (known: "
+                                 f"{', '.join(sorted(_camel(k) for k in known))})")
+            if name == "protected_tools" and isinstance(value, list):
+                value = tuple(value)
+            changes[name] = value
+        result = replace(result, **{attr: replace(current, **changes)})
+    return result
+
+
+def load_settings(path: str | Path | None = None, base: Settings = DEFAULT_SETTINGS) -> Settings:
+    """Defaults merged with the project file at ``path`` (``.toml`` or ``.json``); None = defaults."""
+    if path is None:
+        return base
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"settings file {p} does not exist")
+    raw = p.read_bytes()
+    try:
+        if p.suffix == ".json":
+            data = json.loads(raw)
+        else:
+            data = tomllib.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"settings file {p} is not valid {p.suffix.lstrip('.') or 'TOML'}: {exc}") from exc
+    try:
+        return merge_settings(base, data)
+    except ValueError as exc:
+        raise ValueError(f"settings file {p}: {exc}") from exc
+
+
+def effective_reserve_tokens(context_window: int, settings: CompactionSettings) -> int:
+    """The headroom kept free for the reply: max(15% of the window, ``reserveTokens``)."""
+    return max(math.floor(0.15 * context_window), settings.reserve_tokens)
+
+
+def resolve_threshold_tokens(context_window: int, settings: CompactionSettings) -> int:
+    """Context size above which threshold maintenance runs.
+
+    An explicit positive ``thresholdTokens`` wins (clamped to [1, window-1]), then a positive
+    ``thresholdPercent`` (clamped to [1, 99] % of the window); otherwise window minus
+    max(15 %, reserve), capped at window-1, falling back to 15 % headroom when the reserve
+    would leave no budget at all.
+    """
+    _check_int("context_window", context_window, minimum=2)
+    if settings.threshold_tokens > 0:
+        return min(max(settings.threshold_tokens, 1), context_window - 1)
+    if settings.threshold_percent > 0:
+        pct = min(max(settings.threshold_percent, 1), 99)
+        return max(1, math.floor(context_window * pct / 100))
+    threshold = context_window - effective_reserve_tokens(context_window, settings)
+    if threshold < 1:
+        threshold = context_window - math.floor(0.15 * context_window)
+    return max(1, min(threshold, context_window - 1))

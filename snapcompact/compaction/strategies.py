@@ -1,0 +1,228 @@
+"""The compaction strategies: what replaces the summarized history.
+
+* ``context-full``: a structured LLM summary (Goal, Constraints & Preferences, Progress, Key
+  Decisions, Next Steps, Critical Context) updated iteratively over the previous one; a split
+  turn gets a second, turn-prefix summary merged under "Turn Context (split turn)". The
+  cumulative file list is upserted as a ``<files>`` tag.
+* ``snapcompact``: no LLM; the history is printed onto frames by :func:`snapcompact.archive.compact`,
+  which carries the previous archive forward. Needs a model with image input; otherwise, when the
+  user gave custom instructions (they ask for a directed summary), or when the archive would not
+  shrink the context, it falls back to context-full with a warning.
+* ``handoff``: an LLM-written handoff document that starts a new session (no compaction entry).
+* ``off``: no automatic maintenance (a manual compaction still summarizes with context-full).
+
+Every strategy returns a :class:`CompactionPayload`; the pipeline persists it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from snapcompact.compaction.cut_point import CompactionPreparation
+from snapcompact.compaction.hooks import CompactingOverrides
+from snapcompact.compaction.model import ModelInfo
+from snapcompact.compaction.prompts import prompt
+from snapcompact.compaction.settings import Settings
+from snapcompact.compaction.summarize import (
+    CompleteFn,
+    call_complete,
+    generate_summary,
+    merge_split_turn,
+    serialize_for_summary,
+    summary_max_tokens,
+)
+
+__all__ = [
+    "NO_PRIOR_HISTORY",
+    "ARCHIVE_SOURCE_HEADING",
+    "CompactionPayload",
+    "StrategyFallback",
+    "cumulative_file_ops",
+    "compact_context_full",
+    "compact_snapcompact",
+    "generate_handoff",
+]
+
+NO_PRIOR_HISTORY = "No prior history."
+ARCHIVE_SOURCE_HEADING = "Previous snapcompact archive source text:"
+_PROVIDER_KEYS = ("openaiRemoteCompaction", "anthropicCompaction")
+
+
+@dataclass(frozen=True)
+class CompactionPayload:
+    """What a compaction entry will hold."""
+
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    strategy: str
+    short_summary: str | None = None
+    details: Mapping[str, Any] | None = None
+    preserve_data: Mapping[str, Any] | None = None
+    usage: Mapping[str, Any] | None = None
+    from_extension: bool = False
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+class StrategyFallback(Exception):
+    """A strategy cannot run here; the pipeline falls back to context-full with this warning."""
+
+
+def _assistant_only(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [m for m in messages if m.get("role") == "assistant"]
+
+
+def cumulative_file_ops(prep: CompactionPreparation):
+    """File operations of the summarized messages, the split-turn prefix and the previous entry."""
+    from snapcompact.file_ops import FileOperations, file_ops_from_messages
+
+    ops = file_ops_from_messages(_assistant_only([*prep.messages_to_summarize, *prep.turn_prefix_messages]))
+    prev = prep.previous_compaction
+    if prev is not None and not prev.from_extension and prev.details:
+        ops = FileOperations.from_details(prev.details).merged(ops)
+    return ops
+
+
+def _carried_preserve(prev_preserve: Mapping[str, Any] | None, extra: Mapping[str, Any] | None,
+                      keep_archive: bool) -> dict[str, Any] | None:
+    from snapcompact.archive import PRESERVE_KEY
+
+    out = {k: v for k, v in (prev_preserve or {}).items()
+           if k not in _PROVIDER_KEYS and (keep_archive or k != PRESERVE_KEY)}
+    out.update(extra or {})
+    return out or None
+
+
+def _previous_summary_for_llm(prep: CompactionPreparation) -> str | None:
+    """The previous summary, with a previous archive's source text appended (it is being replaced)."""
+    from snapcompact.archive import archive_source_text, get_preserved_archive
+
+    prev = prep.previous_compaction
+    if prev is None:
+        return None
+    archive = get_preserved_archive(prev.preserve_data)
+    source = archive_source_text(archive) if archive is not None else None
+    if source:
+        return f"{prev.summary}\n\n{ARCHIVE_SOURCE_HEADING}\n{source}"
+    return prev.summary or None
+
+
+def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | None, model: ModelInfo,
+                         settings: Settings, *, custom_instructions: str | None = None,
+                         overrides: CompactingOverrides = CompactingOverrides()) -> CompactionPayload:
+    """Structured LLM summary (split turns summarized in two parts and merged)."""
+    from snapcompact.file_ops import compute_file_lists, upsert_file_operations
+
+    if complete is None:
+        raise ValueError("context-full compaction needs a completion function (complete=...)")
+    max_tokens = summary_max_tokens(settings.compaction.reserve_tokens)
+    previous = _previous_summary_for_llm(prep)
+    usages: list[Mapping[str, Any]] = []
+    common = dict(context_window=model.context_window, custom_instructions=custom_instructions,
+                  additional_context=overrides.context, include_thinking=model.include_thinking)
+    if prep.messages_to_summarize:
+        run = generate_summary(prep.messages_to_summarize, complete, max_tokens=max_tokens,
+                               previous_summary=previous, base_prompt=overrides.prompt, **common)
+        history, usages = run.text, [*usages, *run.usage]
+    else:
+        history = previous or NO_PRIOR_HISTORY
+    if prep.is_split_turn and prep.turn_prefix_messages:
+        run = generate_summary(prep.turn_prefix_messages, complete, max_tokens=max(256, max_tokens // 2),
+                               turn_prefix=True, **common)
+        summary = merge_split_turn(history, run.text)
+        usages.extend(run.usage)
+    else:
+        summary = history
+    ops = cumulative_file_ops(prep)
+    lists = compute_file_lists(ops)
+    summary = upsert_file_operations(summary, lists, ops.read)
+    prev_preserve = prep.previous_compaction.preserve_data if prep.previous_compaction else None
+    return CompactionPayload(
+        summary=summary, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before,
+        strategy="context-full", details=lists.to_json(),
+        preserve_data=_carried_preserve(prev_preserve, overrides.preserve_data, keep_archive=False),
+        usage=_sum_usage(usages))
+
+
+def _sum_usage(usages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    if not usages:
+        return None
+    total: dict[str, Any] = {}
+    for usage in usages:
+        for key, value in usage.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    return total
+
+
+def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings: Settings, *,
+                        kept_tokens: int, custom_instructions: str | None = None,
+                        overrides: CompactingOverrides = CompactingOverrides()) -> CompactionPayload:
+    """Archive the summarized history as frames; raises :class:`StrategyFallback` when it cannot."""
+    from snapcompact.archive import CompactionRejected, compact, get_preserved_archive
+
+    if not model.supports_images:
+        raise StrategyFallback(f"snapcompact needs a model with image input; {model.id} has none: "
+                               "falling back to context-full")
+    if custom_instructions:
+        raise StrategyFallback("custom instructions ask for a directed summary: using context-full")
+    sc = settings.snapcompact
+    prev = prep.previous_compaction
+    prev_archive = get_preserved_archive(prev.preserve_data) if prev is not None else None
+    try:
+        result = compact(
+            _wire_json(prep),
+            model_id=model.id, api=model.api, provider=model.provider,
+            shape=None if sc.shape == "auto" else sc.shape, policy=sc.policy,  # type: ignore[arg-type]
+            previous=prev.preserve_data if prev_archive is not None else None,
+            previous_summary=prev.summary if prev is not None and prev_archive is None and prev.summary else None,
+            max_frames=sc.max_frames, frame_size=sc.frame_size,
+            serialize_options={"include_thinking": model.include_thinking},
+            file_ops=cumulative_file_ops(prep), tokens_before=prep.tokens_before, kept_tokens=kept_tokens,
+            first_kept_entry_id=prep.first_kept_entry_id)
+    except CompactionRejected as exc:
+        raise StrategyFallback(f"{exc.reason}: falling back to context-full") from exc
+    prev_preserve = prev.preserve_data if prev is not None else None
+    preserve = _carried_preserve(prev_preserve, overrides.preserve_data, keep_archive=False) or {}
+    preserve.update(result.preserve_data)
+    return CompactionPayload(
+        summary=result.summary, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before,
+        strategy="snapcompact", short_summary=result.short_summary, details=result.details.to_json(),
+        preserve_data=preserve)
+
+
+def _wire_json(prep: CompactionPreparation) -> list[dict[str, Any]]:
+    """The summarized messages as wire JSON (custom roles converted like the LLM would see them)."""
+    from snapcompact.compaction.context import to_wire_json
+
+    out = []
+    for message in [*prep.messages_to_summarize, *prep.turn_prefix_messages]:
+        wire = to_wire_json(message)
+        if wire is None:
+            continue
+        if message.get("role") == "compactionSummary":
+            # An older summary's frames are not re-archived; its text is.
+            wire = {"role": "user", "content": [b for b in wire["content"] if b.get("type") == "text"]}
+        out.append(wire)
+    return out
+
+
+def generate_handoff(messages: Sequence[Mapping[str, Any]], complete: CompleteFn | None, model: ModelInfo,
+                     settings: Settings, *, custom_instructions: str | None = None) -> str:
+    """A handoff document for a fresh session ('' when the model returned nothing)."""
+    if complete is None:
+        raise ValueError("handoff needs a completion function (complete=...)")
+    conversation = serialize_for_summary(messages, model.include_thinking)
+    user = f"<conversation>\n{conversation}\n</conversation>\n\n{prompt('handoff-document')}"
+    if custom_instructions:
+        user += f"\n\nAdditional focus requested by the user: {custom_instructions}"
+    reply = call_complete(complete, prompt("summarization-system"), user,
+                          summary_max_tokens(settings.compaction.reserve_tokens))
+    return reply.text.strip()
+
+
+def warn(message: str) -> None:
+    warnings.warn(message, RuntimeWarning, stacklevel=3)

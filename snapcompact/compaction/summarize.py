@@ -1,0 +1,254 @@
+"""LLM summaries through an injected completion function.
+
+Why injected: the library never talks to a provider. A caller passes
+``complete(system_prompt, prompt, *, max_tokens)`` returning the reply text (or a mapping with
+``text`` and optional ``usage``), sync or async; :mod:`.litellm_adapter` builds one for litellm,
+tests pass a fake.
+
+The summarizer sees the history flattened to labelled text (``[User]:``, ``[Assistant]:``,
+``[Tool Call]:`` ...) inside ``<conversation>`` tags, so it reads a document instead of
+continuing a chat. Tool results are capped at 2,000 characters (head only); useless call/result
+pairs are left out. When the text is larger than the summarizer's input budget it is summarized
+window by window, each window updating the summary of the previous ones, which is the same
+iterative update used when an earlier compaction already left a summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from snapcompact.compaction.context import convert_to_llm
+from snapcompact.compaction.prompts import prompt
+
+__all__ = [
+    "MAX_SUMMARY_TOKENS",
+    "TOOL_RESULT_MAX_CHARS",
+    "FALLBACK_CONTEXT_WINDOW",
+    "SPLIT_TURN_SEPARATOR",
+    "CompleteFn",
+    "Completion",
+    "call_complete",
+    "serialize_for_summary",
+    "summarizer_budget",
+    "summary_windows",
+    "build_summary_prompt",
+    "summary_max_tokens",
+    "generate_summary",
+    "merge_split_turn",
+]
+
+MAX_SUMMARY_TOKENS = 16384
+TOOL_RESULT_MAX_CHARS = 2000
+FALLBACK_CONTEXT_WINDOW = 200_000
+SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+
+CompleteFn = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    usage: Mapping[str, Any] | None = None
+
+
+def _normalize_reply(reply: Any) -> Completion:
+    if isinstance(reply, str):
+        return Completion(reply)
+    if isinstance(reply, Completion):
+        return reply
+    if isinstance(reply, Mapping) and isinstance(reply.get("text"), str):
+        usage = reply.get("usage")
+        return Completion(reply["text"], usage if isinstance(usage, Mapping) else None)
+    raise ValueError(f"completion function must return a string or {{'text': ...}}, got {type(reply).__name__}")
+
+
+def _run_coroutine(coro: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    # Called from inside a running loop: run the coroutine on a private loop in a thread.
+    box: dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=runner, daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def call_complete(complete: CompleteFn, system_prompt: str, user_prompt: str, max_tokens: int) -> Completion:
+    """Call a sync or async completion function and normalize its reply."""
+    reply = complete(system_prompt, user_prompt, max_tokens=max_tokens)
+    if inspect.isawaitable(reply):
+        reply = _run_coroutine(reply)
+    return _normalize_reply(reply)
+
+
+# ------------------------------------------------------------------------------ serialization
+
+
+def _cap(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n\n[... {len(text) - limit} more characters truncated]"
+
+
+def _text(content: Any) -> str:
+    from snapcompact.messages import TextBlock
+
+    if isinstance(content, str):
+        return content
+    return "".join(b.text for b in content if isinstance(b, TextBlock))
+
+
+def serialize_for_summary(messages: Sequence[Mapping[str, Any]], include_thinking: bool = True) -> str:
+    """Agent messages as labelled plain text for the summarizer (one section per part)."""
+    from snapcompact.messages import AssistantMessage, ThinkingBlock, ToolCallBlock, ToolResultMessage, UserMessage
+    from snapcompact.serialize import js_json_stringify
+
+    wire = convert_to_llm(messages)
+    useless = {m.tool_call_id for m in wire if isinstance(m, ToolResultMessage) and m.useless and not m.is_error}
+    parts: list[str] = []
+    for msg in wire:
+        if isinstance(msg, UserMessage):
+            text = _text(msg.content)
+            if text.strip():
+                parts.append(f"[User]: {text}")
+        elif isinstance(msg, AssistantMessage):
+            thinking = [b.thinking for b in msg.content if isinstance(b, ThinkingBlock) and b.thinking.strip()]
+            texts = [_text((b,)) for b in msg.content]
+            texts = [t for t in texts if t.strip()]
+            calls = [b for b in msg.content if isinstance(b, ToolCallBlock) and b.id not in useless]
+            if include_thinking and thinking:
+                parts.append("[Think]: " + "\n".join(thinking))
+            if texts:
+                parts.append("[Assistant]: " + "\n".join(texts))
+            if calls:
+                rendered = [f"{c.name}(" + ", ".join(f"{k}={js_json_stringify(v)}" for k, v in c.arguments.items()) + ")"
+                            for c in calls]
+                parts.append("[Tool Call]: " + "; ".join(rendered))
+        elif isinstance(msg, ToolResultMessage):
+            if msg.tool_call_id in useless:
+                continue
+            text = _text(msg.content)
+            if text:
+                parts.append(f"[Tool Result]: {_cap(text)}")
+    return "\n\n".join(parts)
+
+
+# ------------------------------------------------------------------------------ windows
+
+
+def summarizer_budget(context_window: int | None, max_tokens: int = MAX_SUMMARY_TOKENS) -> int:
+    """Input tokens one summarizer call may carry for a model of ``context_window`` tokens."""
+    window = context_window if context_window and context_window > 0 else FALLBACK_CONTEXT_WINDOW
+    floor_budget = min(16384, max(1024, window // 8))
+    return max(floor_budget, math.floor(0.8 * window) - max_tokens - 16384)
+
+
+def summary_windows(messages: Sequence[Mapping[str, Any]], budget_tokens: int,
+                    include_thinking: bool = True) -> list[str]:
+    """Serialized windows, oldest first, each within ``budget_tokens`` at four chars per token.
+
+    A single message bigger than the budget is clamped to 95 % of it (head kept, with a marker).
+    """
+    if budget_tokens < 1:
+        raise ValueError(f"summarizer budget must be positive, got {budget_tokens}")
+    limit_chars = budget_tokens * 4
+    clamp_chars = math.floor(0.95 * limit_chars)
+    windows: list[str] = []
+    current: list[str] = []
+    size = 0
+    for message in messages:
+        text = serialize_for_summary([message], include_thinking)
+        if not text:
+            continue
+        if len(text) > clamp_chars:
+            text = f"{text[:clamp_chars]}\n\n[... {len(text) - clamp_chars} more characters truncated]"
+        extra = len(text) + (2 if current else 0)
+        if current and size + extra > limit_chars:
+            windows.append("\n\n".join(current))
+            current, size = [], 0
+            extra = len(text)
+        current.append(text)
+        size += extra
+    if current:
+        windows.append("\n\n".join(current))
+    return windows
+
+
+def build_summary_prompt(conversation: str, instructions: str, *, previous_summary: str | None = None,
+                         additional_context: Sequence[str] = (), custom_instructions: str | None = None) -> str:
+    parts = [f"<conversation>\n{conversation}\n</conversation>"]
+    if previous_summary:
+        parts.append(f"<previous-summary>\n{previous_summary}\n</previous-summary>")
+    if additional_context:
+        parts.append("<additional-context>\n" + "\n".join(f"- {c}" for c in additional_context) + "\n</additional-context>")
+    parts.append(instructions)
+    if custom_instructions:
+        parts.append(f"Additional focus requested by the user: {custom_instructions}")
+    return "\n\n".join(parts)
+
+
+def summary_max_tokens(reserve_tokens: int) -> int:
+    """Output cap of a summary call: 80 % of the reserve, at most ``MAX_SUMMARY_TOKENS``."""
+    return max(256, min(MAX_SUMMARY_TOKENS, math.floor(0.8 * reserve_tokens)))
+
+
+@dataclass(frozen=True)
+class SummaryRun:
+    text: str
+    calls: int
+    usage: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+
+
+def generate_summary(messages: Sequence[Mapping[str, Any]], complete: CompleteFn, *, context_window: int | None,
+                     max_tokens: int, previous_summary: str | None = None, custom_instructions: str | None = None,
+                     additional_context: Sequence[str] = (), base_prompt: str | None = None,
+                     include_thinking: bool = True, turn_prefix: bool = False) -> SummaryRun:
+    """Summarize ``messages`` (iteratively over windows, and over ``previous_summary`` if given).
+
+    ``base_prompt`` (from a ``session.compacting`` hook) replaces the first-compaction prompt.
+    ``turn_prefix`` selects the split-turn prompt (no previous summary is passed to it).
+    """
+    budget = summarizer_budget(context_window, max_tokens)
+    windows = summary_windows(messages, budget, include_thinking) or [""]
+    system = prompt("summarization-system")
+    summary = None if turn_prefix else previous_summary
+    usages: list[Mapping[str, Any]] = []
+    for window in windows:
+        if turn_prefix and summary is None:
+            instructions = prompt("compaction-turn-prefix")
+        elif summary:
+            instructions = prompt("compaction-update-summary")
+        else:
+            instructions = base_prompt or prompt("compaction-summary")
+        user = build_summary_prompt(window, instructions, previous_summary=summary,
+                                    additional_context=additional_context, custom_instructions=custom_instructions)
+        reply = call_complete(complete, system, user, max_tokens)
+        if not reply.text.strip():
+            raise ValueError("the summarizer returned an empty summary")
+        summary = reply.text.strip()
+        if reply.usage:
+            usages.append(reply.usage)
+    assert summary is not None
+    return SummaryRun(summary, len(windows), tuple(usages))
+
+
+def merge_split_turn(history_summary: str, turn_prefix_summary: str) -> str:
+    """One stored summary from the history part and the split turn's prefix part."""
+    return f"{history_summary}{SPLIT_TURN_SEPARATOR}{turn_prefix_summary}"
