@@ -8,8 +8,7 @@ from typing import Any
 
 PATHS = ["src/app/main.py", "src/app/util.py", "src/app/db/models.py", "docs/guide.md", "tests/test_app.py",
          "README.md", "src/app/db/migrations/0001.sql", "src/cli.py"]
-WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
-         "upsilon phi chi psi omega").split()
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega"]
 
 
 class FakeLLM:

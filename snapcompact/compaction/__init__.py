@@ -11,8 +11,17 @@ goes through an injected ``complete(system_prompt, prompt, *, max_tokens)`` func
 (:mod:`.litellm_adapter` builds one for litellm).
 """
 
-from snapcompact.compaction.context import DIVIDER, SessionContext, build_session_context, convert_to_llm
-from snapcompact.compaction.cut_point import CompactionPreparation, find_cut_point, prepare_compaction
+from snapcompact.compaction.context import (
+    DIVIDER,
+    SessionContext,
+    build_session_context,
+    convert_to_llm,
+)
+from snapcompact.compaction.cut_point import (
+    CompactionPreparation,
+    find_cut_point,
+    prepare_compaction,
+)
 from snapcompact.compaction.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -20,19 +29,44 @@ from snapcompact.compaction.entries import (
     MessageEntry,
     MetadataEntry,
 )
-from snapcompact.compaction.hooks import CANCEL, HookCompaction, HookSummary, Hooks
+from snapcompact.compaction.hooks import CANCEL, HookCompaction, Hooks, HookSummary
 from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.pipeline import CompactionOutcome, CompactionPipeline, NavigationOutcome
 from snapcompact.compaction.pruning import prune_superseded_tool_results, prune_tool_outputs
 from snapcompact.compaction.session import Session
-from snapcompact.compaction.settings import DEFAULT_SETTINGS, Settings, load_settings, resolve_threshold_tokens
+from snapcompact.compaction.settings import (
+    DEFAULT_SETTINGS,
+    Settings,
+    load_settings,
+    resolve_threshold_tokens,
+)
 
 __all__ = [
-    "DIVIDER", "SessionContext", "build_session_context", "convert_to_llm",
-    "CompactionPreparation", "find_cut_point", "prepare_compaction",
-    "BranchSummaryEntry", "CompactionEntry", "CustomMessageEntry", "MessageEntry", "MetadataEntry",
-    "CANCEL", "HookCompaction", "HookSummary", "Hooks", "ModelInfo",
-    "CompactionOutcome", "CompactionPipeline", "NavigationOutcome",
-    "prune_superseded_tool_results", "prune_tool_outputs", "Session",
-    "DEFAULT_SETTINGS", "Settings", "load_settings", "resolve_threshold_tokens",
+    "CANCEL",
+    "DEFAULT_SETTINGS",
+    "DIVIDER",
+    "BranchSummaryEntry",
+    "CompactionEntry",
+    "CompactionOutcome",
+    "CompactionPipeline",
+    "CompactionPreparation",
+    "CustomMessageEntry",
+    "HookCompaction",
+    "HookSummary",
+    "Hooks",
+    "MessageEntry",
+    "MetadataEntry",
+    "ModelInfo",
+    "NavigationOutcome",
+    "Session",
+    "SessionContext",
+    "Settings",
+    "build_session_context",
+    "convert_to_llm",
+    "find_cut_point",
+    "load_settings",
+    "prepare_compaction",
+    "prune_superseded_tool_results",
+    "prune_tool_outputs",
+    "resolve_threshold_tokens",
 ]

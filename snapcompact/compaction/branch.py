@@ -16,7 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from snapcompact.compaction.context import compaction_summary_message, entry_to_message, estimate_message_tokens
+from snapcompact.compaction.context import (
+    compaction_summary_message,
+    entry_to_message,
+    estimate_message_tokens,
+)
 from snapcompact.compaction.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
 from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.prompts import prompt
@@ -29,8 +33,13 @@ from snapcompact.compaction.summarize import (
     summary_max_tokens,
 )
 
-__all__ = ["DEFAULT_BRANCH_WINDOW", "BranchPreparation", "collect_entries_for_branch_summary",
-           "prepare_branch_entries", "generate_branch_summary"]
+__all__ = [
+    "DEFAULT_BRANCH_WINDOW",
+    "BranchPreparation",
+    "collect_entries_for_branch_summary",
+    "generate_branch_summary",
+    "prepare_branch_entries",
+]
 
 #: Context window assumed when the model does not say.
 DEFAULT_BRANCH_WINDOW = 128_000

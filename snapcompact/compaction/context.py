@@ -35,13 +35,13 @@ __all__ = [
     "IMAGE_TOKEN_ESTIMATE",
     "SessionContext",
     "build_session_context",
-    "entry_to_message",
     "compaction_summary_message",
     "convert_to_llm",
-    "estimate_message_tokens",
+    "entry_to_message",
+    "estimate_branch_tokens",
     "estimate_context_tokens",
     "estimate_entry_tokens",
-    "estimate_branch_tokens",
+    "estimate_message_tokens",
     "text_tokens",
 ]
 
@@ -185,7 +185,7 @@ def to_wire_json(message: Mapping[str, Any]) -> dict[str, Any] | None:
     """One agent message as a wire-role JSON message (None when it does not reach the LLM)."""
     role = message.get("role")
     if role in ("user", "assistant", "toolResult", "developer"):
-        return {k: v for k, v in message.items() if k != "timestamp"} if "timestamp" in message else dict(message)
+        return dict(message)
     if role == "compactionSummary":
         summary = str(message.get("summary", ""))
         blocks = _archive_blocks(message)

@@ -38,14 +38,14 @@ from snapcompact.compaction.entries import (
 __all__ = [
     "CUT_POINT_ROLES",
     "TURN_START_ROLES",
-    "CutPoint",
     "CompactionPreparation",
-    "is_valid_cut_point",
-    "is_turn_start",
-    "entry_tokens",
-    "find_cut_point",
+    "CutPoint",
     "adapted_keep_tokens",
     "compaction_window_start",
+    "entry_tokens",
+    "find_cut_point",
+    "is_turn_start",
+    "is_valid_cut_point",
     "prepare_compaction",
 ]
 

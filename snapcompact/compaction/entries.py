@@ -19,18 +19,18 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 __all__ = [
-    "MESSAGE_ENTRY",
-    "COMPACTION_ENTRY",
     "BRANCH_SUMMARY_ENTRY",
+    "COMPACTION_ENTRY",
     "CUSTOM_MESSAGE_ENTRY",
+    "MESSAGE_ENTRY",
     "METADATA_TYPES",
-    "SessionHeader",
-    "MessageEntry",
-    "CompactionEntry",
     "BranchSummaryEntry",
+    "CompactionEntry",
     "CustomMessageEntry",
-    "MetadataEntry",
     "Entry",
+    "MessageEntry",
+    "MetadataEntry",
+    "SessionHeader",
     "entry_from_json",
 ]
 

@@ -23,15 +23,15 @@ from typing import Any
 
 __all__ = [
     "CANCEL",
+    "BeforeCompactEvent",
+    "BeforeTreeEvent",
     "Cancel",
+    "CompactingEvent",
+    "CompactingOverrides",
     "HookCompaction",
     "HookSummary",
-    "CompactingOverrides",
-    "BeforeCompactEvent",
-    "CompactingEvent",
-    "BeforeTreeEvent",
-    "TreeEvent",
     "Hooks",
+    "TreeEvent",
 ]
 
 

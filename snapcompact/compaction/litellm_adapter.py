@@ -49,7 +49,7 @@ def litellm_complete(model: str, *, temperature: float | None = None, asynchrono
 
     def load():
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm  # noqa: PLC0415 - deliberately lazy
+        import litellm
 
         return litellm
 

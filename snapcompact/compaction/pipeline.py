@@ -23,7 +23,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from snapcompact.compaction.branch import collect_entries_for_branch_summary, generate_branch_summary
+from snapcompact.compaction.branch import (
+    collect_entries_for_branch_summary,
+    generate_branch_summary,
+)
 from snapcompact.compaction.context import (
     SessionContext,
     build_session_context,
@@ -44,7 +47,11 @@ from snapcompact.compaction.hooks import (
 )
 from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.prompts import prompt
-from snapcompact.compaction.pruning import PruneResult, prune_superseded_tool_results, prune_tool_outputs
+from snapcompact.compaction.pruning import (
+    PruneResult,
+    prune_superseded_tool_results,
+    prune_tool_outputs,
+)
 from snapcompact.compaction.session import Session
 from snapcompact.compaction.settings import DEFAULT_SETTINGS, Settings, resolve_threshold_tokens
 from snapcompact.compaction.strategies import (
@@ -55,9 +62,14 @@ from snapcompact.compaction.strategies import (
     generate_handoff,
 )
 from snapcompact.compaction.summarize import CompleteFn
-from snapcompact.compaction.triggers import Reason, decide_after_turn, failure_message, should_run_idle
+from snapcompact.compaction.triggers import (
+    Reason,
+    decide_after_turn,
+    failure_message,
+    should_run_idle,
+)
 
-__all__ = ["CompactionOutcome", "NavigationOutcome", "CompactionPipeline"]
+__all__ = ["CompactionOutcome", "CompactionPipeline", "NavigationOutcome"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,11 @@ class NavigationOutcome:
     summary_entry: Entry | None = None
 
 
+def _has_tool_calls(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "toolCall" for b in content)
+
+
 def _iso_to_ms(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
 
@@ -106,6 +123,7 @@ class CompactionPipeline:
         self._handoff_path = handoff_path
         self._image_tokens: int | None = model.image_tokens
         self.notices: list[str] = []
+        self._handoff_pending = False
 
     # ------------------------------------------------------------------ views
 
@@ -290,6 +308,11 @@ class CompactionPipeline:
             return None
         if message.get("stopReason") in ("error", "aborted"):
             return None
+        has_calls = _has_tool_calls(message)
+        if self._handoff_pending and not has_calls:
+            # The agent's turn is over: run the handoff scheduled while tools were still running.
+            self._handoff_pending = False
+            return self.compact(reason="threshold", measured_prompt_tokens=measured_prompt_tokens)
         self.prune_stale(idle_seconds)
         tokens = max(measured_prompt_tokens or 0, self.estimate_tokens())
         if tokens <= self.threshold():
@@ -302,6 +325,12 @@ class CompactionPipeline:
         if trigger is None:
             return CompactionOutcome("threshold", skipped="pruning was enough", pruned=pruned, tokens_before=tokens,
                                      tokens_after=self.estimate_tokens())
+        if cs.strategy == "handoff" and has_calls:
+            # A handoff starts a new session; doing it while tool results are pending would strand
+            # them. Schedule it for the end of the agent's turn instead.
+            self._handoff_pending = True
+            return CompactionOutcome("threshold", skipped="handoff scheduled after the turn", pruned=pruned,
+                                     tokens_before=tokens)
         outcome = self.compact(reason="threshold", measured_prompt_tokens=measured_after,
                                auto_continue=trigger.auto_continue)
         return CompactionOutcome(**{**outcome.__dict__, "pruned": pruned})

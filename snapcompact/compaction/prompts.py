@@ -7,7 +7,7 @@ wording change a one-file diff. Templates use ``{{name}}`` placeholders only.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 __all__ = ["PROMPT_NAMES", "prompt", "render"]
@@ -21,7 +21,7 @@ PROMPT_NAMES: tuple[str, ...] = (
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def prompt(name: str) -> str:
     """The template text (trailing newline stripped)."""
     if name not in PROMPT_NAMES:

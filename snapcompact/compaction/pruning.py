@@ -36,19 +36,19 @@ from snapcompact.compaction.settings import PruneSettings
 
 __all__ = [
     "MIN_PRUNE_TOKENS",
-    "TRUNCATED_NOTICE",
     "SUPERSEDED_NOTICE",
     "USELESS_NOTICE",
     "PruneResult",
-    "truncated_notice",
-    "prune_tool_outputs",
-    "prune_superseded_tool_results",
     "is_pruned",
+    "prune_superseded_tool_results",
+    "prune_tool_outputs",
+    "truncated_notice",
 ]
 
 MIN_PRUNE_TOKENS = 50
 SUPERSEDED_NOTICE = "[Superseded by a newer read of this file]"
 USELESS_NOTICE = "[Uneventful result elided]"
+_DEFAULT_PRUNE = PruneSettings()
 
 
 def truncated_notice(tokens: int) -> str:
@@ -172,7 +172,7 @@ def _is_useless(message: Mapping[str, Any]) -> bool:
     return bool(message.get("useless")) and not message.get("isError")
 
 
-def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = PruneSettings(), *,
+def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT_PRUNE, *,
                        protected_paths: Collection[str] = ()) -> PruneResult:
     """The threshold prune (see the module docstring); returns replacements, does not apply them."""
     if not settings.enabled:
@@ -214,7 +214,7 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = PruneSet
     return PruneResult(replacements, saved, reasons)
 
 
-def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings = PruneSettings(), *,
+def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings = _DEFAULT_PRUNE, *,
                                   idle_seconds: float = 0.0, drop_useless: bool = True,
                                   protected_paths: Collection[str] = ()) -> PruneResult:
     """Per-turn pass: superseded reads and useless results, cache-aware.

@@ -21,7 +21,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +36,14 @@ from snapcompact.compaction.entries import (
     entry_from_json,
 )
 
-__all__ = ["Session", "LEAF_RECORD", "utc_timestamp"]
+__all__ = ["LEAF_RECORD", "Session", "utc_timestamp"]
 
 LEAF_RECORD = "leaf"
 
 
 def utc_timestamp(seconds: float | None = None) -> str:
     """ISO-8601 UTC with milliseconds, like the reference's ``new Date().toISOString()``."""
-    moment = datetime.now(timezone.utc) if seconds is None else datetime.fromtimestamp(seconds, timezone.utc)
+    moment = datetime.now(UTC) if seconds is None else datetime.fromtimestamp(seconds, UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

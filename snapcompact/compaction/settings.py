@@ -35,16 +35,16 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "STRATEGIES",
-    "CompactionSettings",
-    "BranchSummarySettings",
-    "PruneSettings",
-    "SnapcompactSettings",
-    "Settings",
     "DEFAULT_SETTINGS",
+    "STRATEGIES",
+    "BranchSummarySettings",
+    "CompactionSettings",
+    "PruneSettings",
+    "Settings",
+    "SnapcompactSettings",
+    "effective_reserve_tokens",
     "load_settings",
     "merge_settings",
-    "effective_reserve_tokens",
     "resolve_threshold_tokens",
 ]
 

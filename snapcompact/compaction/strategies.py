@@ -36,19 +36,20 @@ from snapcompact.compaction.summarize import (
 )
 
 __all__ = [
-    "NO_PRIOR_HISTORY",
     "ARCHIVE_SOURCE_HEADING",
+    "NO_PRIOR_HISTORY",
     "CompactionPayload",
     "StrategyFallback",
-    "cumulative_file_ops",
     "compact_context_full",
     "compact_snapcompact",
+    "cumulative_file_ops",
     "generate_handoff",
 ]
 
 NO_PRIOR_HISTORY = "No prior history."
 ARCHIVE_SOURCE_HEADING = "Previous snapcompact archive source text:"
 _PROVIDER_KEYS = ("openaiRemoteCompaction", "anthropicCompaction")
+_NO_OVERRIDES = CompactingOverrides()
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def _previous_summary_for_llm(prep: CompactionPreparation) -> str | None:
 
 def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | None, model: ModelInfo,
                          settings: Settings, *, custom_instructions: str | None = None,
-                         overrides: CompactingOverrides = CompactingOverrides()) -> CompactionPayload:
+                         overrides: CompactingOverrides = _NO_OVERRIDES) -> CompactionPayload:
     """Structured LLM summary (split turns summarized in two parts and merged)."""
     from snapcompact.file_ops import compute_file_lists, upsert_file_operations
 
@@ -160,7 +161,7 @@ def _sum_usage(usages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
 
 def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings: Settings, *,
                         kept_tokens: int, custom_instructions: str | None = None,
-                        overrides: CompactingOverrides = CompactingOverrides()) -> CompactionPayload:
+                        overrides: CompactingOverrides = _NO_OVERRIDES) -> CompactionPayload:
     """Archive the summarized history as frames; raises :class:`StrategyFallback` when it cannot."""
     from snapcompact.archive import CompactionRejected, compact, get_preserved_archive
 

@@ -27,20 +27,20 @@ from snapcompact.compaction.context import convert_to_llm
 from snapcompact.compaction.prompts import prompt
 
 __all__ = [
-    "MAX_SUMMARY_TOKENS",
-    "TOOL_RESULT_MAX_CHARS",
     "FALLBACK_CONTEXT_WINDOW",
+    "MAX_SUMMARY_TOKENS",
     "SPLIT_TURN_SEPARATOR",
+    "TOOL_RESULT_MAX_CHARS",
     "CompleteFn",
     "Completion",
-    "call_complete",
-    "serialize_for_summary",
-    "summarizer_budget",
-    "summary_windows",
     "build_summary_prompt",
-    "summary_max_tokens",
+    "call_complete",
     "generate_summary",
     "merge_split_turn",
+    "serialize_for_summary",
+    "summarizer_budget",
+    "summary_max_tokens",
+    "summary_windows",
 ]
 
 MAX_SUMMARY_TOKENS = 16384
@@ -117,7 +117,13 @@ def _text(content: Any) -> str:
 
 def serialize_for_summary(messages: Sequence[Mapping[str, Any]], include_thinking: bool = True) -> str:
     """Agent messages as labelled plain text for the summarizer (one section per part)."""
-    from snapcompact.messages import AssistantMessage, ThinkingBlock, ToolCallBlock, ToolResultMessage, UserMessage
+    from snapcompact.messages import (
+        AssistantMessage,
+        ThinkingBlock,
+        ToolCallBlock,
+        ToolResultMessage,
+        UserMessage,
+    )
     from snapcompact.serialize import js_json_stringify
 
     wire = convert_to_llm(messages)

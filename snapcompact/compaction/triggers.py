@@ -18,14 +18,14 @@ from typing import Any, Literal
 from snapcompact.compaction.settings import CompactionSettings, resolve_threshold_tokens
 
 __all__ = [
-    "Reason",
     "REASONS",
+    "Reason",
     "Trigger",
+    "decide_after_turn",
+    "failure_message",
     "is_context_overflow",
     "is_incomplete_output",
-    "decide_after_turn",
     "should_run_idle",
-    "failure_message",
 ]
 
 Reason = Literal["manual", "overflow", "incomplete", "threshold", "idle"]
