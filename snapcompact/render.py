@@ -177,16 +177,23 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
             for copy in range(1, repeat):
                 y = (row * repeat + copy) * ch
                 rgb[y : y + ch] = PALETTE[BAND]
+    # Cells are drawn in text order, as the reference does: a newline cell is a solid black fill,
+    # and a later glyph whose ascender reaches into it blends over the black.  Consecutive
+    # glyphs between newline cells go to Silver in one batch.
     row, col = np.divmod(cells.cells, grid_cols)
     block = cells.cps == _NEWLINE
-    glyph = ~block
+    edges = np.flatnonzero(np.diff(block.astype(np.int8))) + 1
+    runs = np.split(np.arange(block.size), edges) if block.size else []
+    inks = PALETTE[cells.ink]
     for copy in range(repeat):
         ys = (row * repeat + copy) * ch
-        silver.draw_silver_cells(
-            rgb, cells.cps[glyph], col[glyph] * cw, ys[glyph], cw, ch, PALETTE[cells.ink[glyph]]
-        )
-        for y, x in zip(ys[block].tolist(), (col[block] * cw).tolist()):
-            rgb[y : y + ch, x : x + cw] = 0
+        xs = col * cw
+        for run in runs:
+            if block[run[0]]:
+                for y, x in zip(ys[run].tolist(), xs[run].tolist()):
+                    rgb[y : y + ch, x : x + cw] = 0
+            else:
+                silver.draw_silver_cells(rgb, cells.cps[run], xs[run], ys[run], cw, ch, inks[run])
     return rgb
 
 

@@ -39,6 +39,7 @@ SIZES = {
     "mixed-scripts": 160,
     "empty": 160,
     "dim-spans": 320,
+    "latin1-blocks": 320,
 }
 
 PROSE = (
@@ -88,6 +89,14 @@ def write_cases() -> None:
         "empty": " \n\t \n ",
         "dim-spans": "¶user:run the tests\n\n¶call:bash(command=\"make test\")\n<out>\n\x0e3 passed, 0 failed in 0.42s. All good.\x0f\n</out>\n\n¶ai:The tests pass. Next we deploy it to the staging server.",
     }
+    # Dense Latin-1 with newline blocks and dim spans: accented capitals under a newline cell
+    # (Silver draws their ascenders over the black cell above).
+    latin = [chr(c) for c in range(0xC0, 0x100)] + list("abcdefgh  ")
+    cases["latin1-blocks"] = "".join(
+        rnd.choice(latin) + ("\n" if rnd.random() < 0.12 else "") + ("\x0e" if rnd.random() < 0.03 else "")
+        + ("\x0f" if rnd.random() < 0.03 else "")
+        for _ in range(900)
+    )
     for name, text in cases.items():
         (CASES / f"{name}.txt").write_text(text, encoding="utf-8", errors="surrogatepass")
 
