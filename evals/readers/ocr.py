@@ -14,7 +14,8 @@ What a transcription does, in order:
      measured best-or-tied on the good shapes and keeps the 6x6 floor, see bench_ocr.py);
   3. erase full-block newline glyphs (solid dark cells, which tesseract misreads as letters
      and which smear into their neighbours) -- they stand for whitespace;
-  4. read text lines in order and join them as the renderer wrote them: the grid wraps rows
+  4. split the page into columns at wide blank vertical bands (the doc shapes print two
+     columns; grid pages have none) and read each column's text lines in order and join them as the renderer wrote them: the grid wraps rows
      mid-word, so rows are concatenated without a separator, and a space is put back only
      where a row visibly starts or ends with an empty cell; the second copy of a row in the
      line-repeat shapes (8x8r) is recognised by its similarity to the row above and dropped.
@@ -55,7 +56,11 @@ class OcrSettings:
     """How the OCR engine is driven. Part of every cache key."""
 
     upscale: float = 1.0  # extra resize for the engine only, after the provider's resize
-    psm: int = 6  # tesseract page segmentation: 6 = one uniform block of text
+    # tesseract page segmentation: 6 = one uniform block, read row by row. 3 (automatic
+    # layout) ties it on full grid frames but scatters sparse frames into blocks out of order;
+    # the doc shapes' two columns are split at their gutter before reading instead.
+    psm: int = 6
+    gutter_px: int = 20  # a blank vertical band at least this wide (at 1x) separates columns
     erase_blocks: bool = True  # paint full-block newline glyphs white before reading
     dark_threshold: int = 128  # grey level below which a pixel counts as ink
 
@@ -64,6 +69,8 @@ class OcrSettings:
             raise ValueError(f"OcrSettings.upscale must be within [0.25, 8], got {self.upscale}")
         if self.psm not in range(14):
             raise ValueError(f"OcrSettings.psm must be a tesseract page mode 0..13, got {self.psm}")
+        if self.gutter_px < 1:
+            raise ValueError(f"OcrSettings.gutter_px must be >= 1, got {self.gutter_px}")
         if not 0 < self.dark_threshold < 256:
             raise ValueError(
                 f"OcrSettings.dark_threshold must be 1..255, got {self.dark_threshold}")
@@ -137,7 +144,7 @@ def seen_image(png_bytes: bytes, seen_size: tuple[int, int] | None) -> Image.Ima
 
 def _erase_solid_blocks(pixels: np.ndarray, threshold: int, side: int) -> np.ndarray:
     """White out every dark area that contains a solid `side`x`side` square (morphological
-    opening): full-block glyphs survive the opening, strokes of letters do not."""
+    opening, grown by one pixel): full-block glyphs survive the opening, letter strokes do not."""
     dark = pixels < threshold
     if side < 2 or dark.shape[0] < side or dark.shape[1] < side:
         return pixels
@@ -158,8 +165,14 @@ def _erase_solid_blocks(pixels: np.ndarray, threshold: int, side: int) -> np.nda
     np.add.at(cover, (ys, xs + side), -1)
     np.add.at(cover, (ys + side, xs + side), 1)
     opened = cover.cumsum(0).cumsum(1)[:-1, :-1] > 0
+    # grow by one pixel: a resized block keeps a grey rim that would read as a box outline
+    grown = opened.copy()
+    grown[1:, :] |= opened[:-1, :]
+    grown[:-1, :] |= opened[1:, :]
+    grown[:, 1:] |= grown[:, :-1].copy()
+    grown[:, :-1] |= grown[:, 1:].copy()
     out = pixels.copy()
-    out[opened] = 255
+    out[grown] = 255
     return out
 
 
@@ -175,6 +188,26 @@ def prepare_for_ocr(image: Image.Image, settings: OcrSettings = DEFAULT_SETTINGS
         pixels = _erase_solid_blocks(np.asarray(image), settings.dark_threshold, side)
         image = Image.fromarray(pixels)
     return image
+
+
+def column_bounds(image: Image.Image, settings: OcrSettings = DEFAULT_SETTINGS
+                  ) -> list[tuple[int, int]]:
+    """x ranges of the text columns: the ink's extent, split at blank vertical bands at least
+    `gutter_px` (times the upscale) wide. The doc shapes print two columns; a dense grid page
+    has no such band, since its rows are full to the edge."""
+    dark = np.asarray(image) < settings.dark_threshold
+    inked = np.flatnonzero(dark.any(axis=0))
+    if inked.size == 0:
+        return []
+    min_gap = max(2, round(settings.gutter_px * settings.upscale))
+    bounds: list[tuple[int, int]] = []
+    start = int(inked[0])
+    gaps = np.flatnonzero(np.diff(inked) > min_gap)
+    for g in gaps:
+        bounds.append((start, int(inked[g]) + 1))
+        start = int(inked[g + 1])
+    bounds.append((start, int(inked[-1]) + 1))
+    return bounds
 
 
 # --------------------------------------------------------------------------------------------
@@ -230,16 +263,24 @@ def read_lines(image: Image.Image, settings: OcrSettings = DEFAULT_SETTINGS) -> 
     return lines
 
 
-REPEAT_SIMILARITY = 60.0  # repeated rows of 8x8r read 62-89, unrelated rows 24-52
+#: median similarity of alternate row pairs above which a frame is taken as line-repeated
+#: (8x8r rows and their copies read 62-89; unrelated neighbouring rows 24-52, up to ~69 in
+#: doctest-like runs, which is why the decision is per frame, not per pair)
+REPEAT_SIMILARITY = 60.0
 
 
 def _drop_repeated_rows(lines: list[TextLine]) -> list[TextLine]:
     from rapidfuzz import fuzz
 
+    if len(lines) < 4:
+        return lines
+    ratios = [fuzz.ratio(a.text, b.text) for a, b in zip(lines, lines[1:])]
+    phase = max((0, 1), key=lambda k: statistics.median(ratios[k::2]))
+    if statistics.median(ratios[phase::2]) < REPEAT_SIMILARITY:
+        return lines
     kept: list[TextLine] = []
     for line in lines:
-        if kept and len(line.text) >= 8 \
-                and fuzz.ratio(line.text, kept[-1].text) >= REPEAT_SIMILARITY:
+        if kept and fuzz.ratio(line.text, kept[-1].text) >= REPEAT_SIMILARITY - 10:
             continue
         kept.append(line)
     return kept
@@ -248,8 +289,9 @@ def _drop_repeated_rows(lines: list[TextLine]) -> list[TextLine]:
 def join_grid_lines(lines: list[TextLine]) -> str:
     """Concatenate rows of a mid-word-wrapped grid back into one text stream.
 
-    Shapes with a line repeat print every row twice; a row that reads almost the same as the
-    row above (similarity >= REPEAT_SIMILARITY) is that copy and is skipped.
+    Shapes with a line repeat print every row twice: when every other pair of neighbouring
+    rows reads almost the same (median similarity >= REPEAT_SIMILARITY), the frame is taken as
+    line-repeated and each row that matches the row kept above it is skipped as its copy.
 
     A row boundary is a space only where the ink shows an empty cell: the earlier row stops
     short of the text block's right edge, or the later row starts right of its left edge, by
@@ -340,7 +382,16 @@ def transcribe(
         _memory.put(key, text)
         return text
     image = prepare_for_ocr(seen_image(png_bytes, seen_size), settings)
-    text = join_grid_lines(read_lines(image, settings))
+    columns = column_bounds(image, settings)
+    if len(columns) <= 1:
+        text = join_grid_lines(read_lines(image, settings))
+    else:
+        pad = max(2, round(4 * settings.upscale))
+        text = " ".join(
+            join_grid_lines(read_lines(image.crop((max(0, x0 - pad), 0,
+                                                   min(image.width, x1 + pad), image.height)),
+                                       settings))
+            for x0, x1 in columns)
     _memory.put(key, text)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
