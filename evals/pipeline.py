@@ -37,7 +37,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,7 @@ def _git_sha() -> str:
                              text=True, timeout=10, check=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
                                 "--untracked-files=no"], capture_output=True, text=True,
-                               timeout=20).stdout.strip()
+                               timeout=20, check=False).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return f"{sha}-dirty" if dirty else sha
@@ -493,7 +493,7 @@ def make_record(p: Planned, response: Any, spec: RunSpec, run_id: str, v: Versio
         cer=cer,
         question=q.question if q is not None else prompts.TRANSCRIBE_INSTRUCTION,
         gold_answers=q.answers if q is not None else (),
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         extra=extra,
     )
 
@@ -581,11 +581,14 @@ def format_plan(plan: Plan, summary: DryRunSummary, spec: RunSpec) -> str:
     per_arm: dict[tuple[str, str], list[Planned]] = defaultdict(list)
     for p in plan.planned:
         per_arm[(p.reader, p.arm.label)].append(p)
-    lines = [format_dry_run(summary, spec.budget_usd),
+    head, _, rest = format_dry_run(summary, spec.budget_usd).partition("\n")
+    if not spec.dry_run:
+        head = "plan (predicted before anything is sent)"
+    lines = [head + "\n" + rest,
              f"  rows already recorded {plan.skipped_done:>11,}   (skipped: resume)",
-             f"  target model         {spec.model.target_model}"
-             f" via {spec.model.api or spec.model.provider}: {target_tokens:,} prompt tokens, "
-             f"${target_usd:,.4f} if sent to it (input + output bound)"]
+             (f"  target model         {spec.model.target_model}"
+              f" via {spec.model.api or spec.model.provider}: {target_tokens:,} prompt tokens, "
+              f"${target_usd:,.4f} if sent to it (input + output bound)")]
     if spec.model.offline_reader:
         lines.append(f"  reader               {spec.model.name}: requests cost nothing ({OCR_NOTE})")
     if per_arm:
@@ -747,10 +750,10 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
 
 
 __all__ = [
+    "OCR_NOTE",
     "Arm",
     "BudgetExceeded",
     "MissingCredentials",
-    "OCR_NOTE",
     "Plan",
     "Planned",
     "RunResult",

@@ -27,8 +27,8 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
-import hydra  # noqa: E402
-from omegaconf import DictConfig, OmegaConf  # noqa: E402
+import hydra
+from omegaconf import DictConfig, OmegaConf
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 CONFIG_NAME = "eval"

@@ -1,0 +1,193 @@
+"""Every shipped config composes, validates, and means what its file says.
+
+Composition goes through Hydra's compose API over the real ``configs/`` folder (the one the
+installed ``snapcompact-eval`` reads). Every option of every group is composed under every
+experiment, and each result must become a valid ``RunSpec``. Model configs are checked against
+the library's own tables and litellm's bundled price map, independently of the runner.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from evals.run import CONFIG_DIR
+from evals.spec import READER_SETS, RunSpec
+from snapcompact.shapes import SHAPE_VARIANT_NAMES
+
+REPO = Path(__file__).resolve().parents[1]
+GROUPS = ("model", "shape", "dataset", "reader", "experiment", "launcher")
+
+
+def options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+
+
+def _compose(overrides: list[str], hydra: bool = False):
+    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
+        return compose("eval", overrides=overrides, return_hydra_config=hydra)
+
+
+def test_config_dir_is_the_repository_configs_folder():
+    assert CONFIG_DIR == REPO / "configs"
+    assert (CONFIG_DIR / "eval.yaml").is_file()
+    for group in (*GROUPS, "hydra"):
+        assert options(group), f"configs/{group}/ is empty"
+
+
+def test_shape_group_has_every_variant_plus_auto_and_text():
+    assert set(options("shape")) == set(SHAPE_VARIANT_NAMES) | {"auto", "text"}
+    for name in SHAPE_VARIANT_NAMES:
+        data = yaml.safe_load((CONFIG_DIR / "shape" / f"{name}.yaml").read_text())
+        assert data == {"variant": name, "frame_size": None}
+
+
+@pytest.mark.parametrize("experiment", options("experiment"))
+def test_every_group_option_composes_under_every_experiment(experiment):
+    """Each (experiment, group option) pair composes into a valid RunSpec."""
+    checked = 0
+    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
+        for group in ("model", "shape", "dataset", "reader", "launcher"):
+            for option in options(group):
+                cfg = compose("eval", overrides=[f"experiment={experiment}", f"{group}={option}"])
+                if group == "shape" and option == "text" and "text_qa" not in cfg.reader.readers:
+                    # transcription has nothing to read in plain text: refused, with the reason
+                    with pytest.raises(ValueError, match="text arm needs the text_qa reader"):
+                        RunSpec.from_config(cfg)
+                    checked += 1
+                    continue
+                spec = RunSpec.from_config(cfg)
+                assert spec.experiment == experiment
+                if group == "model":
+                    assert spec.model.name == option
+                elif group == "shape":
+                    assert len(spec.shapes) == 1 and spec.shapes[0].variant == option
+                elif group == "reader":
+                    assert spec.reader.readers == READER_SETS[option]
+                checked += 1
+    assert checked == sum(len(options(g)) for g in ("model", "shape", "dataset", "reader",
+                                                    "launcher"))
+
+
+def test_no_arguments_is_the_default_offline_experiment():
+    spec = RunSpec.from_config(_compose([]))
+    assert spec.experiment == "default"
+    assert spec.model.offline_reader and spec.model.litellm_id.startswith("snapocr/")
+    assert spec.dataset.name == "tiny"
+    variants = [s.variant for s in spec.shapes]
+    assert {"11on16-bw", "8on22-bw", "6x6u-bw", "text"} <= set(variants)
+    assert all(s.frame_size is None for s in spec.shapes)  # native (research) frame size
+    assert spec.has_text_arm
+    assert spec.model.required_env == ()
+
+
+def test_command_line_group_choice_beats_the_experiment():
+    cfg = _compose(["experiment=smoke", "dataset=needles", "model=mock"])
+    assert cfg.dataset.name == "needles" and cfg.model.name == "mock"
+    assert cfg.experiment_name == "smoke"
+    # a chosen shape replaces the experiment's list of arms
+    spec = RunSpec.from_config(_compose(["shape=8on16-bw", "shape.frame_size=1024"]))
+    assert [(s.variant, s.frame_size) for s in spec.shapes] == [("8on16-bw", 1024)]
+
+
+def test_launcher_group_maps_onto_hydra_launcher():
+    basic = _compose([], hydra=True)
+    joblib = _compose(["launcher=joblib"], hydra=True)
+    assert basic.hydra.launcher._target_.endswith("BasicLauncher")
+    assert joblib.hydra.launcher._target_.endswith("JoblibLauncher")
+    assert joblib.hydra.launcher.n_jobs == 2
+
+
+def test_run_directories_are_deterministic_and_ignore_non_measuring_keys():
+    cfg = _compose(["dataset=needles", "dry_run=true", "budget_usd=1"], hydra=True)
+    hc = cfg.hydra
+    assert "${now:" not in OmegaConf.to_yaml(hc.run) and "${now:" not in OmegaConf.to_yaml(hc.sweep)
+    excluded = set(hc.job.config.override_dirname.exclude_keys)
+    assert {"dry_run", "budget_usd", "progress", "cache_dir", "launcher"} <= excluded
+    assert hc.job.chdir is False
+
+
+@pytest.mark.parametrize("name", options("model"))
+def test_model_config_is_priced_resolved_and_billed(name):
+    """Each model's target resolves to a shape, bills a real frame, and has a price offline."""
+    from evals.costs import price_of
+    from snapcompact.billing import bill_image
+    from snapcompact.resolve import resolve_shape
+
+    spec = RunSpec.from_config(_compose([f"model={name}"]))
+    model = spec.model
+    resolved = resolve_shape(model.target_model, api=model.api, provider=model.provider)
+    detail = model.image_detail if model.image_detail is not None else resolved.image_detail
+    bill = bill_image(model.target_model, resolved.frame_size, 400, detail, api=model.api,
+                      provider=model.provider)
+    assert bill.tokens > 0 and 0 < bill.seen_width <= resolved.frame_size
+    price = price_of(model.price_model)
+    assert price.input_per_token > 0
+    for env in model.required_env:
+        assert re.fullmatch(r"[A-Z][A-Z0-9_]*", env), env
+    assert model.offline_reader == name.startswith("ocr")
+    if not model.offline_reader and name not in ("mock",):
+        assert model.required_env, f"{name}: a real provider must name its key variables"
+
+
+def test_model_lines_cover_the_shape_table_and_routes():
+    """Claude, GPT, Gemini, Kimi and GLM, direct and through OpenRouter, Vertex and Bedrock."""
+    ids = {n: yaml.safe_load((CONFIG_DIR / "model" / f"{n}.yaml").read_text())["litellm_id"]
+           for n in options("model")}
+    joined = " ".join(ids.values())
+    for needle in ("anthropic/claude-opus-4-7", "anthropic/claude-sonnet-4-5", "openai/gpt-5",
+                   "openai/gpt-4.1", "gemini/gemini-2.5-flash", "gemini-3", "moonshot/kimi",
+                   "zai/glm", "openrouter/anthropic/claude", "openrouter/z-ai/glm",
+                   "vertex_ai/claude", "vertex_ai/gemini", "bedrock/"):
+        assert needle in joined, needle
+
+
+def test_configs_hold_no_secrets():
+    secret = re.compile(r"(sk-[A-Za-z0-9]{8,}|AIza[0-9A-Za-z_\-]{20,}|AKIA[0-9A-Z]{16})")
+    for path in CONFIG_DIR.rglob("*.yaml"):
+        text = path.read_text()
+        assert not secret.search(text), path
+        assert not re.search(r"(?im)^\s*api_key\s*:", text), path
+
+
+def test_credential_params_are_refused():
+    with pytest.raises(ValueError, match="environment"):
+        RunSpec.from_config(_compose(["model=claude-sonnet-4-5", "+model.params.api_key=abc"]))
+
+
+@pytest.mark.parametrize("override, message", [
+    ("shapes=[11on16-bw,nope]", "unknown shape 'nope'"),
+    ("+dataset.params.bogus=1", "unknown params"),
+    ("+model.colour=red", "unknown key"),
+    ("frame_size=0", "frame size"),
+    ("serialize=xml", "serialize"),
+    ("reader.readers=[image_qa,guess]", "unknown reader"),
+    ("shapes=[]", "shapes is empty"),
+])
+def test_bad_configs_fail_before_anything_runs(override, message):
+    with pytest.raises(ValueError, match=message):
+        RunSpec.from_config(_compose([override]))
+
+
+def test_cli_finds_its_configs_from_any_directory(tmp_path):
+    """The installed console script composes from another cwd (--cfg prints, runs nothing)."""
+    script = Path(sys.executable).with_name("snapcompact-eval")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "evals.run"]
+    out = subprocess.run([*command, "--cfg", "job", "model=gpt-5", "shape=6x6u-bw"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    cfg = yaml.safe_load(out.stdout)
+    assert cfg["model"]["litellm_id"] == "openai/gpt-5"
+    assert cfg["shape"]["variant"] == "6x6u-bw"
+    assert not (tmp_path / "results").exists()  # printing the config writes nothing

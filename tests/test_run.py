@@ -1,0 +1,220 @@
+"""``snapcompact-eval`` end to end: the default offline run, cache reruns, resume, the CLI.
+
+The default experiment runs on the embedded OCR reader over the tiny dataset; a rerun into a
+fresh folder must be answered entirely from the response cache with zero requests sent (counted
+at the litellm call); an interrupted run -- gracefully, and by SIGKILL in a subprocess talking
+to the loopback server -- must resume without re-sending any request whose answer had arrived.
+No key, no network: dummy keys are set and must never reach a file.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from hydra import compose, initialize_config_dir
+
+from evals.cache import ResponseCache
+from evals.pipeline import OCR_NOTE
+from evals.records import iter_records
+from evals.run import CONFIG_DIR, main, run_config
+
+DUMMY_KEYS = {"ANTHROPIC_API_KEY": "sk-ant-dummy-not-a-key-0123456789",
+              "OPENAI_API_KEY": "sk-test-dummy-not-a-key-9876543210"}
+
+
+def compose_cfg(overrides):
+    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
+        return compose("eval", overrides=overrides)
+
+
+class Interrupted(BaseException):
+    """Stands in for Ctrl-C: not an Exception, so nothing on the way up may swallow it (a real
+    KeyboardInterrupt would also stop pytest itself)."""
+
+
+class Counting:
+    """litellm.acompletion, counted; optionally interrupted after ``stop_after`` calls."""
+
+    def __init__(self, stop_after: int | None = None) -> None:
+        self.calls = 0
+        self.stop_after = stop_after
+
+    async def __call__(self, **kwargs):
+        from evals.client import import_litellm
+
+        self.calls += 1
+        if self.stop_after is not None and self.calls > self.stop_after:
+            raise Interrupted  # what Ctrl-C does in the middle of a sweep
+        return await import_litellm().acompletion(**kwargs)
+
+
+def rows_of(run_dir: Path):
+    return list(iter_records(run_dir / "records.jsonl"))
+
+
+def assert_no_secrets(root: Path) -> None:
+    for path in root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for value in DUMMY_KEYS.values():
+                assert value.encode() not in data, f"{value} leaked into {path}"
+
+
+@pytest.fixture
+def dummy_keys(monkeypatch):
+    for name, value in DUMMY_KEYS.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_default_run_on_the_ocr_reader_then_answered_from_the_cache(tmp_path, capsys,
+                                                                    dummy_keys):
+    """The default experiment (tiny data, 1 item), then a rerun with zero requests sent."""
+    overrides = [f"results_dir={tmp_path}", "progress=false", "dataset=tiny", "max_items=1"]
+    first = run_config(compose_cfg(overrides), tmp_path / "first", base_dir=tmp_path,
+                       completion_fn=(calls := Counting()))
+    out = capsys.readouterr().out
+    rows = rows_of(tmp_path / "first")
+    # 2 questions x (text + 11on16-bw + 8on22-bw + 6x6u-bw)
+    assert first.planned == len(rows) == calls.calls == first.requests_sent == 8
+    assert {r.shape for r in rows} == {"text", "11on16-bw", "8on22-bw", "6x6u-bw"}
+    assert {r.frame_size for r in rows if r.shape != "text"} == {1568}  # native size
+    assert all(r.error is None and r.extra["note"] == OCR_NOTE for r in rows)
+    assert OCR_NOTE in out
+
+    recall = {row["shape"]: row["recall"] for row in first.table}
+    # the legibility floor: 11on16-bw is read, the squeezed 6x6 layout at native size is not
+    assert recall["text"] == 1.0
+    assert recall["11on16-bw"] >= 0.5
+    assert recall["6x6u-bw"] == 0.0
+    assert all(r.abstained for r in rows if r.shape == "6x6u-bw")
+    # the reader echoes the target's predicted prompt tokens as its usage
+    assert all(r.reported_prompt_tokens == r.predicted_prompt_tokens for r in rows)
+
+    # a fresh run folder, the same response cache: 100 % cache hits, nothing sent
+    again = run_config(compose_cfg(overrides), tmp_path / "second", base_dir=tmp_path,
+                       completion_fn=(calls2 := Counting()))
+    rows2 = rows_of(tmp_path / "second")
+    assert calls2.calls == 0 and again.requests_sent == 0
+    assert again.cache_hits == len(rows2) == 8
+    assert all(r.cached for r in rows2)
+    assert {(r.key(), r.answer) for r in rows2} == {(r.key(), r.answer) for r in rows}
+
+    # the same folder again: every row is already recorded, nothing is asked at all
+    resumed = run_config(compose_cfg(overrides), tmp_path / "second", base_dir=tmp_path,
+                         completion_fn=(calls3 := Counting()))
+    assert resumed.skipped_done == 8 and resumed.planned == 0 and calls3.calls == 0
+    assert len(rows_of(tmp_path / "second")) == 8
+    assert_no_secrets(tmp_path)
+
+
+def test_interrupted_run_resumes_without_asking_twice(tmp_path):
+    overrides = [f"results_dir={tmp_path}", "progress=false", "model=mock", "dataset=tiny",
+                 "model.concurrency=1"]
+    with pytest.raises(Interrupted):
+        run_config(compose_cfg(overrides), tmp_path / "run", base_dir=tmp_path,
+                   completion_fn=Counting(stop_after=5))
+    # every answer that arrived before the interrupt was cached (the one arriving at that very
+    # moment may be lost); rows in hand are flushed on the way out (a row whose task was
+    # cancelled between the cache write and the row is simply a cache hit on resume)
+    answered = len(ResponseCache(tmp_path / "cache" / "responses"))
+    recorded = len(rows_of(tmp_path / "run"))
+    assert 4 <= answered <= 5 and 1 <= recorded <= answered
+
+    result = run_config(compose_cfg(overrides), tmp_path / "run", base_dir=tmp_path,
+                        completion_fn=(calls := Counting()))
+    rows = rows_of(tmp_path / "run")
+    total = 16  # 2 items x 2 questions x 4 arms
+    assert result.skipped_done == recorded
+    assert calls.calls == result.requests_sent == total - answered
+    assert len(rows) == len({r.key() for r in rows}) == total
+
+
+def _console_script() -> list[str]:
+    script = Path(sys.executable).with_name("snapcompact-eval")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "evals.run"]
+
+
+def test_killed_sweep_never_rebills_an_answered_request(tmp_path, monkeypatch):
+    """SIGKILL a CLI run mid-sweep (loopback server, real HTTP), rerun the same command."""
+    from evals.fake_server import FakeChatServer
+
+    args = ["model=fake", "dataset=tiny", "dataset.params.n_items=3", "model.concurrency=2",
+            "progress=false", f"results_dir={tmp_path}"]
+    with FakeChatServer(latency_s=0.3) as server:
+        env = {**os.environ, **DUMMY_KEYS, "SNAPCOMPACT_FAKE_API_BASE": server.api_base}
+        proc = subprocess.Popen([*_console_script(), *args], cwd=tmp_path, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while server.requests < 8 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        sent_before = server.requests
+        answered = len(ResponseCache(tmp_path / "cache" / "responses"))
+        assert 0 < answered <= sent_before < 24
+
+        for name, value in {**DUMMY_KEYS, "SNAPCOMPACT_FAKE_API_BASE": server.api_base}.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(sys, "argv", ["snapcompact-eval", *args])
+        main()  # the same command, in this process
+        resent = server.requests - sent_before
+
+    (run_dir,) = {p.parent for p in tmp_path.glob("runs/default/*/records.jsonl")}
+    rows = rows_of(run_dir)
+    total = 24  # 3 items x 2 questions x 4 arms
+    assert resent == total - answered  # only requests whose answer never arrived
+    assert len(rows) == len({r.key() for r in rows}) == total
+    assert all(r.error is None for r in rows)
+    assert_no_secrets(tmp_path)
+
+
+def test_cli_refuses_a_run_past_its_budget(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["snapcompact-eval", "model=mock", "dataset=tiny",
+                                      "budget_usd=0.0001", "progress=false"])
+    with pytest.raises(SystemExit) as stop:
+        main()
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "snapcompact-eval: budget: predicted cost $" in err
+    assert "exceeds the budget $0.0001" in err and "raise budget_usd" in err
+    assert not list(tmp_path.rglob("records.jsonl"))
+    assert (tmp_path / "results" / "cache" / "responses").is_dir()  # default, under the cwd
+
+
+def test_cli_dry_run_prints_prediction(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(sys, "argv", ["snapcompact-eval", "model=gpt-5", "dry_run=true",
+                                      "dataset=tiny", "progress=false"])
+    main()
+    out = capsys.readouterr().out
+    assert "dry run (predicted, nothing sent)" in out
+    assert "gpt-5 via openai-completions" in out
+    assert not list(tmp_path.rglob("records.jsonl"))
+
+
+def test_joblib_multirun_runs_one_job_per_shape(tmp_path):
+    args = ["-m", "launcher=joblib", "model=mock", "experiment=smoke",
+            "shape=11on16-bw,6x6u-bw", f"results_dir={tmp_path}"]
+    out = subprocess.run([*_console_script(), *args], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    sweep = tmp_path / "runs" / "smoke" / "multirun"
+    files = sorted(sweep.glob("*/records.jsonl"))
+    assert [f.parent.name for f in files] == ["model=mock,shape=11on16-bw",
+                                              "model=mock,shape=6x6u-bw"]
+    shapes = [{r.shape for r in iter_records(f)} for f in files]
+    assert shapes == [{"11on16-bw"}, {"6x6u-bw"}]
+    assert (sweep / "multirun.yaml").is_file()
