@@ -211,8 +211,8 @@ def test_joblib_multirun_runs_one_job_per_shape(tmp_path):
     out = subprocess.run([*_console_script(), *args], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
-    sweep = tmp_path / "runs" / "smoke" / "multirun"
-    files = sorted(sweep.glob("*/records.jsonl"))
+    sweep = tmp_path / "runs" / "multirun"
+    files = sorted((sweep / "smoke").glob("*/records.jsonl"))
     assert [f.parent.name for f in files] == ["model=mock,shape=11on16-bw",
                                               "model=mock,shape=6x6u-bw"]
     shapes = [{r.shape for r in iter_records(f)} for f in files]
