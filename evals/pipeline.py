@@ -257,6 +257,29 @@ class Planned:
         )
 
 
+@functools.lru_cache(maxsize=1)
+def offline_reader_version() -> str:
+    """Hash of the offline reader's code plus the OCR engine and its language data.
+
+    The response cache keys on the prompt, not on the reader's code: without this, a fix to
+    the OCR reader would keep serving answers from the reader before the fix.
+    """
+    import hashlib
+
+    import evals.readers as readers_pkg
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(readers_pkg.__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    try:
+        from evals.readers.ocr import engine_version
+
+        engine = engine_version()
+    except (ImportError, OSError, RuntimeError, ValueError):
+        engine = "engine unavailable"
+    return f"{digest.hexdigest()[:16]}; {engine}"
+
+
 def _dollars(price_model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
     from evals.costs import price_of
 
@@ -320,10 +343,12 @@ def plan_item(item: QAItem, arms: Sequence[Arm], spec: RunSpec,
                     billed_prompt_tokens=prompt_tokens,
                     ocr_cache_dir=ocr_cache_dir,
                 )
-                # seen sizes change the answer but not the prompt: make them part of the key
+                # the target's resize and the reader's own code change the answer but not the
+                # prompt: make them part of the cache key
                 params["reader_view"] = {"target_model": model.target_model, "api": model.api,
                                          "provider": model.provider,
-                                         "seen_px": [list(s) for s in seen or ()]}
+                                         "seen_px": [list(s) for s in seen or ()],
+                                         "reader": offline_reader_version()}
                 spend = 0.0
             else:
                 spend = target_cost if target_cost is not None else 0.0
@@ -451,6 +476,7 @@ def make_record(p: Planned, response: Any, spec: RunSpec, run_id: str, v: Versio
         extra.update({k: q.meta[k] for k in ("kind", "depth", "template") if k in q.meta})
     if model.offline_reader:
         extra["note"] = OCR_NOTE
+        extra["reader_version"] = offline_reader_version()
     return Record(
         run_id=run_id,
         experiment=spec.experiment,

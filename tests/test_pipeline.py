@@ -28,6 +28,7 @@ from evals.pipeline import (
     archive_text,
     build_plan,
     make_record,
+    offline_reader_version,
     prepare_image_arm,
     summarize,
     versions,
@@ -186,6 +187,9 @@ def test_offline_reader_gets_seen_sizes_and_they_enter_the_cache_key(tmp_path):
             assert body["evidence"] == p.question.evidence
             assert body["billed_prompt_tokens"] == p.predicted_prompt_tokens
             assert p.spend_predicted_usd == 0.0 and p.predicted_cost_usd > 0
+            # the reader's code and engine are part of the key: a reader fix invalidates answers
+            assert p.params["reader_view"]["reader"] == offline_reader_version()
+            assert "tesseract" in p.params["reader_view"]["reader"]
         keys[model] = {client.key_for(p.request()) for p in plan.planned}
     # same frames and prompt, another target (its resize decides what the reader sees):
     # the cache must not hand one target's answer to the other
