@@ -168,8 +168,14 @@ def request_key(
     params: Mapping[str, Any],
     frame_hashes: Sequence[str],
     renderer_version: str,
+    reader_inputs: Mapping[str, Any] | None = None,
 ) -> str:
-    """SHA-256 hex key of everything that can change the answer to this request."""
+    """SHA-256 hex key of everything that can change the answer to this request.
+
+    ``reader_inputs`` is the side channel of the embedded offline reader (evidence, gold
+    answers, seen sizes): its reply depends on them, so they are part of its key.  Requests
+    to real providers carry none, so their keys ignore metadata entirely.
+    """
     if not isinstance(model, str) or not model:
         raise ValueError("model must be a non-empty string such as 'anthropic/claude-sonnet-4-5'")
     if not isinstance(renderer_version, str) or not renderer_version:
@@ -184,6 +190,8 @@ def request_key(
         "messages": _canonical(_prompt_material(messages, frame_hashes), "messages"),
         "renderer_version": renderer_version,
     }
+    if reader_inputs:
+        material["reader_inputs"] = _canonical(dict(reader_inputs), "reader_inputs")
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

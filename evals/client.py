@@ -492,6 +492,7 @@ class EvalClient:
             params=request.params,
             frame_hashes=request.frame_hashes,
             renderer_version=self.renderer_version,
+            reader_inputs=request.metadata.get("snapocr"),
         )
 
     def plan(self, requests: Iterable[Request]) -> DryRunSummary:

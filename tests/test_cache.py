@@ -240,3 +240,16 @@ def test_concurrent_process_writers(tmp_path):
         got = cache.get(key)
         assert got is not None and got.answer == f"answer {key[:6]}"
     assert not list(Path(tmp_path).rglob(".tmp-*"))
+
+
+def test_offline_reader_inputs_are_part_of_the_key() -> None:
+    # The embedded OCR reader answers from evidence/answers sent as metadata: two questions
+    # with the same text over the same frames but different evidence must not share a reply.
+    from evals.cache import request_key
+
+    base = dict(model="snapocr/ocr-qa", messages=[{"role": "user", "content": "Q?"}], params={},
+                frame_hashes=[], renderer_version="1")
+    a = request_key(**base, reader_inputs={"evidence": "The code is 1.", "answers": ["1"]})
+    b = request_key(**base, reader_inputs={"evidence": "The code is 2.", "answers": ["2"]})
+    assert a != b
+    assert request_key(**base) == request_key(**base, reader_inputs=None)
