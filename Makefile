@@ -5,13 +5,20 @@ export HF_DATASETS_OFFLINE := 1
 export HF_HUB_OFFLINE := 1
 export OMP_THREAD_LIMIT := 1
 
-.PHONY: setup run test bench golden
+.PHONY: setup run results test bench demo golden
 
 setup:
 	@bash scripts/setup.sh
 
-# Main job: render a sample text into frames with every shape variant (offline).
-run: setup
+# Main job: the default offline experiment (embedded OCR reader), then its tables and figures.
+run: setup results
+
+results:
+	$(PY) -m evals.run
+	$(PY) -m evals.table results/runs/default --out results --seed 0 --bootstrap 2000
+
+# Render a sample text with all 17 shape variants into out/demo/.
+demo: setup
 	$(PY) -m snapcompact.demo --out out/demo
 
 test: setup
