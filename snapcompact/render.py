@@ -177,23 +177,42 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
             for copy in range(1, repeat):
                 y = (row * repeat + copy) * ch
                 rgb[y : y + ch] = PALETTE[BAND]
-    # Cells are drawn in text order, as the reference does: a newline cell is a solid black fill,
-    # and a later glyph whose ascender reaches into it blends over the black.  Consecutive
-    # glyphs between newline cells go to Silver in one batch.
+    # The reference draws cells in text order: a newline cell is a solid black fill, so glyphs
+    # drawn before it that reach into it are wiped, and glyphs drawn after it (an accented
+    # capital in the next row, say) blend over the black.  Here all glyphs go to Silver in one
+    # batch, then newline cells are filled, then the few later glyphs that reach back into a
+    # filled cell (up or left) are blended again, clipped to that cell, in text order.
     row, col = np.divmod(cells.cells, grid_cols)
     block = cells.cps == _NEWLINE
-    edges = np.flatnonzero(np.diff(block.astype(np.int8))) + 1
-    runs = np.split(np.arange(block.size), edges) if block.size else []
+    glyph = np.flatnonzero(~block)
     inks = PALETTE[cells.ink]
+    block_cells = {int(c): i for i, c in zip(np.flatnonzero(block).tolist(), cells.cells[block].tolist())}
     for copy in range(repeat):
         ys = (row * repeat + copy) * ch
         xs = col * cw
-        for run in runs:
-            if block[run[0]]:
-                for y, x in zip(ys[run].tolist(), xs[run].tolist()):
-                    rgb[y : y + ch, x : x + cw] = 0
-            else:
-                silver.draw_silver_cells(rgb, cells.cps[run], xs[run], ys[run], cw, ch, inks[run])
+        silver.draw_silver_cells(rgb, cells.cps[glyph], xs[glyph], ys[glyph], cw, ch, inks[glyph])
+        for y, x in zip(ys[block].tolist(), xs[block].tolist()):
+            rgb[y : y + ch, x : x + cw] = 0
+        if not block_cells:
+            continue
+        for j in glyph.tolist():
+            left, up, right, _ = silver.cell_overhang(int(cells.cps[j]), cw, ch)
+            if not (left or up):
+                continue
+            r, c = int(row[j]), int(col[j])
+            reach_x = range(c - (left + cw - 1) // cw, c + (right + cw - 1) // cw + 1)
+            targets = [(r, c - 1)] if left else []
+            if up:
+                targets += [(r - 1 - k, cx) for k in range((up + ch - 1) // ch) for cx in reach_x]
+            for tr, tc in targets:
+                i = block_cells.get(tr * grid_cols + tc) if 0 <= tc < grid_cols and tr >= 0 else None
+                if i is None or i > j:
+                    continue
+                by, bx = (tr * repeat + copy) * ch, tc * cw
+                patch = np.ascontiguousarray(rgb[by : by + ch, bx : bx + cw])
+                silver.draw_silver_cells(patch, cells.cps[j : j + 1], [xs[j] - bx], [ys[j] - by],
+                                         cw, ch, inks[j : j + 1])
+                rgb[by : by + ch, bx : bx + cw] = patch
     return rgb
 
 

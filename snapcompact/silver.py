@@ -746,3 +746,18 @@ def _conflict_free_batches(flat: np.ndarray):
         return
     for r in range(int(rank.max()) + 1):
         yield np.nonzero(rank == r)[0]
+
+
+@lru_cache(maxsize=None)
+def cell_overhang(cp: int, cell_w: int, cell_h: int) -> tuple[int, int, int, int]:
+    """How far a Silver-shape glyph's inked pixels reach past its own cell (left, top, right,
+    bottom), in px, with one pixel of slack for the float rounding of its top edge.
+
+    The frame renderer uses it to find the rare glyphs that paint into a neighbouring cell."""
+    sprite = _silver_sprite(int(cp), cell_w, cell_h)
+    if not len(sprite.ys):
+        return (0, 0, 0, 0)
+    top = sprite.top(0)
+    y0, y1 = top + int(sprite.ys.min()) - 1, top + int(sprite.ys.max()) + 1
+    x0, x1 = sprite.dx + int(sprite.xs.min()), sprite.dx + int(sprite.xs.max())
+    return (max(0, -x0), max(0, -y0), max(0, x1 - (cell_w - 1)), max(0, y1 - (cell_h - 1)))

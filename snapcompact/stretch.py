@@ -321,14 +321,21 @@ def _resample_fast(planes: np.ndarray, out_w: int, out_h: int) -> np.ndarray:
     with _single_blas_thread():
         horiz = _pass_cols_blas(planes.reshape(n_h, n_w * n_c), n_w, out_w, n_c)
         approx = _pass_rows_blas(horiz, wv).reshape(out_h, out_w, n_c)
-    floor = np.floor(approx)
-    frac = approx - floor
-    result = np.clip(floor + (frac >= _HALF), 0, 255).astype(np.uint8)
+        del horiz
+    # Rounded in place: a full frame's float temporaries stay at two output-sized arrays.
+    rounded = np.floor(approx)
+    frac = approx
+    frac -= rounded
+    rounded += frac >= _HALF
+    np.clip(rounded, 0, 255, out=rounded)
+    result = rounded.astype(np.uint8)
+    del rounded
     # Only values within `delta` of a boundary n + 0.5 can round differently from the reference
     # (boundaries below 0 or above 255 do not matter; re-checking them is merely wasted work).
     frac -= _HALF
     np.abs(frac, out=frac)
     ys, xs, cs = np.nonzero(frac <= error_bound(wh, wv, float(planes.max(initial=0.0))))
+    del frac
     if len(ys):
         result[ys, xs, cs] = _round_to_u8(_exact_points(planes, wh, wv, ys, xs, cs))
     return result
