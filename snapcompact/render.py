@@ -148,22 +148,41 @@ def _draw_indexed(
             if repeat > 1:
                 used.add(BAND)
         return canvas, np.array(sorted(used), dtype=np.intp)
+    # Silver fallback glyphs can reach a pixel or two into a neighbouring cell.  The reference
+    # draws glyph by glyph in text order, each writing only its inked pixels, so every pixel
+    # ends with the value of the last glyph (in text order) that inked it: bitmap ink carries
+    # the text index of its cell, fallback pixels the index of their glyph.
     from snapcompact import silver
     from snapcompact.fonts import load_font
 
-    rows_cols = np.divmod(cells.cells[missing], grid_cols)
+    text_index = np.arange(cps.size, dtype=np.int64)
+    cell_owner = np.full(rows * grid_cols, -1, dtype=np.int64)
+    cell_owner[cells.cells[~missing]] = text_index[~missing]
+    owner = np.broadcast_to(
+        cell_owner.reshape(rows, 1, grid_cols, 1), (rows, cell_h, grid_cols, cell_w)
+    ).reshape(rows * cell_h, grid_w)
+    owner = np.where(pix_grid.reshape(rows * cell_h, grid_w) != 0, owner, -1)
+    row_of, col_of = np.divmod(cells.cells[missing], grid_cols)
+    ascent = load_font(shape.font).ascent
     for copy in range(repeat):
-        silver.draw_fallback_glyphs(
-            canvas,
-            cps[missing],
-            rows_cols[1] * cell_w,
-            (rows_cols[0] * repeat + copy) * cell_h,
-            cell_w,
-            cell_h,
-            cells.wide[missing],
-            cells.ink[missing],
-            ascent=load_font(shape.font).ascent,
+        placed = silver.fallback_pixels(
+            canvas.shape, cps[missing], col_of * cell_w, (row_of * repeat + copy) * cell_h,
+            cell_w, cell_h, cells.wide[missing], cells.ink[missing], ascent=ascent,
         )
+        if placed is None:
+            continue
+        flat, order, values = placed
+        writer = text_index[missing][order]
+        y, x = np.divmod(flat, width)
+        band_row = (y // cell_h) % repeat == copy  # rows of this copy hold this copy's ink
+        inside = (x < grid_w) & band_row
+        ink_row = (y // (cell_h * repeat)) * cell_h + y % cell_h
+        bitmap_owner = np.full(flat.shape, -1, dtype=np.int64)
+        bitmap_owner[inside] = owner[ink_row[inside], x[inside]]
+        win = writer > bitmap_owner
+        flat, values = flat[win], values[win]
+        keep = silver.last_writer(flat)
+        canvas.reshape(-1)[flat[keep]] = values[keep]
     return canvas, None
 
 

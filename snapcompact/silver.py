@@ -703,12 +703,45 @@ def draw_fallback_glyphs(
     flat, order, values = _place(indexed.shape, sprites, xs, cell_tops)
     if flat is None:
         return
-    # Last writer wins: keep each pixel's final entry in draw order.
+    keep = last_writer(flat)
+    indexed.reshape(-1)[flat[keep]] = values[keep]
+
+
+def last_writer(flat: np.ndarray) -> np.ndarray:
+    """Mask of the entries (in draw order) that are each pixel's last write."""
     keep = np.ones(len(flat), dtype=bool)
     sorted_idx = np.argsort(flat, kind="stable")
     sorted_flat = flat[sorted_idx]
     keep[sorted_idx[:-1][sorted_flat[:-1] == sorted_flat[1:]]] = False
-    indexed.reshape(-1)[flat[keep]] = values[keep]
+    return keep
+
+
+def fallback_pixels(
+    canvas_shape: tuple[int, int], cps, xs, cell_tops, cell_w: int, cell_h: int, wides,
+    ink_indices, *, ascent: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Pixels :func:`draw_fallback_glyphs` would write, without writing them.
+
+    Returns (flat canvas index, glyph number in ``cps`` order, palette value) per visible
+    entry, in draw order, or ``None`` when nothing is visible.  The frame renderer merges
+    these with the bitmap glyphs' ink by text order (a later glyph's ink wins).
+    """
+    cps = [int(cp) for cp in cps]
+    if not cps:
+        return None
+    wides, inks = [bool(w) for w in wides], [int(i) for i in ink_indices]
+    for wide in (False, True):
+        subset = {cp for cp, w in zip(cps, wides) if w == wide}
+        if subset:
+            rasterize_many(subset, pixel_size(cell_w, cell_h, 2 if wide else 1))
+    sprites = [
+        _fallback_sprite(cp, (2 if w else 1) * cell_w, cell_w, cell_h, w, ink, int(ascent))
+        for cp, w, ink in zip(cps, wides, inks)
+    ]
+    flat, order, values = _place(tuple(canvas_shape), sprites, xs, cell_tops)
+    if flat is None:
+        return None
+    return flat, order, values
 
 
 def _place(shape, sprites: list[_Sprite], xs, tops_in):

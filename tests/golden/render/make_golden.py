@@ -40,6 +40,7 @@ SIZES = {
     "empty": 160,
     "dim-spans": 320,
     "latin1-blocks": 320,
+    "fallback-spill": 96,
 }
 
 PROSE = (
@@ -97,6 +98,12 @@ def write_cases() -> None:
         + ("\x0f" if rnd.random() < 0.03 else "")
         for _ in range(900)
     )
+    # Latin-1 mixed with Greek/Cyrillic/CJK: in 8x8 shapes the Silver fallback glyphs reach into
+    # the next row, under a bitmap glyph drawn later (its ink wins there).
+    sys.path.insert(0, str(HERE.parents[2] / "scripts"))
+    from parity_check import corpus
+
+    cases["fallback-spill"] = dict(corpus(1, 12))["unicode-2"][:900]
     for name, text in cases.items():
         (CASES / f"{name}.txt").write_text(text, encoding="utf-8", errors="surrogatepass")
 
