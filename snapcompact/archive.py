@@ -330,6 +330,7 @@ def history_blocks(
     max_frame_data_bytes: int | None = None,
     max_images: int | None = None,
     resolve_frame_data: Callable[[str], LazyFrameData | None] | None = None,
+    pin_first: bool = False,
 ) -> list[dict[str, Any]]:
     """Ordered text and image blocks for the compaction summary message, oldest to newest.
 
@@ -339,6 +340,9 @@ def history_blocks(
     base64 total past ``max_frame_data_bytes``, or the image count past ``max_images``, becomes
     an "omitted" gap (later, older frames may still fit). Each run of same-kind gaps turns into
     one notice at its chronological position.
+
+    ``pin_first`` (the pinned policy's promise) prices the earliest frame before all others, so
+    under a byte or image-count budget the session head is the last frame to be left out.
     """
     for name, value in (("max_frame_data_bytes", max_frame_data_bytes), ("max_images", max_images)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
@@ -349,7 +353,10 @@ def history_blocks(
         slots = [("frame", f) for f in archive.frames]
     else:
         used_bytes = used_images = 0
-        for frame in reversed(archive.frames):
+        priced = list(reversed(archive.frames))
+        if pin_first and len(priced) > 1:
+            priced = [priced[-1], *priced[:-1]]  # the earliest frame first, then newest first
+        for frame in priced:
             lazy = resolve_frame_data(frame.data) if resolve_frame_data is not None else None
             if lazy is None and (resolve_frame_data is not None or frame.data.startswith(_BLOB_PREFIX)):
                 slots.append(("unavailable", None))
@@ -365,6 +372,8 @@ def history_blocks(
             if lazy is not None:
                 frame = ArchiveFrame(**{**frame.__dict__, "data": lazy.read()})
             slots.append(("frame", frame))
+        if pin_first and len(slots) > 1:
+            slots = [*slots[1:], slots[0]]  # back to newest-first order, the pinned one oldest
         slots.reverse()
 
     middle: list[dict[str, Any]] = []

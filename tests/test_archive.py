@@ -478,3 +478,21 @@ def test_output_is_deterministic(rounds: list[list[dict]], policy: str, variant:
         return out
 
     assert run() == run()
+
+
+def test_history_blocks_pin_first_keeps_the_session_head_under_budgets() -> None:
+    from snapcompact.archive import Archive, ArchiveFrame, history_blocks
+
+    frames = tuple(
+        ArchiveFrame(data=f"{'A' * 100}{i}", mime_type="image/png", cols=10, rows=10, chars=100)
+        for i in range(5)
+    )
+    archive = Archive(frames=frames, total_chars=500, truncated_chars=0)
+    images = lambda blocks: [b["data"][-1] for b in blocks if b["type"] == "image"]  # noqa: E731
+    # Reference order prices newest first: the head frame is the first to go.
+    assert images(history_blocks(archive, max_images=2)) == ["3", "4"]
+    # Pinned: the head frame is kept, then the newest that still fit, in chronological order.
+    assert images(history_blocks(archive, max_images=2, pin_first=True)) == ["0", "4"]
+    assert images(history_blocks(archive, max_frame_data_bytes=3 * 101, pin_first=True)) == ["0", "3", "4"]
+    gaps = [b["text"] for b in history_blocks(archive, max_images=2, pin_first=True) if b["type"] == "text"]
+    assert any("3 archived image frame" in g for g in gaps)

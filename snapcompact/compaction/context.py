@@ -166,7 +166,10 @@ def _archive_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     archive = get_preserved_archive(message.get("preserveData"))
     if archive is None:
         return None
-    return history_blocks(archive, max_frame_data_bytes=MAX_FRAME_DATA_BYTES)
+    # Pinned-policy archives mark their frames with the source span they cover; their earliest
+    # frame (the session head) is the last to be left out under the byte budget.
+    pinned = any(frame.source_chars is not None for frame in archive.frames)
+    return history_blocks(archive, max_frame_data_bytes=MAX_FRAME_DATA_BYTES, pin_first=pinned)
 
 
 def _bash_text(message: Mapping[str, Any]) -> str:
