@@ -174,8 +174,7 @@ def _draw_indexed(
         flat, order, values = placed
         writer = text_index[missing][order]
         y, x = np.divmod(flat, width)
-        band_row = (y // cell_h) % repeat == copy  # rows of this copy hold this copy's ink
-        inside = (x < grid_w) & band_row
+        inside = x < grid_w  # every printed copy of a row holds the same glyphs' ink
         ink_row = (y // (cell_h * repeat)) * cell_h + y % cell_h
         bitmap_owner = np.full(flat.shape, -1, dtype=np.int64)
         bitmap_owner[inside] = owner[ink_row[inside], x[inside]]
