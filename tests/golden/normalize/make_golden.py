@@ -8,7 +8,7 @@ script reproduces the same files unless the reference changes.
     .venv/bin/python tests/golden/normalize/make_golden.py --check    # compare ours, print counts
     .venv/bin/python tests/golden/normalize/make_golden.py --tables   # Unicode tables for normalize.py
 
-Needs `upstream-frames` (path in $UPSTREAM_FRAMES, default /work/shared/tools/upstream-frames).
+Needs `upstream-frames` (path in $UPSTREAM_FRAMES, default ../shared/tools/upstream-frames beside the repository).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-UPSTREAM = os.environ.get("UPSTREAM_FRAMES", "/work/shared/tools/upstream-frames")
+UPSTREAM = os.environ.get("UPSTREAM_FRAMES", str(Path(__file__).resolve().parents[4] / "shared" / "tools" / "upstream-frames"))
 FONTS = ("5x8", "6x12", "8x13", "8x8", "silver")
 CODESPACE_CHUNK = 4096
 DIM_ON, DIM_OFF, BLOCK = "\x0e", "\x0f", "\u2588"

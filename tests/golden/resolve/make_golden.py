@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_ORACLE = "/work/shared/tools/upstream-frames"
+DEFAULT_ORACLE = str(Path(__file__).resolve().parents[4] / "shared" / "tools" / "upstream-frames")
 
 MODEL_IDS = [
     # Claude: high-res tier (Opus >= 4.7, Fable, Mythos) and the older lines.

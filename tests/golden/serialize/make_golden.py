@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_ORACLE = "/work/shared/tools/upstream-frames"
+DEFAULT_ORACLE = str(Path(__file__).resolve().parents[4] / "shared" / "tools" / "upstream-frames")
 
 OPTION_SETS: dict[str, str] = {
     "default": "{}",

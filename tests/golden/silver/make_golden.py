@@ -35,7 +35,7 @@ from snapcompact.coverage import supported
 from snapcompact.silver import is_wide
 
 HERE = Path(__file__).resolve().parent
-TOOL = os.environ.get("UPSTREAM_FRAMES", "/work/shared/tools/upstream-frames")
+TOOL = os.environ.get("UPSTREAM_FRAMES", str(Path(__file__).resolve().parents[4] / "shared" / "tools" / "upstream-frames"))
 SILVER_PX = (5, 6, 8, 11, 12, 13, 16)
 SILVER_COLS = 64
 #: (name, font, cell_w, cell_h, line_repeat, variant, dim) — the distinct fallback situations of

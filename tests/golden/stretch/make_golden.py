@@ -29,7 +29,7 @@ from PIL import Image
 
 HERE = Path(__file__).resolve().parent
 TEXTS = HERE / "texts"
-UPSTREAM = "/work/shared/tools/upstream-frames"
+UPSTREAM = str(Path(__file__).resolve().parents[4] / "shared" / "tools" / "upstream-frames")
 #: Expected frames up to this many pixels are stored as PNG; bigger ones as a pixel hash.
 MAX_STORED_PIXELS = 200_000
 #: Frames kept per case (the first ones).
