@@ -15,3 +15,10 @@ WIDE_RANGES: tuple[tuple[int, int], ...] = (
     (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA000, 0xA4CF), (0xAC00, 0xD7A3), (0xF900, 0xFAFF),
     (0xFE30, 0xFE4F), (0xFF00, 0xFF60), (0xFFE0, 0xFFE6), (0x20000, 0x2FFFD), (0x30000, 0x3FFFD),
 )
+
+
+def is_wide(cp: int) -> bool:
+    """True when code point ``cp`` takes two cells in a bitmap (non-Silver) shape."""
+    if cp < 0x1100:
+        return False
+    return any(lo <= cp <= hi for lo, hi in WIDE_RANGES)

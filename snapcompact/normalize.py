@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from snapcompact import coverage
-from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
+from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH, is_wide
 from snapcompact.shapes import FONTS
 
 __all__ = [
@@ -638,25 +638,6 @@ def scan_renderability(text: str, font: str = "5x8") -> Renderability:
 # ---------------------------------------------------------------------------------------------
 # Wide glyphs and the CJK-heavy test
 # ---------------------------------------------------------------------------------------------
-
-#: East Asian wide/fullwidth blocks that take two cells in bitmap shapes (one in Silver shapes);
-#: must match the renderer's layout exactly.
-# fmt: off
-WIDE_RANGES: tuple[tuple[int, int], ...] = (
-    (0x1100, 0x115F), (0x2E80, 0x2EFF), (0x2F00, 0x2FDF), (0x3000, 0x303E),
-    (0x3041, 0x33FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA000, 0xA4CF),
-    (0xAC00, 0xD7A3), (0xF900, 0xFAFF), (0xFE30, 0xFE4F), (0xFF00, 0xFF60),
-    (0xFFE0, 0xFFE6), (0x20000, 0x2FFFD), (0x30000, 0x3FFFD),
-)
-# fmt: on
-
-
-def is_wide(cp: int) -> bool:
-    """True when code point ``cp`` takes two cells in a bitmap (non-Silver) shape."""
-    if cp < 0x1100:
-        return False
-    return any(lo <= cp <= hi for lo, hi in WIDE_RANGES)
-
 
 CJK_HEAVY_MIN_WIDE = 8
 CJK_HEAVY_WIDE_RATIO = 0.25

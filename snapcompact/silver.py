@@ -63,7 +63,7 @@ from typing import Iterable
 import numpy as np
 
 from snapcompact._assets import fonts_dir
-from snapcompact.glyphs import WIDE_RANGES
+from snapcompact.glyphs import is_wide  # noqa: F401  (re-exported: wide glyphs span two cells)
 
 FONT_FILE = "Silver.ttf"
 #: Silver's design size and square cell: pixel sizes scale from it.
@@ -476,10 +476,6 @@ def line_ascent(px: float) -> float:
     return float(_F32(face.ascender) * (_as_px(px) / face.units_per_em))
 
 
-def is_wide(cp: int) -> bool:
-    """East Asian wide code point: two cells (and a doubled pixel size) in bitmap shapes."""
-    return any(lo <= cp <= hi for lo, hi in WIDE_RANGES)
-
 
 @lru_cache(maxsize=None)
 def pixel_size(cell_w: int, cell_h: int, units: int = 1) -> float:
@@ -700,7 +696,7 @@ def draw_fallback_glyphs(
         _fallback_sprite(cp, (2 if w else 1) * cell_w, cell_w, cell_h, w, ink, int(ascent))
         for cp, w, ink in zip(cps, wides, inks)
     ]
-    flat, order, values = _place(indexed.shape, sprites, xs, cell_tops)
+    flat, _, values = _place(indexed.shape, sprites, xs, cell_tops)
     if flat is None:
         return
     keep = last_writer(flat)
