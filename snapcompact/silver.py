@@ -681,24 +681,11 @@ def draw_fallback_glyphs(
     palette ink; ``cell_w``/``cell_h``/``ascent`` are the shape's.
     """
     _check_indexed(indexed)
-    cps = [int(cp) for cp in cps]
-    n = len(cps)
-    if not n:
+    placed = fallback_pixels(indexed.shape, cps, xs, cell_tops, cell_w, cell_h, wides,
+                             ink_indices, ascent=ascent)
+    if placed is None:
         return
-    wides, inks = [bool(w) for w in wides], [int(i) for i in ink_indices]
-    if not (len(xs) == len(cell_tops) == len(wides) == len(inks) == n):
-        raise ValueError("cps, xs, cell_tops, wides and ink_indices must have the same length")
-    for wide in (False, True):
-        subset = {cp for cp, w in zip(cps, wides) if w == wide}
-        if subset:
-            rasterize_many(subset, pixel_size(cell_w, cell_h, 2 if wide else 1))
-    sprites = [
-        _fallback_sprite(cp, (2 if w else 1) * cell_w, cell_w, cell_h, w, ink, int(ascent))
-        for cp, w, ink in zip(cps, wides, inks)
-    ]
-    flat, _, values = _place(indexed.shape, sprites, xs, cell_tops)
-    if flat is None:
-        return
+    flat, _, values = placed
     keep = last_writer(flat)
     indexed.reshape(-1)[flat[keep]] = values[keep]
 
@@ -726,6 +713,8 @@ def fallback_pixels(
     if not cps:
         return None
     wides, inks = [bool(w) for w in wides], [int(i) for i in ink_indices]
+    if not (len(xs) == len(cell_tops) == len(wides) == len(inks) == len(cps)):
+        raise ValueError("cps, xs, cell_tops, wides and ink_indices must have the same length")
     for wide in (False, True):
         subset = {cp for cp, w in zip(cps, wides) if w == wide}
         if subset:
