@@ -246,15 +246,14 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         png = encode_rgb(_draw_silver(shape, cells, geo.grid_cols, size))
         height = cells.used_rows * shape.line_repeat * shape.cell_height
     elif shape.stretches:
-        from snapcompact.stretch import lanczos3_resize
+        from snapcompact.stretch import stretch_frame
 
-        nat_w, nat_h = NATURAL_CELL[shape.font]
-        natural, _ = _draw_indexed(shape, cells, geo.grid_cols, nat_w, nat_h, geo.grid_cols * nat_w)
-        out_w = geo.grid_cols * shape.cell_width
-        height = cells.used_rows * shape.line_repeat * shape.cell_height
-        resized = lanczos3_resize(PALETTE[natural], out_w, height)
-        rgb = np.full((height, size, 3), 255, dtype=np.uint8)
-        rgb[:, :out_w] = resized
+        natural_cell = NATURAL_CELL[shape.font]
+        natural, _ = _draw_indexed(
+            shape, cells, geo.grid_cols, *natural_cell, geo.grid_cols * natural_cell[0]
+        )
+        rgb = stretch_frame(PALETTE[natural], size, natural_cell, (shape.cell_width, shape.cell_height))
+        height = rgb.shape[0]
         png = encode_rgb(rgb)
     else:
         canvas, used = _draw_indexed(
