@@ -332,13 +332,17 @@ def _largest_fit(w: int, h: int, start: int, fits: Callable[[int, int], bool]) -
     return best
 
 
-def _anthropic_patches(rule: ImageRule, w: int, h: int, detail: str | None) -> _Outcome:
-    p = rule.params
-    patch, max_edge, cap = p["patch"], p["max_edge"], p["max_visual_tokens"]
-    max_input = p.get("max_input_edge")
+def _check_input_edge(rule: ImageRule, w: int, h: int) -> None:
+    max_input = rule.params.get("max_input_edge")
     if max_input and max(w, h) > max_input:
         raise ValueError(f"{rule.vendor} rejects images larger than {max_input}x{max_input} px "
                          f"(got {w}x{h})")
+
+
+def _anthropic_patches(rule: ImageRule, w: int, h: int, detail: str | None) -> _Outcome:
+    p = rule.params
+    patch, max_edge, cap = p["patch"], p["max_edge"], p["max_visual_tokens"]
+    _check_input_edge(rule, w, h)
 
     def fits(a: int, b: int) -> bool:
         return max(a, b) <= max_edge and _patches(a, b, patch) <= cap
@@ -356,10 +360,7 @@ def _anthropic_patches(rule: ImageRule, w: int, h: int, detail: str | None) -> _
 def _anthropic_area(rule: ImageRule, w: int, h: int, detail: str | None) -> _Outcome:
     p = rule.params
     ppt, max_edge, cap = p["pixels_per_token"], p["max_edge"], p["max_tokens"]
-    max_input = p.get("max_input_edge")
-    if max_input and max(w, h) > max_input:
-        raise ValueError(f"{rule.vendor} rejects images larger than {max_input}x{max_input} px "
-                         f"(got {w}x{h})")
+    _check_input_edge(rule, w, h)
     seen = (w, h)
     if max(w, h) > max_edge or w * h / ppt > cap:
         scale = min(max_edge / max(w, h), math.sqrt(cap * ppt / (w * h)))
