@@ -8,6 +8,11 @@ rendered. Loaders (all deterministic by `seed` on one interpreter):
 - "needles":     facts at chosen depths in stdlib docstring prose, up to 200k tokens
 - "tool_output": cat -n / grep -n / find output over stdlib sources, structure questions
 - "tiny":        two ~300-token needle items over fixed prose, identical on every machine
+- "agent_session": generated coding-agent sessions (user, tool calls, tool output) of 20k-200k
+                 tokens with facts at chosen depths (returns session items)
+- "session":     a user's own session file plus a JSONL questions file (a session item)
+
+Text items are packed into conversations by ``evals.sessions.as_session`` before replay.
 
 Lengths are estimates at CHARS_PER_TOKEN (4) characters per token.
 """
@@ -17,14 +22,19 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
+from evals.datasets.agent_session import load_agent_session
 from evals.datasets.common import CHARS_PER_TOKEN, MAX_TARGET_TOKENS, estimate_tokens
 from evals.datasets.needles import load_needles
 from evals.datasets.squad import SquadUnavailable, load_squad
 from evals.datasets.tiny import load_tiny
 from evals.datasets.tool_output import load_tool_output
+from evals.datasets.user_session import load_user_session
 from evals.items import QAItem, Question
+from evals.sessions import SessionItem
 
-LOADERS: dict[str, Callable[..., list[QAItem]]] = {
+LOADERS: dict[str, Callable[..., list[QAItem] | list[SessionItem]]] = {
+    "agent_session": load_agent_session,
+    "session": load_user_session,
     "squad": load_squad,
     "needles": load_needles,
     "tool_output": load_tool_output,
@@ -42,14 +52,14 @@ def dataset_params(name: str) -> dict[str, object]:
     return {p.name: p.default for p in inspect.signature(loader).parameters.values()}
 
 
-def _loader(name: str) -> Callable[..., list[QAItem]]:
+def _loader(name: str) -> Callable[..., list[QAItem] | list[SessionItem]]:
     try:
         return LOADERS[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown dataset {name!r}; choose from {sorted(LOADERS)}") from None
 
 
-def load_dataset(name: str, **params: object) -> list[QAItem]:
+def load_dataset(name: str, **params: object) -> list[QAItem] | list[SessionItem]:
     """Load dataset `name`; unknown or ill-typed params raise ValueError naming them."""
     loader = _loader(name)
     allowed = inspect.signature(loader).parameters

@@ -134,7 +134,7 @@ class _Needle:
     depth: float
 
 
-def _draw_needles(rng: random.Random, depths: Sequence[float]) -> list[_Needle]:
+def draw_needles(rng: random.Random, depths: Sequence[float]) -> list[_Needle]:
     used: set[tuple[str, str]] = set()
     needles = []
     for depth in depths:
@@ -202,7 +202,7 @@ def build_needle_items(
     for index in range(n_items):
         rng = random.Random(f"{dataset}:{seed}:{index}")
         for _attempt in range(10):
-            needles = _draw_needles(rng, depths)
+            needles = draw_needles(rng, depths)
             needle_chars = sum(len(n.sentence) + 1 for n in needles)
             if needle_chars >= budget:
                 raise ValueError(

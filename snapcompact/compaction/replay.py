@@ -1,0 +1,258 @@
+"""Replay a recorded session turn by turn through the compaction pipeline.
+
+Why a library entry point: "what would production send after this session?" has one answer,
+and the eval harness, the ``python -m snapcompact compact`` command and an agent replaying an old
+log must all get it from the same code. Replay appends user and tool messages to a fresh
+in-memory session and hands every assistant message to :meth:`CompactionPipeline.after_turn`,
+so pruning and compaction fire exactly where production's threshold puts them, round after
+round (frames carried forward and evicted, the text tail refolded). The context of the next turn
+is then ``pipeline.llm_messages()``.
+
+Replay strategies are production strategies plus two baselines an evaluation needs:
+
+* ``full``: no compaction at all (``compaction.enabled = false``): the whole history as text;
+* ``truncate``: production's cut points, with the discarded part dropped instead of summarized.
+  It runs through the pipeline's own extension hook (``before_compact`` returning an empty
+  summary), so cut points, pruning and the kept tail are production's;
+* ``snapcompact``, ``context-full``, ``handoff``: the pipeline's strategies as configured.
+
+Every source message gets the round that discarded it (0 = still in the context), so a question
+about it can be scored by where its evidence ended up. Ids and timestamps come from a counter
+and a fixed clock: the same session and settings give byte-identical contexts, which is what
+lets a response cache recognize a question it has already paid for.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from snapcompact.compaction.context import build_session_context
+from snapcompact.compaction.entries import CompactionEntry, CustomMessageEntry, MessageEntry
+from snapcompact.compaction.hooks import BeforeCompactEvent, HookCompaction, Hooks
+from snapcompact.compaction.model import ModelInfo
+from snapcompact.compaction.pipeline import CompactionOutcome, CompactionPipeline
+from snapcompact.compaction.session import Session
+from snapcompact.compaction.settings import Settings
+from snapcompact.compaction.summarize import CompleteFn
+
+__all__ = [
+    "REPLAY_STRATEGIES",
+    "Replay",
+    "ReplayRound",
+    "load_session_messages",
+    "replay_session",
+    "replay_settings",
+]
+
+#: What a replay can do with the history that no longer fits.
+REPLAY_STRATEGIES: tuple[str, ...] = ("full", "truncate", "snapcompact", "context-full", "handoff")
+#: Strategies that call an LLM (the injected ``complete`` function) when they compact.
+LLM_STRATEGIES: tuple[str, ...] = ("context-full", "handoff")
+#: The replay clock's start (2026-01-01T00:00:00Z) and step: fixed, so contexts are reproducible.
+_EPOCH_S = 1_767_225_600.0
+_STEP_S = 1.0
+
+
+@dataclass(frozen=True)
+class ReplayRound:
+    """One compaction (or handoff) that fired during the replay."""
+
+    index: int  # 1-based
+    reason: str
+    strategy: str
+    after_message: int  # index of the source message whose turn triggered it
+    tokens_before: int | None
+    tokens_after: int | None
+    frames: int  # frames in the archive after this round (snapcompact), else 0
+    usage: Mapping[str, Any] | None  # the summarizer's usage (LLM strategies)
+
+
+@dataclass
+class Replay:
+    """The pipeline after the whole session, and where each source message ended up."""
+
+    pipeline: CompactionPipeline
+    strategy: str
+    rounds: tuple[ReplayRound, ...]
+    discarded_round: tuple[int, ...]  # per source message: 0 = in the context, k = round k
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def compactions(self) -> int:
+        return len(self.rounds)
+
+    def llm_messages(self) -> list[Any]:
+        return self.pipeline.llm_messages()
+
+    def frames_seen(self) -> int:
+        """Distinct frames that existed in any round's archive."""
+        return len(_archive_frame_data(self.pipeline.session, every_round=True))
+
+    def frames_in_archive(self) -> int:
+        return len(_archive_frame_data(self.pipeline.session, every_round=False))
+
+
+def _archive_frame_data(session: Session, *, every_round: bool) -> set[str]:
+    from snapcompact.archive import get_preserved_archive
+
+    compactions = [e for e in session.get_branch() if isinstance(e, CompactionEntry)]
+    if not every_round:
+        compactions = compactions[-1:]
+    seen: set[str] = set()
+    for entry in compactions:
+        archive = get_preserved_archive(entry.preserve_data)
+        if archive is not None:
+            seen.update(f.data for f in archive.frames)
+    return seen
+
+
+def replay_settings(strategy: str, base: Settings, *, shape: str | None = None,
+                    policy: str | None = None, frame_size: int | None = None) -> Settings:
+    """``base`` adjusted for a replay strategy (and, for snapcompact, a shape/policy/size)."""
+    if strategy not in REPLAY_STRATEGIES:
+        raise ValueError(f"unknown replay strategy {strategy!r}; known: {', '.join(REPLAY_STRATEGIES)}")
+    compaction = base.compaction
+    if strategy == "full":
+        compaction = replace(compaction, enabled=False)
+    elif strategy == "truncate":
+        compaction = replace(compaction, enabled=True, strategy="context-full")
+    else:
+        compaction = replace(compaction, enabled=True, strategy=strategy)
+    sc = base.snapcompact
+    if strategy == "snapcompact":
+        sc = replace(sc, shape=shape if shape is not None else sc.shape,
+                     policy=policy if policy is not None else sc.policy,
+                     frame_size=frame_size if frame_size is not None else sc.frame_size)
+    elif shape not in (None, "auto") or policy is not None or frame_size is not None:
+        raise ValueError(f"shape, policy and frame size apply to snapcompact only, not {strategy!r}")
+    return replace(base, compaction=compaction, snapcompact=sc)
+
+
+def _truncate_hook(event: BeforeCompactEvent) -> HookCompaction:
+    return HookCompaction(summary="", first_kept_entry_id=event.preparation.first_kept_entry_id,
+                          tokens_before=event.preparation.tokens_before)
+
+
+def _usage_of(outcome: CompactionOutcome) -> Mapping[str, Any] | None:
+    entry = outcome.entry
+    return getattr(entry, "usage", None) if entry is not None else None
+
+
+def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, settings: Settings, *,
+                   strategy: str, complete: CompleteFn | None = None,
+                   hooks: Hooks | None = None) -> Replay:
+    """Feed ``messages`` (agent JSON, oldest first) through a fresh pipeline.
+
+    ``settings`` should come from :func:`replay_settings`. LLM strategies need ``complete``;
+    without it they are refused here (not silently replaced by another strategy).
+    """
+    if strategy not in REPLAY_STRATEGIES:
+        raise ValueError(f"unknown replay strategy {strategy!r}; known: {', '.join(REPLAY_STRATEGIES)}")
+    if strategy in LLM_STRATEGIES and complete is None:
+        raise ValueError(f"strategy {strategy!r} summarizes with an LLM: give a completion function "
+                         "(a summarizer model)")
+    counter = itertools.count(1)
+    ticks = itertools.count()
+    session = Session(None, id_factory=lambda: f"e{next(counter):06d}",
+                      clock=lambda: _EPOCH_S + _STEP_S * next(ticks), fsync=False)
+    hooks = hooks or Hooks()
+    if strategy == "truncate":
+        hooks = Hooks(before_compact=[_truncate_hook, *hooks.before_compact],
+                      compacting=list(hooks.compacting), on_compact=list(hooks.on_compact),
+                      before_tree=list(hooks.before_tree), on_tree=list(hooks.on_tree))
+    pipeline = CompactionPipeline(session, model, settings=settings, complete=complete, hooks=hooks,
+                                  clock=lambda: _EPOCH_S)
+    entry_of: list[tuple[int, str] | None] = []  # per source message: (session number, entry id)
+    sessions = [session]
+    rounds: list[ReplayRound] = []
+    discarded = [0] * len(messages)
+    assigned = [False] * len(messages)
+    notes: list[str] = []
+
+    def settle(round_index: int) -> None:
+        live = pipeline.session
+        in_context = set(build_session_context(live.get_branch()).entry_ids)
+        current = sessions.index(live)
+        for i, where in enumerate(entry_of):
+            if where is None or assigned[i]:
+                continue
+            number, entry_id = where
+            if number != current or entry_id not in in_context:
+                discarded[i] = round_index
+                assigned[i] = True
+
+    for index, raw in enumerate(messages):
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
+            raise ValueError(f"message {index}: must be an object with a string 'role'")
+        message = dict(raw)
+        live = pipeline.session
+        before = len(live.entries)
+        if message["role"] == "assistant":
+            outcome = pipeline.after_turn(message)
+        else:
+            live.append_message(message)
+            outcome = None
+        added = [e for e in live.entries[before:] if isinstance(e, (MessageEntry, CustomMessageEntry))]
+        entry_of.append((sessions.index(live), added[0].id) if added else None)
+        if outcome is None:
+            continue
+        notes.extend(outcome.warnings)
+        if outcome.error:
+            notes.append(f"message {index}: {outcome.error}")
+        if outcome.handoff_session is not None:
+            sessions.append(outcome.handoff_session)
+        if outcome.entry is None and outcome.handoff_session is None:
+            continue
+        frames = 0
+        if outcome.entry is not None:
+            from snapcompact.archive import get_preserved_archive
+
+            archive = get_preserved_archive(outcome.entry.preserve_data)
+            frames = len(archive.frames) if archive is not None else 0
+        rounds.append(ReplayRound(
+            index=len(rounds) + 1, reason=outcome.reason, strategy="truncate" if strategy == "truncate"
+            else (outcome.strategy or strategy), after_message=index, tokens_before=outcome.tokens_before,
+            tokens_after=outcome.tokens_after, frames=frames, usage=_usage_of(outcome)))
+        settle(len(rounds))
+    return Replay(pipeline=pipeline, strategy=strategy, rounds=tuple(rounds),
+                  discarded_round=tuple(discarded), warnings=tuple(dict.fromkeys(notes)))
+
+
+def load_session_messages(path: str | Path) -> list[dict[str, Any]]:
+    """The messages of a session file, oldest first.
+
+    Accepts the pipeline's JSONL session tree (the active branch's message and custom-message
+    entries; earlier compactions are not replayed, the replay decides its own) or a JSON list of
+    agent messages (what ``snapcompact serialize`` reads).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"session file {p} does not exist")
+    raw = p.read_bytes()
+    stripped = raw.lstrip()
+    if stripped.startswith(b"["):
+        try:
+            data = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"session file {p} is not valid JSON: {exc}") from None
+        if not all(isinstance(m, Mapping) and isinstance(m.get("role"), str) for m in data):
+            raise ValueError(f"session file {p}: every item of the list must be a message object "
+                             "with a string 'role'")
+        return [dict(m) for m in data]
+    session = Session.load(p)
+    out: list[dict[str, Any]] = []
+    for entry in session.get_branch():
+        if isinstance(entry, MessageEntry):
+            out.append(dict(entry.message))
+        elif isinstance(entry, CustomMessageEntry):
+            out.append({"role": "custom", "customType": entry.custom_type, "content": entry.content,
+                        "display": entry.display})
+    if not out:
+        raise ValueError(f"session file {p} has no messages on its active branch")
+    return out
+
