@@ -38,16 +38,20 @@ from evals.records import Record
 from snapcompact.resolve import ShapeTable, parse_claude_id
 from snapcompact.shapes import SHAPE_VARIANTS
 
-#: Readers whose rows answer questions (recall); "transcribe" rows carry a CER instead.
-QA_READERS = ("image_qa", "text_qa")
+#: Readers whose rows answer questions (recall): "qa" (schema 2) and the schema-1 readers;
+#: schema-1 "transcribe" rows carry a CER instead.
+QA_READERS = ("qa", "image_qa", "text_qa")
 #: Provider prefix of the embedded offline reader (evals/readers/provider.py).
 OFFLINE_PROVIDER = "snapocr"
 OFFLINE_LABEL = "snapocr (offline OCR reader: a legibility floor, not a model ranking)"
 UNMATCHED_LINE = "unmatched"
 
 KEY_COLUMNS = ["dataset", "item_id", "question_id", "model", "target_model", "shape",
-               "frame_size", "reader", "seed"]
-GROUP_COLUMNS = ["reader_id", "target_model", "line", "arm", "shape", "frame_size"]
+               "frame_size", "reader", "seed", "strategy", "policy"]
+GROUP_COLUMNS = ["reader_id", "target_model", "line", "strategy", "policy", "arm", "shape",
+                 "frame_size"]
+#: The strategy whose rows are the text baseline (compression is measured against it).
+BASELINE_STRATEGY = "full"
 
 WINNER_RULE = (
     "Winner per model line (and reader): among the image-arm shapes measured for the line, take "
@@ -135,7 +139,8 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     # The offline reader bills nothing and echoes the prediction as its "usage": not a report.
     offline = df["reader_id"] == OFFLINE_PROVIDER
     df.loc[offline, ["billed_tokens_reported", "cost_reported_usd"]] = np.nan
-    df["ok"] = df["error"].isna()
+    df["ok"] = df["error"].isna() & df["skipped"].isna()
+    df["discarded"] = pd.to_numeric(df["evidence_round"], errors="coerce").fillna(0) >= 1
     for name in ("em", "f1"):
         df[name] = df[name].astype(float)
     df["correct"] = df["correct"].astype(float)
@@ -195,10 +200,11 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
     _check_settings(n_boot, alpha)
     qa = df[df["reader"].isin(QA_READERS)]
     if qa.empty:
-        raise ValueError("no question-answering records (reader image_qa or text_qa)")
+        raise ValueError("no question-answering records (reader qa)")
     out = []
-    for key, rows in qa.groupby(GROUP_COLUMNS, sort=True):
+    for key, rows in qa.groupby(GROUP_COLUMNS, sort=True, dropna=False):
         ok = rows[rows["ok"]]
+        discarded = ok[ok["discarded"]]
         scores = _question_scores(ok, UNIT)
         rng = np.random.default_rng(stable_seed(seed, *key))
         boots = bootstrap_means(scores.to_numpy(), n_boot, rng)
@@ -209,7 +215,9 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
         row.update(
             reader_label=reader_label(row["reader_id"]),
             models=",".join(sorted(rows["model"].unique())),
-            n_questions=len(scores), n_rows=len(rows), n_errors=int((~rows["ok"]).sum()),
+            n_questions=len(scores), n_rows=len(rows),
+            n_skipped=int(rows["skipped"].notna().sum()),
+            n_errors=int((rows["error"].notna()).sum()),
             n_seeds=rows["seed"].nunique(), frames_mean=ok["frames"].mean(),
             abstain_rate=ok["abstained"].astype(float).mean(),
             recall=means["correct"], recall_lo=lo[0], recall_hi=hi[0],
@@ -221,6 +229,12 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
                 ok["reported_completion_tokens"], errors="coerce").mean(),
             cost_predicted_usd=ok["cost_predicted_usd"].mean(),
             cost_reported_usd=ok["cost_reported_usd"].mean(),
+            recall_discarded=discarded["correct"].mean() if len(discarded) else np.nan,
+            n_discarded=len(discarded),
+            compactions_mean=rows["compactions"].mean(),
+            context_text_tokens=ok["context_text_tokens"].mean(),
+            context_image_tokens=ok["context_image_tokens"].mean(),
+            compaction_cost_tokens=ok["compaction_cost_tokens"].mean(),
         )
         row["recall_per_1k_tokens"] = _per_1k(row["recall"], row["tokens_predicted"])
         row["recall_per_1k_tokens_reported"] = _per_1k(row["recall"], row["tokens_reported"])
@@ -233,8 +247,33 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
         part = summary.loc[idx]
         summary.loc[idx, "on_frontier"] = pareto_mask(part["tokens_predicted"].to_numpy(),
                                                       part["recall"].to_numpy())
-    return summary.sort_values(["reader_id", "target_model", "arm", "tokens_predicted"],
-                               ignore_index=True)
+    return summary.sort_values(["reader_id", "target_model", "strategy", "policy",
+                                "tokens_predicted"], ignore_index=True)
+
+
+def arm_label(strategy: str, policy: str, shape: str, frame_size: int) -> str:
+    """One name per arm: the strategy, and for snapcompact its policy and shape."""
+    if strategy == "snapcompact":
+        return f"snapcompact {policy} {shape_label(shape, int(frame_size))}"
+    if strategy in ("", "render"):  # schema-1 rows: a rendered item, or its text arm
+        return "text-only" if shape == "text" else shape_label(shape, int(frame_size))
+    return strategy
+
+
+def recall_by_round(df: pd.DataFrame) -> pd.DataFrame:
+    """Recall per arm and ``evidence_round`` (0 = the evidence is still in the kept tail)."""
+    ok = df[df["ok"] & df["reader"].isin(QA_READERS)].copy()
+    if ok.empty:
+        return pd.DataFrame(columns=["reader_id", "target_model", "arm_label", "evidence_round",
+                                     "n", "recall"])
+    ok["evidence_round"] = pd.to_numeric(ok["evidence_round"], errors="coerce").fillna(0)
+    ok["arm_label"] = [arm_label(*t) for t in zip(ok["strategy"], ok["policy"], ok["shape"],
+                                                  ok["frame_size"])]
+    out = (ok.groupby(["reader_id", "target_model", "arm_label", "evidence_round"])["correct"]
+           .agg(["size", "mean"]).reset_index()
+           .rename(columns={"size": "n", "mean": "recall"}))
+    out["evidence_round"] = out["evidence_round"].astype(int)
+    return out
 
 
 def _per_1k(recall: float, tokens: float) -> float:
@@ -244,12 +283,19 @@ def _per_1k(recall: float, tokens: float) -> float:
 
 
 def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame) -> pd.DataFrame:
-    """Text-arm tokens / image tokens on the questions both arms were asked (same target model)."""
-    text = ok[ok["arm"] == "text"]
+    """Baseline tokens / this arm's tokens on the questions both were asked (same target model).
+
+    The baseline is the ``full`` strategy (the whole history as text); schema-1 rows fall back
+    to their text arm.
+    """
+    text = ok[ok["strategy"] == BASELINE_STRATEGY]
+    if text.empty:
+        text = ok[ok["arm"] == "text"]
     ratio, text_recall, text_tokens = [], [], []
     for _, row in summary.iterrows():
         image = ok[(ok["reader_id"] == row["reader_id"])
                    & (ok["target_model"] == row["target_model"])
+                   & (ok["strategy"] == row["strategy"]) & (ok["policy"] == row["policy"])
                    & (ok["arm"] == row["arm"]) & (ok["shape"] == row["shape"])
                    & (ok["frame_size"] == row["frame_size"])]
         base = text[(text["target_model"] == row["target_model"])
@@ -366,9 +412,17 @@ class Decision:
 
 def choose_winners(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05,
                    min_questions: int = 30) -> list[Decision]:
-    """One decision per (model line, reader) from the image arm, under ``WINNER_RULE``."""
+    """One decision per (model line, reader) from the snapcompact arms, under ``WINNER_RULE``.
+
+    Shapes are compared under the production policy (pinned) when it was measured; schema-1
+    rows (rendered items, reader image_qa) are compared as they are.
+    """
     _check_settings(n_boot, alpha)
-    image = df[(df["reader"] == "image_qa") & (df["arm"] == "image")]
+    image = df[(df["strategy"] == "snapcompact") & (df["arm"] == "image")]
+    if (image["policy"] == "pinned").any():
+        image = image[image["policy"] == "pinned"]
+    if image.empty:
+        image = df[(df["reader"] == "image_qa") & (df["arm"] == "image")]
     decisions = []
     for (line, reader), rows in image.groupby(["line", "reader_id"], sort=True):
         decisions.append(_decide(line, reader, rows, n_boot, seed, alpha, min_questions))

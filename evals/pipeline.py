@@ -1,28 +1,31 @@
-"""One run: item -> archive text -> frames -> requests -> answers -> scores -> records.
+"""One run: sessions -> replay through the compaction pipeline -> next-turn context -> questions
+-> answers -> scores -> records.
 
-Why this order, and why through the library: the harness is a validation of production, so
-every step that production takes is taken here with production's own functions --
-``snapcompact.serialize`` turns the item's history into archive text, ``render_many``
-normalizes, paginates and draws it, ``resolve_shape`` picks the shape and its ``detail``,
-``bill_image`` prices every real frame for the *target* model and says what size that model
-sees, ``count_text_tokens`` counts the text. A frame scored here is byte for byte a frame
-production would send, and its predicted bill is the bill production would predict.
+Why this order, and why through the library: the harness is a validation of production. Each
+item is a session (a generated agent session, a user's session file, or a text item packed as
+a conversation) replayed turn by turn through ``CompactionPipeline`` at ``context_window``
+(:mod:`evals.contexts`), once per arm: a strategy (``full``, ``truncate``, ``snapcompact`` x
+policy x shape, ``context-full``, ``handoff``). The context a question is asked against is the
+pipeline's ``llm_messages()`` for the next turn, as a chat request, plus the question as the next
+user message: byte for byte what production would send, billed as the provider bills it.
 
-Frames are rendered once per (item, shape) and every question of the item is asked against
-them. They are stored by content hash (``FrameStore``) while the run is planned, and read back
-when a request is built, so a long sweep holds hashes and sizes in memory, not megabytes of PNG.
+Every question of the item is asked against that one context; its row says where the answer was
+(``evidence_round``: 0 = still in the kept tail, k = discarded by the k-th compaction) and what
+the context cost (text and image tokens of the whole request, the summarizer's tokens).
 
-Planning comes before sending: every request is built (with a placeholder in place of each
-image's data, which the cache key does not read), rows already in ``records.jsonl`` are dropped
+Planning comes before sending: every context is built and every request planned (image data as
+placeholders, which the cache key does not read), rows already in ``records.jsonl`` are dropped
 (resume), the client prices the rest and looks them up in the response cache (dry run), and the
 budget refuses the run before anything is sent if the predicted spend is past ``budget_usd``.
+Summarizer calls of the LLM strategies happen during planning, through the same client (cache,
+budget, retries): a rerun replays them from the cache.
 
-The offline OCR reader (``model=ocr``) stands in for a target model: it is told the size each
-frame is seen at (from ``bill_image`` for the target), the evidence and the gold answers, in
-litellm ``metadata``. That metadata is not part of the cache key, so what changes the reader's
-answer but not the prompt (target, seen sizes) travels again as a ``reader_view`` request param,
-which is. Its numbers are a legibility floor, never a model ranking, and are printed with
-``OCR_NOTE`` wherever they appear.
+The offline OCR reader (``model=ocr``) stands in for a target model: it reads the text parts as
+text and OCRs every frame at the size the target sees it (from the request bill), told the
+evidence and the gold answers in litellm ``metadata``. What changes its answer but not the
+prompt (target, seen sizes, its own code) travels as a ``reader_view`` request param, which the
+cache key includes. Its numbers are a legibility floor, never a model ranking, and are printed
+with ``OCR_NOTE`` wherever they appear.
 """
 
 from __future__ import annotations
@@ -43,9 +46,11 @@ from typing import Any
 
 from evals import prompts
 from evals.budget import Budget, BudgetExceeded, DryRunSummary, format_dry_run
-from evals.items import QAItem, Question
+from evals.contexts import Context, build_context, fill_images
+from evals.items import Question
 from evals.records import (
     RECORDS_FILE,
+    ContextStore,
     FrameStore,
     Record,
     append_records,
@@ -53,11 +58,11 @@ from evals.records import (
     record_key,
 )
 from evals.scoring import score
-from evals.spec import TEXT_ARM, RunSpec, ShapeSpec
+from evals.sessions import SessionItem, as_session
+from evals.spec import RunSpec
 
 OCR_NOTE = "offline OCR reader: legibility floor, not a model ranking"
-TRANSCRIPT_QUESTION_ID = "transcript"
-_PLACEHOLDER_URL = "data:image/png;base64,"
+QA_READER = "qa"
 _FLUSH_ROWS = 64
 _FLUSH_SECONDS = 2.0
 
@@ -109,154 +114,6 @@ def _git_sha() -> str:
     return f"{sha}-dirty" if dirty else sha
 
 
-# --------------------------------------------------------------------------------------------
-# archive text and arms
-
-
-def archive_text(item: QAItem, mode: str) -> str:
-    """The text production would archive for this item's history."""
-    if mode == "raw":
-        return item.history
-    if mode == "user_message":
-        from snapcompact.serialize import serialize_conversation
-
-        return serialize_conversation([{"role": "user", "content": item.history}])
-    raise ValueError(f"unknown serialize mode {mode!r}")
-
-
-@dataclass(frozen=True)
-class Arm:
-    """What one item looks like under one shape (or as plain text): rendered once, reused.
-
-    ``label`` is the shape variant actually drawn ("text" for the text arm); ``choice`` is what
-    was asked for (a variant, "auto" or "text").
-    """
-
-    label: str
-    choice: str
-    frame_size: int
-    frame_hashes: tuple[str, ...] = ()
-    frame_px: tuple[tuple[int, int], ...] = ()
-    seen_px: tuple[tuple[int, int], ...] = ()
-    image_tokens: tuple[int, ...] = ()
-    detail: str | None = None
-    resolve_rule: str = ""
-    bill_rules: tuple[str, ...] = ()
-    printed_text: str = ""  # what the frames print (normalized pages), for transcription CER
-
-    @property
-    def is_text(self) -> bool:
-        return self.label == TEXT_ARM
-
-    @property
-    def predicted_image_tokens(self) -> int:
-        return sum(self.image_tokens)
-
-
-def prepare_image_arm(text: str, shape: ShapeSpec, spec: RunSpec,
-                      store: FrameStore | None) -> Arm:
-    """Resolve, render, hash, store and bill one (item, shape)."""
-    from snapcompact.billing import bill_image
-    from snapcompact.render import pages, render_many
-    from snapcompact.resolve import resolve_shape
-
-    model = spec.model
-    resolved = resolve_shape(model.target_model, api=model.api, provider=model.provider,
-                             variant=shape.variant, frame_size=shape.frame_size)
-    detail = model.image_detail if model.image_detail is not None else resolved.image_detail
-    frames = render_many(text, resolved.shape)
-    if not frames:
-        raise ValueError(f"shape {resolved.variant}: the archive text renders to no frames")
-    hashes = []
-    bills = []
-    for frame in frames:
-        hashes.append(store.put(frame.png) if store is not None else FrameStore.digest(frame.png))
-        bills.append(bill_image(model.target_model, frame.width, frame.height, detail,
-                                api=model.api, provider=model.provider))
-    printed = ""
-    if "transcribe" in spec.reader.readers:
-        printed = "".join(pages(text, resolved.shape))
-    return Arm(
-        label=resolved.variant,
-        choice=shape.variant,
-        frame_size=resolved.frame_size,
-        frame_hashes=tuple(hashes),
-        frame_px=tuple((f.width, f.height) for f in frames),
-        seen_px=tuple((b.seen_width, b.seen_height) for b in bills),
-        image_tokens=tuple(b.tokens for b in bills),
-        detail=detail,
-        resolve_rule=resolved.rule,
-        bill_rules=tuple(sorted({b.rule_id for b in bills})),
-        printed_text=printed,
-    )
-
-
-def text_arm() -> Arm:
-    return Arm(label=TEXT_ARM, choice=TEXT_ARM, frame_size=0, resolve_rule="text-only baseline")
-
-
-# --------------------------------------------------------------------------------------------
-# planned questions
-
-
-@dataclass(frozen=True)
-class Planned:
-    """One request to make and the row it becomes. Images are referenced by hash only."""
-
-    item: QAItem
-    question: Question | None  # None for a transcription request
-    arm: Arm
-    reader: str
-    model_id: str
-    texts_before: tuple[str, ...]  # text parts before the images (instruction, history)
-    text_after: str | None  # the question part (after the images), if any
-    params: Mapping[str, Any]
-    metadata: Mapping[str, Any]
-    text_tokens: int
-    text_token_method: str
-    predicted_completion_tokens: int
-    predicted_cost_usd: float | None  # the target model's dollars (input + output bound)
-    spend_predicted_usd: float  # what the budget reserves: what calling model_id costs
-    archive_chars: int
-
-    @property
-    def question_id(self) -> str:
-        return self.question.question_id if self.question is not None else TRANSCRIPT_QUESTION_ID
-
-    @property
-    def predicted_prompt_tokens(self) -> int:
-        return self.arm.predicted_image_tokens + self.text_tokens
-
-    def key(self, spec: RunSpec) -> tuple:
-        return record_key(self.item.dataset, self.item.item_id, self.question_id, self.model_id,
-                          spec.model.target_model, self.arm.label, self.arm.frame_size,
-                          self.reader, self.item.seed)
-
-    def messages(self, image_url: Callable[[str], str]) -> list[dict[str, Any]]:
-        parts: list[dict[str, Any]] = [{"type": "text", "text": t} for t in self.texts_before]
-        for digest in self.arm.frame_hashes:
-            ref: dict[str, Any] = {"url": image_url(digest)}
-            if self.arm.detail is not None:
-                ref["detail"] = self.arm.detail
-            parts.append({"type": "image_url", "image_url": ref})
-        if self.text_after is not None:
-            parts.append({"type": "text", "text": self.text_after})
-        return [{"role": "user", "content": parts}]
-
-    def request(self, image_url: Callable[[str], str] = lambda _: _PLACEHOLDER_URL):
-        from evals.client import Request
-
-        return Request(
-            model=self.model_id,
-            messages=self.messages(image_url),
-            params=dict(self.params),
-            frame_hashes=self.arm.frame_hashes,
-            metadata=dict(self.metadata),
-            predicted_prompt_tokens=self.predicted_prompt_tokens,
-            predicted_cost_usd=self.spend_predicted_usd,
-        )
-
-
 @functools.lru_cache(maxsize=1)
 def offline_reader_version() -> str:
     """Hash of the offline reader's code plus the OCR engine and its language data.
@@ -289,90 +146,118 @@ def _dollars(price_model: str, prompt_tokens: int, completion_tokens: int) -> fl
         return None
 
 
-def plan_item(item: QAItem, arms: Sequence[Arm], spec: RunSpec,
-              ocr_cache_dir: str | None) -> list[Planned]:
-    """Every request of one item: each question on each arm, and transcripts if asked for."""
+# --------------------------------------------------------------------------------------------
+# planned questions
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One question against one context, and the row it becomes. Images by hash only."""
+
+    item: SessionItem
+    question: Question
+    context: Context
+    model_id: str
+    question_text: str
+    params: Mapping[str, Any]
+    metadata: Mapping[str, Any]
+    text_tokens: int  # the whole request: context text + question
+    predicted_completion_tokens: int
+    predicted_cost_usd: float | None  # the target model's dollars (input + output bound)
+    spend_predicted_usd: float  # what the budget reserves: what calling model_id costs
+    evidence_round: int
+
+    @property
+    def question_id(self) -> str:
+        return self.question.question_id
+
+    @property
+    def predicted_prompt_tokens(self) -> int:
+        return self.context.predicted_image_tokens + self.text_tokens
+
+    def key(self, spec: RunSpec) -> tuple:
+        c = self.context
+        return record_key(self.item.dataset, self.item.item_id, self.question_id, self.model_id,
+                          spec.model.target_model, c.shape, c.frame_size, QA_READER,
+                          self.item.seed, c.arm.strategy, c.arm.policy)
+
+    def messages(self, data_url: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
+        """The request: the context (placeholders, or images when ``data_url`` is given) and
+        the question as the next user message."""
+        from snapcompact.compaction.chat import user_question
+
+        context = (fill_images(self.context.messages, self.context.frame_hashes, data_url)
+                   if data_url is not None else [dict(m) for m in self.context.messages])
+        return [*context, user_question(self.question_text)]
+
+    def request(self, data_url: Callable[[str], str] | None = None):
+        from evals.client import Request
+
+        return Request(
+            model=self.model_id,
+            messages=self.messages(data_url),
+            params=dict(self.params),
+            frame_hashes=self.context.frame_hashes,
+            metadata=dict(self.metadata),
+            predicted_prompt_tokens=self.predicted_prompt_tokens,
+            predicted_cost_usd=self.spend_predicted_usd,
+        )
+
+
+def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
+                   ocr_cache_dir: str | None) -> list[Planned]:
+    """Every question of one item against one context (none when the context was skipped)."""
     from snapcompact.text_tokens import count_text_tokens
 
+    if context.skipped is not None:
+        return []
     model = spec.model
-    reader_cfg = spec.reader
-    questions = item.questions[: spec.max_questions_per_item]
-    archive = archive_text(item, spec.serialize)
     out: list[Planned] = []
-    for arm in arms:
-        jobs: list[tuple[str, Question | None]] = []
-        if arm.is_text:
-            if "text_qa" in reader_cfg.readers:
-                jobs += [("text_qa", q) for q in questions]
-        else:
-            if "image_qa" in reader_cfg.readers:
-                jobs += [("image_qa", q) for q in questions]
-            if "transcribe" in reader_cfg.readers:
-                jobs.append(("transcribe", None))
-        for reader, question in jobs:
-            if reader == "transcribe":
-                before: tuple[str, ...] = (prompts.TRANSCRIBE_INSTRUCTION,)
-                after = None
-                printed_tokens = count_text_tokens(arm.printed_text, model.target_model).tokens
-                completion = min(reader_cfg.transcribe_max_tokens, printed_tokens + 64)
-                max_tokens = reader_cfg.transcribe_max_tokens
-            else:
-                assert question is not None
-                if reader == "text_qa":
-                    before = (prompts.TEXT_QA_INSTRUCTION, archive)
-                else:
-                    before = (prompts.IMAGE_QA_INSTRUCTION,)
-                after = prompts.question_text(question.question)
-                completion = reader_cfg.answer_max_tokens
-                max_tokens = reader_cfg.answer_max_tokens
-            counted = count_text_tokens("\n".join([*before, *([after] if after else [])]),
-                                        model.target_model)
-            prompt_tokens = counted.tokens + arm.predicted_image_tokens  # 0 for the text arm
-            target_cost = _dollars(model.price_model, prompt_tokens, completion)
-            params: dict[str, Any] = {**model.params,
-                                      "max_tokens": max_tokens + model.reasoning_headroom_tokens}
-            metadata: dict[str, Any] = {}
-            if model.offline_reader:
-                from evals.readers.provider import reader_metadata
+    for question in item.questions[: spec.max_questions_per_item]:
+        text = prompts.question_text(question.question)
+        q_tokens = count_text_tokens(text, model.target_model).tokens
+        text_tokens = context.text_tokens + q_tokens
+        prompt_tokens = text_tokens + context.predicted_image_tokens
+        completion = spec.reader.answer_max_tokens
+        target_cost = _dollars(model.price_model, prompt_tokens, completion)
+        params: dict[str, Any] = {**model.params,
+                                  "max_tokens": completion + model.reasoning_headroom_tokens}
+        metadata: dict[str, Any] = {}
+        if model.offline_reader:
+            from evals.readers.provider import reader_metadata
 
-                seen = list(arm.seen_px) if not arm.is_text else None
-                metadata = reader_metadata(
-                    evidence=question.evidence if question is not None else None,
-                    answers=question.answers if question is not None else (),
-                    seen_sizes=seen,
-                    billed_prompt_tokens=prompt_tokens,
-                    ocr_cache_dir=ocr_cache_dir,
-                )
-                # the target's resize and the reader's own code change the answer but not the
-                # prompt: make them part of the cache key
-                params["reader_view"] = {"target_model": model.target_model, "api": model.api,
-                                         "provider": model.provider,
-                                         "seen_px": [list(s) for s in seen or ()],
-                                         "reader": offline_reader_version()}
-                spend = 0.0
-            else:
-                spend = target_cost if target_cost is not None else 0.0
-            out.append(Planned(
-                item=item, question=question, arm=arm, reader=reader,
-                model_id=model.model_for(reader), texts_before=before, text_after=after,
-                params=params, metadata=metadata,
-                text_tokens=counted.tokens,
-                text_token_method=counted.method, predicted_completion_tokens=completion,
-                predicted_cost_usd=target_cost, spend_predicted_usd=spend,
-                archive_chars=len(archive)))
+            metadata = reader_metadata(
+                evidence=question.evidence, answers=question.answers,
+                seen_sizes=list(context.seen_px), billed_prompt_tokens=prompt_tokens,
+                ocr_cache_dir=ocr_cache_dir)
+            # the target's resize and the reader's own code change the answer but not the
+            # prompt: make them part of the cache key
+            params["reader_view"] = {"target_model": model.target_model, "api": model.api,
+                                     "provider": model.provider,
+                                     "seen_px": [list(s) for s in context.seen_px],
+                                     "reader": offline_reader_version()}
+            spend = 0.0
+        else:
+            spend = target_cost if target_cost is not None else 0.0
+        out.append(Planned(
+            item=item, question=question, context=context, model_id=model.model_for(QA_READER),
+            question_text=text, params=params, metadata=metadata, text_tokens=text_tokens,
+            predicted_completion_tokens=completion, predicted_cost_usd=target_cost,
+            spend_predicted_usd=spend,
+            evidence_round=context.discarded_round[item.evidence_index[question.question_id]]))
     return out
 
 
-def _interleave(per_arm: Sequence[Sequence[Planned]]) -> list[Planned]:
+def _interleave(groups: Sequence[Sequence[Planned]]) -> list[Planned]:
     """Round-robin over (item, arm) groups, so questions about one frame set are spread out.
 
     The offline reader transcribes a frame once and reuses the transcript; asking two questions
     about the same frames at the same moment would transcribe them twice.
     """
     out: list[Planned] = []
-    depth = max((len(g) for g in per_arm), default=0)
+    depth = max((len(g) for g in groups), default=0)
     for i in range(depth):
-        out.extend(g[i] for g in per_arm if i < len(g))
+        out.extend(g[i] for g in groups if i < len(g))
     return out
 
 
@@ -383,10 +268,10 @@ class Plan:
     planned: list[Planned]
     skipped_done: int
     items: int
-    arms: dict[str, list[Arm]] = field(default_factory=dict)  # label -> arms (one per item)
+    contexts: list[tuple[SessionItem, Context]] = field(default_factory=list)
 
 
-def load_items(spec: RunSpec) -> list[QAItem]:
+def load_items(spec: RunSpec) -> list[SessionItem]:
     from evals.datasets import load_dataset
 
     items = load_dataset(spec.dataset.name, **dict(spec.dataset.params))
@@ -394,131 +279,158 @@ def load_items(spec: RunSpec) -> list[QAItem]:
         items = items[: spec.max_items]
     if not items:
         raise ValueError(f"dataset {spec.dataset.name!r} gave no items")
-    return items
+    return [as_session(item) for item in items]
 
 
-def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = print) -> Plan:
-    """Render every (item, shape) once and plan every request; drop rows already recorded."""
-    store = None if spec.dry_run else FrameStore(run_dir / "frames")
+def max_input_tokens(model: str) -> int | None:
+    """The target's input window from litellm's bundled cost map (None when unknown)."""
+    from evals.costs import _PREFIXES, _cost_map
+
+    cost_map, _ = _cost_map()
+    for prefix in _PREFIXES:
+        row = cost_map.get(model if model.startswith(prefix) else prefix + model)
+        if row and isinstance(row.get("max_input_tokens"), int):
+            return row["max_input_tokens"]
+    return None
+
+
+def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = print,
+               summarizer: Callable[..., Any] | None = None) -> Plan:
+    """Replay every (item, arm) once and plan every question; drop rows already recorded."""
+    frames = None if spec.dry_run else FrameStore(run_dir / "frames")
+    contexts = None if spec.dry_run else ContextStore(run_dir / "contexts")
     ocr_dir = str(spec.ocr_cache_dir) if spec.ocr_cache_dir is not None else None
     items = load_items(spec)
+    window = max_input_tokens(spec.model.price_model)
     groups: list[list[Planned]] = []
-    arms_by_label: dict[str, list[Arm]] = defaultdict(list)
+    built: list[tuple[SessionItem, Context]] = []
     started = time.perf_counter()
     for item in items:
-        text = archive_text(item, spec.serialize)
-        arms: list[Arm] = []
-        for shape in spec.shapes:
-            if shape.is_text:
-                if spec.has_text_arm:
-                    arms.append(text_arm())
-                continue
-            arms.append(prepare_image_arm(text, shape, spec, store))
-        for arm in arms:
-            arms_by_label[arm.label].append(arm)
-            groups.append(plan_item(item, [arm], spec, ocr_dir))
+        for arm in spec.arms():
+            begun = time.perf_counter()
+            context = build_context(item, arm, spec, frames=frames, contexts=contexts,
+                                    complete=summarizer, max_input_tokens=window)
+            built.append((item, context))
+            note = f"; skipped: {context.skipped}" if context.skipped else ""
+            log(f"  {item.item_id} {arm.label}: {context.compactions} compactions, "
+                f"{len(context.frame_hashes)} frames, "
+                f"{context.text_tokens + context.predicted_image_tokens:,} context tokens "
+                f"({time.perf_counter() - begun:.1f} s){note}")
+            groups.append(plan_questions(item, context, spec, ocr_dir))
     planned = _interleave(groups)
-    labels = [(p.arm.label, p.arm.frame_size) for p in planned]
-    log(f"planned {len(planned)} requests over {len(items)} items and "
-        f"{len(set(labels))} arms (rendering took {time.perf_counter() - started:.1f} s)")
+    log(f"planned {len(planned)} requests over {len(items)} items and {len(spec.arms())} arms "
+        f"(replay took {time.perf_counter() - started:.1f} s)")
     done = completed_keys(run_dir / RECORDS_FILE)
     todo = [p for p in planned if p.key(spec) not in done]
     return Plan(planned=todo, skipped_done=len(planned) - len(todo), items=len(items),
-                arms=dict(arms_by_label))
+                contexts=built)
 
 
 # --------------------------------------------------------------------------------------------
 # rows
 
 
-def make_record(p: Planned, response: Any, spec: RunSpec, run_id: str, v: Versions) -> Record:
-    """The row for one answered (or failed) request."""
-    from evals.readers.answer import character_error_rate
-
-    answer = response.answer if response.answer is not None else ""
-    cer = None
-    if response.error is not None:
-        em = f1 = 0.0
-        correct = abstained = False
-    elif p.reader == "transcribe":
-        cer = character_error_rate(p.arm.printed_text, answer)
-        # a transcript has no gold answer: EM = exact transcript, F1 = 1 - CER (floored at 0)
-        em = float(cer == 0.0)
-        f1 = max(0.0, 1.0 - cer)
-        correct = cer <= 0.02
-        abstained = not answer.strip()
-    else:
-        assert p.question is not None
-        s = score(answer, p.question.answers)
-        em, f1, correct, abstained = s.em, s.f1, s.correct, s.abstained
+def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v: Versions, *,
+                item: SessionItem | None = None, context: Context | None = None,
+                question: Question | None = None) -> Record:
+    """The row for one answered (or failed) request, or for a skipped question (``p`` None)."""
+    item = p.item if p is not None else item
+    context = p.context if p is not None else context
+    question = p.question if p is not None else question
+    assert item is not None and context is not None and question is not None
     model = spec.model
-    q = p.question
+    if p is None:
+        answer, em, f1, correct, abstained = "", 0.0, 0.0, False, False
+    else:
+        answer = response.answer if response.answer is not None else ""
+        if response.error is not None:
+            em = f1 = 0.0
+            correct = abstained = False
+        else:
+            s = score(answer, question.answers)
+            em, f1, correct, abstained = s.em, s.f1, s.correct, s.abstained
+    evidence_round = context.discarded_round[item.evidence_index[question.question_id]]
+    text_tokens = p.text_tokens if p is not None else context.text_tokens
+    prompt_tokens = text_tokens + context.predicted_image_tokens
     extra: dict[str, Any] = {
         "model_config": model.name,
         "api": model.api,
         "provider": model.provider,
         "price_model": model.price_model,
-        "shape_choice": p.arm.choice,
-        "resolve_rule": p.arm.resolve_rule,
-        "image_detail": p.arm.detail,
-        "bill_rules": list(p.arm.bill_rules),
-        "seen_px": [list(s) for s in p.arm.seen_px],
-        "image_tokens_per_frame": list(p.arm.image_tokens),
-        "archive_chars": p.archive_chars,
-        "serialize": spec.serialize,
+        "shape_choice": context.arm.shape.variant if context.arm.is_snapcompact else "",
+        "image_detail": model.image_detail,
+        "bill_rules": list(context.bill_rules),
+        "seen_px": [list(s) for s in context.seen_px],
+        "image_tokens_per_frame": list(context.image_tokens),
+        "context_window": spec.context_window,
+        "settings": dict(spec.settings_overrides),
+        "summarizer": spec.summarizer.litellm_id if spec.summarizer is not None else None,
         "prompt_version": prompts.PROMPT_VERSION,
         "model_shapes_sha256": v.model_shapes_sha256,
-        "predicted_completion_tokens": p.predicted_completion_tokens,
-        "spend_predicted_usd": p.spend_predicted_usd,
-        "cache_key": response.key,
+        "predicted_completion_tokens": spec.reader.answer_max_tokens,
+        "spend_predicted_usd": p.spend_predicted_usd if p is not None else 0.0,
+        "cache_key": response.key if response is not None else None,
+        "replay_warnings": list(context.replay_warnings[:5]),
     }
-    if q is not None:
-        extra.update({k: q.meta[k] for k in ("kind", "depth", "template") if k in q.meta})
+    extra.update({k: question.meta[k] for k in ("kind", "depth", "template", "place")
+                  if k in question.meta})
     if model.offline_reader:
         extra["note"] = OCR_NOTE
         extra["reader_version"] = offline_reader_version()
     return Record(
         run_id=run_id,
         experiment=spec.experiment,
-        dataset=p.item.dataset,
-        item_id=p.item.item_id,
-        question_id=p.question_id,
-        model=p.model_id,
+        dataset=item.dataset,
+        item_id=item.item_id,
+        question_id=question.question_id,
+        model=model.model_for(QA_READER),
         target_model=model.target_model,
-        arm="text" if p.arm.is_text else "image",
-        shape=p.arm.label,
-        frame_size=p.arm.frame_size,
-        reader=p.reader,
-        seed=p.item.seed,
+        arm="image" if context.frame_hashes else "text",
+        shape=context.shape,
+        frame_size=context.frame_size,
+        reader=QA_READER,
+        seed=item.seed,
         package_version=v.package_version,
         git_sha=v.git_sha,
         shape_table_sha256=v.shape_table_sha256,
         pricing_table_sha256=v.pricing_table_sha256,
         renderer_version=v.renderer_version,
-        frames=len(p.arm.frame_hashes),
-        frame_px=p.arm.frame_px,
-        frame_hashes=p.arm.frame_hashes,
-        history_chars=len(p.item.history),
-        text_tokens=p.text_tokens,
-        text_token_method=p.text_token_method,
-        predicted_image_tokens=p.arm.predicted_image_tokens,
-        predicted_prompt_tokens=p.predicted_prompt_tokens,
-        predicted_cost_usd=p.predicted_cost_usd,
+        frames=len(context.frame_hashes),
+        frame_px=context.frame_px,
+        frame_hashes=context.frame_hashes,
+        history_chars=item.history_chars,
+        text_tokens=text_tokens,
+        text_token_method=context.text_token_method,
+        predicted_image_tokens=context.predicted_image_tokens,
+        predicted_prompt_tokens=prompt_tokens,
+        predicted_cost_usd=p.predicted_cost_usd if p is not None else None,
         answer=answer,
-        reported_prompt_tokens=response.prompt_tokens,
-        reported_completion_tokens=response.completion_tokens,
-        reported_cost_usd=response.cost_usd,
-        latency_s=response.latency_s,
-        cached=response.cached,
-        error=response.error,
-        attempts=response.attempts,
+        reported_prompt_tokens=response.prompt_tokens if response is not None else None,
+        reported_completion_tokens=response.completion_tokens if response is not None else None,
+        reported_cost_usd=response.cost_usd if response is not None else None,
+        latency_s=response.latency_s if response is not None else None,
+        cached=response.cached if response is not None else False,
+        error=response.error if response is not None else None,
+        attempts=response.attempts if response is not None else 0,
         em=em,
         f1=f1,
         correct=correct,
         abstained=abstained,
-        cer=cer,
-        question=q.question if q is not None else prompts.TRANSCRIBE_INSTRUCTION,
-        gold_answers=q.answers if q is not None else (),
+        strategy=context.arm.strategy,
+        policy=context.arm.policy,
+        compactions=context.compactions,
+        evidence_round=evidence_round,
+        frames_sent=len(context.frame_hashes),
+        frames_evicted=context.frames_evicted,
+        text_tail_chars=context.text_tail_chars,
+        context_text_tokens=text_tokens,
+        context_image_tokens=context.predicted_image_tokens,
+        context_billed_tokens=prompt_tokens,
+        compaction_cost_tokens=context.compaction_cost_tokens,
+        context_hash=context.context_hash,
+        skipped=context.skipped,
+        question=question.question,
+        gold_answers=question.answers,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         extra=extra,
     )
@@ -550,35 +462,37 @@ class RecordSink:
 
 
 def summarize(records: Iterable[Record]) -> list[dict[str, Any]]:
-    """Per (reader, shape, frame size): questions, EM, F1, recall, abstentions, tokens, dollars.
+    """Per arm (strategy, policy, shape, frame size): questions, recall, context tokens.
 
     When a key was recorded more than once (an error row and its later success), the last
-    row wins.
+    row wins. Skipped questions are counted apart and never scored.
     """
     latest: dict[tuple, Record] = {}
     for r in records:
         latest[r.key()] = r
     groups: dict[tuple, list[Record]] = defaultdict(list)
     for r in latest.values():
-        groups[(r.reader, r.shape, r.frame_size, r.model, r.target_model)].append(r)
+        groups[(r.strategy, r.policy, r.shape, r.frame_size, r.model, r.target_model)].append(r)
     rows = []
-    for (reader, shape, size, model, target), rs in sorted(groups.items()):
-        ok = [r for r in rs if r.error is None]
+    for (strategy, policy, shape, size, model, target), rs in sorted(groups.items()):
+        asked = [r for r in rs if r.skipped is None]
+        ok = [r for r in asked if r.error is None]
         n = len(ok) or 1
-        row: dict[str, Any] = {
-            "reader": reader, "shape": shape, "frame_size": size, "model": model,
-            "target_model": target, "n": len(rs), "errors": len(rs) - len(ok),
-            "em": sum(r.em for r in ok) / n, "f1": sum(r.f1 for r in ok) / n,
+        discarded = [r for r in ok if (r.evidence_round or 0) >= 1]
+        rows.append({
+            "strategy": strategy, "policy": policy, "shape": shape, "frame_size": size,
+            "model": model, "target_model": target, "n": len(asked),
+            "skipped": len(rs) - len(asked), "errors": len(asked) - len(ok),
             "recall": sum(r.correct for r in ok) / n,
-            "abstained": sum(r.abstained for r in ok) / n,
-            "prompt_tokens_mean": sum(r.predicted_prompt_tokens for r in rs) / len(rs),
-            "frames_mean": sum(r.frames for r in rs) / len(rs),
-            "predicted_usd": sum(r.predicted_cost_usd or 0.0 for r in rs),
-        }
-        cers = [r.cer for r in ok if r.cer is not None]
-        if cers:
-            row["cer_mean"] = sum(cers) / len(cers)
-        rows.append(row)
+            "recall_discarded": (sum(r.correct for r in discarded) / len(discarded)
+                                 if discarded else None),
+            "n_discarded": len(discarded),
+            "f1": sum(r.f1 for r in ok) / n,
+            "compactions": max((r.compactions for r in rs), default=0),
+            "frames": max((r.frames_sent for r in rs), default=0),
+            "context_tokens": (sum(r.context_billed_tokens for r in rs) / len(rs)) if rs else 0,
+            "predicted_usd": sum(r.predicted_cost_usd or 0.0 for r in asked),
+        })
     return rows
 
 
@@ -586,17 +500,19 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
     lines = []
     if offline_reader:
         lines.append(f"[{OCR_NOTE}]")
-    header = (f"{'reader':<11} {'shape':<19} {'px':>5} {'n':>4} {'err':>3} {'recall':>6} "
-              f"{'EM':>5} {'F1':>5} {'abst':>5} {'CER':>6} {'frames':>6} {'tok/q':>7} "
-              f"{'pred $':>8}")
+    header = (f"{'arm':<36} {'n':>4} {'skip':>4} {'err':>3} {'recall':>6} {'disc.':>6} "
+              f"{'rounds':>6} {'frames':>6} {'ctx tok':>8} {'pred $':>8}")
     lines += [header, "-" * len(header)]
     for r in rows:
-        cer = f"{r['cer_mean']:.3f}" if "cer_mean" in r else "-"
+        arm = r["strategy"] if not r["policy"] else (
+            f"{r['strategy']}/{r['policy']}/{r['shape']}@{r['frame_size']}")
+        disc = f"{r['recall_discarded']:.2f}" if r["recall_discarded"] is not None else "-"
         lines.append(
-            f"{r['reader']:<11} {r['shape']:<19} {r['frame_size']:>5} {r['n']:>4} "
-            f"{r['errors']:>3} {r['recall']:>6.2f} {r['em']:>5.2f} {r['f1']:>5.2f} "
-            f"{r['abstained']:>5.2f} {cer:>6} {r['frames_mean']:>6.1f} "
-            f"{r['prompt_tokens_mean']:>7.0f} {r['predicted_usd']:>8.4f}")
+            f"{arm:<36} {r['n']:>4} {r['skipped']:>4} {r['errors']:>3} {r['recall']:>6.2f} "
+            f"{disc:>6} {r['compactions']:>6} {r['frames']:>6} {r['context_tokens']:>8,.0f} "
+            f"{r['predicted_usd']:>8.4f}")
+    lines.append("disc. = recall on questions whose evidence a compaction discarded "
+                 "(evidence_round >= 1)")
     return "\n".join(lines)
 
 
@@ -604,9 +520,9 @@ def format_plan(plan: Plan, summary: DryRunSummary, spec: RunSpec) -> str:
     """The dry-run report: the client's numbers plus the target model's tokens and dollars."""
     target_tokens = sum(p.predicted_prompt_tokens for p in plan.planned)
     target_usd = sum(p.predicted_cost_usd or 0.0 for p in plan.planned)
-    per_arm: dict[tuple[str, str], list[Planned]] = defaultdict(list)
+    per_arm: dict[str, list[Planned]] = defaultdict(list)
     for p in plan.planned:
-        per_arm[(p.reader, p.arm.label)].append(p)
+        per_arm[p.context.arm.label].append(p)
     head, _, rest = format_dry_run(summary, spec.budget_usd).partition("\n")
     if not spec.dry_run:
         head = "plan (predicted before anything is sent)"
@@ -618,13 +534,13 @@ def format_plan(plan: Plan, summary: DryRunSummary, spec: RunSpec) -> str:
     if spec.model.offline_reader:
         lines.append(f"  reader               {spec.model.name}: requests cost nothing ({OCR_NOTE})")
     if per_arm:
-        lines.append("  per arm:  reader      shape               requests  frames/q  tokens/q    "
-                     "target $")
-        for (reader, label), ps in sorted(per_arm.items()):
-            frames = sum(len(p.arm.frame_hashes) for p in ps) / len(ps)
+        lines.append("  per arm:  arm                                   requests  frames/q  "
+                     "tokens/q    target $")
+        for label, ps in sorted(per_arm.items()):
+            frames = sum(len(p.context.frame_hashes) for p in ps) / len(ps)
             tokens = sum(p.predicted_prompt_tokens for p in ps) / len(ps)
             usd = sum(p.predicted_cost_usd or 0.0 for p in ps)
-            lines.append(f"            {reader:<11} {label:<19} {len(ps):>8} {frames:>9.1f} "
+            lines.append(f"            {label:<37} {len(ps):>8} {frames:>9.1f} "
                          f"{tokens:>9.0f} {usd:>11.4f}")
     return "\n".join(lines)
 
@@ -672,13 +588,13 @@ class RunResult:
     table: tuple[Mapping[str, Any], ...] = ()
 
 
-def make_client(spec: RunSpec, *, completion_fn: Any = None):
+def make_client(spec: RunSpec, *, completion_fn: Any = None, model: Any = None):
     from evals.cache import ResponseCache
     from evals.client import EvalClient, Progress, RetryPolicy, provider_of
     from snapcompact.render import RENDERER_VERSION
 
-    model = spec.model
-    providers = {provider_of(model.model_for(r)) for r in spec.reader.readers}
+    model = model if model is not None else spec.model
+    providers = {provider_of(model.model_for(QA_READER)), provider_of(model.litellm_id)}
     concurrency = {p: model.concurrency for p in providers}
     rates = ({p: model.rate_limit_rps for p in providers}
              if model.rate_limit_rps is not None else None)
@@ -695,22 +611,67 @@ def make_client(spec: RunSpec, *, completion_fn: Any = None):
     )
 
 
+def make_summarizer(spec: RunSpec, *, completion_fn: Any = None) -> Callable[..., Any] | None:
+    """The ``complete(system, prompt, *, max_tokens)`` the LLM strategies summarize with.
+
+    It goes through an :class:`~evals.client.EvalClient` of its own (same response cache, same
+    budget rules, retries), so a rerun replays every summary from the cache and pays nothing.
+    Returns the summary text and its usage (``input``/``output`` tokens) for the rows.
+    """
+    if spec.summarizer is None:
+        return None
+    from evals.client import Request
+
+    model = spec.summarizer
+    client = make_client(spec, completion_fn=completion_fn, model=model)
+
+    def complete(system_prompt: str, user_prompt: str, *, max_tokens: int) -> dict[str, Any]:
+        request = Request(
+            model=model.litellm_id,
+            messages=[{"role": "system", "content": system_prompt},
+                      {"role": "user", "content": user_prompt}],
+            params={**model.params, "max_tokens": max_tokens + model.reasoning_headroom_tokens})
+        response = asyncio.run(client.complete(request))
+        if response.error is not None:
+            raise RuntimeError(f"summarizer {model.name}: {response.error}")
+        return {"text": response.answer or "",
+                "usage": {"input": response.prompt_tokens or 0,
+                          "output": response.completion_tokens or 0}}
+
+    return complete
+
+
 async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, spec: RunSpec,
                 run_id: str, v: Versions, window: int) -> None:
     import base64
 
-    @functools.lru_cache(maxsize=256)
-    def image_url(digest: str) -> str:
+    @functools.lru_cache(maxsize=64)
+    def data_url(digest: str) -> str:
         return "data:image/png;base64," + base64.b64encode(store.get(digest)).decode("ascii")
 
     gate = asyncio.Semaphore(window)
 
     async def one(p: Planned) -> None:
         async with gate:
-            response = await client.complete(p.request(image_url))
+            response = await client.complete(p.request(data_url))
             sink.add(make_record(p, response, spec, run_id, v))
 
     await asyncio.gather(*(one(p) for p in plan.planned))
+
+
+def _skipped_rows(plan: Plan, spec: RunSpec, run_id: str, v: Versions, run_dir: Path) -> list[Record]:
+    """Rows for questions not asked because their context was refused (e.g. too long)."""
+    done = {r for r in completed_keys(run_dir / RECORDS_FILE)}
+    rows = []
+    for item, context in plan.contexts:
+        if context.skipped is None:
+            continue
+        for question in item.questions[: spec.max_questions_per_item]:
+            row = make_record(None, None, spec, run_id, v, item=item, context=context,
+                              question=question)
+            if row.key() not in done:
+                rows.append(row)
+    return rows
 
 
 def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = None,
@@ -724,16 +685,16 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
         from evals.readers.provider import register
 
         register()
-    else:
-        from evals.client import import_litellm
+    from evals.client import import_litellm
 
-        import_litellm()
+    import_litellm()
     _quiet_litellm()
     if not spec.dry_run:
         check_environment(spec)
     v = versions()
     run_id = spec.run_id()
-    plan = build_plan(spec, run_dir, log=log)
+    summarizer = make_summarizer(spec, completion_fn=completion_fn)
+    plan = build_plan(spec, run_dir, log=log, summarizer=summarizer)
     client = make_client(spec, completion_fn=completion_fn)
     summary = client.plan(p.request() for p in plan.planned)
     log(format_plan(plan, summary, spec))
@@ -742,6 +703,8 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
                          wall_s=time.perf_counter() - started)
     client.budget.check(summary)
     sink = RecordSink(run_dir / RECORDS_FILE)
+    for row in _skipped_rows(plan, spec, run_id, v, run_dir):
+        sink.add(row)
     store = FrameStore(run_dir / "frames")
     window = max(8, 4 * spec.model.concurrency)
     bar = None
@@ -777,14 +740,12 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
 
 __all__ = [
     "OCR_NOTE",
-    "Arm",
     "BudgetExceeded",
     "MissingCredentials",
     "Plan",
     "Planned",
     "RunResult",
     "Versions",
-    "archive_text",
     "build_plan",
     "format_summary",
     "make_record",

@@ -1,4 +1,5 @@
-"""Figures from the summary table: recall versus billed tokens, recall by shape, billing drift.
+"""Figures from the summary table: recall versus billed tokens, recall by arm, recall by the
+compaction round that discarded the evidence, recall per 1k context tokens, billing drift.
 
 Why from the summary table (and not from records): the notebooks and the table command draw the
 same pictures from the same committed numbers, so a figure can always be traced to a row.
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from evals.aggregate import reader_label, shape_label
+from evals.aggregate import arm_label, reader_label, recall_by_round
 
 STYLE = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
          "xtick.labelsize": 10, "ytick.labelsize": 10, "figure.dpi": 110}
@@ -39,8 +40,8 @@ def _readers_title(frame: pd.DataFrame) -> str:
 
 
 def _labels(frame: pd.DataFrame) -> list[str]:
-    return ["text-only" if arm == "text" else shape_label(s, int(f))
-            for arm, s, f in zip(frame["arm"], frame["shape"], frame["frame_size"])]
+    return [arm_label(*t) for t in zip(frame["strategy"], frame["policy"], frame["shape"],
+                                       frame["frame_size"])]
 
 
 def _plain_log_axis(axis) -> None:
@@ -79,7 +80,7 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
                 err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
                 handles[label] = ax.errorbar(
                     row.tokens_predicted, row.recall, yerr=err,
-                    fmt="s" if row.arm == "text" else "o", color=colors[label], markersize=7,
+                    fmt="s" if row.strategy != "snapcompact" else "o", color=colors[label], markersize=7,
                     capsize=3, elinewidth=1.2, label=label)
             front = part[part["on_frontier"]].sort_values("tokens_predicted")
             handles["Pareto frontier"] = ax.step(
@@ -87,7 +88,8 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
                 linestyle="--", linewidth=1.2, zorder=0, label="Pareto frontier")[0]
             ax.set_xscale("log")
             _plain_log_axis(ax.xaxis)
-            ax.set_xlabel("predicted billed prompt tokens per question (log scale)")
+            ax.set_xlabel("predicted billed prompt tokens per question: the whole compacted "
+                          "context (log scale)")
             ax.set_ylabel("recall (share of questions correct)")
             ax.set_ylim(-0.03, 1.03)
             ax.grid(True, which="major", alpha=0.3)
@@ -97,8 +99,8 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
                        key=lambda k: mean_tokens[k])
         order += [k for k in ("text-only", "Pareto frontier") if k in handles]
         fig.legend([handles[k] for k in order], order, loc="upper left",
-                   bbox_to_anchor=(1.0, 0.93), frameon=False, title="shape (fewest tokens first)")
-        title = "Recall versus billed tokens, 95 % bootstrap intervals"
+                   bbox_to_anchor=(1.0, 0.93), frameon=False, title="arm (fewest tokens first)")
+        title = "Recall versus billed context tokens per question, 95 % bootstrap intervals"
         if one_reader:
             title += f"\nanswers by {_readers_title(summary)}"
         fig.suptitle(title, fontsize=13)
@@ -110,7 +112,8 @@ def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
     """Recall with intervals per shape (rows), one marker per target model, one panel per reader."""
     with plt.rc_context(STYLE):
         readers = sorted(summary["reader_id"].unique())
-        height = max(4.0, 1.4 + 0.42 * len(summary.groupby(["arm", "shape", "frame_size"])))
+        height = max(4.0, 1.4 + 0.42 * len(summary.groupby(["strategy", "policy", "shape",
+                                                            "frame_size"])))
         fig, axes = _panels(len(readers), 8.0, height, max_cols=1)
         for ax, reader in zip(axes, readers):
             part = summary[summary["reader_id"] == reader].copy()
@@ -131,9 +134,9 @@ def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
             ax.invert_yaxis()
             ax.set_xlim(-0.02, 1.02)
             ax.set_xlabel("recall (share of questions correct)")
-            ax.set_ylabel("shape (fewest billed tokens first)")
+            ax.set_ylabel("arm (fewest billed tokens first)")
             ax.grid(True, axis="x", alpha=0.3)
-            ax.set_title("Recall by shape, 95 % bootstrap intervals\n"
+            ax.set_title("Recall by arm, 95 % bootstrap intervals\n"
                          f"answers by {reader_label(reader)}")
             ax.legend(title="target model", loc="upper left", bbox_to_anchor=(1.02, 1.0),
                       borderaxespad=0, frameon=False)
@@ -176,6 +179,55 @@ def plot_billing_drift(records: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+def plot_recall_by_round(records: pd.DataFrame) -> plt.Figure:
+    """Recall per arm against the compaction round that discarded the evidence (0 = kept)."""
+    with plt.rc_context(STYLE):
+        table = recall_by_round(records)
+        groups = list(table.groupby(["reader_id", "target_model"], sort=True))
+        fig, axes = _panels(max(len(groups), 1), 7.0, 4.6)
+        colors = _shape_colors(sorted(table["arm_label"].unique()))
+        for ax, ((reader, target), part) in zip(axes, groups):
+            for label, rows in part.groupby("arm_label", sort=True):
+                rows = rows.sort_values("evidence_round")
+                ax.plot(rows["evidence_round"], rows["recall"], marker="o", color=colors[label],
+                        label=label)
+            ax.set_xlabel("evidence_round: compaction that discarded the evidence (0 = kept tail)")
+            ax.set_ylabel("recall")
+            ax.set_ylim(-0.03, 1.03)
+            ax.grid(True, alpha=0.3)
+            ax.set_title(f"{target}\nanswers by {reader_label(reader)}")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, title="arm")
+        if not groups:
+            axes[0].text(0.5, 0.5, "no question-answering records", ha="center", va="center")
+        fig.suptitle("Recall by where the answer was", fontsize=13)
+        fig.tight_layout()
+    return fig
+
+
+def plot_recall_per_1k(summary: pd.DataFrame) -> plt.Figure:
+    """Recall per 1k billed context tokens, one bar per arm, per target model."""
+    with plt.rc_context(STYLE):
+        groups = list(summary.groupby(["reader_id", "target_model"], sort=True))
+        height = max(3.5, 1.2 + 0.4 * summary.groupby(["strategy", "policy", "shape",
+                                                      "frame_size"]).ngroups)
+        fig, axes = _panels(max(len(groups), 1), 8.0, height, max_cols=1)
+        for ax, ((reader, target), part) in zip(axes, groups):
+            part = part.assign(label=_labels(part)).sort_values("recall_per_1k_tokens")
+            colors = ["0.2" if s != "snapcompact" else _PALETTE[0] for s in part["strategy"]]
+            ax.barh(part["label"], part["recall_per_1k_tokens"], color=colors)
+            for y, (value, tokens) in enumerate(zip(part["recall_per_1k_tokens"],
+                                                    part["tokens_predicted"])):
+                if np.isfinite(value):
+                    ax.text(value, y, f"  {value:.3f} ({tokens:,.0f} tok)", va="center",
+                            fontsize=9)
+            ax.set_xlabel("recall per 1k billed context tokens")
+            ax.grid(True, axis="x", alpha=0.3)
+            ax.set_title(f"Recall per 1k context tokens: {target}\n"
+                         f"answers by {reader_label(reader)}")
+        fig.tight_layout()
+    return fig
+
+
 def write_plots(summary: pd.DataFrame, records: pd.DataFrame, out_dir: str | Path) -> list[Path]:
     """Draw every figure to ``out_dir`` as PNG; returns the paths."""
     out_dir = Path(out_dir)
@@ -183,6 +235,8 @@ def write_plots(summary: pd.DataFrame, records: pd.DataFrame, out_dir: str | Pat
     figures = {
         "recall_vs_tokens.png": plot_recall_vs_tokens(summary),
         "recall_by_shape.png": plot_recall_by_shape(summary),
+        "recall_by_round.png": plot_recall_by_round(records),
+        "recall_per_1k_tokens.png": plot_recall_per_1k(summary),
         "billing_drift.png": plot_billing_drift(records),
     }
     paths = []

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RECORDS_FILE = "records.jsonl"
 
 
@@ -38,10 +38,10 @@ class Record:
     question_id: str
     model: str  # litellm model id that answered (e.g. "snapocr/ocr-qa", "anthropic/claude-...")
     target_model: str  # model whose billing/resize the request stands for
-    arm: str  # "image" (frames) or "text" (plain-text baseline)
-    shape: str  # shape variant name, or "text" for the text arm
-    frame_size: int  # px; 0 for the text arm
-    reader: str  # "image_qa", "text_qa" or "transcribe"
+    arm: str  # "image" (the context carries frames) or "text" (text only)
+    shape: str  # shape variant drawn, or "text" when the arm sends no frames
+    frame_size: int  # px; 0 when the arm sends no frames
+    reader: str  # "qa" (schema 1: "image_qa", "text_qa" or "transcribe")
     seed: int
     # --- versions ----------------------------------------------------------------------------
     package_version: str
@@ -73,7 +73,21 @@ class Record:
     f1: float
     correct: bool
     abstained: bool
-    cer: float | None = None  # transcription reader only
+    cer: float | None = None  # schema 1 transcription reader only
+    # --- where the answer was, and what the context cost (schema 2) ---------------------------
+    strategy: str = ""  # full | truncate | snapcompact | context-full | handoff
+    policy: str = ""  # pinned | foveated for snapcompact, else ""
+    compactions: int = 0  # compaction rounds before the question
+    evidence_round: int | None = None  # 0 = evidence in the kept tail, k = discarded by round k
+    frames_sent: int = 0
+    frames_evicted: int = 0  # frames of earlier rounds no longer in the archive
+    text_tail_chars: int = 0  # the archive's verbatim text (head + tail) in the summary
+    context_text_tokens: int = 0  # the whole request, predicted
+    context_image_tokens: int = 0
+    context_billed_tokens: int = 0
+    compaction_cost_tokens: int = 0  # summarizer input + output over every round
+    context_hash: str = ""  # contexts/<hh>/<sha256>.json: the request without the question
+    skipped: str | None = None  # why the question was not asked (e.g. exceeds the window)
     # --- context -----------------------------------------------------------------------------
     question: str = ""
     gold_answers: tuple[str, ...] = ()
@@ -84,7 +98,8 @@ class Record:
     def key(self) -> tuple:
         """Identity of the measurement: a resumed run skips rows whose key is present."""
         return record_key(self.dataset, self.item_id, self.question_id, self.model,
-                          self.target_model, self.shape, self.frame_size, self.reader, self.seed)
+                          self.target_model, self.shape, self.frame_size, self.reader, self.seed,
+                          self.strategy, self.policy)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -101,6 +116,9 @@ class Record:
         if unknown:
             raise ValueError(f"record has unknown field(s): {', '.join(sorted(unknown))}")
         values = dict(data)
+        if values.get("schema_version", 1) == 1:
+            # schema 1 measured rendered items, not compacted sessions: name them so
+            values.setdefault("strategy", "full" if values.get("arm") == "text" else "render")
         values["frame_px"] = tuple(tuple(p) for p in values.get("frame_px", ()))
         values["frame_hashes"] = tuple(values.get("frame_hashes", ()))
         values["gold_answers"] = tuple(values.get("gold_answers", ()))
@@ -111,9 +129,10 @@ class Record:
 
 
 def record_key(dataset: str, item_id: str, question_id: str, model: str, target_model: str,
-               shape: str, frame_size: int, reader: str, seed: int) -> tuple:
+               shape: str, frame_size: int, reader: str, seed: int, strategy: str = "",
+               policy: str = "") -> tuple:
     return (dataset, item_id, question_id, model, target_model, shape, int(frame_size), reader,
-            int(seed))
+            int(seed), strategy, policy)
 
 
 def append_records(path: str | os.PathLike[str], records: Iterable[Record]) -> int:
@@ -215,3 +234,32 @@ class FrameStore:
 
     def get(self, digest: str) -> bytes:
         return self.path(digest).read_bytes()
+
+
+class ContextStore:
+    """Contexts by content hash: ``root/ab/<sha256>.json``, written once, atomically.
+
+    A context is the request of one (item, arm) without the question, with every image's data
+    replaced by its frame hash and sizes (the frames live in the :class:`FrameStore`). Records
+    point at it by ``context_hash``, so a viewer can show exactly what was sent.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def path(self, digest: str) -> Path:
+        return self.root / digest[:2] / f"{digest}.json"
+
+    def put(self, context: Mapping[str, Any]) -> str:
+        data = json.dumps(context, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+        digest = hashlib.sha256(data).hexdigest()
+        target = self.path(digest)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        return digest
+
+    def get(self, digest: str) -> dict[str, Any]:
+        return json.loads(self.path(digest).read_bytes())

@@ -3,14 +3,16 @@
 Why a spec between Hydra and the pipeline: a DictConfig accepts any key and any value until the
 moment it is read, so a typo in a sweep would surface an hour in, after money was spent. Here
 every field the pipeline reads is pulled out, type-checked and validated against the library's
-own tables (shape variants, datasets, readers) before a frame is rendered; unknown keys in a
-group raise a ``ValueError`` that names them. The pipeline never touches the DictConfig.
+own tables (shape variants, strategies, policies, compaction settings, datasets) before a frame
+is rendered; unknown keys in a group raise a ``ValueError`` that names them. The pipeline never
+touches the DictConfig.
 
-Arms. ``shapes`` lists what the history is shown as: shape variant names (the image arm, one
-set of frames per (item, shape)), ``"auto"`` (the shape production would pick for the target
-model) and ``"text"`` (the same archive text as plain text, the baseline every shape is compared
-with). Readers decide what is asked: ``qa`` asks every question against every arm; ``transcribe``
-asks image arms for a transcript (character error rate); ``all`` does both.
+Arms. Every item is a session replayed through the production compaction pipeline with a
+``context_window``; an arm is what the pipeline does with the history that no longer fits:
+``strategies`` (``full``: nothing compacted, the upper bound; ``truncate``: dropped, the lower
+bound; ``snapcompact``; ``context-full`` and ``handoff``, which need a ``summarizer`` model)
+crossed, for snapcompact, with ``policies`` (pinned, foveated) and ``shapes`` (variant names or
+``auto``, the shape production picks for the target) at ``frame_size``.
 
 Keys. A model config names the environment variables its provider needs (``required_env``);
 their *names* live in configs, their values only in the environment, read by litellm itself.
@@ -29,15 +31,12 @@ from typing import Any
 
 from snapcompact.shapes import SHAPE_VARIANT_NAMES, check_frame_size
 
-TEXT_ARM = "text"
+TEXT_ARM = "text"  # the shape label of an arm that sends no frames
 AUTO_SHAPE = "auto"
-READERS = ("image_qa", "text_qa", "transcribe")
-READER_SETS = {
-    "qa": ("image_qa", "text_qa"),
-    "transcribe": ("transcribe",),
-    "all": ("image_qa", "text_qa", "transcribe"),
-}
-SERIALIZE_MODES = ("user_message", "raw")
+READERS = ("qa",)
+STRATEGIES = ("full", "truncate", "snapcompact", "context-full", "handoff")
+SUMMARIZER_STRATEGIES = ("context-full", "handoff")
+POLICIES = ("pinned", "foveated")
 _CREDENTIAL_PARAM = re.compile(r"(?i)(api_?key|token|secret|password|credentials?|authorization)$")
 
 
@@ -232,15 +231,14 @@ class ReaderSpec:
     name: str
     readers: tuple[str, ...]
     answer_max_tokens: int = 64
-    transcribe_max_tokens: int = 8192
 
     @classmethod
     def from_config(cls, cfg: Any) -> ReaderSpec:
         data = _mapping(cfg, "reader")
-        _only(data, ("name", "readers", "answer_max_tokens", "transcribe_max_tokens"),
+        _only(data, ("name", "readers", "answer_max_tokens"),
               "reader config")
         name = _str(data.get("name"), "reader.name")
-        readers = _str_list(data.get("readers"), "reader.readers")
+        readers = _str_list(data.get("readers", ["qa"]), "reader.readers")
         if not readers:
             raise ValueError("reader.readers is empty: name at least one of " + ", ".join(READERS))
         bad = [r for r in readers if r not in READERS]
@@ -251,43 +249,62 @@ class ReaderSpec:
             readers=readers,
             answer_max_tokens=_int(data.get("answer_max_tokens", 64), "reader.answer_max_tokens",  # type: ignore[arg-type]
                                    minimum=1),
-            transcribe_max_tokens=_int(data.get("transcribe_max_tokens", 8192),  # type: ignore[arg-type]
-                                       "reader.transcribe_max_tokens", minimum=1),
         )
 
 
 @dataclass(frozen=True)
 class ShapeSpec:
-    """One arm: a shape variant (or ``auto``) at a frame side, or the plain-text arm."""
+    """A snapcompact shape: a variant (or ``auto``) at a frame side."""
 
     variant: str
     frame_size: int | None = None  # None: the shape's research size (resolve decides for auto)
 
-    @property
-    def is_text(self) -> bool:
-        return self.variant == TEXT_ARM
-
     @classmethod
     def parse(cls, variant: Any, frame_size: Any, where: str) -> ShapeSpec:
         name = _str(variant, where)
-        if name not in (TEXT_ARM, AUTO_SHAPE) and name not in SHAPE_VARIANT_NAMES:
+        if name == TEXT_ARM:
+            raise ValueError(f"{where}: 'text' is not a shape; the whole history as text is the "
+                             "strategy 'full' (strategies=[full,...])")
+        if name != AUTO_SHAPE and name not in SHAPE_VARIANT_NAMES:
             raise ValueError(
-                f"{where}: unknown shape {name!r}; known: {TEXT_ARM}, {AUTO_SHAPE}, "
+                f"{where}: unknown shape {name!r}; known: {AUTO_SHAPE}, "
                 + ", ".join(SHAPE_VARIANT_NAMES))
         if frame_size is not None:
             try:
                 check_frame_size(frame_size)
             except ValueError as exc:
                 raise ValueError(f"{where}: {exc}") from None
-        return cls(variant=name, frame_size=None if name == TEXT_ARM else frame_size)  # type: ignore[arg-type]
+        return cls(variant=name, frame_size=frame_size)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------------------------
-# the run
+# arms and the run
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """What the replay does with discarded history: a strategy, and for snapcompact a policy and
+    a shape. Baseline and LLM strategies send no frames: their policy is "" and shape "text"."""
+
+    strategy: str
+    policy: str = ""
+    shape: ShapeSpec = ShapeSpec(TEXT_ARM)
+
+    @property
+    def is_snapcompact(self) -> bool:
+        return self.strategy == "snapcompact"
+
+    @property
+    def label(self) -> str:
+        if not self.is_snapcompact:
+            return self.strategy
+        size = f"@{self.shape.frame_size}" if self.shape.frame_size else ""
+        return f"snapcompact/{self.policy}/{self.shape.variant}{size}"
 
 
 _TOP_KEYS = ("experiment_name", "model", "dataset", "reader", "shape", "shapes", "frame_size",
-             "max_items", "max_questions_per_item", "serialize", "budget_usd", "dry_run",
+             "strategy", "strategies", "policy", "policies", "context_window", "settings",
+             "summarizer", "max_items", "max_questions_per_item", "budget_usd", "dry_run",
              "progress", "results_dir", "cache_dir", "ocr_cache_dir", "timeout_s",
              "max_attempts", "seed", "hydra")
 
@@ -300,10 +317,14 @@ class RunSpec:
     model: ModelSpec
     dataset: DatasetSpec
     reader: ReaderSpec
+    strategies: tuple[str, ...]
+    policies: tuple[str, ...]
     shapes: tuple[ShapeSpec, ...]
+    context_window: int
+    settings_overrides: Mapping[str, Any]  # sections of snapcompact's settings file
+    summarizer: ModelSpec | None
     max_items: int | None
     max_questions_per_item: int | None
-    serialize: str
     budget_usd: float | None
     dry_run: bool
     progress: bool
@@ -316,13 +337,22 @@ class RunSpec:
     def seed(self) -> int:
         return self.dataset.seed
 
-    @property
-    def image_shapes(self) -> tuple[ShapeSpec, ...]:
-        return tuple(s for s in self.shapes if not s.is_text)
+    def arms(self) -> tuple[ArmSpec, ...]:
+        """Every arm, in a stable order: strategies as listed, then policies x shapes."""
+        out: list[ArmSpec] = []
+        for strategy in self.strategies:
+            if strategy != "snapcompact":
+                out.append(ArmSpec(strategy))
+                continue
+            out.extend(ArmSpec(strategy, policy, shape)
+                       for policy in self.policies for shape in self.shapes)
+        return tuple(out)
 
-    @property
-    def has_text_arm(self) -> bool:
-        return any(s.is_text for s in self.shapes) and "text_qa" in self.reader.readers
+    def settings(self):
+        """The compaction settings every arm starts from (snapcompact's defaults + overrides)."""
+        from snapcompact.compaction.settings import DEFAULT_SETTINGS, merge_settings
+
+        return merge_settings(DEFAULT_SETTINGS, self.settings_overrides)
 
     def run_id(self) -> str:
         """A stable id of what this run measures (not of where or how it is run)."""
@@ -332,10 +362,13 @@ class RunSpec:
                       if k not in ("concurrency", "rate_limit_rps", "required_env")},
             "dataset": _dataclass_json(self.dataset),
             "reader": _dataclass_json(self.reader),
-            "shapes": [_dataclass_json(s) for s in self.shapes],
+            "arms": [_dataclass_json(a) for a in self.arms()],
+            "context_window": self.context_window,
+            "settings": dict(self.settings_overrides),
+            "summarizer": (_dataclass_json(self.summarizer)["litellm_id"]
+                           if self.summarizer is not None else None),
             "max_items": self.max_items,
             "max_questions_per_item": self.max_questions_per_item,
-            "serialize": self.serialize,
         }
         text = json.dumps(material, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -356,27 +389,47 @@ class RunSpec:
             shapes = (ShapeSpec.parse(group.get("variant"), size, "shape.variant"),)
         else:
             names = _str_list(data.get("shapes"), "shapes")
-            if not names:
-                raise ValueError("shapes is empty: list shape variants, 'auto' or 'text'")
             shapes = tuple(ShapeSpec.parse(n, frame_size, f"shapes[{i}]")
                            for i, n in enumerate(names))
         labels = [(s.variant, s.frame_size) for s in shapes]
         if len(set(labels)) != len(labels):
             raise ValueError(f"shapes lists a shape twice: {[s.variant for s in shapes]}")
-        serialize = data.get("serialize", "user_message")
-        if serialize not in SERIALIZE_MODES:
-            raise ValueError(f"serialize must be one of {list(SERIALIZE_MODES)}, got {serialize!r}")
+        strategies = _choices(data, "strategy", "strategies", STRATEGIES)
+        policies = _choices(data, "policy", "policies", POLICIES)
+        if "snapcompact" in strategies and not shapes:
+            raise ValueError("strategy snapcompact needs at least one shape (shapes=[auto] for the "
+                             "shape production picks)")
+        if "snapcompact" in strategies and not policies:
+            raise ValueError("strategy snapcompact needs at least one policy (policies=[pinned])")
+        summarizer_cfg = data.get("summarizer")
+        summarizer = (ModelSpec.from_config(summarizer_cfg) if summarizer_cfg is not None
+                      else None)
+        needs = [s for s in strategies if s in SUMMARIZER_STRATEGIES]
+        if needs and summarizer is None:
+            raise ValueError(
+                f"strategy {needs[0]!r} summarizes the discarded history with an LLM: choose a "
+                "summarizer model (summarizer=<model config>, e.g. summarizer=mock for a dry "
+                "plumbing run), or drop the strategy")
+        if summarizer is not None and summarizer.offline_reader:
+            raise ValueError(f"summarizer {summarizer.name!r} is the offline OCR reader, which "
+                             "cannot write summaries: choose an LLM model config")
+        context_window = _int(data.get("context_window", 32000), "context_window", minimum=1000)
+        overrides = _mapping(data.get("settings"), "settings")
         reader = ReaderSpec.from_config(data.get("reader"))
         spec = cls(
-            experiment=_str(data.get("experiment_name", "default"), "experiment_name"),  # type: ignore[arg-type]
+            experiment=_safe_name(data.get("experiment_name", "default")),
             model=ModelSpec.from_config(data.get("model")),
             dataset=DatasetSpec.from_config(data.get("dataset")),
             reader=reader,
+            strategies=strategies,
+            policies=policies,
             shapes=shapes,
+            context_window=context_window,  # type: ignore[arg-type]
+            settings_overrides=overrides,
+            summarizer=summarizer,
             max_items=_int(data.get("max_items"), "max_items", minimum=1, optional=True),
             max_questions_per_item=_int(data.get("max_questions_per_item"),
                                         "max_questions_per_item", minimum=1, optional=True),
-            serialize=serialize,
             budget_usd=_number(data.get("budget_usd"), "budget_usd", optional=True),
             dry_run=_bool(data.get("dry_run", False), "dry_run"),
             progress=_bool(data.get("progress", True), "progress"),
@@ -385,13 +438,39 @@ class RunSpec:
             timeout_s=_number(data.get("timeout_s", 120), "timeout_s", positive=True),  # type: ignore[arg-type]
             max_attempts=_int(data.get("max_attempts", 6), "max_attempts", minimum=1),  # type: ignore[arg-type]
         )
-        if not spec.image_shapes and not spec.has_text_arm:
-            raise ValueError(
-                f"nothing to ask: shapes {[s.variant for s in shapes]} with readers "
-                f"{list(reader.readers)} (the text arm needs the text_qa reader)")
-        if not spec.image_shapes and "text_qa" not in reader.readers:
-            raise ValueError("reader transcribe needs an image shape; the text arm has no frames")
+        try:
+            spec.settings()
+        except ValueError as exc:
+            raise ValueError(f"settings: {exc}") from None
         return spec
+
+
+def _choices(data: Mapping[str, Any], one: str, many: str, known: Sequence[str]) -> tuple[str, ...]:
+    """``one=NAME`` (a single choice) wins over the list ``many``; each must be in ``known``."""
+    single = _as_plain(data.get(one))
+    if isinstance(single, Mapping):  # a config group file: {name: ...}
+        _only(single, ("name",), f"{one} config")
+        single = single.get("name")
+    if single is not None:
+        names: tuple[str, ...] = (_str(single, one),)  # type: ignore[assignment]
+    else:
+        names = _str_list(data.get(many), many)
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise ValueError(f"{many} has unknown value(s) {bad}; known: {list(known)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{many} lists a value twice: {list(names)}")
+    return names
+
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _safe_name(value: Any) -> str:
+    name = _str(value, "experiment_name")
+    if not _SAFE_NAME.match(name or ""):  # it names a folder: no separators, no '..'
+        raise ValueError(f"experiment_name must be letters, digits, '.', '_' or '-', got {value!r}")
+    return name  # type: ignore[return-value]
 
 
 def _path(value: Any, base: Path, where: str, *, optional: bool = False) -> Path | None:

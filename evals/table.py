@@ -23,8 +23,10 @@ import pandas as pd
 from evals.aggregate import (
     GROUP_COLUMNS,
     Decision,
+    arm_label,
     choose_winners,
     reader_label,
+    recall_by_round,
     records_frame,
     rule_text,
     shape_label,
@@ -48,16 +50,22 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
     out = []
     for (reader, target), part in summary.groupby(["reader_id", "target_model"], sort=True):
         out += [f"### {target} (answers by {reader_label(reader)})", "",
-                ("| shape | questions | recall [95 % CI] | F1 | tokens/q (pred / reported) "
-                 "| $/q (pred) | recall per 1k tok | compression vs text | frontier |"),
-                "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | :---: |"]
+                ("| arm | questions | recall [95 % CI] | recall, evidence discarded (n) | "
+                 "compactions | context tokens/q: text + image (reported) | $/q (pred) "
+                 "| recall per 1k tok | compression vs full | frontier |"),
+                "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | :---: |"]
         for row in part.sort_values("tokens_predicted").itertuples():
-            label = ("text-only" if row.arm == "text"
-                     else shape_label(row.shape, int(row.frame_size)))
+            label = arm_label(row.strategy, row.policy, row.shape, row.frame_size)
+            skipped = f" ({row.n_skipped} skipped)" if row.n_skipped else ""
             out.append(
-                f"| {label} | {row.n_questions} | {_fmt(row.recall)} [{_fmt(row.recall_lo)}, "
-                f"{_fmt(row.recall_hi)}] | {_fmt(row.f1)} | {_fmt(row.tokens_predicted, ',.0f')} / "
-                f"{_fmt(row.tokens_reported, ',.0f')} | {_fmt(row.cost_predicted_usd, '.5f')} | "
+                f"| {label}{skipped} | {row.n_questions} | {_fmt(row.recall)} "
+                f"[{_fmt(row.recall_lo)}, {_fmt(row.recall_hi)}] | "
+                f"{_fmt(row.recall_discarded)} ({row.n_discarded}) | "
+                f"{_fmt(row.compactions_mean, '.0f')} | "
+                f"{_fmt(row.context_text_tokens, ',.0f')} + "
+                f"{_fmt(row.context_image_tokens, ',.0f')} = "
+                f"{_fmt(row.tokens_predicted, ',.0f')} ({_fmt(row.tokens_reported, ',.0f')}) | "
+                f"{_fmt(row.cost_predicted_usd, '.5f')} | "
                 f"{_fmt(row.recall_per_1k_tokens)} | {_fmt(row.compression_vs_text, '.2f')}x | "
                 f"{'yes' if row.on_frontier else ''} |")
         out.append("")
@@ -93,18 +101,43 @@ def _decision_lines(decisions: Sequence[Decision]) -> list[str]:
     return out
 
 
+def _round_lines(df: pd.DataFrame) -> list[str]:
+    table = recall_by_round(df)
+    if table.empty:
+        return ["(no rows)", ""]
+    rounds = sorted(table["evidence_round"].unique())
+    out = []
+    for (reader, target), part in table.groupby(["reader_id", "target_model"], sort=True):
+        out += [f"### {target} (answers by {reader_label(reader)})", "",
+                "| arm | " + " | ".join(f"round {r}" for r in rounds) + " |",
+                "| --- |" + " ---: |" * len(rounds)]
+        for label, rows in part.groupby("arm_label", sort=True):
+            cells = []
+            for r in rounds:
+                hit = rows[rows["evidence_round"] == r]
+                cells.append(f"{hit['recall'].iloc[0]:.2f} ({int(hit['n'].iloc[0])})"
+                             if len(hit) else "")
+            out.append(f"| {label} | " + " | ".join(cells) + " |")
+        out.append("")
+    out.append("Round 0: the evidence is still in the kept tail; round k: the k-th compaction "
+               "discarded it. Cells: recall (questions).")
+    out.append("")
+    return out
+
+
 def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[Decision],
                  proposal: TableProposal, rule: str, applied: Path | None) -> str:
     readers = sorted(df["reader_id"].unique())
     lines = [
-        "# Shape evaluation: recall per billed token", "",
+        "# Compaction evaluation: recall per billed token", "",
         (f"Records: {len(df)} measurements from {df['run_id'].nunique()} run(s) "
          f"({df.attrs.get('duplicates_dropped', 0)} duplicate rows dropped), "
          f"git {', '.join(sorted(df['git_sha'].unique()))}."),
         "Answers by: " + "; ".join(reader_label(r) for r in readers) + ".", "",
         "## Rule", "", rule, "",
+        "## Per arm", "", *_summary_lines(summary),
+        "## Recall by evidence round", "", *_round_lines(df),
         "## Winners per model line", "", *_decision_lines(decisions),
-        "## Per shape", "", *_summary_lines(summary),
         "## Model -> shape table", "",
     ]
     lines += [f"- not written: {s}" for s in proposal.skipped]
@@ -134,6 +167,7 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     out.mkdir(parents=True, exist_ok=True)
     _write_table(df, out, "records")
     _write_table(summary, out, "summary")
+    _write_table(recall_by_round(df), out, "recall_by_round")
     decision_frame = pd.DataFrame([d.to_row() for d in decisions])
     decision_frame.to_csv(out / "decisions.csv", index=False, float_format="%.6g")
     (out / "model_shapes.toml").write_text(proposal.text)

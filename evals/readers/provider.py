@@ -11,6 +11,10 @@ Models:
   snapocr/text-qa     text baseline: the same locator over the prompt's text (every text part
                       but the last, which is the question; the only one if there is just one).
   snapocr/transcribe  the transcript of all image parts, for character error rate.
+  snapocr/context-qa  the whole context as production sends it: every part in message order,
+                      text parts as text and image parts OCR'd at their seen size, then the
+                      same locator over that reading (the last text part is the question).
+                      This is the reader of the main job.
 
 Side channel. The reader needs what a real model would not be told: the evidence sentence, the
 gold answers and the size each frame is shown at. They travel in litellm's per-request
@@ -55,8 +59,8 @@ from evals.readers.ocr import DEFAULT_SETTINGS, OcrSettings, transcribe
 
 PROVIDER = "snapocr"
 METADATA_KEY = "snapocr"
-OCR_QA, TEXT_QA, TRANSCRIBE = "ocr-qa", "text-qa", "transcribe"
-MODELS = (OCR_QA, TEXT_QA, TRANSCRIBE)
+OCR_QA, TEXT_QA, TRANSCRIBE, CONTEXT_QA = "ocr-qa", "text-qa", "transcribe", "context-qa"
+MODELS = (OCR_QA, TEXT_QA, TRANSCRIBE, CONTEXT_QA)
 MODEL_IDS = tuple(f"{PROVIDER}/{name}" for name in MODELS)
 
 _DATA_URL = re.compile(r"^data:image/[A-Za-z0-9.+-]+;base64,(?P<payload>.*)$", re.DOTALL)
@@ -101,6 +105,7 @@ class ReaderRequest:
     model: str  # one of MODELS
     images: tuple[bytes, ...]
     texts: tuple[str, ...]  # text parts in message order
+    order: tuple[str, ...] = ()  # "t"/"i" per part in message order (text or image)
     evidence: str | None = None
     answers: tuple[str, ...] = ()
     seen_sizes: tuple[tuple[int, int] | None, ...] = ()
@@ -138,23 +143,27 @@ def decode_image_url(url: str) -> bytes:
         raise ValueError(f"image data URL has a bad base64 payload: {exc}") from exc
 
 
-def _parts(messages: Sequence[Mapping[str, Any]]) -> tuple[list[bytes], list[str]]:
+def _parts(messages: Sequence[Mapping[str, Any]]) -> tuple[list[bytes], list[str], list[str]]:
     images: list[bytes] = []
     texts: list[str] = []
+    order: list[str] = []
     for message in messages:
         content = message.get("content")
         if isinstance(content, str):
             if content.strip():
                 texts.append(content)
+                order.append("t")
             continue
         for part in content or ():
             kind = part.get("type")
             if kind == "text" and str(part.get("text", "")).strip():
                 texts.append(str(part["text"]))
+                order.append("t")
             elif kind == "image_url":
                 ref = part.get("image_url")
                 images.append(decode_image_url(ref.get("url") if isinstance(ref, Mapping) else ref))
-    return images, texts
+                order.append("i")
+    return images, texts, order
 
 
 def _seen_sizes(raw: Any, count: int) -> tuple[tuple[int, int] | None, ...]:
@@ -181,14 +190,14 @@ def parse_request(model: str, messages: Sequence[Mapping[str, Any]],
     if name not in MODELS:
         raise ValueError(f"unknown snapocr model {model!r} (known: {', '.join(MODEL_IDS)})")
     body = dict((metadata or {}).get(METADATA_KEY) or {})
-    images, texts = _parts(messages)
+    images, texts, order = _parts(messages)
     if name in (OCR_QA, TRANSCRIBE) and not images:
         raise ValueError(f"snapocr/{name} needs at least one image_url part")
     evidence = body.get("evidence")
     answers = body.get("answers") or ()
     if isinstance(answers, str):
         answers = (answers,)
-    if name in (OCR_QA, TEXT_QA):
+    if name in (OCR_QA, TEXT_QA, CONTEXT_QA):
         if not isinstance(evidence, str) or not evidence.strip():
             raise ValueError(f"snapocr/{name} needs metadata['{METADATA_KEY}']['evidence']")
         if not answers:
@@ -202,6 +211,7 @@ def parse_request(model: str, messages: Sequence[Mapping[str, Any]],
         model=name,
         images=tuple(images),
         texts=tuple(texts),
+        order=tuple(order),
         evidence=evidence,
         answers=tuple(str(a) for a in answers),
         seen_sizes=_seen_sizes(body.get("seen_sizes"), len(images)),
@@ -220,6 +230,24 @@ def _transcript(request: ReaderRequest) -> str:
     )
 
 
+def context_reading(request: ReaderRequest) -> str:
+    """The context as the reader sees it: text parts as they are, images as transcribed, in
+    message order, without the last text part (the question)."""
+    texts, images = iter(request.texts[:-1]), iter(zip(request.images, request.seen_sizes))
+    pieces: list[str] = []
+    text_left = len(request.texts) - 1
+    for kind in request.order:
+        if kind == "t":
+            if text_left <= 0:
+                continue
+            text_left -= 1
+            pieces.append(next(texts))
+        else:
+            png, size = next(images)
+            pieces.append(transcribe(png, size, settings=request.ocr, cache_dir=request.ocr_cache_dir))
+    return "\n".join(pieces)
+
+
 def run_reader(request: ReaderRequest) -> ReaderReply:
     """Do the reading: OCR (for image models), then locate or transcribe."""
     started = time.perf_counter()
@@ -227,6 +255,12 @@ def run_reader(request: ReaderRequest) -> ReaderReply:
     if request.model == TEXT_QA:
         found = locate(request.history_text, request.evidence, request.answers,
                        request.min_evidence_score)
+        text = found.answer
+        details["evidence_score"] = round(found.score, 2)
+    elif request.model == CONTEXT_QA:
+        reading = context_reading(request)
+        details["ocr_seconds"] = round(time.perf_counter() - started, 3)
+        found = locate(reading, request.evidence, request.answers, request.min_evidence_score)
         text = found.answer
         details["evidence_score"] = round(found.score, 2)
     else:

@@ -1,0 +1,249 @@
+"""One (session, arm) -> the context production would send next, with its bill.
+
+Why a module of its own: this is the step that makes the harness a validation. Nothing here
+re-implements production: the session is replayed by :func:`snapcompact.compaction.replay.
+replay_session` (compactions at production's threshold for ``context_window``, frames carried
+forward and evicted, the text tail refolded), the next turn is ``llm_messages()`` turned into a
+chat request by :func:`snapcompact.compaction.chat.to_chat_messages`, and its bill is
+:func:`snapcompact.compaction.request_bill.bill_request` for the target model. The harness adds
+only the question, as the next user message.
+
+Frames go to the :class:`~evals.records.FrameStore` by content hash; the context is kept with
+each image's URL replaced by a placeholder (the response cache keys on frame hashes, and a sweep
+holds hashes, not megabytes), and the send step puts the data back, frame by frame, in order.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evals.records import ContextStore, FrameStore
+from evals.sessions import SessionItem
+from evals.spec import TEXT_ARM, ArmSpec, RunSpec
+
+PLACEHOLDER_URL = "data:image/png;base64,"
+
+__all__ = ["PLACEHOLDER_URL", "Context", "build_context", "fill_images", "model_info"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """The request of one (item, arm) before the question, and everything rows report on it."""
+
+    arm: ArmSpec
+    shape: str  # the variant drawn ("text" when no frame is sent)
+    frame_size: int  # px of the frames drawn (0 when none)
+    messages: tuple[Mapping[str, Any], ...]  # chat messages, image URLs as placeholders
+    frame_hashes: tuple[str, ...]
+    frame_px: tuple[tuple[int, int], ...]
+    seen_px: tuple[tuple[int, int], ...]
+    image_tokens: tuple[int, ...]
+    bill_rules: tuple[str, ...]
+    text_tokens: int  # the context's text (the question is counted per request)
+    text_token_method: str
+    compactions: int
+    frames_evicted: int
+    text_tail_chars: int
+    compaction_cost_tokens: int
+    discarded_round: tuple[int, ...]  # per session message
+    context_hash: str
+    replay_warnings: tuple[str, ...]
+    skipped: str | None = None
+
+    @property
+    def predicted_image_tokens(self) -> int:
+        return sum(self.image_tokens)
+
+
+def model_info(spec: RunSpec):
+    """The pipeline's model facts for the target, at the run's context window."""
+    from snapcompact.compaction.model import ModelInfo
+
+    model = spec.model
+    return ModelInfo(id=model.target_model, context_window=spec.context_window,
+                     provider=model.provider, api=model.api,
+                     include_thinking=not (model.api or "").startswith("anthropic"))
+
+
+def _usage_tokens(usage: Mapping[str, Any] | None) -> int:
+    if not usage:
+        return 0
+    total = 0
+    for key in ("input", "output", "prompt_tokens", "completion_tokens", "input_tokens",
+                "output_tokens"):
+        value = usage.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            total += int(value)
+    return total
+
+
+def _archive_text_chars(pipeline: Any) -> int:
+    from snapcompact.archive import get_preserved_archive
+    from snapcompact.compaction.entries import CompactionEntry
+
+    for entry in reversed(pipeline.session.get_branch()):
+        if isinstance(entry, CompactionEntry):
+            archive = get_preserved_archive(entry.preserve_data)
+            if archive is None:
+                return 0
+            return len(archive.text_head or "") + len(archive.text_tail or "")
+    return 0
+
+
+def _keyed(messages: Sequence[Mapping[str, Any]], store: FrameStore | None
+           ) -> tuple[list[dict[str, Any]], list[str], list[bytes]]:
+    """Messages with image URLs swapped for placeholders; the frames' hashes and bytes."""
+    out = copy.deepcopy(list(messages))
+    hashes: list[str] = []
+    pngs: list[bytes] = []
+    for message in out:
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            if part.get("type") != "image_url":
+                continue
+            url = part["image_url"]["url"]
+            png = base64.b64decode(url.split(",", 1)[1])
+            hashes.append(store.put(png) if store is not None else FrameStore.digest(png))
+            pngs.append(png)
+            part["image_url"]["url"] = PLACEHOLDER_URL
+    return out, hashes, pngs
+
+
+def _stored_context(messages: Sequence[Mapping[str, Any]], hashes: Sequence[str],
+                    bills: Sequence[Any]) -> dict[str, Any]:
+    """The context as the viewer reads it: image parts by frame hash, size and bill."""
+    frames = iter(zip(hashes, bills))
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                if part.get("type") == "image_url":
+                    digest, bill = next(frames)
+                    parts.append({"type": "image", "frame_hash": digest, "width": bill.width,
+                                  "height": bill.height, "seen_width": bill.seen_width,
+                                  "seen_height": bill.seen_height, "tokens": bill.tokens})
+                else:
+                    parts.append(dict(part))
+            out.append({**message, "content": parts})
+        else:
+            out.append(dict(message))
+    return {"messages": out}
+
+
+def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
+                  frames: FrameStore | None, contexts: ContextStore | None,
+                  complete: Callable[..., Any] | None = None,
+                  max_input_tokens: int | None = None) -> Context:
+    """Replay ``item`` under ``arm`` and bill the next turn's context for the target."""
+    from snapcompact.compaction.chat import to_chat_messages
+    from snapcompact.compaction.replay import replay_session, replay_settings
+    from snapcompact.compaction.request_bill import bill_request
+
+    model = spec.model
+    shape = arm.shape if arm.is_snapcompact else None
+    settings = replay_settings(
+        arm.strategy, spec.settings(),
+        shape=shape.variant if shape is not None else None,
+        policy=arm.policy or None,
+        frame_size=shape.frame_size if shape is not None else None)
+    with warnings.catch_warnings():  # fallbacks are kept in replay.warnings and the rows
+        warnings.simplefilter("ignore", RuntimeWarning)
+        replay = replay_session(item.messages, model_info(spec), settings, strategy=arm.strategy,
+                                complete=complete)
+    chat = to_chat_messages(replay.llm_messages())
+    bill = bill_request(chat, model.target_model, api=model.api, provider=model.provider,
+                        detail=model.image_detail)
+    keyed, hashes, _ = _keyed(chat, frames)
+    stored = _stored_context(keyed, hashes, bill.images)
+    context_hash = contexts.put(stored) if contexts is not None else ""
+    variants = sorted(set(_frame_variants(replay, spec, arm)))
+    drawn = "+".join(variants) if variants else TEXT_ARM
+    sizes = {b.width for b in bill.images}
+    skipped = None
+    if arm.strategy == "full" and max_input_tokens is not None and bill.billed_tokens > max_input_tokens:
+        skipped = (f"the whole history ({bill.billed_tokens:,} tokens) exceeds "
+                   f"{model.target_model}'s window of {max_input_tokens:,} input tokens")
+    return Context(
+        arm=arm, shape=drawn if hashes else TEXT_ARM,
+        frame_size=max(sizes) if sizes else 0,
+        messages=tuple(keyed), frame_hashes=tuple(hashes),
+        frame_px=tuple((b.width, b.height) for b in bill.images),
+        seen_px=tuple((b.seen_width, b.seen_height) for b in bill.images),
+        image_tokens=tuple(b.tokens for b in bill.images),
+        bill_rules=tuple(sorted({b.rule_id for b in bill.images})),
+        text_tokens=bill.text_tokens, text_token_method=bill.text_token_method,
+        compactions=replay.compactions,
+        frames_evicted=max(0, replay.frames_seen() - replay.frames_in_archive()),
+        text_tail_chars=_archive_text_chars(replay.pipeline),
+        compaction_cost_tokens=sum(_usage_tokens(r.usage) for r in replay.rounds),
+        discarded_round=replay.discarded_round, context_hash=context_hash,
+        replay_warnings=replay.warnings, skipped=skipped)
+
+
+def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
+    """Shape variant names of the frames in the final archive.
+
+    A persisted frame records its font, ink and layout, not the variant's name; the name is the
+    variant the arm asked for (or production resolved, for ``auto``) when the frame matches it,
+    else the variant that matches (a Silver fallback for non-Latin text).
+    """
+    from snapcompact.archive import get_preserved_archive
+    from snapcompact.compaction.entries import CompactionEntry
+    from snapcompact.resolve import resolve_shape
+    from snapcompact.shapes import SHAPE_VARIANTS
+
+    archive = None
+    for entry in reversed(replay.pipeline.session.get_branch()):
+        if isinstance(entry, CompactionEntry):
+            archive = get_preserved_archive(entry.preserve_data)
+            break
+    if archive is None or not arm.is_snapcompact:
+        return []
+    model = spec.model
+    wanted = resolve_shape(model.target_model, api=model.api, provider=model.provider,
+                           variant=arm.shape.variant, frame_size=arm.shape.frame_size).variant
+
+    def matches(name: str, frame: Any) -> bool:
+        s = SHAPE_VARIANTS[name]
+        return (s.font == frame.font and s.ink == frame.variant
+                and (s.line_repeat or None) == (frame.line_repeat or None)
+                and bool(s.is_doc) == bool(frame.columns)
+                and bool(s.stopword_dim) == bool(frame.stopword_dim))
+
+    names = []
+    for frame in archive.frames:
+        if matches(wanted, frame):
+            names.append(wanted)
+        else:
+            names.append(next((n for n in SHAPE_VARIANTS if matches(n, frame)), "unknown"))
+    return names
+
+
+def fill_images(messages: Sequence[Mapping[str, Any]], hashes: Sequence[str],
+                data_url: Callable[[str], str]) -> list[dict[str, Any]]:
+    """A copy of ``messages`` with the placeholder image URLs filled in, in order."""
+    frames = iter(hashes)
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(p.get("type") == "image_url" for p in content):
+            parts = []
+            for part in content:
+                if part.get("type") == "image_url":
+                    ref = {**part["image_url"], "url": data_url(next(frames))}
+                    parts.append({**part, "image_url": ref})
+                else:
+                    parts.append(part)
+            out.append({**message, "content": parts})
+        else:
+            out.append(message)  # type: ignore[arg-type]
+    return out
