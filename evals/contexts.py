@@ -184,7 +184,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         compactions=replay.compactions,
         frames_evicted=max(0, replay.frames_seen() - replay.frames_in_archive()),
         text_tail_chars=_archive_text_chars(replay.pipeline),
-        compaction_cost_tokens=sum(_usage_tokens(r.usage) for r in replay.rounds),
+        compaction_cost_tokens=_usage_tokens(replay.llm_usage),
         discarded_round=replay.discarded_round, context_hash=context_hash,
         replay_warnings=replay.warnings, skipped=skipped)
 

@@ -6,6 +6,10 @@
     python -m snapcompact resolve   --model ID [--api API] [--provider P] [--shape NAME|auto]
     python -m snapcompact bill      --model ID --width W --height H [--detail D] [--api A] [--provider P]
     python -m snapcompact serialize [--options JSON]                     < messages.json
+    python -m snapcompact compact   SESSION --model ID [--api A] [--provider P]
+                                    [--strategy snapcompact|truncate|full] [--policy pinned|foveated]
+                                    [--shape NAME] [--size PX] [--context-window N]
+                                    [--settings FILE] --out DIR
 
 Every verb prints JSON on stdout; bad input exits with status 2 and a one-line message.
 """
@@ -116,6 +120,17 @@ def _cmd_serialize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compact(args: argparse.Namespace) -> int:
+    from snapcompact.compaction.inspect import CompactRequest, compact_session_file
+
+    _print(compact_session_file(CompactRequest(
+        session=args.session, model=args.model, out=args.out, api=args.api,
+        provider=args.provider, strategy=args.strategy, policy=args.policy,
+        shape=None if args.shape in (None, "auto") else args.shape, frame_size=args.size,
+        context_window=args.context_window, settings=args.settings)))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="snapcompact", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -155,6 +170,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serialize", help="serialize a conversation (JSON messages on stdin)")
     p.add_argument("--options")
     p.set_defaults(func=_cmd_serialize)
+
+    p = sub.add_parser("compact", help="replay a session through the compaction pipeline and "
+                       "write the next turn's context")
+    p.add_argument("session", help="JSONL session tree, or a JSON list of agent messages")
+    p.add_argument("--model", required=True)
+    p.add_argument("--api")
+    p.add_argument("--provider")
+    p.add_argument("--strategy", default="snapcompact",
+                   choices=("snapcompact", "truncate", "full", "context-full", "handoff"))
+    p.add_argument("--policy", choices=("pinned", "foveated"))
+    p.add_argument("--shape", help="shape variant, or auto (default)")
+    p.add_argument("--size", type=int, help="frame side in px")
+    p.add_argument("--context-window", type=int, default=200_000)
+    p.add_argument("--settings", help="settings file (.toml or .json)")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_cmd_compact)
     return parser
 
 

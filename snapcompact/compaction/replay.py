@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,8 @@ class Replay:
     rounds: tuple[ReplayRound, ...]
     discarded_round: tuple[int, ...]  # per source message: 0 = in the context, k = round k
     warnings: tuple[str, ...] = ()
+    llm_calls: int = 0  # calls of the completion function (summaries, handoff documents)
+    llm_usage: Mapping[str, int] = field(default_factory=dict)  # their usage, summed by key
 
     @property
     def compactions(self) -> int:
@@ -156,6 +158,21 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
     if strategy in LLM_STRATEGIES and complete is None:
         raise ValueError(f"strategy {strategy!r} summarizes with an LLM: give a completion function "
                          "(a summarizer model)")
+    calls = 0
+    usage_total: dict[str, int] = {}
+    if complete is not None:
+        inner = complete
+
+        def complete(system_prompt: str, user_prompt: str, **kwargs: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            reply = inner(system_prompt, user_prompt, **kwargs)
+            usage = reply.get("usage") if isinstance(reply, Mapping) else getattr(reply, "usage", None)
+            for key, value in (usage or {}).items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    usage_total[key] = usage_total.get(key, 0) + int(value)
+            return reply
+
     counter = itertools.count(1)
     ticks = itertools.count()
     session = Session(None, id_factory=lambda: f"e{next(counter):06d}",
@@ -220,7 +237,8 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
             tokens_after=outcome.tokens_after, frames=frames, usage=_usage_of(outcome)))
         settle(len(rounds))
     return Replay(pipeline=pipeline, strategy=strategy, rounds=tuple(rounds),
-                  discarded_round=tuple(discarded), warnings=tuple(dict.fromkeys(notes)))
+                  discarded_round=tuple(discarded), warnings=tuple(dict.fromkeys(notes)),
+                  llm_calls=calls, llm_usage=dict(usage_total))
 
 
 def load_session_messages(path: str | Path) -> list[dict[str, Any]]:
