@@ -160,8 +160,9 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         replay = replay_session(item.messages, model_info(spec), settings, strategy=arm.strategy,
                                 complete=complete)
     chat = to_chat_messages(replay.llm_messages())
-    bill = bill_request(chat, model.target_model, api=model.api, provider=model.provider,
-                        detail=model.image_detail)
+    if model.image_detail is not None:
+        _override_detail(chat, model.image_detail)
+    bill = bill_request(chat, model.target_model, api=model.api, provider=model.provider)
     keyed, hashes, _ = _keyed(chat, frames)
     stored = _stored_context(keyed, hashes, bill.images)
     context_hash = contexts.put(stored) if contexts is not None else ""
@@ -187,6 +188,19 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         compaction_cost_tokens=_usage_tokens(replay.llm_usage),
         discarded_round=replay.discarded_round, context_hash=context_hash,
         replay_warnings=replay.warnings, skipped=skipped)
+
+
+def _override_detail(messages: Sequence[dict[str, Any]], detail: str) -> None:
+    """The model config's ``image_detail`` replaces the detail production wrote on each frame.
+
+    A documented deviation, for models whose provider rejects the family default (the archive
+    writes ``original`` for every OpenAI model; tile-billed ones such as gpt-5 only take
+    low/high/auto). Rows record it in ``extra.image_detail``.
+    """
+    for message in messages:
+        for part in message.get("content") or ():
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                part["image_url"]["detail"] = detail
 
 
 def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:

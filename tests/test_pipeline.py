@@ -215,9 +215,11 @@ def test_offline_reader_reads_text_and_frames_at_their_seen_size(tmp_path, sessi
     meta = snap.metadata["snapocr"]
     assert meta["evidence"] == snap.question.evidence
     assert [tuple(s) for s in meta["seen_sizes"]] == list(snap.context.seen_px)
-    # GPT-5 sees a 1568 px frame shrunk to fit 768 px on the short side (OpenAI's documented
-    # rule for detail high): the key must change when only the seen size changes
-    assert any(s != p for s, p in zip(snap.context.seen_px, snap.context.frame_px))
+    # the model config's documented override: gpt-5 gets detail high, not the family default
+    assert all(p["image_url"]["detail"] == "high" for m in snap.context.messages
+               if isinstance(m["content"], list) for p in m["content"]
+               if p["type"] == "image_url")
+    # what changes the reader's answer but not the prompt is part of the cache key
     assert snap.params["reader_view"]["seen_px"] == [list(s) for s in snap.context.seen_px]
 
 
@@ -258,8 +260,8 @@ def test_every_experiment_plans_in_fast_mode(tmp_path, experiment):
     """Every experiment composes, replays and plans (dry run) on a small session."""
     overrides = [f"experiment={experiment}", "dry_run=true", "max_items=1",
                  "max_questions_per_item=1", "context_window=3000",
-                 "+settings.compaction.keepRecentTokens=600",
-                 "+settings.compaction.reserveTokens=512"]
+                 "++settings.compaction.keepRecentTokens=600",
+                 "++settings.compaction.reserveTokens=512"]
     if experiment == "squad":
         fixture = Path(__file__).parent / "fixtures" / "datasets" / "squad_tiny.jsonl"
         overrides += [f"dataset.params.data_file={fixture}", "dataset.params.target_tokens=1500"]
