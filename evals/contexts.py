@@ -83,7 +83,10 @@ def _usage_tokens(usage: Mapping[str, Any] | None) -> int:
 
 
 def _archive_text_chars(pipeline: Any) -> int:
-    from snapcompact.archive import get_preserved_archive
+    """Characters of archive text sent as text (head and tail edges, the pinned policy's
+    unframed tail, gap notices): the text blocks :func:`snapcompact.archive.history_blocks`
+    puts beside the frames."""
+    from snapcompact.archive import get_preserved_archive, history_blocks
     from snapcompact.compaction.entries import CompactionEntry
 
     for entry in reversed(pipeline.session.get_branch()):
@@ -91,7 +94,8 @@ def _archive_text_chars(pipeline: Any) -> int:
             archive = get_preserved_archive(entry.preserve_data)
             if archive is None:
                 return 0
-            return len(archive.text_head or "") + len(archive.text_tail or "")
+            return sum(len(b.get("text", "")) for b in history_blocks(archive)
+                       if b.get("type") == "text")
     return 0
 
 

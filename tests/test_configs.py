@@ -23,11 +23,12 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from evals.run import CONFIG_DIR
-from evals.spec import READER_SETS, RunSpec
+from evals.spec import POLICIES, STRATEGIES, RunSpec
 from snapcompact.shapes import SHAPE_VARIANT_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
-GROUPS = ("model", "shape", "dataset", "reader", "experiment", "launcher")
+GROUPS = ("model", "shape", "strategy", "summarizer", "dataset", "reader", "experiment",
+          "launcher")
 
 
 def options(group: str) -> list[str]:
@@ -46,8 +47,22 @@ def test_config_dir_is_the_repository_configs_folder():
         assert options(group), f"configs/{group}/ is empty"
 
 
-def test_shape_group_has_every_variant_plus_auto_and_text():
-    assert set(options("shape")) == set(SHAPE_VARIANT_NAMES) | {"auto", "text"}
+def test_strategy_group_has_every_replay_strategy():
+    from snapcompact.compaction.replay import REPLAY_STRATEGIES
+
+    assert set(options("strategy")) == set(STRATEGIES) == set(REPLAY_STRATEGIES)
+    for name in STRATEGIES:
+        spec = RunSpec.from_config(_compose([f"strategy={name}", "summarizer=mock"]))
+        assert spec.strategies == (name,)
+        arms = spec.arms()
+        if name == "snapcompact":  # policies x shapes of the default experiment
+            assert len(arms) == len(spec.policies) * len(spec.shapes) > 1
+        else:
+            assert [(a.strategy, a.policy, a.shape.variant) for a in arms] == [(name, "", "text")]
+
+
+def test_shape_group_has_every_variant_plus_auto():
+    assert set(options("shape")) == set(SHAPE_VARIANT_NAMES) | {"auto"}
     for name in SHAPE_VARIANT_NAMES:
         data = yaml.safe_load((CONFIG_DIR / "shape" / f"{name}.yaml").read_text())
         assert data == {"variant": name, "frame_size": None}
@@ -58,12 +73,18 @@ def test_every_group_option_composes_under_every_experiment(experiment):
     """Each (experiment, group option) pair composes into a valid RunSpec."""
     checked = 0
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        for group in ("model", "shape", "dataset", "reader", "launcher"):
+        for group in ("model", "shape", "strategy", "summarizer", "dataset", "reader",
+                      "launcher"):
             for option in options(group):
-                cfg = compose("eval", overrides=[f"experiment={experiment}", f"{group}={option}"])
-                if group == "shape" and option == "text" and "text_qa" not in cfg.reader.readers:
-                    # transcription has nothing to read in plain text: refused, with the reason
-                    with pytest.raises(ValueError, match="text arm needs the text_qa reader"):
+                extra = ["summarizer=mock"] if group == "strategy" else []
+                if group == "dataset" and option == "session":
+                    extra = ["dataset.params.path=s.json", "dataset.params.questions=q.jsonl"]
+                cfg = compose("eval", overrides=[f"experiment={experiment}", f"{group}={option}",
+                                                 *extra])
+                if group == "dataset" and set(cfg.dataset.params) - set(
+                        __import__("evals.datasets").datasets.dataset_params(cfg.dataset.name)):
+                    # the experiment sizes its own dataset: another one is refused, by name
+                    with pytest.raises(ValueError, match="got unknown params"):
                         RunSpec.from_config(cfg)
                     checked += 1
                     continue
@@ -73,22 +94,30 @@ def test_every_group_option_composes_under_every_experiment(experiment):
                     assert spec.model.name == option
                 elif group == "shape":
                     assert len(spec.shapes) == 1 and spec.shapes[0].variant == option
+                elif group == "strategy":
+                    assert spec.strategies == (option,)
+                elif group == "summarizer":
+                    assert spec.summarizer is not None and not spec.summarizer.offline_reader
                 elif group == "reader":
-                    assert spec.reader.readers == READER_SETS[option]
+                    assert spec.reader.readers == ("qa",)
                 checked += 1
-    assert checked == sum(len(options(g)) for g in ("model", "shape", "dataset", "reader",
-                                                    "launcher"))
+    assert checked == sum(len(options(g)) for g in ("model", "shape", "strategy", "summarizer",
+                                                    "dataset", "reader", "launcher"))
 
 
 def test_no_arguments_is_the_default_offline_experiment():
     spec = RunSpec.from_config(_compose([]))
     assert spec.experiment == "default"
     assert spec.model.offline_reader and spec.model.litellm_id.startswith("snapocr/")
-    assert spec.dataset.name == "tiny"
-    variants = [s.variant for s in spec.shapes]
-    assert {"11on16-bw", "8on22-bw", "6x6u-bw", "text"} <= set(variants)
-    assert all(s.frame_size is None for s in spec.shapes)  # native (research) frame size
-    assert spec.has_text_arm
+    assert spec.dataset.name == "agent_session"
+    assert spec.dataset.params["target_tokens"] == 80000
+    assert spec.context_window == 32000
+    assert spec.strategies == ("full", "truncate", "snapcompact")
+    assert spec.policies == ("pinned", "foveated")
+    assert [s.variant for s in spec.shapes] == ["auto", "8on22-bw", "6x6u-bw"]
+    assert all(s.frame_size is None for s in spec.shapes)  # the size production picks
+    assert spec.model.target_model == "claude-sonnet-4-5"
+    assert len(spec.arms()) == 2 + 2 * 3
     assert spec.model.required_env == ()
 
 
@@ -113,6 +142,8 @@ def test_run_directories_are_deterministic_and_ignore_non_measuring_keys():
     cfg = _compose(["dataset=needles", "dry_run=true", "budget_usd=1"], hydra=True)
     hc = cfg.hydra
     assert "${now:" not in OmegaConf.to_yaml(hc.run) and "${now:" not in OmegaConf.to_yaml(hc.sweep)
+    # one folder per experiment: rows carry their own coordinates, reruns resume there
+    assert OmegaConf.to_yaml(hc.run).strip().endswith("${results_dir}/runs/${experiment_name}")
     excluded = set(hc.job.config.override_dirname.exclude_keys)
     assert {"dry_run", "budget_usd", "progress", "cache_dir", "launcher"} <= excluded
     assert hc.job.chdir is False
@@ -171,9 +202,16 @@ def test_credential_params_are_refused():
     ("+dataset.params.bogus=1", "unknown params"),
     ("+model.colour=red", "unknown key"),
     ("frame_size=0", "frame size"),
-    ("serialize=xml", "serialize"),
-    ("reader.readers=[image_qa,guess]", "unknown reader"),
-    ("shapes=[]", "shapes is empty"),
+    ("reader.readers=[qa,guess]", "unknown reader"),
+    ("shapes=[]", "snapcompact needs at least one shape"),
+    ("shapes=[text]", "the whole history as text is the strategy 'full'"),
+    ("strategies=[full,shrink]", "unknown value"),
+    ("policies=[pinned,lazy]", "unknown value"),
+    ("strategies=[context-full]", "choose a summarizer model"),
+    ("context_window=10", "context_window must be an integer >= 1000"),
+    ("++settings.compaction.keepRecentTokens=-5", "keepRecentTokens"),
+    ("+settings.bogus.x=1", "unknown settings section"),
+    ("experiment_name=../../x", "experiment_name must be"),
 ])
 def test_bad_configs_fail_before_anything_runs(override, message):
     with pytest.raises(ValueError, match=message):
