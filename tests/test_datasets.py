@@ -75,7 +75,8 @@ def _load(name, squad_cache, **overrides):
 
 
 def test_registry_names():
-    assert set(dataset_names()) == {"squad", "needles", "tool_output", "tiny"}
+    assert set(dataset_names()) == {"squad", "needles", "tool_output", "tiny", "agent_session",
+                                    "session"}
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))

@@ -93,7 +93,8 @@ def test_drift_plot_says_when_nothing_was_reported(tables) -> None:
 def test_write_plots_writes_readable_pngs(tables, tmp_path) -> None:
     df, summary = tables
     paths = write_plots(summary, df, tmp_path)
-    assert sorted(p.name for p in paths) == ["billing_drift.png", "recall_by_shape.png",
+    assert sorted(p.name for p in paths) == ["billing_drift.png", "recall_by_round.png",
+                                             "recall_by_shape.png", "recall_per_1k_tokens.png",
                                              "recall_vs_tokens.png"]
     for path in paths:
         with Image.open(path) as im:

@@ -1,6 +1,6 @@
-"""``snapcompact-eval`` end to end: the default offline run, cache reruns, resume, the CLI.
+"""``snapcompact-eval`` end to end: an offline run, cache reruns, resume, the CLI.
 
-The default experiment runs on the embedded OCR reader over the tiny dataset; a rerun into a
+The smoke experiment runs on the embedded OCR reader over a small generated agent session; a rerun into a
 fresh folder must be answered entirely from the response cache with zero requests sent (counted
 at the litellm call); an interrupted run -- gracefully, and by SIGKILL in a subprocess talking
 to the loopback server -- must resume without re-sending any request whose answer had arrived.
@@ -77,25 +77,27 @@ def dummy_keys(monkeypatch):
 
 def test_default_run_on_the_ocr_reader_then_answered_from_the_cache(tmp_path, capsys,
                                                                     dummy_keys):
-    """The default experiment (tiny data, 1 item), then a rerun with zero requests sent."""
-    overrides = [f"results_dir={tmp_path}", "progress=false", "dataset=tiny", "max_items=1"]
+    """The smoke experiment on the OCR reader, then a rerun with zero requests sent."""
+    overrides = [f"results_dir={tmp_path}", "progress=false", "experiment=smoke"]
     first = run_config(compose_cfg(overrides), tmp_path / "first", base_dir=tmp_path,
                        completion_fn=(calls := Counting()))
     out = capsys.readouterr().out
     rows = rows_of(tmp_path / "first")
-    # 2 questions x (text + 11on16-bw + 8on22-bw + 6x6u-bw)
+    # 2 questions x (full + truncate + snapcompact 11on16-bw + snapcompact 6x6u-bw)
     assert first.planned == len(rows) == calls.calls == first.requests_sent == 8
-    assert {r.shape for r in rows} == {"text", "11on16-bw", "8on22-bw", "6x6u-bw"}
-    assert {r.frame_size for r in rows if r.shape != "text"} == {1568}  # native size
+    assert {r.shape for r in rows} == {"text", "11on16-bw", "6x6u-bw"}
+    assert {r.frame_size for r in rows if r.shape != "text"} == {512}
     assert all(r.error is None and r.extra["note"] == OCR_NOTE for r in rows)
     assert OCR_NOTE in out
 
-    recall = {row["shape"]: row["recall"] for row in first.table}
-    # the legibility floor: 11on16-bw is read, the squeezed 6x6 layout at native size is not
-    assert recall["text"] == 1.0
-    assert recall["11on16-bw"] >= 0.5
-    assert recall["6x6u-bw"] == 0.0
-    assert all(r.abstained for r in rows if r.shape == "6x6u-bw")
+    by = {(r.strategy, r.shape, r.question_id): r for r in rows}
+    # the whole history as text is read; what truncation dropped cannot be answered
+    assert all(r.correct for r in rows if r.strategy == "full")
+    dropped = [r for r in rows if r.strategy == "truncate" and r.evidence_round >= 1]
+    assert dropped and not any(r.correct for r in dropped)
+    # the legibility floor: the squeezed 6x6 layout is not read
+    assert not any(r.correct for r in rows if r.shape == "6x6u-bw" and r.evidence_round >= 1)
+    assert len(by) == 8
     # the reader echoes the target's predicted prompt tokens as its usage
     assert all(r.reported_prompt_tokens == r.predicted_prompt_tokens for r in rows)
 
@@ -117,7 +119,7 @@ def test_default_run_on_the_ocr_reader_then_answered_from_the_cache(tmp_path, ca
 
 
 def test_interrupted_run_resumes_without_asking_twice(tmp_path):
-    overrides = [f"results_dir={tmp_path}", "progress=false", "model=mock", "dataset=tiny",
+    overrides = [f"results_dir={tmp_path}", "progress=false", "model=mock", "experiment=smoke",
                  "model.concurrency=1"]
     with pytest.raises(Interrupted):
         run_config(compose_cfg(overrides), tmp_path / "run", base_dir=tmp_path,
@@ -132,7 +134,7 @@ def test_interrupted_run_resumes_without_asking_twice(tmp_path):
     result = run_config(compose_cfg(overrides), tmp_path / "run", base_dir=tmp_path,
                         completion_fn=(calls := Counting()))
     rows = rows_of(tmp_path / "run")
-    total = 16  # 2 items x 2 questions x 4 arms
+    total = 8  # 2 questions x 4 arms
     assert result.skipped_done == recorded
     assert calls.calls == result.requests_sent == total - answered
     assert len(rows) == len({r.key() for r in rows}) == total
@@ -147,21 +149,21 @@ def test_killed_sweep_never_rebills_an_answered_request(tmp_path, monkeypatch):
     """SIGKILL a CLI run mid-sweep (loopback server, real HTTP), rerun the same command."""
     from evals.fake_server import FakeChatServer
 
-    args = ["model=fake", "dataset=tiny", "dataset.params.n_items=3", "model.concurrency=2",
-            "progress=false", f"results_dir={tmp_path}"]
+    args = ["model=fake", "experiment=smoke", "dataset.params.depths=[0.1,0.3,0.5,0.7,0.9]",
+            "model.concurrency=2", "progress=false", f"results_dir={tmp_path}"]
     with FakeChatServer(latency_s=0.3) as server:
         env = {**os.environ, **DUMMY_KEYS, "SNAPCOMPACT_FAKE_API_BASE": server.api_base}
         proc = subprocess.Popen([*_console_script(), *args], cwd=tmp_path, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 120
-        while server.requests < 8 and proc.poll() is None and time.monotonic() < deadline:
+        while server.requests < 6 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         sent_before = server.requests
         answered = len(ResponseCache(tmp_path / "cache" / "responses"))
-        assert 0 < answered <= sent_before < 24
+        assert 0 < answered <= sent_before < 20
 
         for name, value in {**DUMMY_KEYS, "SNAPCOMPACT_FAKE_API_BASE": server.api_base}.items():
             monkeypatch.setenv(name, value)
@@ -170,9 +172,9 @@ def test_killed_sweep_never_rebills_an_answered_request(tmp_path, monkeypatch):
         main()  # the same command, in this process
         resent = server.requests - sent_before
 
-    (run_dir,) = {p.parent for p in tmp_path.glob("runs/default/*/records.jsonl")}
+    run_dir = tmp_path / "runs" / "smoke"
     rows = rows_of(run_dir)
-    total = 24  # 3 items x 2 questions x 4 arms
+    total = 20  # 5 questions x 4 arms
     assert resent == total - answered  # only requests whose answer never arrived
     assert len(rows) == len({r.key() for r in rows}) == total
     assert all(r.error is None for r in rows)
@@ -181,7 +183,7 @@ def test_killed_sweep_never_rebills_an_answered_request(tmp_path, monkeypatch):
 
 def test_cli_refuses_a_run_past_its_budget(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["snapcompact-eval", "model=mock", "dataset=tiny",
+    monkeypatch.setattr(sys, "argv", ["snapcompact-eval", "model=mock", "experiment=smoke",
                                       "budget_usd=0.0001", "progress=false"])
     with pytest.raises(SystemExit) as stop:
         main()
@@ -197,7 +199,7 @@ def test_cli_dry_run_prints_prediction(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setattr(sys, "argv", ["snapcompact-eval", "model=gpt-5", "dry_run=true",
-                                      "dataset=tiny", "progress=false"])
+                                      "experiment=smoke", "progress=false"])
     main()
     out = capsys.readouterr().out
     assert "dry run (predicted, nothing sent)" in out
@@ -216,5 +218,5 @@ def test_joblib_multirun_runs_one_job_per_shape(tmp_path):
     assert [f.parent.name for f in files] == ["model=mock,shape=11on16-bw",
                                               "model=mock,shape=6x6u-bw"]
     shapes = [{r.shape for r in iter_records(f)} for f in files]
-    assert shapes == [{"11on16-bw"}, {"6x6u-bw"}]
+    assert shapes == [{"11on16-bw", "text"}, {"6x6u-bw", "text"}]  # full/truncate: no frames
     assert (sweep / "multirun.yaml").is_file()
