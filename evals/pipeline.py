@@ -54,6 +54,7 @@ from evals.records import (
 )
 from evals.scoring import score
 from evals.spec import TEXT_ARM, RunSpec, ShapeSpec
+from evals.transcripts import TRANSCRIPTS_DIR, TranscriptStore
 
 OCR_NOTE = "offline OCR reader: legibility floor, not a model ranking"
 TRANSCRIPT_QUESTION_ID = "transcript"
@@ -431,8 +432,10 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = pri
 # rows
 
 
-def make_record(p: Planned, response: Any, spec: RunSpec, run_id: str, v: Versions) -> Record:
-    """The row for one answered (or failed) request."""
+def make_record(p: Planned, response: Any, spec: RunSpec, run_id: str, v: Versions,
+                transcript_hash: str | None = None) -> Record:
+    """The row for one answered (or failed) request; ``transcript_hash`` names the offline
+    reader's reading in the run's transcript store (``evals.transcripts``)."""
     from evals.readers.answer import character_error_rate
 
     answer = response.answer if response.answer is not None else ""
@@ -477,6 +480,8 @@ def make_record(p: Planned, response: Any, spec: RunSpec, run_id: str, v: Versio
     if model.offline_reader:
         extra["note"] = OCR_NOTE
         extra["reader_version"] = offline_reader_version()
+    if transcript_hash is not None:
+        extra["transcript_hash"] = transcript_hash
     return Record(
         run_id=run_id,
         experiment=spec.experiment,
@@ -704,11 +709,24 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
         return "data:image/png;base64," + base64.b64encode(store.get(digest)).decode("ascii")
 
     gate = asyncio.Semaphore(window)
+    readings = (TranscriptStore(sink.path.parent / TRANSCRIPTS_DIR)
+                if spec.model.offline_reader else None)
+
+    def store_reading(p: Planned) -> str | None:
+        from evals.readers.provider import parse_request, reading_of
+
+        request = p.request(image_url)
+        reading = reading_of(parse_request(request.model, request.messages, request.metadata))
+        return readings.put(reading) if reading is not None and readings is not None else None
 
     async def one(p: Planned) -> None:
         async with gate:
             response = await client.complete(p.request(image_url))
-            sink.add(make_record(p, response, spec, run_id, v))
+            transcript_hash = None
+            if readings is not None and response.error is None and p.question is not None:
+                # the reader's transcript and spans, for the viewer (OCR caches: no re-read)
+                transcript_hash = await asyncio.to_thread(store_reading, p)
+            sink.add(make_record(p, response, spec, run_id, v, transcript_hash))
 
     await asyncio.gather(*(one(p) for p in plan.planned))
 

@@ -50,8 +50,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.readers.answer import ABSTENTION, MIN_EVIDENCE_SCORE, locate
+from evals.readers.answer import ABSTENTION, MIN_EVIDENCE_SCORE, locate, reading_form
 from evals.readers.ocr import DEFAULT_SETTINGS, OcrSettings, transcribe
+from evals.transcripts import Reading
 
 PROVIDER = "snapocr"
 METADATA_KEY = "snapocr"
@@ -220,25 +221,45 @@ def _transcript(request: ReaderRequest) -> str:
     )
 
 
+def _read_text(request: ReaderRequest) -> str:
+    """What a QA reader reads: the plain history (text-qa) or the frames' transcript."""
+    return request.history_text if request.model == TEXT_QA else _transcript(request)
+
+
+def reading_of(request: ReaderRequest) -> Reading | None:
+    """The reading behind a QA answer (transcript, evidence and answer spans); None for
+    transcription requests. Same functions, same inputs as ``run_reader``, so the same answer;
+    the OCR caches make a second call cheap."""
+    if request.model == TRANSCRIBE:
+        return None
+    text = _read_text(request)
+    found = locate(text, request.evidence, request.answers, request.min_evidence_score)
+    located = found.answer != ABSTENTION
+    return Reading(
+        reader=request.model,
+        reading=reading_form(text),
+        evidence=request.evidence or "",
+        answers=request.answers,
+        score=found.score,
+        evidence_span=(found.start, found.end) if found.end > found.start else None,
+        answer_span=(found.answer_start, found.answer_end) if located else None,
+        answer=found.answer,
+    )
+
+
 def run_reader(request: ReaderRequest) -> ReaderReply:
     """Do the reading: OCR (for image models), then locate or transcribe."""
     started = time.perf_counter()
     details: dict[str, Any] = {"reader": request.model, "images": len(request.images)}
-    if request.model == TEXT_QA:
-        found = locate(request.history_text, request.evidence, request.answers,
-                       request.min_evidence_score)
+    read = _read_text(request)
+    if request.model != TEXT_QA:
+        details["ocr_seconds"] = round(time.perf_counter() - started, 3)
+    if request.model == TRANSCRIBE:
+        text = read
+    else:
+        found = locate(read, request.evidence, request.answers, request.min_evidence_score)
         text = found.answer
         details["evidence_score"] = round(found.score, 2)
-    else:
-        transcript = _transcript(request)
-        details["ocr_seconds"] = round(time.perf_counter() - started, 3)
-        if request.model == TRANSCRIBE:
-            text = transcript
-        else:
-            found = locate(transcript, request.evidence, request.answers,
-                           request.min_evidence_score)
-            text = found.answer
-            details["evidence_score"] = round(found.score, 2)
     details["abstained"] = text == ABSTENTION
     return ReaderReply(text=text, prompt_tokens=request.billed_prompt_tokens,
                        completion_tokens=math.ceil(len(text) / 4), details=details)

@@ -1,0 +1,79 @@
+"""What the offline reader read, stored once by content hash, so a viewer can show it.
+
+Why a store: a record holds the reader's *answer*, but a researcher asking "why did this shape
+fail?" needs the reading behind it -- the transcript, where the evidence was found in it and
+which stretch became the answer. A transcript is kilobytes (the text arm's is the whole
+history), and many rows share one, so rows carry only its SHA-256 (``extra.transcript_hash``)
+and the JSON lives once under ``<run_dir>/transcripts/ab/<sha256>.json`` -- the same layout as
+the frame store. The hash is over the exact bytes stored (canonical JSON), so equal readings
+are one file and a file's name proves its content.
+
+Spans index ``reading``: the reader's *reading form* of the transcript (whitespace runs folded
+to one space, newline glyphs as spaces), which is what the locator matched on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TRANSCRIPTS_DIR = "transcripts"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One offline-reader reading: the text it read and where evidence and answer sit in it."""
+
+    reader: str  # "ocr-qa" (transcript of the frames) or "text-qa" (the plain history)
+    reading: str  # reading form of the transcript; spans index this
+    evidence: str
+    answers: tuple[str, ...]
+    score: float  # 0-100 alignment score of the evidence in the reading
+    evidence_span: tuple[int, int] | None  # None when the evidence was not found (abstention)
+    answer_span: tuple[int, int] | None
+    answer: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reader": self.reader,
+            "reading": self.reading,
+            "evidence": self.evidence,
+            "answers": list(self.answers),
+            "score": round(float(self.score), 2),
+            "evidence_span": list(self.evidence_span) if self.evidence_span else None,
+            "answer_span": list(self.answer_span) if self.answer_span else None,
+            "answer": self.answer,
+        }
+
+
+def _encode(reading: Reading) -> bytes:
+    return json.dumps(reading.to_json(), ensure_ascii=False, sort_keys=True,
+                      separators=(",", ":")).encode("utf-8")
+
+
+class TranscriptStore:
+    """Readings by content hash: ``root/ab/<sha256>.json``, written once, atomically."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def path(self, digest: str) -> Path:
+        return self.root / digest[:2] / f"{digest}.json"
+
+    def put(self, reading: Reading) -> str:
+        data = _encode(reading)
+        digest = hashlib.sha256(data).hexdigest()
+        target = self.path(digest)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(f".{os.getpid()}.{id(data)}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        return digest
+
+    def get(self, digest: str) -> dict[str, Any]:
+        return json.loads(self.path(digest).read_bytes())
