@@ -31,11 +31,11 @@ TARGET = "openai/gpt-5"
 SYSTEM = "You are a coding agent. Earlier turns of this session were archived as images."
 
 HISTORY = "\n".join(
-    [f"turn {i}: ran the test suite, {i * 7 % 13} failures in module m{i}." for i in range(40)]
+    [f"turn {i}: ran the test suite, {i * 7 % 13} failures in module m{i}." for i in range(110)]
     + ["The deploy key for the staging cluster is KX7-20481 and it rotates on Fridays.",
        "The build cache lives in /var/cache/snap-build and is pruned at 40 GiB.",
        "The release manager for version 3.2 is Dana Okafor."]
-    + [f"turn {i}: refactored parser step {i}, all green." for i in range(40, 70)]
+    + [f"turn {i}: refactored parser step {i}, all green." for i in range(110, 200)]
 )
 
 QUESTIONS = (
