@@ -433,9 +433,9 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = pri
 
 
 def make_record(p: Planned, response: Any, spec: RunSpec, run_id: str, v: Versions,
-                transcript_hash: str | None = None) -> Record:
-    """The row for one answered (or failed) request; ``transcript_hash`` names the offline
-    reader's reading in the run's transcript store (``evals.transcripts``)."""
+                reading: Mapping[str, Any] | None = None) -> Record:
+    """The row for one answered (or failed) request; ``reading`` is the offline reader's
+    reading of it (``evals.transcripts``: transcript hash, evidence and answer spans)."""
     from evals.readers.answer import character_error_rate
 
     answer = response.answer if response.answer is not None else ""
@@ -480,8 +480,8 @@ def make_record(p: Planned, response: Any, spec: RunSpec, run_id: str, v: Versio
     if model.offline_reader:
         extra["note"] = OCR_NOTE
         extra["reader_version"] = offline_reader_version()
-    if transcript_hash is not None:
-        extra["transcript_hash"] = transcript_hash
+    if reading is not None:
+        extra["reading"] = dict(reading)
     return Record(
         run_id=run_id,
         experiment=spec.experiment,
@@ -712,7 +712,7 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
     readings = (TranscriptStore(sink.path.parent / TRANSCRIPTS_DIR)
                 if spec.model.offline_reader else None)
 
-    def store_reading(p: Planned) -> str | None:
+    def store_reading(p: Planned) -> dict[str, Any] | None:
         from evals.readers.provider import parse_request, reading_of
 
         request = p.request(image_url)
@@ -722,11 +722,11 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
     async def one(p: Planned) -> None:
         async with gate:
             response = await client.complete(p.request(image_url))
-            transcript_hash = None
+            reading = None
             if readings is not None and response.error is None and p.question is not None:
                 # the reader's transcript and spans, for the viewer (OCR caches: no re-read)
-                transcript_hash = await asyncio.to_thread(store_reading, p)
-            sink.add(make_record(p, response, spec, run_id, v, transcript_hash))
+                reading = await asyncio.to_thread(store_reading, p)
+            sink.add(make_record(p, response, spec, run_id, v, reading))
 
     await asyncio.gather(*(one(p) for p in plan.planned))
 

@@ -149,7 +149,8 @@ def test_question_pages_carry_the_record_and_its_context(site):
             context = run.contexts[rec["context_hash"]]
             assert q["fields"]["strategy"] == rec["strategy"]
             assert q["fields"]["evidence_round"] == rec["evidence_round"]
-            assert q["transcript"] == {"hash": rec["extra"]["transcript_hash"]}
+            assert q["transcript"] == {"hash": rec["extra"]["reading"]["transcript"]}
+            assert q["reading"] == rec["extra"]["reading"]
             assert q["billed_tokens"] == rec["context_billed_tokens"]
         else:  # old format: frames and question rebuilt from the record
             context = q["context"]["inline"]
@@ -273,12 +274,15 @@ def test_locate_returns_the_answer_span_in_the_reading():
 
 def test_transcript_store_is_content_addressed(tmp_path):
     store = TranscriptStore(tmp_path)
-    reading = Reading("ocr-qa", "a b c", "b", ("b",), 100.0, (2, 3), (2, 3), "b")
-    first = store.put(reading)
-    assert store.put(reading) == first
+    one = Reading("ocr-qa", "a b c", "b", 100.0, (2, 3), (2, 3), "b")
+    other = Reading("ocr-qa", "a b c", "c", 100.0, (4, 5), (4, 5), "c")
+    first, second = store.put(one), store.put(other)
+    # two questions about the same reading: one file, two sets of spans
     files = list(tmp_path.rglob("*.json"))
-    assert len(files) == 1 and hashlib.sha256(files[0].read_bytes()).hexdigest() == first
-    assert store.get(first)["answer_span"] == [2, 3]
+    assert first["transcript"] == second["transcript"] and len(files) == 1
+    assert hashlib.sha256(files[0].read_bytes()).hexdigest() == first["transcript"]
+    assert store.get(first["transcript"]) == {"reading": "a b c"}
+    assert (first["answer_span"], second["answer_span"]) == ([2, 3], [4, 5])
 
 
 def test_an_offline_run_stores_its_readings_and_views(tmp_path):
@@ -297,16 +301,19 @@ def test_an_offline_run_stores_its_readings_and_views(tmp_path):
     qa = [r for r in rows if r.reader != "transcribe"]
     assert qa and all(r.error is None for r in rows)
     for r in qa:
-        digest = r.extra["transcript_hash"]
+        part = r.extra["reading"]
+        digest = part["transcript"]
         path = tmp_path / "run" / "transcripts" / digest[:2] / f"{digest}.json"
         assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
-        stored = json.loads(path.read_bytes())
-        assert stored["answer"] == r.answer
-        if stored["answer_span"]:
-            lo, hi = stored["answer_span"]
-            assert stored["reading"][lo:hi] == r.answer
-    assert all("transcript_hash" not in r.extra for r in rows if r.reader == "transcribe")
+        reading = json.loads(path.read_bytes())["reading"]
+        assert part["answer"] == r.answer
+        if part["answer_span"]:
+            lo, hi = part["answer_span"]
+            assert reading[lo:hi] == r.answer
+        else:
+            assert r.abstained
+    assert all("reading" not in r.extra for r in rows if r.reader == "transcribe")
     stats = build_site([tmp_path / "run"], tmp_path / "site", log=lambda _: None)
     assert stats.questions == len(qa) and stats.missing_frames == 0
     assert stats.frames == len({h for r in qa for h in r.frame_hashes})
-    assert stats.transcripts == len({r.extra["transcript_hash"] for r in qa})
+    assert stats.transcripts == len({r.extra["reading"]["transcript"] for r in qa})

@@ -141,8 +141,8 @@ def build_fixture_run(run_dir: Path) -> FixtureRun:
             assert reading is not None
             if arm == "image":
                 reading = dataclasses.replace(reading, reader="ocr-qa")
-            transcript_hash = readings.put(reading)
-            run.transcripts.add(transcript_hash)
+            reading_part = readings.put(reading)
+            run.transcripts.add(reading_part["transcript"])
             correct = answer in gold
             record = _base_record(
                 question_id=qid, question=question, gold_answers=gold, answer=answer,
@@ -157,7 +157,7 @@ def build_fixture_run(run_dir: Path) -> FixtureRun:
                 predicted_image_tokens=image_tokens,
                 predicted_prompt_tokens=image_tokens + text_tokens,
                 extra={"note": "offline OCR reader: legibility floor, not a model ranking",
-                       "transcript_hash": transcript_hash})
+                       "reading": reading_part})
             row = record.to_json()
             row.update({
                 "strategy": strategy, "policy": policy, "compactions": 2,

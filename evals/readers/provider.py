@@ -239,7 +239,6 @@ def reading_of(request: ReaderRequest) -> Reading | None:
         reader=request.model,
         reading=reading_form(text),
         evidence=request.evidence or "",
-        answers=request.answers,
         score=found.score,
         evidence_span=(found.start, found.end) if found.end > found.start else None,
         answer_span=(found.answer_start, found.answer_end) if located else None,

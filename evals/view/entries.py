@@ -89,7 +89,11 @@ class Entry:
     correct: bool
     error: str | None
     context_hash: str | None
-    transcript_hash: str | None
+    reading: Mapping[str, Any] | None  # the offline reader's spans (``evals.transcripts``)
+
+    @property
+    def transcript_hash(self) -> str | None:
+        return self.reading.get("transcript") if self.reading else None
 
     @property
     def reader_label(self) -> str:
@@ -173,7 +177,8 @@ def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
             correct=bool(row.get("correct")) and row.get("error") is None,
             error=row.get("error"),
             context_hash=field_of(row, "context_hash"),
-            transcript_hash=field_of(row, "transcript_hash"),
+            reading=reading if isinstance(reading := field_of(row, "reading"), Mapping)
+            else None,
         ))
     entries.sort(key=lambda e: (e.cell, str(e.row.get("dataset")), str(e.row.get("item_id")),
                                 str(e.row.get("question_id")), int(e.row.get("seed") or 0)))

@@ -14,9 +14,10 @@ its own file, named by hash and sharded by its first two hex digits like the fra
 
 Frames are copied (or hard- or sym-linked) from the run's frame store as they are -- never
 re-rendered -- and checked against their hash when copied. Contexts (``contexts/ab/<hash>.json``,
-the wire messages with images replaced by frame hashes) and offline-reader readings
-(``transcripts/ab/<hash>.json``) are passed through. Rows from before contexts were stored get a
-context rebuilt from the record itself (its frames and question), marked as such on the page.
+the wire messages with images replaced by frame hashes) and offline-reader transcripts
+(``transcripts/ab/<hash>.json``; their spans are in the record) are passed through. Rows from
+before contexts were stored get a context rebuilt from the record itself (its frames and
+question), marked as such on the page.
 """
 
 from __future__ import annotations
@@ -384,7 +385,7 @@ def build_site(run_dirs: Sequence[str | Path], out: str | Path, *, page_size: in
             "offline": entry.offline, "run_dir": str(entry.run_dir), "fields": fields,
             "billed_tokens": entry.billed_tokens, "correct": entry.correct,
             "context": context_ref, "block_tokens": block_tokens, "missing_frames": missing,
-            "transcript": transcript_ref, "record": dict(row)})
+            "transcript": transcript_ref, "reading": entry.reading, "record": dict(row)})
 
     rounds = sorted({round_key(e.evidence_round) for e in entries},
                     key=lambda r: (r == "rna", int(r[1:]) if r != "rna" else 0))

@@ -306,8 +306,8 @@
   }
 
   const WINDOW = 1200;
-  function transcriptView(tr) {
-    const ev = tr.evidence_span, ans = tr.answer_span;
+  function transcriptView(spans, tr) {
+    const ev = spans.evidence_span, ans = spans.answer_span;
     const whole = el("pre", { class: "transcript" }, highlighted(tr.reading, ev, ans));
     let shown = whole;
     if (tr.reading.length > 2 * WINDOW + 200) {
@@ -323,12 +323,12 @@
     }
     return el("div", { class: "reading" },
       el("dl", { class: "facts" },
-        el("dt", {}, "reader"), el("dd", {}, tr.reader === "text-qa" ? "text-qa: reads the plain history" :
+        el("dt", {}, "reader"), el("dd", {}, spans.reader === "text-qa" ? "text-qa: reads the plain history" :
           "ocr-qa: the OCR transcript of the frames at their seen size"),
-        el("dt", {}, "evidence"), el("dd", {}, el("mark", { class: "evidence" }, tr.evidence)),
-        el("dt", {}, "evidence found"), el("dd", {}, ev ? "yes, alignment score " + tr.score :
-          "no (best alignment score " + tr.score + "): the reader abstained"),
-        el("dt", {}, "answer as read"), el("dd", {}, ans ? el("mark", { class: "answer" }, tr.answer) : tr.answer)),
+        el("dt", {}, "evidence"), el("dd", {}, el("mark", { class: "evidence" }, spans.evidence)),
+        el("dt", {}, "evidence found"), el("dd", {}, ev ? "yes, alignment score " + spans.score :
+          "no (best alignment score " + spans.score + "): the reader abstained"),
+        el("dt", {}, "answer as read"), el("dd", {}, ans ? el("mark", { class: "answer" }, spans.answer) : spans.answer)),
       el("p", { class: "legend" }, el("mark", { class: "evidence" }, "evidence"), " ",
         el("mark", { class: "answer" }, "answer"), " located in the reader's reading (whitespace folded)"),
       shown);
@@ -372,7 +372,7 @@
       el("p", { class: "missing" }, "context " + q.context.missing + " is missing from the run"));
     if (q.transcript) {
       panel.appendChild(el("h3", {}, "The reader's transcript"));
-      if (q.transcript.hash) panel.appendChild(transcriptView(await load(sharded("tr", q.transcript.hash))));
+      if (q.transcript.hash) panel.appendChild(transcriptView(q.reading, await load(sharded("tr", q.transcript.hash))));
       else panel.appendChild(el("p", { class: "missing" }, "transcript " + q.transcript.missing + " is missing from the run"));
     }
     if (!compact) {
