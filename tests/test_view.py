@@ -188,11 +188,13 @@ def test_rebuild_replaces_the_site_and_foreign_folders_are_refused(site, tmp_pat
     run, _, _ = site
     out = tmp_path / "site"
     build_site([run.run_dir], out, log=lambda _: None)
-    stale = out / "data" / "q" / "zz" / "stale.js"
-    stale.parent.mkdir(parents=True)
-    stale.write_text("x")
+    stale = [out / "data" / "q" / "zz" / "stale.js", out / "frames" / "zz" / "stale.png"]
+    for path in stale:
+        path.parent.mkdir(parents=True)
+        path.write_text("x")
     build_site([run.run_dir], out, log=lambda _: None)
-    assert not stale.exists()
+    assert not any(path.exists() for path in stale)
+    assert {p.stem for p in (out / "frames").rglob("*.png")} == run.frames
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")

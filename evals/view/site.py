@@ -111,7 +111,7 @@ def _prepare_out(out: Path) -> None:
         if any(out.iterdir()) and not (out / MARKER).exists():
             raise ValueError(f"--out {out} is a non-empty directory that is not a viewer site; "
                              "choose an empty or new directory")
-        for name in ("data", "assets", *PAGES):
+        for name in ("data", "assets", FRAMES_DIR, *PAGES):
             target = out / name
             if target.is_dir():
                 shutil.rmtree(target)
