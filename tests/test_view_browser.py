@@ -116,7 +116,6 @@ def test_index_cell_and_question_pages_in_chromium(site, tmp_path):
 
         # side by side: the same question under another shape and policy
         other = ids[("snapcompact", "pinned", "11on16-bw", "q1")]
-        page.locator("table.siblings tr", has=page.locator(f"[data-id='{other}']")).count()
         page.locator(f"table.siblings tr[data-id='{other}'] a.compare").click()
         b.wait_ready()
         panels = page.locator(".compare .question-panel")
