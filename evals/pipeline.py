@@ -60,6 +60,7 @@ from evals.records import (
 from evals.scoring import score
 from evals.sessions import SessionItem, as_session
 from evals.spec import RunSpec
+from evals.transcripts import TRANSCRIPTS_DIR, TranscriptStore
 
 OCR_NOTE = "offline OCR reader: legibility floor, not a model ranking"
 QA_READER = "qa"
@@ -332,8 +333,11 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = pri
 
 def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v: Versions, *,
                 item: SessionItem | None = None, context: Context | None = None,
-                question: Question | None = None) -> Record:
-    """The row for one answered (or failed) request, or for a skipped question (``p`` None)."""
+                question: Question | None = None,
+                reading: Mapping[str, Any] | None = None) -> Record:
+    """The row for one answered (or failed) request, or for a skipped question (``p`` None);
+    ``reading`` is the offline reader's reading of it (``evals.transcripts``: transcript hash,
+    evidence and answer spans)."""
     item = p.item if p is not None else item
     context = p.context if p is not None else context
     question = p.question if p is not None else question
@@ -377,6 +381,8 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
     if model.offline_reader:
         extra["note"] = OCR_NOTE
         extra["reader_version"] = offline_reader_version()
+    if reading is not None:
+        extra["reading"] = dict(reading)
     return Record(
         run_id=run_id,
         experiment=spec.experiment,
@@ -650,11 +656,24 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
         return "data:image/png;base64," + base64.b64encode(store.get(digest)).decode("ascii")
 
     gate = asyncio.Semaphore(window)
+    readings = (TranscriptStore(sink.path.parent / TRANSCRIPTS_DIR)
+                if spec.model.offline_reader else None)
+
+    def store_reading(p: Planned) -> dict[str, Any] | None:
+        from evals.readers.provider import parse_request, reading_of
+
+        request = p.request(data_url)
+        reading = reading_of(parse_request(request.model, request.messages, request.metadata))
+        return readings.put(reading) if reading is not None and readings is not None else None
 
     async def one(p: Planned) -> None:
         async with gate:
             response = await client.complete(p.request(data_url))
-            sink.add(make_record(p, response, spec, run_id, v))
+            reading = None
+            if readings is not None and response.error is None:
+                # the reader's transcript and spans, for the viewer (OCR caches: no re-read)
+                reading = await asyncio.to_thread(store_reading, p)
+            sink.add(make_record(p, response, spec, run_id, v, reading=reading))
 
     await asyncio.gather(*(one(p) for p in plan.planned))
 

@@ -164,6 +164,15 @@ def append_records(path: str | os.PathLike[str], records: Iterable[Record]) -> i
 
 def iter_records(path: str | os.PathLike[str]) -> Iterator[Record]:
     """Rows of one records file; a torn (unterminated, unparsable) final line is skipped."""
+    for row in iter_rows(path):
+        yield Record.from_json(row)
+
+
+def iter_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """The raw JSON objects of one records file, torn last line skipped as in ``iter_records``.
+
+    For readers that must accept rows of other schema versions as they are (the viewer).
+    """
     path = Path(path)
     if not path.exists():
         return
@@ -180,7 +189,9 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[Record]:
                 warnings.warn(f"{path}: skipping a torn last line", stacklevel=2)
                 continue
             raise ValueError(f"{path}:{number}: not a JSON record") from None
-        yield Record.from_json(row)
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}:{number}: not a JSON object")
+        yield row
 
 
 def find_record_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Create .venv and install the project with everything the harness and the tests need.
-# Idempotent: re-installs only when pyproject.toml changed since the last successful run.
+# Create .venv and install the project with everything the harness and the tests need, plus the
+# system Chromium the records viewer's browser test drives (Debian package, never a downloaded
+# browser build). Idempotent: re-installs only when pyproject.toml changed since the last
+# successful run, and asks apt only while /usr/bin/chromium is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -13,4 +15,17 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[evals,dev]'
   echo "$want" > "$stamp"
+fi
+
+# The viewer's browser test (tests/test_view_browser.py) drives the system Chromium. Installed
+# only as root on an apt system; elsewhere the test skips and says why.
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing chromium (apt) for the viewer's browser test"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "setup: /usr/bin/chromium missing and not root: the viewer's browser test will skip" >&2
+  fi
 fi

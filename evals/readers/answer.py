@@ -69,6 +69,8 @@ class Location:
     start: int  # span of the evidence match in reading_form(transcript)
     end: int
     answer: str  # the answer as read, or ABSTENTION
+    answer_start: int = 0  # span of the answer in reading_form(transcript); empty if abstained
+    answer_end: int = 0
 
 
 def _answer_span_in_evidence(evidence: str, answers: Sequence[str]) -> tuple[int, int]:
@@ -154,8 +156,13 @@ def locate(transcript: str, evidence: str, answers: Sequence[str],
     # extra characters inside the answer stay (they were read there), those around it do not
     span_lo = landing[answer_start]
     span_hi = max([span_lo, *(landing[k] + 1 for k in range(answer_start, answer_end) if kept[k])])
-    answer = reading[lo + span_lo:lo + span_hi].strip()
-    return Location(found.score, window_lo, window_hi, answer or ABSTENTION)
+    read = reading[lo + span_lo:lo + span_hi]
+    answer = read.strip()
+    if not answer:
+        return Location(found.score, window_lo, window_hi, ABSTENTION)
+    answer_start = lo + span_lo + len(read) - len(read.lstrip())
+    return Location(found.score, window_lo, window_hi, answer, answer_start,
+                    answer_start + len(answer))
 
 
 def answer_from_transcript(transcript: str, question: str, evidence: str,

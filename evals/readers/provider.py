@@ -54,8 +54,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.readers.answer import ABSTENTION, MIN_EVIDENCE_SCORE, locate
+from evals.readers.answer import ABSTENTION, MIN_EVIDENCE_SCORE, locate, reading_form
 from evals.readers.ocr import DEFAULT_SETTINGS, OcrSettings, transcribe
+from evals.transcripts import Reading
 
 PROVIDER = "snapocr"
 METADATA_KEY = "snapocr"
@@ -244,35 +245,54 @@ def context_reading(request: ReaderRequest) -> str:
             pieces.append(next(texts))
         else:
             png, size = next(images)
-            pieces.append(transcribe(png, size, settings=request.ocr, cache_dir=request.ocr_cache_dir))
+            pieces.append(transcribe(png, size, settings=request.ocr,
+                                     cache_dir=request.ocr_cache_dir))
     return "\n".join(pieces)
+
+
+def _read_text(request: ReaderRequest) -> str:
+    """What a reader reads: the plain history (text-qa), the whole context (context-qa) or the
+    frames' transcript (ocr-qa, transcribe)."""
+    if request.model == TEXT_QA:
+        return request.history_text
+    if request.model == CONTEXT_QA:
+        return context_reading(request)
+    return _transcript(request)
+
+
+def reading_of(request: ReaderRequest) -> Reading | None:
+    """The reading behind a QA answer (transcript, evidence and answer spans); None for
+    transcription requests. Same functions, same inputs as ``run_reader``, so the same answer;
+    the OCR caches make a second call cheap."""
+    if request.model == TRANSCRIBE:
+        return None
+    text = _read_text(request)
+    found = locate(text, request.evidence, request.answers, request.min_evidence_score)
+    located = found.answer != ABSTENTION
+    return Reading(
+        reader=request.model,
+        reading=reading_form(text),
+        evidence=request.evidence or "",
+        score=found.score,
+        evidence_span=(found.start, found.end) if found.end > found.start else None,
+        answer_span=(found.answer_start, found.answer_end) if located else None,
+        answer=found.answer,
+    )
 
 
 def run_reader(request: ReaderRequest) -> ReaderReply:
     """Do the reading: OCR (for image models), then locate or transcribe."""
     started = time.perf_counter()
     details: dict[str, Any] = {"reader": request.model, "images": len(request.images)}
-    if request.model == TEXT_QA:
-        found = locate(request.history_text, request.evidence, request.answers,
-                       request.min_evidence_score)
-        text = found.answer
-        details["evidence_score"] = round(found.score, 2)
-    elif request.model == CONTEXT_QA:
-        reading = context_reading(request)
+    read = _read_text(request)
+    if request.model != TEXT_QA:
         details["ocr_seconds"] = round(time.perf_counter() - started, 3)
-        found = locate(reading, request.evidence, request.answers, request.min_evidence_score)
-        text = found.answer
-        details["evidence_score"] = round(found.score, 2)
+    if request.model == TRANSCRIBE:
+        text = read
     else:
-        transcript = _transcript(request)
-        details["ocr_seconds"] = round(time.perf_counter() - started, 3)
-        if request.model == TRANSCRIBE:
-            text = transcript
-        else:
-            found = locate(transcript, request.evidence, request.answers,
-                           request.min_evidence_score)
-            text = found.answer
-            details["evidence_score"] = round(found.score, 2)
+        found = locate(read, request.evidence, request.answers, request.min_evidence_score)
+        text = found.answer
+        details["evidence_score"] = round(found.score, 2)
     details["abstained"] = text == ABSTENTION
     return ReaderReply(text=text, prompt_tokens=request.billed_prompt_tokens,
                        completion_tokens=math.ceil(len(text) / 4), details=details)

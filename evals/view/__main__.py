@@ -1,0 +1,5 @@
+"""``python -m evals.view`` is ``snapcompact-eval-view``."""
+
+from evals.view.cli import main
+
+raise SystemExit(main())

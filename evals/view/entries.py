@@ -1,0 +1,214 @@
+"""Record rows -> what the viewer shows: one entry per question asked, grouped into cells.
+
+Why its own module: the site's pages are a pure function of these entries, and the rules that
+make them (which row wins when a measurement was recorded twice, what a "cell" of the summary
+table is, which rows are the same question under another shape) are the ones a reader of the
+site must be able to trust, so they live apart from the HTML.
+
+Rows are read as the raw JSON objects of ``records.jsonl`` (``evals.records.iter_rows``), every
+field through ``.get`` with a default, so rows from before the compaction fields existed
+(``strategy``, ``policy``, ``evidence_round``, ``context_hash``, ...) view as well as new ones.
+A field may also sit in ``extra`` (where the harness put it before it became a column).
+
+A *cell* is one row of the summary table: (reader, model line, target model, strategy, policy,
+arm, shape, frame size). A *group* is one question (dataset, item, question, seed) across every
+cell it was asked in: the question page offers them side by side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evals.aggregate import OFFLINE_PROVIDER, model_line, reader_id, reader_label
+from evals.records import find_record_files, iter_rows
+
+#: Fields the compaction harness adds to a record (absent in older rows), and their defaults.
+COMPACTION_FIELDS: dict[str, Any] = {
+    "strategy": "",
+    "policy": "",
+    "compactions": None,
+    "evidence_round": None,
+    "frames_sent": None,
+    "frames_evicted": None,
+    "text_tail_chars": None,
+    "context_text_tokens": None,
+    "context_image_tokens": None,
+    "context_billed_tokens": None,
+    "compaction_cost_tokens": None,
+    "context_hash": None,
+}
+
+CELL_FIELDS = ("reader_id", "line", "target_model", "strategy", "policy", "arm", "shape",
+               "frame_size")
+
+
+def _digest(value: Any, length: int) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+def field_of(row: Mapping[str, Any], name: str, default: Any = None) -> Any:
+    """``row[name]``, else ``row["extra"][name]``, else ``default`` (None counts as absent)."""
+    value = row.get(name)
+    if value is None:
+        extra = row.get("extra")
+        if isinstance(extra, Mapping):
+            value = extra.get(name)
+    return default if value is None else value
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One record row and the run directory its frames, contexts and transcripts live in."""
+
+    row: Mapping[str, Any]
+    run_dir: Path
+    order: int  # position in reading order: the later of two equal rows wins ties
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One question as asked in one cell: what the pages need, plus the row itself."""
+
+    entry_id: str
+    cell_id: str
+    group_id: str
+    run_dir: Path
+    row: Mapping[str, Any]
+    cell: tuple  # values of CELL_FIELDS
+    strategy: str
+    policy: str
+    evidence_round: int | None
+    billed_tokens: int
+    correct: bool
+    error: str | None
+    context_hash: str | None
+    reading: Mapping[str, Any] | None  # the offline reader's spans (``evals.transcripts``)
+
+    @property
+    def transcript_hash(self) -> str | None:
+        return self.reading.get("transcript") if self.reading else None
+
+    @property
+    def reader_label(self) -> str:
+        return reader_label(self.cell[0])
+
+    @property
+    def offline(self) -> bool:
+        return self.cell[0] == OFFLINE_PROVIDER
+
+
+@dataclass
+class Cell:
+    """One row of the summary table and the entries behind it, in a stable order."""
+
+    cell_id: str
+    values: tuple
+    entries: list[Entry] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(zip(CELL_FIELDS, self.values, strict=True))
+
+
+def load_rows(run_dirs: Sequence[str | Path]) -> list[SourceRow]:
+    """Every row of every ``records.jsonl`` under the given run directories (or files)."""
+    out: list[SourceRow] = []
+    for path in find_record_files(run_dirs):
+        for row in iter_rows(path):
+            out.append(SourceRow(row=row, run_dir=path.parent, order=len(out)))
+    if not out:
+        raise ValueError(f"no records found under {', '.join(str(p) for p in run_dirs)}")
+    return out
+
+
+def _identity(row: Mapping[str, Any]) -> list:
+    """What makes a measurement distinct, compaction coordinates included."""
+    coords = [row.get(k) for k in ("run_id", "dataset", "item_id", "question_id", "model",
+                                   "target_model", "shape", "frame_size", "reader", "seed")]
+    return coords + [field_of(row, "strategy", ""), field_of(row, "policy", "")]
+
+
+def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
+    """One entry per measurement (the latest successful row wins, else the latest row).
+
+    Transcription rows (no question) are left out: they have no answer to drill into.
+    """
+    chosen: dict[str, tuple[tuple, SourceRow]] = {}
+    for source in rows:
+        row = source.row
+        if row.get("reader") == "transcribe":
+            continue
+        rank = (row.get("error") is None, str(row.get("created_at") or ""), source.order)
+        key = _digest(_identity(row), 20)
+        if key not in chosen or rank > chosen[key][0]:
+            chosen[key] = (rank, source)
+    lines: dict[str, str] = {}
+    entries = []
+    for key, (_, source) in chosen.items():
+        row = source.row
+        target = str(row.get("target_model", ""))
+        if target not in lines:
+            lines[target] = model_line(target, table)
+        strategy = str(field_of(row, "strategy", ""))
+        policy = str(field_of(row, "policy", ""))
+        cell = (reader_id(str(row.get("model", ""))), lines[target], target, strategy, policy,
+                str(row.get("arm", "")), str(row.get("shape", "")),
+                int(row.get("frame_size") or 0))
+        group = [row.get(k) for k in ("dataset", "item_id", "question_id", "seed")]
+        evidence_round = field_of(row, "evidence_round")
+        billed = field_of(row, "context_billed_tokens", row.get("predicted_prompt_tokens") or 0)
+        entries.append(Entry(
+            entry_id=key,
+            cell_id=_digest(list(cell), 12),
+            group_id=_digest(group, 16),
+            run_dir=source.run_dir,
+            row=row,
+            cell=cell,
+            strategy=strategy,
+            policy=policy,
+            evidence_round=int(evidence_round) if evidence_round is not None else None,
+            billed_tokens=int(billed),
+            correct=bool(row.get("correct")) and row.get("error") is None,
+            error=row.get("error"),
+            context_hash=field_of(row, "context_hash"),
+            reading=reading if isinstance(reading := field_of(row, "reading"), Mapping)
+            else None,
+        ))
+    entries.sort(key=lambda e: (e.cell, str(e.row.get("dataset")), str(e.row.get("item_id")),
+                                str(e.row.get("question_id")), int(e.row.get("seed") or 0)))
+    return entries
+
+
+def cells_of(entries: Iterable[Entry]) -> list[Cell]:
+    """Entries grouped by cell, cells in table order (reader, line, target, strategy, ...)."""
+    cells: dict[str, Cell] = {}
+    for entry in entries:
+        cell = cells.setdefault(entry.cell_id, Cell(entry.cell_id, entry.cell))
+        cell.entries.append(entry)
+    return sorted(cells.values(), key=lambda c: c.values)
+
+
+def groups_of(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
+    """The same question under every cell it was asked in."""
+    groups: dict[str, list[Entry]] = defaultdict(list)
+    for entry in entries:
+        groups[entry.group_id].append(entry)
+    return dict(groups)
+
+
+def round_key(evidence_round: int | None) -> str:
+    """List-name part for an evidence round: "r0", "r1", ..., "rna" when not recorded."""
+    return "rna" if evidence_round is None else f"r{evidence_round}"
+
+
+def list_names(entry: Entry) -> tuple[str, ...]:
+    """The filtered question lists of its cell an entry belongs to (outcome x round)."""
+    outcome = "correct" if entry.correct else "wrong"
+    rnd = round_key(entry.evidence_round)
+    return ("all-all", f"{outcome}-all", f"all-{rnd}", f"{outcome}-{rnd}")

@@ -1,0 +1,414 @@
+"""Write the viewer: static HTML/CSS/JS pages plus data files, openable straight from disk.
+
+Why this shape: a researcher opens ``index.html`` from a folder (``file://``), on a laptop
+without a server or network. Browsers refuse ``fetch`` on ``file://``, so every data file is a
+small script that hands its payload to the page (``SC.data("<name>", {...})``), loaded on demand
+by inserting a ``<script>`` tag. Nothing is ever fetched from elsewhere; the pages carry a
+Content-Security-Policy that forbids it.
+
+Paging: no page holds a run. The index holds one row per cell (model line x strategy x shape x
+policy ...); a cell's questions are split into pages of ``page_size`` rows, precomputed for each
+filter (all / correct / wrong x every evidence round), so a 10,000-question sweep is thousands
+of small files, never one giant page. Each question, context, transcript and question group is
+its own file, named by hash and sharded by its first two hex digits like the frame store.
+
+Frames are copied (or hard- or sym-linked) from the run's frame store as they are -- never
+re-rendered -- and checked against their hash when copied. Contexts (``contexts/ab/<hash>.json``,
+the wire messages with images replaced by frame hashes) and offline-reader transcripts
+(``transcripts/ab/<hash>.json``; their spans are in the record) are passed through. Rows from
+before contexts were stored get a context rebuilt from the record itself (its frames and
+question), marked as such on the page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from evals.aggregate import OFFLINE_LABEL
+from evals.transcripts import TRANSCRIPTS_DIR
+from evals.view.entries import (
+    CELL_FIELDS,
+    COMPACTION_FIELDS,
+    Cell,
+    Entry,
+    build_entries,
+    cells_of,
+    field_of,
+    groups_of,
+    list_names,
+    load_rows,
+    round_key,
+)
+
+PAGE_SIZE = 100
+FRAME_MODES = ("copy", "hardlink", "symlink")
+MARKER = ".snapcompact-view"
+CONTEXTS_DIR = "contexts"
+FRAMES_DIR = "frames"
+PAGES = ("index.html", "cell.html", "question.html", "compare.html")
+ASSETS = ("view.css", "view.js")
+_SHORT = 160
+
+
+@dataclass(frozen=True)
+class SiteStats:
+    """What was written: counts, and the site's size on disk (frames apart and in total)."""
+
+    out: Path
+    questions: int
+    cells: int
+    list_pages: int
+    contexts: int
+    transcripts: int
+    frames: int
+    missing_frames: int
+    files: int
+    total_bytes: int
+    frame_bytes: int
+
+    def summary(self) -> str:
+        mib = 1024 * 1024
+        return (f"{self.questions} questions in {self.cells} cells, {self.list_pages} list pages, "
+                f"{self.contexts} contexts, {self.transcripts} transcripts, {self.frames} frames"
+                f" ({self.missing_frames} missing); {self.files} files, "
+                f"{self.total_bytes / mib:.1f} MiB ({self.frame_bytes / mib:.1f} MiB frames) "
+                f"in {self.out}")
+
+
+def _sharded(kind: str, digest: str) -> str:
+    return f"{kind}/{digest[:2]}/{digest}"
+
+
+class _Writer:
+    """Data files under ``out/data``: ``SC.data(name, payload)`` scripts."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.files = 0
+
+    def data(self, name: str, payload: Any) -> None:
+        path = self.out / "data" / f"{name}.js"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        path.write_text(f"SC.data({json.dumps(name)},{body});\n", encoding="utf-8")
+        self.files += 1
+
+
+def _prepare_out(out: Path) -> None:
+    """Make ``out`` a fresh site folder; only ever clear a folder this module wrote."""
+    if out.exists():
+        if not out.is_dir():
+            raise ValueError(f"--out {out} exists and is not a directory")
+        if any(out.iterdir()) and not (out / MARKER).exists():
+            raise ValueError(f"--out {out} is a non-empty directory that is not a viewer site; "
+                             "choose an empty or new directory")
+        for name in ("data", "assets", FRAMES_DIR, *PAGES):
+            target = out / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("written by snapcompact-eval-view; safe to delete\n")
+
+
+def _copy_static(out: Path) -> None:
+    static = resources.files("evals.view") / "static"
+    for name in PAGES:
+        (out / name).write_bytes((static / name).read_bytes())
+    (out / "assets").mkdir(exist_ok=True)
+    for name in ASSETS:
+        (out / "assets" / name).write_bytes((static / name).read_bytes())
+
+
+def _short(text: Any, limit: int = _SHORT) -> str:
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _list_row(entry: Entry) -> dict[str, Any]:
+    row = entry.row
+    gold = list(row.get("gold_answers") or [])
+    return {"id": entry.entry_id, "q": _short(row.get("question")),
+            "gold": _short(" | ".join(gold), 80), "a": _short(row.get("answer"), 80),
+            "ok": entry.correct, "err": entry.error is not None,
+            "abst": bool(row.get("abstained")), "f1": row.get("f1"),
+            "round": entry.evidence_round, "tok": entry.billed_tokens,
+            "item": row.get("item_id"), "qid": row.get("question_id")}
+
+
+def _pages(rows: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [rows[i:i + size] for i in range(0, len(rows), size)] or [[]]
+
+
+def _cell_summary(cell: Cell, list_pages: Mapping[str, int]) -> dict[str, Any]:
+    rounds: dict[str, list[int]] = {}
+    for e in cell.entries:
+        counts = rounds.setdefault(round_key(e.evidence_round), [0, 0, 0, 0])
+        counts[0] += 1
+        counts[1] += int(e.correct)
+        counts[2] += int(e.error is not None)
+        counts[3] += e.billed_tokens
+    first = cell.entries[0]
+    return {"id": cell.cell_id, **cell.as_dict(), "label": first.reader_label,
+            "offline": first.offline, "rounds": rounds, "lists": dict(list_pages)}
+
+
+def _legacy_context(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A context rebuilt from an old record: its frames (with sizes and tokens) and question."""
+    hashes = list(row.get("frame_hashes") or [])
+    px = list(row.get("frame_px") or [])
+    extra = row.get("extra") if isinstance(row.get("extra"), Mapping) else {}
+    seen = list(extra.get("seen_px") or [])
+    tokens = list(extra.get("image_tokens_per_frame") or [])
+    parts: list[dict[str, Any]] = []
+    for i, digest in enumerate(hashes):
+        width, height = px[i] if i < len(px) else (0, 0)
+        seen_w, seen_h = seen[i] if i < len(seen) else (width, height)
+        parts.append({"type": "image", "frame_hash": digest, "width": width, "height": height,
+                      "seen_width": seen_w, "seen_height": seen_h,
+                      "tokens": tokens[i] if i < len(tokens) else None})
+    parts.append({"type": "text", "text": str(row.get("question") or "")})
+    return {"source": "record",
+            "note": ("rebuilt from the record (it has no context_hash): the frames and the "
+                     "question as recorded; instruction text and any history text are not "
+                     "stored in such records"),
+            "messages": [{"role": "user", "content": parts}]}
+
+
+def _check_context(data: Any, where: str) -> dict[str, Any]:
+    messages = data.get("messages") if isinstance(data, Mapping) else None
+    if not isinstance(messages, list):
+        raise ValueError(f"{where}: a context must be a JSON object with a 'messages' list")
+    for i, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if isinstance(content, str):
+            message["content"] = [{"type": "text", "text": content}]
+        elif not isinstance(content, list):
+            raise ValueError(f"{where}: messages[{i}].content must be a list of parts")
+    return dict(data)
+
+
+def _frames_of(context: Mapping[str, Any]) -> list[str]:
+    return [part["frame_hash"] for message in context["messages"]
+            for part in message["content"]
+            if isinstance(part, Mapping) and part.get("type") == "image" and part.get("frame_hash")]
+
+
+def _block_tokens(context: Mapping[str, Any], target_model: str) -> list[Any]:
+    """Predicted billed tokens of each part in order: text counted for the target model, images
+    as the context recorded them."""
+    from snapcompact.text_tokens import count_text_tokens
+
+    out: list[Any] = []
+    for message in context["messages"]:
+        for part in message["content"]:
+            if not isinstance(part, Mapping):
+                out.append(None)
+            elif part.get("type") == "text":
+                counted = count_text_tokens(str(part.get("text", "")), target_model)
+                out.append({"tokens": counted.tokens, "method": counted.method})
+            else:
+                out.append({"tokens": part.get("tokens"), "method": "image bill"})
+    return out
+
+
+class _Frames:
+    """Frames copied (checked against their hash) or linked from the runs' frame stores."""
+
+    def __init__(self, out: Path, mode: str) -> None:
+        if mode not in FRAME_MODES:
+            raise ValueError(f"frames mode {mode!r}: choose one of {', '.join(FRAME_MODES)}")
+        self.out = out / FRAMES_DIR
+        self.mode = mode
+        self.done: set[str] = set()
+        self.missing: set[str] = set()
+        self.bytes = 0
+
+    def add(self, digest: str, run_dir: Path) -> bool:
+        if digest in self.done:
+            return True
+        source = run_dir / FRAMES_DIR / digest[:2] / f"{digest}.png"
+        target = self.out / digest[:2] / f"{digest}.png"
+        if not source.is_file():
+            self.missing.add(digest)
+            return False
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() or target.is_symlink():
+            target.unlink()
+        if self.mode == "symlink":
+            target.symlink_to(source.resolve())
+        else:
+            data = source.read_bytes()
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise ValueError(f"frame store corrupt: {source} does not hash to its name")
+            linked = False
+            if self.mode == "hardlink":
+                try:
+                    os.link(source, target)
+                    linked = True
+                except OSError:
+                    linked = False
+            if not linked:
+                target.write_bytes(data)
+            self.bytes += len(data)
+        self.done.add(digest)
+        self.missing.discard(digest)
+        return True
+
+
+def _tree_size(root: Path) -> tuple[int, int]:
+    files = size = 0
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            path = Path(dirpath) / name
+            files += 1
+            size += path.lstat().st_size if path.is_symlink() else path.stat().st_size
+    return files, size
+
+
+def build_site(run_dirs: Sequence[str | Path], out: str | Path, *, page_size: int = PAGE_SIZE,
+               frames: str = "copy", table: Any = None,
+               log: Callable[[str], None] = print) -> SiteStats:
+    """Write the viewer for the records under ``run_dirs`` into ``out``."""
+    if page_size < 1:
+        raise ValueError(f"page_size must be at least 1, got {page_size}")
+    if frames not in FRAME_MODES:
+        raise ValueError(f"frames mode {frames!r}: choose one of {', '.join(FRAME_MODES)}")
+    if table is None:
+        from evals.shape_table import library_table_path
+        from snapcompact.resolve import parse_shape_rules
+
+        table = parse_shape_rules(library_table_path().read_text())
+    out = Path(out)
+    entries = build_entries(load_rows(run_dirs), table)
+    if not entries:
+        raise ValueError("the records hold no question rows (only transcriptions?)")
+    _prepare_out(out)
+    _copy_static(out)
+    writer = _Writer(out)
+    frame_files = _Frames(out, frames)
+    cells = cells_of(entries)
+
+    # cells: precomputed, paged lists per filter
+    summaries = []
+    list_pages = 0
+    for cell in cells:
+        lists: dict[str, list[Entry]] = {}
+        for entry in cell.entries:
+            for name in list_names(entry):
+                lists.setdefault(name, []).append(entry)
+        pages_per_list = {}
+        for name, members in sorted(lists.items()):
+            chunks = _pages(members, page_size)
+            pages_per_list[name] = len(chunks)
+            for number, chunk in enumerate(chunks, start=1):
+                writer.data(f"cells/{cell.cell_id}/{name}/p{number}",
+                            {"cell": cell.cell_id, "list": name, "page": number,
+                             "pages": len(chunks), "total": len(members),
+                             "rows": [_list_row(e) for e in chunk]})
+                list_pages += 1
+        summaries.append(_cell_summary(cell, pages_per_list))
+
+    # groups: the same question in every cell
+    groups = groups_of(entries)
+    for group_id, members in groups.items():
+        writer.data(_sharded("g", group_id), {"id": group_id, "members": [
+            {"id": e.entry_id, "cell": e.cell_id, **dict(zip(CELL_FIELDS, e.cell, strict=True)),
+             "ok": e.correct, "err": e.error is not None, "a": _short(e.row.get("answer"), 80),
+             "tok": e.billed_tokens, "round": e.evidence_round} for e in members]})
+
+    # contexts, transcripts, frames, questions
+    contexts: dict[str, dict[str, Any]] = {}
+    tokens_cache: dict[tuple[str, str], list[Any]] = {}
+    transcripts: set[str] = set()
+    for entry in entries:
+        row = entry.row
+        target = str(row.get("target_model", ""))
+        context_ref: dict[str, Any]
+        missing: list[str] = []
+        if entry.context_hash:
+            digest = str(entry.context_hash)
+            context = contexts.get(digest)
+            if context is None:
+                source = entry.run_dir / CONTEXTS_DIR / digest[:2] / f"{digest}.json"
+                if source.is_file():
+                    raw = source.read_bytes()
+                    if hashlib.sha256(raw).hexdigest() != digest:
+                        raise ValueError(f"context store corrupt: {source} does not hash to "
+                                         "its name")
+                    context = _check_context(json.loads(raw), str(source))
+                    contexts[digest] = context
+                    writer.data(_sharded("ctx", digest), context)
+            if context is None:
+                context_ref = {"missing": digest}
+                block_tokens: list[Any] = []
+            else:
+                context_ref = {"hash": digest}
+                key = (digest, target)
+                if key not in tokens_cache:
+                    tokens_cache[key] = _block_tokens(context, target)
+                block_tokens = tokens_cache[key]
+                missing = [h for h in _frames_of(context)
+                           if not frame_files.add(h, entry.run_dir)]
+        else:
+            context = _legacy_context(row)
+            context_ref = {"inline": context}
+            block_tokens = _block_tokens(context, target)
+            missing = [h for h in _frames_of(context) if not frame_files.add(h, entry.run_dir)]
+        transcript_ref = None
+        if entry.transcript_hash:
+            digest = str(entry.transcript_hash)
+            source = entry.run_dir / TRANSCRIPTS_DIR / digest[:2] / f"{digest}.json"
+            if digest in transcripts:
+                transcript_ref = {"hash": digest}
+            elif source.is_file():
+                writer.data(_sharded("tr", digest), json.loads(source.read_bytes()))
+                transcripts.add(digest)
+                transcript_ref = {"hash": digest}
+            else:
+                transcript_ref = {"missing": digest}
+        fields = {name: field_of(row, name, default) for name, default in
+                  COMPACTION_FIELDS.items()}
+        writer.data(_sharded("q", entry.entry_id), {
+            "id": entry.entry_id, "cell": entry.cell_id, "group": entry.group_id,
+            "coords": dict(zip(CELL_FIELDS, entry.cell, strict=True)), "label": entry.reader_label,
+            "offline": entry.offline, "run_dir": str(entry.run_dir), "fields": fields,
+            "billed_tokens": entry.billed_tokens, "correct": entry.correct,
+            "context": context_ref, "block_tokens": block_tokens, "missing_frames": missing,
+            "transcript": transcript_ref, "reading": entry.reading, "record": dict(row)})
+
+    rounds = sorted({round_key(e.evidence_round) for e in entries},
+                    key=lambda r: (r == "rna", int(r[1:]) if r != "rna" else 0))
+    writer.data("index", {
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "runs": sorted({str(e.run_dir) for e in entries}),
+        "offline_label": OFFLINE_LABEL,
+        "page_size": page_size,
+        "questions": len(entries),
+        "cell_fields": list(CELL_FIELDS),
+        "filters": {
+            "shape": sorted({e.cell[6] for e in entries}),
+            "strategy": sorted({e.strategy for e in entries}),
+            "policy": sorted({e.policy for e in entries}),
+            "round": rounds,
+        },
+        "cells": summaries,
+    })
+    files, total = _tree_size(out)
+    stats = SiteStats(out=out, questions=len(entries), cells=len(cells), list_pages=list_pages,
+                      contexts=len(contexts), transcripts=len(transcripts),
+                      frames=len(frame_files.done), missing_frames=len(frame_files.missing),
+                      files=files, total_bytes=total,
+                      frame_bytes=_tree_size(out / FRAMES_DIR)[1])
+    log(stats.summary())
+    return stats
