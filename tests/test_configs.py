@@ -136,6 +136,10 @@ def test_launcher_group_maps_onto_hydra_launcher():
     assert basic.hydra.launcher._target_.endswith("BasicLauncher")
     assert joblib.hydra.launcher._target_.endswith("JoblibLauncher")
     assert joblib.hydra.launcher.n_jobs == 2
+    local = _compose(["launcher=submitit_local"], hydra=True)
+    slurm = _compose(["launcher=submitit_slurm"], hydra=True)
+    assert local.hydra.launcher._target_.endswith("LocalLauncher")
+    assert slurm.hydra.launcher._target_.endswith("SlurmLauncher")
 
 
 def test_run_directories_are_deterministic_and_ignore_non_measuring_keys():

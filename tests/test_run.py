@@ -207,8 +207,9 @@ def test_cli_dry_run_prints_prediction(tmp_path, monkeypatch, capsys):
     assert not list(tmp_path.rglob("records.jsonl"))
 
 
-def test_joblib_multirun_runs_one_job_per_shape(tmp_path):
-    args = ["-m", "launcher=joblib", "model=mock", "experiment=smoke",
+@pytest.mark.parametrize("launcher", ["joblib", "submitit_local"])
+def test_multirun_runs_one_job_per_shape(tmp_path, launcher):
+    args = ["-m", f"launcher={launcher}", "model=mock", "experiment=smoke",
             "shape=11on16-bw,6x6u-bw", f"results_dir={tmp_path}"]
     out = subprocess.run([*_console_script(), *args], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300, check=False)
