@@ -5,7 +5,7 @@ Request checks follow platform.claude.com/docs/en/api/messages and .../build-wit
 roles ``user``/``assistant``, content blocks ``text`` and ``image`` with a ``base64`` source of
 type image/jpeg, image/png, image/gif or image/webp that must match the decoded bytes; at most
 5 MB per image, 8000 px per edge (2000 px when a request has more than 20 images), 100 images,
-32 MB per request (``[[request_limits]]`` of pricing.toml); ``temperature`` within 0..1.
+32 MB per request (``[[request_limits]]`` of pricing.toml); ``temperature`` within 0..1, and no sampling parameters at all for Opus 4.7 and later.
 Errors are ``{"type": "error", "error": {"type": ..., "message": ...}}`` with the documented
 status (400 invalid_request_error, 401 authentication_error, 413 request_too_large,
 429 rate_limit_error, 529 overloaded_error). Rate-limit replies carry ``retry-after`` and the
@@ -18,6 +18,7 @@ errors named by ``x-amzn-ErrorType``) and bills images by the same Claude rule.
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -35,8 +36,9 @@ from evals.twins.vision import (
 __all__ = ["AnthropicTwin", "BedrockConverseTwin"]
 
 _MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
-_ERROR_STATUS = {"invalid_request_error": 400, "authentication_error": 401,
-                 "request_too_large": 413, "not_found_error": 404}
+#: Opus 4.7 and later removed the sampling parameters: any of them is a 400 (Anthropic's Opus 4.7
+#: migration notes, as quoted by docs.agentsflare.com and help.apiyi.com; checked 2026-12-01).
+_SAMPLING_REMOVED = re.compile(r"claude-opus-(4-([7-9]|[1-9]\d)(?!\d)|[5-9](?!\d))", re.IGNORECASE)
 
 
 def _rfc3339(seconds_from_now: float) -> str:
@@ -94,8 +96,7 @@ class AnthropicTwin(WireTwin):
         if fault.kind == "overloaded":
             return 529, {"type": "error", "error": {"type": "overloaded_error",
                                                     "message": "Overloaded"}}, {}
-        wait = fault.retry_after_s if fault.retry_after_s is not None else 1.0
-        headers["anthropic-ratelimit-requests-reset"] = _rfc3339(wait)
+        headers["anthropic-ratelimit-requests-reset"] = _rfc3339(fault.reset_s)
         if fault.retry_after_s is not None:
             headers["retry-after"] = f"{fault.retry_after_s:g}"
         body = {"type": "error", "error": {
@@ -114,6 +115,11 @@ class AnthropicTwin(WireTwin):
         max_tokens = body.get("max_tokens")
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise Refusal(400, "invalid_request_error", "max_tokens: Field required (int >= 1)")
+        if _SAMPLING_REMOVED.search(model):
+            for name in ("temperature", "top_p", "top_k"):
+                if name in body:
+                    raise Refusal(400, "invalid_request_error",
+                                  f"{name} is deprecated for this model.")
         temperature = body.get("temperature")
         if temperature is not None and not 0 <= temperature <= 1:
             raise Refusal(400, "invalid_request_error",

@@ -56,15 +56,13 @@ class GeminiTwin(WireTwin):
         if fault.kind == "overloaded":
             return 503, {"error": {"code": 503, "message": "The model is overloaded. Please try "
                                    "again later.", "status": "UNAVAILABLE"}}, {}
-        delay = fault.retry_after_s if fault.retry_after_s is not None else 1.0
         body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
                           "message": "You exceeded your current quota, please check your plan "
-                                     "and billing details.",
-                          "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
-                                       "retryDelay": f"{delay:g}s"}]}}
-        headers = {"retry-after": f"{fault.retry_after_s:g}"} \
-            if fault.retry_after_s is not None else {}
-        return 429, body, headers
+                                     "and billing details."}}
+        if fault.retry_after_s is not None:  # Gemini states the wait in the body, not a header
+            body["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                         "retryDelay": f"{fault.retry_after_s:g}s"}]
+        return 429, body, {}
 
     def generate(self, request: Any, body: dict[str, Any], match: Any):
         model = match["model"]

@@ -80,7 +80,7 @@ class OpenAITwin(WireTwin):
         if fault.kind == "overloaded":
             return 503, {"error": {"message": "The server is overloaded, please try again later.",
                                    "type": "server_error", "param": None, "code": None}}, {}
-        wait = fault.retry_after_s if fault.retry_after_s is not None else 1.0
+        wait = fault.reset_s
         headers = {"x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "0",
                    "x-ratelimit-reset-requests": f"{wait:g}s",
                    "x-ratelimit-limit-tokens": "30000", "x-ratelimit-remaining-tokens": "0",

@@ -40,15 +40,24 @@ def request_limits() -> dict[str, dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Fault:
-    """A scripted failure for the next request: the provider's rate-limit or overload reply."""
+    """A scripted failure for the next request: the provider's rate-limit or overload reply.
+
+    ``retry_after_s`` is sent as the provider's explicit wait (``retry-after``; OpenAI also
+    ``retry-after-ms``; Gemini's ``RetryInfo.retryDelay`` in the body) or left out when None.
+    ``reset_s`` is when the used-up limit resets, sent in the provider's rate-limit headers
+    (``anthropic-ratelimit-*-reset``, ``x-ratelimit-reset-*``).
+    """
 
     kind: str  # "rate_limit" | "overloaded"
     retry_after_s: float | None = None
+    reset_s: float = 1.0
     delay_s: float = 0.0
 
     @classmethod
-    def rate_limited(cls, retry_after_s: float | None = 0.2) -> Fault:
-        return cls("rate_limit", retry_after_s)
+    def rate_limited(cls, retry_after_s: float | None = 0.2, reset_s: float | None = None
+                     ) -> Fault:
+        reset = reset_s if reset_s is not None else (retry_after_s or 1.0)
+        return cls("rate_limit", retry_after_s, reset)
 
     @classmethod
     def overloaded(cls) -> Fault:
