@@ -746,8 +746,9 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     store = FrameStore(run_dir / "frames")
     # -- preflight (evals.preflight): every request within the provider's limits, or stop now --
     if plan.planned and not spec.model.offline_reader:
-        from evals.preflight import check_planned, data_urls
+        from evals.preflight import check_planned, check_routes, data_urls
 
+        check_routes(spec.model.model_for(r) for r in spec.reader.readers)
         check_planned(plan.planned, spec.model, data_urls(store))
     # -- end preflight --------------------------------------------------------------------------
     window = max(8, 4 * spec.model.concurrency)

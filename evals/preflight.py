@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PreflightError", "RequestFacts", "check_request", "request_facts"]
+__all__ = ["PreflightError", "RequestFacts", "check_planned", "check_request", "check_routes",
+           "data_urls", "request_facts"]
 
 _DETAILS_WITHOUT_RULE = (None, "auto")
 
@@ -128,6 +129,34 @@ def check_request(messages: Sequence[Mapping[str, Any]], *, target_model: str,
                        provider=provider)
         except ValueError as exc:
             raise PreflightError(f"{label}: image {i}: detail {image.detail!r}: {exc}") from None
+
+
+#: litellm routes that need an optional package before the first request, and the package.
+_ROUTE_NEEDS = {"vertex_ai": ("google.auth", "google-auth (pip install 'litellm[google]')")}
+
+
+def check_routes(model_ids: Iterable[str]) -> None:
+    """Refuse a run whose litellm route cannot even build its request on this machine.
+
+    litellm signs Vertex AI requests with a token from google-auth; without the package every
+    request fails locally with a connection error, which would be retried as if the network
+    were down.
+    """
+    import importlib.util
+
+    for model_id in dict.fromkeys(model_ids):
+        route = model_id.split("/", 1)[0]
+        need = _ROUTE_NEEDS.get(route)
+        if need is None:
+            continue
+        module, package = need
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise PreflightError(f"model {model_id!r}: litellm's {route} route needs {package}, "
+                                 "which is not installed")
 
 
 def check_planned(planned: Iterable[Any], model: Any, image_url: Callable[[str], str]) -> int:
