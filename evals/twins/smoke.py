@@ -153,14 +153,20 @@ def drift_rows(config: str, records: Sequence[Any], exchanges: Sequence[Exchange
                ) -> list[DriftRow]:
     """Pair each record with the twin exchange that answered it (same frames, same usage)."""
     twin = twin_for(config) or "-"
-    pool = [e for e in exchanges if e.accepted]
+    accepted = [e for e in exchanges if e.accepted]
+    unused = list(accepted)
     out = []
     for r in records:
         frames = tuple(tuple(px) for px in r.frame_px)
-        match = next((e for e in pool if e.image_sizes == frames
-                      and e.prompt_tokens == r.reported_prompt_tokens), None)
-        if match is not None:
-            pool.remove(match)
+
+        def same(e: Exchange, frames: tuple = frames, r: Any = r) -> bool:
+            return e.image_sizes == frames and e.prompt_tokens == r.reported_prompt_tokens
+
+        # identical requests (an "auto" arm that resolves to a listed shape) share one answer
+        match = next((e for e in unused if same(e)), None) or next(
+            (e for e in accepted if same(e)), None)
+        if match is not None and match in unused:
+            unused.remove(match)
         twin_images = None
         if match is not None and (match.image_tokens or not frames):
             twin_images = match.image_tokens
@@ -201,13 +207,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("configs", nargs="*", help="model configs (default: every real one)")
     parser.add_argument("--experiment", default="smoke")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra Hydra override (repeatable), e.g. --set frame_size=null")
     args = parser.parse_args(argv)
     configs = args.configs or [c for c in real_provider_configs() if twin_for(c)]
     rows: list[DriftRow] = []
     with tempfile.TemporaryDirectory() as scratch, all_twins() as server:
         for config in configs:
             server.reset()
-            run_against_twin(config, server, Path(scratch), experiment=args.experiment)
+            run_against_twin(config, server, Path(scratch), experiment=args.experiment,
+                             overrides=["model.rate_limit_rps=null", *args.set])
             records = list(iter_records(Path(scratch) / "runs" / config / "records.jsonl"))
             rows += drift_rows(config, records, server.exchanges())
     print(format_drift_table(rows))

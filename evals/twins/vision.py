@@ -112,14 +112,17 @@ def anthropic_image_tokens(model: str, width: int, height: int) -> tuple[int, tu
     """(visual tokens, size the model sees) for one image sent to a Claude model."""
     long_max, token_max = _anthropic_native(model)
     patch = _ANTHROPIC_PATCH
-    w, h = width, height
-    if max(w, h) > long_max or _patch_grid(w, h, patch) > token_max:
-        scale = min(long_max / max(w, h), math.sqrt(token_max * patch * patch / (w * h)))
-        w, h = max(1, math.floor(width * scale)), max(1, math.floor(height * scale))
-        while _patch_grid(w, h, patch) > token_max:  # patches round up: shrink until it fits
-            scale *= 0.995
-            w, h = max(1, math.floor(width * scale)), max(1, math.floor(height * scale))
-    return _patch_grid(w, h, patch), (w, h)
+    if max(width, height) <= long_max and _patch_grid(width, height, patch) <= token_max:
+        return _patch_grid(width, height, patch), (width, height)
+    # "the largest possible size that preserves the aspect ratio": walk the long edge down from
+    # the native limit until the image fits; the short edge is the exact ratio, rounded down
+    long_edge = min(long_max, max(width, height))
+    while True:
+        scale = long_edge / max(width, height)
+        seen = (max(1, math.floor(width * scale)), max(1, math.floor(height * scale)))
+        if _patch_grid(*seen, patch) <= token_max or long_edge == 1:
+            return _patch_grid(*seen, patch), seen
+        long_edge -= 1
 
 
 # --------------------------------------------------------------------------------------------
