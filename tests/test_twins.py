@@ -17,6 +17,7 @@ import base64
 import functools
 import io
 import os
+from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
@@ -64,16 +65,30 @@ def data_url(data: bytes, media: str = "image/png") -> str:
     return f"data:{media};base64,{b64(data)}"
 
 
+#: twin -> accepted / refused / faults, over the whole module (printed at the end with -s)
+TALLY: dict[str, Counter] = defaultdict(Counter)
+
+
+def _tally(server) -> None:
+    for exchange in server.exchanges():
+        kind = "accepted" if exchange.accepted else (
+            "faults" if exchange.error_kind in ("rate_limit", "overloaded") else "refused")
+        TALLY[exchange.twin][kind] += 1
+
+
 @pytest.fixture(scope="module")
 def twins():
     with all_twins() as server:
         yield server
+    print("\nrequests per twin in this module: " + "; ".join(
+        f"{name} {dict(counts)}" for name, counts in sorted(TALLY.items())))
 
 
 @pytest.fixture
 def server(twins):
     twins.reset()
-    return twins
+    yield twins
+    _tally(twins)
 
 
 # --------------------------------------------------------------------------------------------
@@ -437,6 +452,7 @@ def smoke_runs(twins, tmp_path_factory):
         result = run_against_twin(config, twins, root, overrides=["model.rate_limit_rps=null"])
         records = list(iter_records(root / "runs" / config / "records.jsonl"))
         exchanges = list(twins.exchanges())
+        _tally(twins)
         runs[config] = (result, records, exchanges, drift_rows(config, records, exchanges))
     print("\n" + format_drift_table([row for *_, rows in runs.values() for row in rows]))
     return runs
