@@ -524,3 +524,20 @@ def test_billing_drift_plot_has_the_twins_reports(smoke_runs):
     fig = plot_billing_drift(frame)
     (ax,) = fig.axes
     assert len(ax.collections) == len({(r.model, r.target_model) for r in records})
+
+
+def test_the_documented_disagreement_shows_as_drift_on_full_frames(server, tmp_path):
+    """Claude below the high-res tier: billing caps at 1,568 visual tokens, the twin at ~1,600
+    (docs/running-real-models.md): a full 1568 px frame is billed 1,521 vs 1,600."""
+    from evals.records import iter_records
+
+    run_against_twin("claude-sonnet-4-5", server, tmp_path, overrides=[
+        "model.rate_limit_rps=null", "frame_size=1568", "shapes=[11on16-bw]", "reader=qa",
+        "dataset.params.target_tokens=4000"])
+    records = list(iter_records(tmp_path / "runs" / "claude-sonnet-4-5" / "records.jsonl"))
+    (row,) = drift_rows("claude-sonnet-4-5", records, server.exchanges())
+    full = [i for i, px in enumerate(row.frame_px) if px == (1568, 1568)]
+    assert full, row.frame_px
+    assert {row.predicted_image_tokens[i] for i in full} == {39 * 39}  # 1092 px: 1,521 <= 1,568
+    assert {row.twin_image_tokens[i] for i in full} == {40 * 40}  # 1120 px: 1,600 <= ~1,600
+    assert row.drift > 0
