@@ -696,7 +696,8 @@ def _skipped_rows(plan: Plan, spec: RunSpec, run_id: str, v: Versions, run_dir: 
 def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = None,
         log: Callable[[str], None] = print) -> RunResult:
     """Plan, check the budget, send, score and record. Raises ``BudgetExceeded`` before sending
-    if the predicted spend is past ``budget_usd``, ``MissingCredentials`` if keys are unset."""
+    if the predicted spend is past ``budget_usd``, ``MissingCredentials`` if keys are unset,
+    ``PreflightError`` if a request breaks a provider limit (nothing is sent then either)."""
     started = time.perf_counter()
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -725,6 +726,13 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     for row in _skipped_rows(plan, spec, run_id, v, run_dir):
         sink.add(row)
     store = FrameStore(run_dir / "frames")
+    # -- preflight (evals.preflight): every request within the provider's limits, or stop now --
+    if plan.planned and not spec.model.offline_reader:
+        from evals.preflight import check_planned, check_routes, data_urls
+
+        check_routes(spec.model.model_for(r) for r in spec.reader.readers)
+        check_planned(plan.planned, spec.model, data_urls(store))
+    # -- end preflight --------------------------------------------------------------------------
     window = max(8, 4 * spec.model.concurrency)
     bar = None
     if spec.progress and plan.planned:

@@ -1,0 +1,230 @@
+"""Run model configs end to end against the wire twins, and tabulate billing drift.
+
+Why: this is the first run with keys, rehearsed offline. Each ``configs/model/*.yaml`` that calls
+a real provider is composed with an experiment (``smoke`` by default), its ``api_base`` pointed
+at that provider's twin and its keys set to dummies, and run through the real harness
+(``evals.run.run_config``: plan, preflight, litellm, records). The rows then carry the twin's
+reported tokens, and ``drift_rows`` sets them beside the prediction of ``snapcompact.billing``,
+per request and per frame.
+
+``python -m evals.twins.smoke [config ...] [--experiment smoke]`` prints the drift table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evals.twins.anthropic import AnthropicTwin, BedrockConverseTwin
+from evals.twins.gemini import GeminiTwin
+from evals.twins.openai import OpenAITwin
+from evals.twins.server import Exchange, TwinServer
+
+__all__ = [
+    "TWIN_OF_ROUTE",
+    "UNREACHABLE",
+    "DriftRow",
+    "all_twins",
+    "drift_rows",
+    "dummy_env",
+    "format_drift_table",
+    "real_provider_configs",
+    "run_against_twin",
+    "twin_for",
+]
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+
+#: litellm route (prefix of ``litellm_id``) -> twin name.
+TWIN_OF_ROUTE = {"anthropic": "anthropic", "openai": "openai", "gemini": "gemini",
+                 "openrouter": "openrouter", "zai": "zai", "moonshot": "moonshot",
+                 "bedrock": "bedrock"}
+#: litellm routes no twin can serve offline, and why.
+UNREACHABLE = {
+    "vertex_ai": "litellm mints a Vertex access token with google-auth before it sends anything; "
+                 "google-auth is not installed, so Vertex configs fail before the wire "
+                 "(install litellm[google] for Vertex runs)",
+}
+
+
+def all_twins() -> TwinServer:
+    """One server with every twin (not started)."""
+    return TwinServer(
+        AnthropicTwin(), BedrockConverseTwin(), OpenAITwin(), GeminiTwin(),
+        OpenAITwin(name="openrouter", prefix="/openrouter/api/v1", flavour="openrouter"),
+        OpenAITwin(name="zai", prefix="/zai/api/paas/v4", flavour="zai"),
+        OpenAITwin(name="moonshot", prefix="/moonshot/v1", flavour="moonshot"),
+    )
+
+
+def _model_config(name: str) -> dict[str, Any]:
+    import yaml
+
+    return yaml.safe_load((CONFIG_DIR / "model" / f"{name}.yaml").read_text())
+
+
+def real_provider_configs() -> list[str]:
+    """Model configs that call a provider over the network (not offline, mock or loopback)."""
+    names = []
+    for path in sorted((CONFIG_DIR / "model").glob("*.yaml")):
+        cfg = _model_config(path.stem)
+        params = cfg.get("params") or {}
+        if cfg.get("provider") and not cfg.get("offline_reader") \
+                and "mock_response" not in params and "api_base" not in params:
+            names.append(path.stem)
+    return names
+
+
+def twin_for(config: str) -> str | None:
+    """The twin that serves a model config, or None (see ``UNREACHABLE``)."""
+    route = _model_config(config)["litellm_id"].split("/", 1)[0]
+    return TWIN_OF_ROUTE.get(route)
+
+
+def dummy_env(config: str) -> dict[str, str]:
+    """Dummy values for the config's ``required_env`` (never a real key; the twins take any)."""
+    values = {"AWS_REGION_NAME": "us-east-1", "VERTEXAI_LOCATION": "us-central1",
+              "VERTEXAI_PROJECT": "twin-project"}
+    return {name: values.get(name, f"twin-dummy-{name.lower()}-0000")
+            for name in _model_config(config).get("required_env") or []}
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+def run_against_twin(config: str, server: TwinServer, results_dir: Path, *,
+                     experiment: str = "smoke", overrides: Sequence[str] = ()) -> Any:
+    """Run ``config`` x ``experiment`` through the harness with ``api_base`` at its twin."""
+    from hydra import compose, initialize_config_dir
+
+    from evals.run import run_config
+
+    twin = twin_for(config)
+    if twin is None:
+        raise ValueError(f"model config {config!r} has no twin: "
+                         f"{UNREACHABLE.get(_model_config(config)['litellm_id'].split('/')[0])}")
+    results_dir = Path(results_dir)
+    args = [f"model={config}", f"experiment={experiment}", f"results_dir={results_dir}",
+            "progress=false", f"++model.params.api_base={server.api_base(twin)}", *overrides]
+    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
+        cfg = compose("eval", overrides=args)
+    with _environment(dummy_env(config)):
+        return run_config(cfg, results_dir / "runs" / config, base_dir=results_dir)
+
+
+@dataclass(frozen=True)
+class DriftRow:
+    """One recorded request beside what its twin billed for it."""
+
+    config: str
+    twin: str
+    reader: str
+    shape: str
+    frame_px: tuple[tuple[int, int], ...]
+    predicted_image_tokens: tuple[int, ...]  # snapcompact.billing, per frame
+    twin_image_tokens: tuple[int, ...] | None  # the twin's reading; None: no documented rule
+    predicted_prompt_tokens: int
+    reported_prompt_tokens: int | None
+
+    @property
+    def drift(self) -> float | None:
+        if self.reported_prompt_tokens is None or not self.predicted_prompt_tokens:
+            return None
+        return self.reported_prompt_tokens / self.predicted_prompt_tokens - 1
+
+
+def drift_rows(config: str, records: Sequence[Any], exchanges: Sequence[Exchange]
+               ) -> list[DriftRow]:
+    """Pair each record with the twin exchange that answered it (same frames, same usage)."""
+    twin = twin_for(config) or "-"
+    accepted = [e for e in exchanges if e.accepted]
+    unused = list(accepted)
+    out = []
+    for r in records:
+        frames = tuple(tuple(px) for px in r.frame_px)
+
+        def same(e: Exchange, frames: tuple = frames, r: Any = r) -> bool:
+            return e.image_sizes == frames and e.prompt_tokens == r.reported_prompt_tokens
+
+        # identical requests (an "auto" arm that resolves to a listed shape) share one answer
+        match = next((e for e in unused if same(e)), None) or next(
+            (e for e in accepted if same(e)), None)
+        if match is not None and match in unused:
+            unused.remove(match)
+        twin_images = None
+        if match is not None and (match.image_tokens or not frames):
+            twin_images = match.image_tokens
+        out.append(DriftRow(config, twin, r.reader, r.shape, frames,
+                            tuple(r.extra.get("image_tokens_per_frame") or ()), twin_images,
+                            r.predicted_prompt_tokens, r.reported_prompt_tokens))
+    return out
+
+
+def format_drift_table(rows: Sequence[DriftRow]) -> str:
+    """Per config: requests, predicted vs reported prompt tokens, image tokens both ways."""
+    head = (f"{'model config':<30} {'twin':<10} {'req':>4} {'pred prompt':>11} "
+            f"{'reported':>9} {'drift':>7} {'pred img':>9} {'twin img':>9}  frames (px)")
+    lines = [head, "-" * len(head)]
+    by_config: dict[str, list[DriftRow]] = {}
+    for row in rows:
+        by_config.setdefault(row.config, []).append(row)
+    for config, group in by_config.items():
+        predicted = sum(r.predicted_prompt_tokens for r in group)
+        reported = sum(r.reported_prompt_tokens or 0 for r in group)
+        pred_img = sum(sum(r.predicted_image_tokens) for r in group)
+        rule = [r for r in group if r.frame_px]
+        twin_img = ("no rule" if any(r.twin_image_tokens is None for r in rule)
+                    else str(sum(sum(r.twin_image_tokens or ()) for r in rule)))
+        drift = f"{100 * (reported / predicted - 1):+.1f}%" if predicted else "-"
+        sizes = sorted({px for r in rule for px in r.frame_px})
+        lines.append(f"{config:<30} {group[0].twin:<10} {len(group):>4} {predicted:>11,} "
+                     f"{reported:>9,} {drift:>7} {pred_img:>9,} {twin_img:>9}  "
+                     + " ".join(f"{w}x{h}" for w, h in sizes))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    from evals.records import iter_records
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("configs", nargs="*", help="model configs (default: every real one)")
+    parser.add_argument("--experiment", default="smoke")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra Hydra override (repeatable), e.g. --set frame_size=null")
+    args = parser.parse_args(argv)
+    configs = args.configs or [c for c in real_provider_configs() if twin_for(c)]
+    rows: list[DriftRow] = []
+    with tempfile.TemporaryDirectory() as scratch, all_twins() as server:
+        for config in configs:
+            server.reset()
+            run_against_twin(config, server, Path(scratch), experiment=args.experiment,
+                             overrides=["model.rate_limit_rps=null", *args.set])
+            records = list(iter_records(Path(scratch) / "runs" / config / "records.jsonl"))
+            rows += drift_rows(config, records, server.exchanges())
+    print(format_drift_table(rows))
+    skipped = [c for c in real_provider_configs() if twin_for(c) is None]
+    for config in skipped:
+        print(f"skipped {config}: {UNREACHABLE.get(_model_config(config)['litellm_id'].split('/')[0])}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
