@@ -39,6 +39,7 @@ class Context:
     shape: str  # the variant drawn ("text" when no frame is sent)
     frame_size: int  # px of the frames drawn (0 when none)
     messages: tuple[Mapping[str, Any], ...]  # chat messages, image URLs as placeholders
+    tools: tuple[Mapping[str, Any], ...]  # declarations of the tools the context calls
     frame_hashes: tuple[str, ...]
     frame_px: tuple[tuple[int, int], ...]
     seen_px: tuple[tuple[int, int], ...]
@@ -148,7 +149,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
                   complete: Callable[..., Any] | None = None,
                   max_input_tokens: int | None = None) -> Context:
     """Replay ``item`` under ``arm`` and bill the next turn's context for the target."""
-    from snapcompact.compaction.chat import to_chat_messages
+    from snapcompact.compaction.chat import to_chat_messages, tool_definitions
     from snapcompact.compaction.replay import replay_session, replay_settings
     from snapcompact.compaction.request_bill import bill_request
 
@@ -166,9 +167,13 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     chat = to_chat_messages(replay.llm_messages())
     if model.image_detail is not None:
         _override_detail(chat, model.image_detail)
-    bill = bill_request(chat, model.target_model, api=model.api, provider=model.provider)
+    tools = tool_definitions(chat)
+    bill = bill_request(chat, model.target_model, api=model.api, provider=model.provider,
+                        tools=tools)
     keyed, hashes, _ = _keyed(chat, frames)
     stored = _stored_context(keyed, hashes, bill.images)
+    if tools:
+        stored["tools"] = tools
     context_hash = contexts.put(stored) if contexts is not None else ""
     variants = sorted(set(_frame_variants(replay, spec, arm)))
     drawn = "+".join(variants) if variants else TEXT_ARM
@@ -180,7 +185,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     return Context(
         arm=arm, shape=drawn if hashes else TEXT_ARM,
         frame_size=max(sizes) if sizes else 0,
-        messages=tuple(keyed), frame_hashes=tuple(hashes),
+        messages=tuple(keyed), tools=tuple(tools), frame_hashes=tuple(hashes),
         frame_px=tuple((b.width, b.height) for b in bill.images),
         seen_px=tuple((b.seen_width, b.seen_height) for b in bill.images),
         image_tokens=tuple(b.tokens for b in bill.images),

@@ -223,6 +223,8 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
         target_cost = _dollars(model.price_model, prompt_tokens, completion)
         params: dict[str, Any] = {**model.params,
                                   "max_tokens": completion + model.reasoning_headroom_tokens}
+        if context.tools:  # the context calls tools: declare them; the question needs none
+            params.update(tools=[dict(t) for t in context.tools], tool_choice="none")
         metadata: dict[str, Any] = {}
         if model.offline_reader:
             from evals.readers.provider import reader_metadata

@@ -163,8 +163,8 @@ def check_planned(planned: Iterable[Any], model: Any, image_url: Callable[[str],
     """Check every planned request of a run (``evals.pipeline.Planned``); returns how many."""
     checked = 0
     for p in planned:
-        label = (f"request {p.item.item_id}/{p.question_id} ({p.reader}, shape {p.arm.label}, "
-                 f"{len(p.arm.frame_hashes)} frames)")
+        label = (f"request {p.item.item_id}/{p.question_id} (arm {p.context.arm.label}, "
+                 f"{len(p.context.frame_hashes)} frames)")
         check_request(p.messages(image_url), target_model=model.target_model,
                       provider=model.provider, api=model.api, label=label)
         checked += 1

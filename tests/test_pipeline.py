@@ -104,8 +104,13 @@ def test_request_is_llm_messages_plus_the_question_byte_for_byte(tmp_path, sessi
     def data_url(digest: str) -> str:
         return "data:image/png;base64," + base64.b64encode(store.get(digest)).decode()
 
-    sent = planned[0].request(data_url).messages
-    assert json.dumps(sent, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    request = planned[0].request(data_url)
+    assert json.dumps(request.messages, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    # providers refuse tool calls without declared tools: every tool the history calls is
+    # declared, and the question itself may not call any
+    called = {c["function"]["name"] for m in expected for c in m.get("tool_calls") or ()}
+    assert {t["function"]["name"] for t in request.params["tools"]} == called
+    assert request.params["tool_choice"] == "none"
     images = [p for m in expected if isinstance(m["content"], list) for p in m["content"]
               if p["type"] == "image_url"]
     assert len(images) == len(context.frame_hashes) > 0
@@ -134,7 +139,13 @@ def test_context_bill_is_bill_image_of_every_sent_frame_plus_text(tmp_path, sess
         texts.extend(p for p in parts if p)
         for call in message.get("tool_calls") or ():
             texts += [call["function"]["name"], call["function"]["arguments"]]
-    assert context.text_tokens == count_text_tokens("\n".join(texts), model.target_model).tokens
+    # the declarations of the tools the context calls travel with it and are billed as text
+    names = sorted({c["function"]["name"] for m in context.messages
+                    for c in m.get("tool_calls") or ()})
+    assert sorted(t["function"]["name"] for t in context.tools) == names and names
+    joined = "\n".join(texts) + "\n" + json.dumps([dict(t) for t in context.tools],
+                                                  separators=(",", ":"))
+    assert context.text_tokens == count_text_tokens(joined, model.target_model).tokens
 
 
 def test_strategies_keep_what_they_promise(tmp_path, session_item):

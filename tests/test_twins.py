@@ -422,10 +422,11 @@ def test_preflight_passes_what_the_twins_accept():
 
 
 def test_a_run_past_a_limit_stops_before_sending_anything(server, tmp_path):
-    # 11on16 at 256 px holds ~370 characters: a 3,000-token history is far more than 8 frames
-    with pytest.raises(PreflightError, match="openrouter accepts at most 8 per request"):
-        run_against_twin("openrouter-claude-sonnet-4-5", server, tmp_path, overrides=[
-            "dataset.params.target_tokens=3000", "frame_size=256", "shapes=[11on16-bw]"])
+    # the archive writes detail "original" on every OpenAI frame (the family default); GPT-4.1
+    # is tile-billed and takes low/high/auto only. Without the config's documented override the
+    # run must stop before the first request, naming the detail.
+    with pytest.raises(PreflightError, match="detail 'original'"):
+        run_against_twin("gpt-4.1", server, tmp_path, overrides=["model.image_detail=null"])
     assert server.exchanges() == []
 
 

@@ -14,6 +14,12 @@ accept and translate for every other wire API:
 * tool results: ``role: tool`` with the result text; an image in a tool result cannot ride on a
   tool message, so it follows in a user message right after the tool messages of that turn;
 * developer messages (custom/hook messages of the agent): ``role: system`` at their position.
+
+Tools. Providers refuse a history with tool calls unless the request declares tools (Anthropic:
+"requests which include tool_use or tool_result blocks must define tools"). A replayed session
+carries its calls but not the agent's tool schemas, so :func:`tool_definitions` declares every
+tool the context calls, by name, with an open object schema; a request that only asks a
+question sends them with ``tool_choice: "none"``.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from snapcompact.messages import (
     UserMessage,
 )
 
-__all__ = ["image_part", "to_chat_messages", "user_question"]
+__all__ = ["image_part", "to_chat_messages", "tool_definitions", "user_question"]
 
 
 def image_part(block: ImageBlock) -> dict[str, Any]:
@@ -111,3 +117,20 @@ def user_question(text: str) -> dict[str, Any]:
     if not isinstance(text, str) or not text.strip():
         raise ValueError("the question must be a non-empty string")
     return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def tool_definitions(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A function declaration for every tool the chat messages call, in order of first use."""
+    names: list[str] = []
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            name = call.get("function", {}).get("name")
+            if isinstance(name, str) and name and name not in names:
+                names.append(name)
+    return [{"type": "function",
+             "function": {"name": name,
+                          "description": f"The agent's {name} tool, as called in this "
+                                         "conversation.",
+                          "parameters": {"type": "object", "properties": {},
+                                         "additionalProperties": True}}}
+            for name in names]

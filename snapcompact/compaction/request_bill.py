@@ -100,10 +100,13 @@ def request_images(messages: Sequence[Mapping[str, Any]]) -> list[tuple[bytes, s
 
 
 def bill_request(messages: Sequence[Mapping[str, Any]], model: str, *, api: str | None = None,
-                 provider: str | None = None, detail: str | None = None) -> RequestBill:
-    """The prompt tokens ``model`` is billed for chat ``messages`` (``detail``: default for
-    images that carry none)."""
+                 provider: str | None = None, detail: str | None = None,
+                 tools: Sequence[Mapping[str, Any]] = ()) -> RequestBill:
+    """The prompt tokens ``model`` is billed for chat ``messages`` and tool declarations
+    (``detail``: default for images that carry none)."""
     text = request_text(messages)
+    if tools:
+        text += "\n" + json.dumps(list(tools), ensure_ascii=False, separators=(",", ":"))
     counted = count_text_tokens(text, model)
     bills = []
     for png, own_detail in request_images(messages):
