@@ -260,19 +260,32 @@ def arm_label(strategy: str, policy: str, shape: str, frame_size: int) -> str:
     return strategy
 
 
+def round_bucket(evidence_round: int) -> str:
+    """Rounds in doubling buckets (0, 1, 2-3, 4-7, 8-15, ...): a long session compacts dozens
+    of times, and one column per round would leave a question or two in each."""
+    r = int(evidence_round)
+    if r <= 1:
+        return str(r)
+    lo = 1 << (r.bit_length() - 1)
+    return f"{lo}-{2 * lo - 1}"
+
+
 def recall_by_round(df: pd.DataFrame) -> pd.DataFrame:
-    """Recall per arm and ``evidence_round`` (0 = the evidence is still in the kept tail)."""
+    """Recall per arm and ``evidence_round`` bucket (0 = the evidence is still in the kept
+    tail; see :func:`round_bucket`)."""
     ok = df[df["ok"] & df["reader"].isin(QA_READERS)].copy()
     if ok.empty:
-        return pd.DataFrame(columns=["reader_id", "target_model", "arm_label", "evidence_round",
-                                     "n", "recall"])
+        return pd.DataFrame(columns=["reader_id", "target_model", "arm_label", "round_lo",
+                                     "evidence_rounds", "n", "recall"])
     ok["evidence_round"] = pd.to_numeric(ok["evidence_round"], errors="coerce").fillna(0)
     ok["arm_label"] = [arm_label(*t) for t in zip(ok["strategy"], ok["policy"], ok["shape"],
                                                   ok["frame_size"])]
-    out = (ok.groupby(["reader_id", "target_model", "arm_label", "evidence_round"])["correct"]
-           .agg(["size", "mean"]).reset_index()
+    ok["round_lo"] = [0 if r <= 1 else 1 << (int(r).bit_length() - 1) for r in ok["evidence_round"]]
+    ok["evidence_rounds"] = ok["evidence_round"].map(round_bucket)
+    out = (ok.groupby(["reader_id", "target_model", "arm_label", "round_lo", "evidence_rounds"])
+           ["correct"].agg(["size", "mean"]).reset_index()
            .rename(columns={"size": "n", "mean": "recall"}))
-    out["evidence_round"] = out["evidence_round"].astype(int)
+    out["round_lo"] = out["round_lo"].astype(int)
     return out
 
 

@@ -187,11 +187,17 @@ def plot_recall_by_round(records: pd.DataFrame) -> plt.Figure:
         fig, axes = _panels(max(len(groups), 1), 7.0, 4.6)
         colors = _shape_colors(sorted(table["arm_label"].unique()))
         for ax, ((reader, target), part) in zip(axes, groups):
+            buckets = (part[["round_lo", "evidence_rounds"]].drop_duplicates()
+                       .sort_values("round_lo"))
+            position = {b: i for i, b in enumerate(buckets["evidence_rounds"])}
             for label, rows in part.groupby("arm_label", sort=True):
-                rows = rows.sort_values("evidence_round")
-                ax.plot(rows["evidence_round"], rows["recall"], marker="o", color=colors[label],
-                        label=label)
-            ax.set_xlabel("evidence_round: compaction that discarded the evidence (0 = kept tail)")
+                rows = rows.sort_values("round_lo")
+                ax.plot([position[b] for b in rows["evidence_rounds"]], rows["recall"],
+                        marker="o", color=colors[label], label=label)
+            ax.set_xticks(range(len(position)))
+            ax.set_xticklabels(list(position))
+            ax.set_xlabel("evidence_round: compaction that discarded the evidence (0 = kept "
+                          "tail; doubling buckets)")
             ax.set_ylabel("recall")
             ax.set_ylim(-0.03, 1.03)
             ax.grid(True, alpha=0.3)

@@ -105,22 +105,23 @@ def _round_lines(df: pd.DataFrame) -> list[str]:
     table = recall_by_round(df)
     if table.empty:
         return ["(no rows)", ""]
-    rounds = sorted(table["evidence_round"].unique())
+    buckets = table[["round_lo", "evidence_rounds"]].drop_duplicates().sort_values("round_lo")
+    rounds = list(buckets["evidence_rounds"])
     out = []
     for (reader, target), part in table.groupby(["reader_id", "target_model"], sort=True):
         out += [f"### {target} (answers by {reader_label(reader)})", "",
-                "| arm | " + " | ".join(f"round {r}" for r in rounds) + " |",
+                "| arm | " + " | ".join(f"rounds {r}" for r in rounds) + " |",
                 "| --- |" + " ---: |" * len(rounds)]
         for label, rows in part.groupby("arm_label", sort=True):
             cells = []
             for r in rounds:
-                hit = rows[rows["evidence_round"] == r]
+                hit = rows[rows["evidence_rounds"] == r]
                 cells.append(f"{hit['recall'].iloc[0]:.2f} ({int(hit['n'].iloc[0])})"
                              if len(hit) else "")
             out.append(f"| {label} | " + " | ".join(cells) + " |")
         out.append("")
     out.append("Round 0: the evidence is still in the kept tail; round k: the k-th compaction "
-               "discarded it. Cells: recall (questions).")
+               "discarded it (rounds in doubling buckets). Cells: recall (questions).")
     out.append("")
     return out
 
