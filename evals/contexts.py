@@ -179,7 +179,8 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     drawn = "+".join(variants) if variants else TEXT_ARM
     sizes = {b.width for b in bill.images}
     skipped = None
-    if arm.strategy == "full" and max_input_tokens is not None and bill.billed_tokens > max_input_tokens:
+    too_long = max_input_tokens is not None and bill.billed_tokens > max_input_tokens
+    if arm.strategy == "full" and too_long:
         skipped = (f"the whole history ({bill.billed_tokens:,} tokens) exceeds "
                    f"{model.target_model}'s window of {max_input_tokens:,} input tokens")
     return Context(

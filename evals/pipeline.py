@@ -540,7 +540,8 @@ def format_plan(plan: Plan, summary: DryRunSummary, spec: RunSpec) -> str:
               f" via {spec.model.api or spec.model.provider}: {target_tokens:,} prompt tokens, "
               f"${target_usd:,.4f} if sent to it (input + output bound)")]
     if spec.model.offline_reader:
-        lines.append(f"  reader               {spec.model.name}: requests cost nothing ({OCR_NOTE})")
+        lines.append(f"  reader               {spec.model.name}: requests cost nothing "
+                     f"({OCR_NOTE})")
     if per_arm:
         lines.append("  per arm:  arm                                   requests  frames/q  "
                      "tokens/q    target $")
@@ -680,7 +681,8 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
     await asyncio.gather(*(one(p) for p in plan.planned))
 
 
-def _skipped_rows(plan: Plan, spec: RunSpec, run_id: str, v: Versions, run_dir: Path) -> list[Record]:
+def _skipped_rows(plan: Plan, spec: RunSpec, run_id: str, v: Versions,
+                  run_dir: Path) -> list[Record]:
     """Rows for questions not asked because their context was refused (e.g. too long)."""
     done = {r for r in completed_keys(run_dir / RECORDS_FILE)}
     rows = []

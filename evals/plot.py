@@ -80,7 +80,8 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
                 err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
                 handles[label] = ax.errorbar(
                     row.tokens_predicted, row.recall, yerr=err,
-                    fmt="s" if row.strategy != "snapcompact" else "o", color=colors[label], markersize=7,
+                    fmt="s" if row.strategy != "snapcompact" else "o", color=colors[label],
+                    markersize=7,
                     capsize=3, elinewidth=1.2, label=label)
             front = part[part["on_frontier"]].sort_values("tokens_predicted")
             handles["Pareto frontier"] = ax.step(

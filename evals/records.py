@@ -247,13 +247,9 @@ class FrameStore:
         return self.path(digest).read_bytes()
 
 
-class ContextStore:
-    """Contexts by content hash: ``root/ab/<sha256>.json``, written once, atomically.
-
-    A context is the request of one (item, arm) without the question, with every image's data
-    replaced by its frame hash and sizes (the frames live in the :class:`FrameStore`). Records
-    point at it by ``context_hash``, so a viewer can show exactly what was sent.
-    """
+class JsonStore:
+    """JSON documents by content hash: ``root/ab/<sha256>.json``, written once, atomically
+    (the hash is over the exact bytes stored, so a name proves its content)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
@@ -261,16 +257,26 @@ class ContextStore:
     def path(self, digest: str) -> Path:
         return self.root / digest[:2] / f"{digest}.json"
 
-    def put(self, context: Mapping[str, Any]) -> str:
-        data = json.dumps(context, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+    def put_bytes(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
         target = self.path(digest)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(f".{os.getpid()}.tmp")
+            tmp = target.with_suffix(f".{os.getpid()}.{id(data)}.tmp")
             tmp.write_bytes(data)
             os.replace(tmp, target)
         return digest
 
     def get(self, digest: str) -> dict[str, Any]:
         return json.loads(self.path(digest).read_bytes())
+
+
+class ContextStore(JsonStore):
+    """Contexts by content hash. A context is the request of one (item, arm) without the
+    question, with every image's data replaced by its frame hash and sizes (the frames live in
+    the :class:`FrameStore`). Records point at it by ``context_hash``, so a viewer can show
+    exactly what was sent."""
+
+    def put(self, context: Mapping[str, Any]) -> str:
+        return self.put_bytes(json.dumps(context, ensure_ascii=False, sort_keys=True,
+                                         separators=(",", ":")).encode())

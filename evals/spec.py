@@ -189,7 +189,8 @@ class ModelSpec:
 def _detail(value: Any) -> str | None:
     if value is None or value in IMAGE_DETAILS:
         return value
-    raise ValueError(f"model.image_detail must be one of {list(IMAGE_DETAILS)} or null, got {value!r}")
+    raise ValueError(f"model.image_detail must be one of {list(IMAGE_DETAILS)} or null, "
+                     f"got {value!r}")
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ from evals.aggregate import (
     recall_by_round,
     records_frame,
     rule_text,
-    shape_label,
     summarize,
 )
 from evals.records import load_records

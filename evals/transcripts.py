@@ -15,12 +15,11 @@ runs folded to one space, newline glyphs as spaces), which is what the locator m
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
+
+from evals.records import JsonStore
 
 TRANSCRIPTS_DIR = "transcripts"
 
@@ -55,29 +54,12 @@ def _encode(reading: str) -> bytes:
                       separators=(",", ":")).encode("utf-8")
 
 
-class TranscriptStore:
+class TranscriptStore(JsonStore):
     """Transcripts by content hash: ``root/ab/<sha256>.json``, written once, atomically."""
-
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root)
-
-    def path(self, digest: str) -> Path:
-        return self.root / digest[:2] / f"{digest}.json"
 
     def put(self, reading: Reading) -> dict[str, Any]:
         """Store the reading's text (once) and return the record's part of it."""
         return reading.record_part(self.put_text(reading.reading))
 
     def put_text(self, reading: str) -> str:
-        data = _encode(reading)
-        digest = hashlib.sha256(data).hexdigest()
-        target = self.path(digest)
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(f".{os.getpid()}.{id(data)}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, target)
-        return digest
-
-    def get(self, digest: str) -> dict[str, Any]:
-        return json.loads(self.path(digest).read_bytes())
+        return self.put_bytes(_encode(reading))

@@ -49,7 +49,11 @@ class _Builder:
     """Draws turns from the stdlib until the session reaches its character budget."""
 
     def __init__(self, rng: random.Random) -> None:
-        from evals.datasets.stdlib_corpus import docstring_paragraphs, read_source, stdlib_source_files
+        from evals.datasets.stdlib_corpus import (
+            docstring_paragraphs,
+            read_source,
+            stdlib_source_files,
+        )
 
         self.rng = rng
         self.paragraphs = docstring_paragraphs()
@@ -66,7 +70,8 @@ class _Builder:
 
     def prose(self, count: int) -> str:
         start = self.rng.randrange(len(self.paragraphs))
-        return "\n\n".join(self.paragraphs[(start + k) % len(self.paragraphs)] for k in range(count))
+        size = len(self.paragraphs)
+        return "\n\n".join(self.paragraphs[(start + k) % size] for k in range(count))
 
     def call_id(self) -> str:
         self.calls += 1
@@ -183,7 +188,8 @@ def build_session(seed: int, index: int, target_tokens: int,
                   "place": place, "message_index": hits[0],
                   "answer_start_in_evidence": needle.sentence.index(needle.value)}))
     meta = {"python": python_version(), "target_tokens": target_tokens,
-            "estimated_tokens": used // CHARS_PER_TOKEN, "chars_per_token_estimate": CHARS_PER_TOKEN,
+            "estimated_tokens": used // CHARS_PER_TOKEN,
+            "chars_per_token_estimate": CHARS_PER_TOKEN,
             "messages": len(messages), "turns": turn, "depths": list(depths), "item_index": index}
     return make_session_item(DATASET, messages, questions, seed, meta)
 

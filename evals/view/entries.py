@@ -162,7 +162,9 @@ def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
                 int(row.get("frame_size") or 0))
         group = [row.get(k) for k in ("dataset", "item_id", "question_id", "seed")]
         evidence_round = field_of(row, "evidence_round")
-        billed = field_of(row, "context_billed_tokens", row.get("predicted_prompt_tokens") or 0)
+        # schema-1 rows (and rows of schema-2 defaults) carry no context bill: the prediction
+        billed = (field_of(row, "context_billed_tokens", None)
+                  or row.get("predicted_prompt_tokens") or 0)
         entries.append(Entry(
             entry_id=key,
             cell_id=_digest(list(cell), 12),

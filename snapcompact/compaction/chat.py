@@ -95,7 +95,8 @@ def to_chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if isinstance(message, ToolResultMessage):
             text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
             out.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": text})
-            pending_images.extend(image_part(b) for b in message.content if isinstance(b, ImageBlock))
+            pending_images.extend(image_part(b) for b in message.content
+                                  if isinstance(b, ImageBlock))
             continue
         flush_images()
         if isinstance(message, UserMessage):

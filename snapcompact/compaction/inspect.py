@@ -70,7 +70,8 @@ def _prepare_out(out: str) -> Path:
 def compact_session_file(req: CompactRequest) -> dict[str, Any]:
     """Replay ``req.session`` and write the next turn's context; returns the summary."""
     if req.strategy not in REPLAY_STRATEGIES:
-        raise ValueError(f"unknown strategy {req.strategy!r}; known: {', '.join(REPLAY_STRATEGIES)}")
+        raise ValueError(f"unknown strategy {req.strategy!r}; "
+                         f"known: {', '.join(REPLAY_STRATEGIES)}")
     if req.strategy in LLM_STRATEGIES:
         raise ValueError(f"strategy {req.strategy!r} needs an LLM to summarize; this command runs "
                          "offline (use the library with a completion function, or the eval "

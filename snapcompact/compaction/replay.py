@@ -117,7 +117,8 @@ def replay_settings(strategy: str, base: Settings, *, shape: str | None = None,
                     policy: str | None = None, frame_size: int | None = None) -> Settings:
     """``base`` adjusted for a replay strategy (and, for snapcompact, a shape/policy/size)."""
     if strategy not in REPLAY_STRATEGIES:
-        raise ValueError(f"unknown replay strategy {strategy!r}; known: {', '.join(REPLAY_STRATEGIES)}")
+        raise ValueError(f"unknown replay strategy {strategy!r}; "
+                         f"known: {', '.join(REPLAY_STRATEGIES)}")
     compaction = base.compaction
     if strategy == "full":
         compaction = replace(compaction, enabled=False)
@@ -131,7 +132,8 @@ def replay_settings(strategy: str, base: Settings, *, shape: str | None = None,
                      policy=policy if policy is not None else sc.policy,
                      frame_size=frame_size if frame_size is not None else sc.frame_size)
     elif shape not in (None, "auto") or policy is not None or frame_size is not None:
-        raise ValueError(f"shape, policy and frame size apply to snapcompact only, not {strategy!r}")
+        raise ValueError("shape, policy and frame size apply to snapcompact only, "
+                         f"not {strategy!r}")
     return replace(base, compaction=compaction, snapcompact=sc)
 
 
@@ -154,10 +156,11 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
     without it they are refused here (not silently replaced by another strategy).
     """
     if strategy not in REPLAY_STRATEGIES:
-        raise ValueError(f"unknown replay strategy {strategy!r}; known: {', '.join(REPLAY_STRATEGIES)}")
+        raise ValueError(f"unknown replay strategy {strategy!r}; "
+                         f"known: {', '.join(REPLAY_STRATEGIES)}")
     if strategy in LLM_STRATEGIES and complete is None:
-        raise ValueError(f"strategy {strategy!r} summarizes with an LLM: give a completion function "
-                         "(a summarizer model)")
+        raise ValueError(f"strategy {strategy!r} summarizes with an LLM: give a completion "
+                         "function (a summarizer model)")
     calls = 0
     usage_total: dict[str, int] = {}
     if complete is not None:
@@ -167,7 +170,8 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
             nonlocal calls
             calls += 1
             reply = inner(system_prompt, user_prompt, **kwargs)
-            usage = reply.get("usage") if isinstance(reply, Mapping) else getattr(reply, "usage", None)
+            usage = (reply.get("usage") if isinstance(reply, Mapping)
+                     else getattr(reply, "usage", None))
             for key, value in (usage or {}).items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     usage_total[key] = usage_total.get(key, 0) + int(value)
@@ -214,7 +218,8 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
         else:
             live.append_message(message)
             outcome = None
-        added = [e for e in live.entries[before:] if isinstance(e, (MessageEntry, CustomMessageEntry))]
+        added = [e for e in live.entries[before:]
+                 if isinstance(e, (MessageEntry, CustomMessageEntry))]
         entry_of.append((sessions.index(live), added[0].id) if added else None)
         if outcome is None:
             continue
@@ -232,8 +237,9 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
             archive = get_preserved_archive(outcome.entry.preserve_data)
             frames = len(archive.frames) if archive is not None else 0
         rounds.append(ReplayRound(
-            index=len(rounds) + 1, reason=outcome.reason, strategy="truncate" if strategy == "truncate"
-            else (outcome.strategy or strategy), after_message=index, tokens_before=outcome.tokens_before,
+            index=len(rounds) + 1, reason=outcome.reason,
+            strategy="truncate" if strategy == "truncate" else (outcome.strategy or strategy),
+            after_message=index, tokens_before=outcome.tokens_before,
             tokens_after=outcome.tokens_after, frames=frames, usage=_usage_of(outcome)))
         settle(len(rounds))
     return Replay(pipeline=pipeline, strategy=strategy, rounds=tuple(rounds),
