@@ -9,6 +9,7 @@ No key, no network: dummy keys are set and must never reach a file.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -222,3 +223,63 @@ def test_multirun_runs_one_job_per_shape(tmp_path, launcher):
     shapes = [{r.shape for r in iter_records(f)} for f in files]
     assert shapes == [{"11on16-bw", "text"}, {"6x6u-bw", "text"}]  # full/truncate: no frames
     assert (sweep / "multirun.yaml").is_file()
+
+
+def _user_session(path: Path) -> list[dict]:
+    """A session the harness has never seen: a pipeline JSONL tree written by hand."""
+    from snapcompact.compaction.session import Session
+
+    facts = {3: "The staging database password was rotated to maple-7731 on Tuesday.",
+             17: "Our release branch for the mobile app is called rb-harbor-42."}
+    session = Session(path, fsync=False)
+    for turn in range(24):
+        note = facts.get(turn, "")
+        session.append_message({"role": "user", "content": [
+            {"type": "text", "text": f"Step {turn}: please review module m{turn}. {note}"}]})
+        session.append_message({"role": "assistant", "stopReason": "toolUse", "content": [
+            {"type": "toolCall", "id": f"t{turn}", "name": "read",
+             "arguments": {"path": f"src/m{turn}.py"}}]})
+        body = "\n".join(f"{i:>5}\tvalue_{turn}_{i} = compute({i}, {turn})" for i in range(60))
+        session.append_message({"role": "toolResult", "toolCallId": f"t{turn}",
+                                "toolName": "read", "isError": False,
+                                "content": [{"type": "text", "text": body}]})
+        session.append_message({"role": "assistant", "stopReason": "stop", "content": [
+            {"type": "text", "text": f"Module m{turn} looks fine."}]})
+    return [{"id": "pw", "question": "What was the staging database password rotated to?",
+             "answers": ["maple-7731"], "evidence": facts[3]},
+            {"id": "rb", "question": "What is the mobile app's release branch called?",
+             "answers": ["rb-harbor-42"], "evidence": facts[17]}]
+
+
+def test_a_users_session_and_questions_run_and_rerun_for_free(tmp_path):
+    session = tmp_path / "mine.jsonl"
+    questions = tmp_path / "questions.jsonl"
+    rows = _user_session(session)
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    results = tmp_path / "R"
+    args = [f"dataset=session", f"dataset.params.path={session}",
+            f"dataset.params.questions={questions}", "strategies=[full,truncate,snapcompact]",
+            "shapes=[11on16-bw,6x6u-bw]", "policies=[pinned]", "context_window=6000",
+            "++settings.compaction.keepRecentTokens=1000",
+            "++settings.compaction.reserveTokens=1000", "model=ocr", f"results_dir={results}",
+            "progress=false"]
+    first = subprocess.run([*_console_script(), *args], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=900, check=False)
+    assert first.returncode == 0, first.stderr[-3000:]
+    records = rows_of(results / "runs" / "default")
+    assert len(records) == 2 * 4 and {r.dataset for r in records} == {"session"}
+    for r in records:
+        assert r.strategy in ("full", "truncate", "snapcompact") and r.question_id in ("pw", "rb")
+        assert r.context_billed_tokens == r.context_text_tokens + r.context_image_tokens > 0
+        assert r.evidence_round is not None and r.compactions >= (r.strategy != "full")
+        assert r.context_hash and r.skipped is None
+    # the password sat early in the session: a compaction discarded it except under `full`
+    pw = {r.strategy: r for r in records if r.question_id == "pw" and r.shape != "6x6u-bw"}
+    assert pw["full"].evidence_round == 0 and pw["full"].correct
+    assert pw["truncate"].evidence_round >= 1 and not pw["truncate"].correct
+    assert "8 sent" in first.stdout
+    again = subprocess.run([*_console_script(), *args], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=900, check=False)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "rows already recorded           8" in again.stdout
+    assert len(rows_of(results / "runs" / "default")) == 8
