@@ -164,6 +164,9 @@ def prepare_image_arm(text: str, shape: ShapeSpec, spec: RunSpec,
     resolved = resolve_shape(model.target_model, api=model.api, provider=model.provider,
                              variant=shape.variant, frame_size=shape.frame_size)
     detail = model.image_detail if model.image_detail is not None else resolved.image_detail
+    from snapcompact.frame_cap import check_frame_count  # refuse before drawing (max_frames)
+
+    check_frame_count(text, resolved.shape, spec.max_frames)
     frames = render_many(text, resolved.shape)
     if not frames:
         raise ValueError(f"shape {resolved.variant}: the archive text renders to no frames")

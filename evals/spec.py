@@ -165,8 +165,8 @@ class ModelSpec:
         for name in params:
             if _CREDENTIAL_PARAM.search(name):
                 raise ValueError(
-                    f"model.params.{name} looks like a credential: keys come from the "
-                    "environment only (see the model's required_env)")
+                    f"model.params.{name} looks like a credential; API keys are read from "
+                    "the environment only (see the model's required_env)")
         return cls(
             name=_str(data.get("name"), "model.name"),  # type: ignore[arg-type]
             litellm_id=_str(data.get("litellm_id"), "model.litellm_id"),  # type: ignore[arg-type]
@@ -289,7 +289,12 @@ class ShapeSpec:
 _TOP_KEYS = ("experiment_name", "model", "dataset", "reader", "shape", "shapes", "frame_size",
              "max_items", "max_questions_per_item", "serialize", "budget_usd", "dry_run",
              "progress", "results_dir", "cache_dir", "ocr_cache_dir", "timeout_s",
-             "max_attempts", "seed", "hydra")
+             "max_attempts", "max_frames", "seed", "hydra")
+#: Frames per (item, shape) when the config does not say: above every provider's images per
+#: request, far below what a tiny frame size on a long history would produce (300 KB of text at
+#: 16 px is 300,000 frames).
+DEFAULT_MAX_FRAMES = 500
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,-]*$")
 
 
 @dataclass(frozen=True)
@@ -311,6 +316,7 @@ class RunSpec:
     ocr_cache_dir: Path | None
     timeout_s: float
     max_attempts: int
+    max_frames: int = DEFAULT_MAX_FRAMES
 
     @property
     def seed(self) -> int:
@@ -367,8 +373,14 @@ class RunSpec:
         if serialize not in SERIALIZE_MODES:
             raise ValueError(f"serialize must be one of {list(SERIALIZE_MODES)}, got {serialize!r}")
         reader = ReaderSpec.from_config(data.get("reader"))
+        experiment = _str(data.get("experiment_name", "default"), "experiment_name")
+        if not _PLAIN_NAME.match(experiment) or ".." in experiment:  # type: ignore[arg-type]
+            raise ValueError(f"experiment_name {experiment!r} must be a plain folder name "
+                             "(letters, digits, _ . + = , -; no '/' or '..')")
+        if "results_dir" in data:
+            _path(data.get("results_dir"), base, "results_dir")
         spec = cls(
-            experiment=_str(data.get("experiment_name", "default"), "experiment_name"),  # type: ignore[arg-type]
+            experiment=experiment,  # type: ignore[arg-type]
             model=ModelSpec.from_config(data.get("model")),
             dataset=DatasetSpec.from_config(data.get("dataset")),
             reader=reader,
@@ -384,6 +396,8 @@ class RunSpec:
             ocr_cache_dir=_path(data.get("ocr_cache_dir"), base, "ocr_cache_dir", optional=True),
             timeout_s=_number(data.get("timeout_s", 120), "timeout_s", positive=True),  # type: ignore[arg-type]
             max_attempts=_int(data.get("max_attempts", 6), "max_attempts", minimum=1),  # type: ignore[arg-type]
+            max_frames=_int(data.get("max_frames", DEFAULT_MAX_FRAMES), "max_frames",  # type: ignore[arg-type]
+                            minimum=1),
         )
         if not spec.image_shapes and not spec.has_text_arm:
             raise ValueError(
@@ -395,11 +409,19 @@ class RunSpec:
 
 
 def _path(value: Any, base: Path, where: str, *, optional: bool = False) -> Path | None:
+    """An absolute folder path; refused if empty, NUL-bearing, or if it (or a parent) is a
+    file, so the error comes now and not as a traceback when the first file is written."""
     if value is None and optional:
         return None
     text = _str(value, where)
+    if "\0" in text:  # type: ignore[operator]
+        raise ValueError(f"{where} contains a NUL character")
     path = Path(text).expanduser()  # type: ignore[arg-type]
-    return path if path.is_absolute() else (base / path).resolve()
+    path = path if path.is_absolute() else (base / path).resolve()
+    for parent in (path, *path.parents):
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"{where} {text!r}: {parent} is a file, not a folder")
+    return path
 
 
 def _dataclass_json(obj: Any) -> dict[str, Any]:
