@@ -122,6 +122,8 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
         plots: bool = True) -> str:
     """Everything the command does; returns the report text."""
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: is a file, not a folder")
     table_path = Path(table_path) if table_path else library_table_path()
     current = table_path.read_text()
     df = records_frame(load_records(paths), parse_shape_rules(current))
@@ -179,8 +181,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = run(args.results, out=args.out, apply=args.apply, n_boot=args.bootstrap,
                      seed=args.seed, alpha=args.alpha, min_questions=args.min_questions,
                      reader=args.reader, table_path=args.table, plots=not args.no_plots)
-    except ValueError as exc:
-        print(f"snapcompact-eval-table: {exc}", file=sys.stderr)
+    except (ValueError, OSError, KeyError) as exc:
+        if isinstance(exc, OSError) and exc.strerror:
+            message = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+        else:
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        print(f"snapcompact-eval-table: error: {message}", file=sys.stderr)
         return 2
     sys.stdout.write(report)
     return 0
