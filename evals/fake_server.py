@@ -11,7 +11,8 @@ The first calls can be scripted to fail (``FakeReply.rate_limited(retry_after=0.
 dropped), ``.truncated()`` (half of a 200 body, then the connection is dropped)); later calls
 answer normally, or fail at random with ``fault_rate`` (one of ``faults``, drawn with a seeded
 generator) -- the flaky network of the soak benchmark. ``answered`` counts, per request body,
-the complete 200 answers delivered: an entry above 1 is a request billed twice. Answers
+the complete 200 answers delivered to a client still listening (an answer finished after the
+client timed out counts as "abandoned"): an entry above 1 is a request billed twice. Answers
 and usage are deterministic functions of the request (echo of the last user text; prompt tokens
 = whitespace words of the text parts + 85 per image; completion tokens = words of the answer), so
 tests can check what the client records against what the server computed.
@@ -306,6 +307,10 @@ class FakeChatServer:
                 await response.write(data[: len(data) // 2])
                 request.transport.abort()
                 return response
+            transport = request.transport
+            if transport is None or transport.is_closing():  # the client gave up (timeout)
+                self._count("abandoned")
+                return web.json_response(payload)
             self._count("200")
             with self._lock:
                 self.answered[body_digest(body)] += 1

@@ -12,8 +12,10 @@ records) on the text arm of the tiny dataset, so the only thing measured is the 
 
 Figures (``SoakResult``): questions planned, HTTP requests the server received, rows in
 ``records.jsonl``, duplicate rows (a key recorded twice), lost questions (no successful row),
-re-billed questions (a complete answer delivered more than once for the same request), and
-truncated answers (delivered in part: a real provider bills those, the client cannot use them).
+re-billed questions (a complete answer delivered more than once for the same request),
+truncated answers (delivered in part) and abandoned answers (finished after the client's
+timeout): a real provider may bill those two kinds, the client cannot use them, so they are
+reported apart from re-billing, which the harness controls.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class SoakResult:
     lost: int
     rebilled: int
     truncated: int
+    abandoned: int
     outcomes: dict[str, int]
     wall_s: float
 
@@ -61,6 +64,7 @@ class SoakResult:
             f"lost questions       {self.lost}",
             f"re-billed questions  {self.rebilled}  (complete answers delivered twice)",
             f"truncated answers    {self.truncated}  (cut mid-body; resent by necessity)",
+            f"abandoned answers    {self.abandoned}  (finished after the client's timeout)",
             f"wall                 {self.wall_s:.1f} s",
         ]
 
@@ -103,6 +107,7 @@ def run_soak(work_dir: str | os.PathLike[str], *, questions: int, concurrency: i
             lost=questions - len(answered),
             rebilled=sum(n - 1 for n in server.answered.values() if n > 1),
             truncated=server.outcomes.get("truncated", 0),
+            abandoned=server.outcomes.get("abandoned", 0),
             outcomes=dict(server.outcomes),
             wall_s=wall,
         )
