@@ -20,12 +20,14 @@ Two complementary rules, both applied by ``redact`` (text) and ``redact_data`` (
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "is_secret_name", "redact", "redact_data", "secret_values"]
+__all__ = ["REDACTED", "RedactingFormatter", "is_secret_name", "redact", "redact_data",
+           "secret_values"]
 
 REDACTED = "[REDACTED]"
 
@@ -74,7 +76,7 @@ _SECRET_SHAPES = [
     re.compile(r"\bxai-[A-Za-z0-9]{20,}\b"),  # xAI
     re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWTs
 ]
-_BEARER = re.compile(r"(?i)\b(bearer|basic|token)(\s+|%20|\+)[A-Za-z0-9._~+/=\-]{6,}")
+_BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+|%20|\+)[A-Za-z0-9._~+/=\-]{6,}")
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@\"'{}]*:)[^@\s/\"'{}]+@")
 _URL_QUERY = re.compile(r"(?P<lead>[?&;])(?P<name>[A-Za-z0-9_.\-]+)=(?P<value>[^&#\s\"'<>]+)")
 # name=value / name: value / "name": "value" pairs; the name is checked by is_secret_name.
@@ -174,3 +176,19 @@ def secret_values(value: Any) -> list[str]:
             found.extend(m.group(0).split("@")[0].rsplit(":", 1)[-1]
                          for m in _URL_USERINFO.finditer(item))
     return [s for s in found if len(s) >= _ENV_MIN_LEN]
+
+
+class RedactingFormatter(logging.Formatter):
+    """A logging formatter that passes every formatted line through ``redact``.
+
+    Installed on Hydra's own and the job's log handlers (``configs/hydra/default.yaml``):
+    Hydra logs each sweep job's overrides, which may carry a header or a URL with a key.
+    ``format`` is the keyword ``logging.config.dictConfig`` passes to a ``()`` factory.
+    """
+
+    def __init__(self, format: str | None = None, datefmt: str | None = None,  # noqa: A002
+                 style: str = "%", **_: Any) -> None:
+        super().__init__(fmt=format, datefmt=datefmt, style=style)  # type: ignore[arg-type]
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
