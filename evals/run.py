@@ -160,6 +160,10 @@ def run_config(cfg: DictConfig, run_dir: str | os.PathLike[str], *,
 
     spec = RunSpec.from_config(cfg, base_dir=base_dir)
     run_dir = Path(run_dir)
+    if not spec.dry_run:
+        from evals.cache import ResponseCache
+
+        ResponseCache(spec.cache_dir)  # an unusable cache folder fails now, before planning
     if spec.dry_run:  # reads only: may look at a folder another runner is filling
         return run(spec, run_dir, completion_fn=completion_fn, log=print)
     with run_folder_lock(run_dir):

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evals.redaction import is_secret_name
 from snapcompact.shapes import SHAPE_VARIANT_NAMES, check_frame_size
 
 TEXT_ARM = "text"
@@ -38,7 +39,6 @@ READER_SETS = {
     "all": ("image_qa", "text_qa", "transcribe"),
 }
 SERIALIZE_MODES = ("user_message", "raw")
-_CREDENTIAL_PARAM = re.compile(r"(?i)(api_?key|token|secret|password|credentials?|authorization)$")
 
 
 def _as_plain(value: Any) -> Any:
@@ -163,7 +163,7 @@ class ModelSpec:
             if reserved in params:
                 raise ValueError(f"model.params must not set {reserved!r} (the runner sets it)")
         for name in params:
-            if _CREDENTIAL_PARAM.search(name):
+            if is_secret_name(name):
                 raise ValueError(
                     f"model.params.{name} looks like a credential; API keys are read from "
                     "the environment only (see the model's required_env)")

@@ -175,8 +175,15 @@ def _cmd_serialize(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block); ``-h`` still prints the usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="snapcompact", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="snapcompact", description=__doc__.split("\n")[0])
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error instead of one line")
     sub = parser.add_subparsers(dest="command", required=True)
