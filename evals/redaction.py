@@ -186,7 +186,7 @@ class RedactingFormatter(logging.Formatter):
     ``format`` is the keyword ``logging.config.dictConfig`` passes to a ``()`` factory.
     """
 
-    def __init__(self, format: str | None = None, datefmt: str | None = None,  # noqa: A002
+    def __init__(self, format: str | None = None, datefmt: str | None = None,
                  style: str = "%", **_: Any) -> None:
         super().__init__(fmt=format, datefmt=datefmt, style=style)  # type: ignore[arg-type]
 

@@ -38,6 +38,7 @@ os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 CONFIG_NAME = "eval"
@@ -132,7 +133,7 @@ def _config_secrets(cfg: Any) -> list[str]:
 
     try:
         plain = OmegaConf.to_container(cfg, resolve=False) if isinstance(cfg, DictConfig) else cfg
-    except Exception:  # noqa: BLE001 - best effort; the text patterns still apply
+    except (ValueError, OmegaConfBaseException):  # best effort; the text patterns still apply
         return []
     return secret_values(plain)
 
@@ -220,7 +221,7 @@ def hydra_main(cfg: DictConfig) -> None:
         _scrub_sweep_file(secrets)
         _check_choices()
         run_config(cfg, run_dir)
-    except Exception as exc:  # noqa: BLE001 - one line per failed job unless --debug
+    except Exception as exc:
         if _DEBUG:
             raise
         kind = "budget" if isinstance(exc, BudgetExceeded) else "error"
@@ -283,7 +284,7 @@ def main() -> None:
         print("snapcompact-eval: interrupted (rerun the same command to resume)",
               file=sys.stderr)
         raise SystemExit(130) from None
-    except Exception as exc:  # noqa: BLE001 - every error is one line unless --debug
+    except Exception as exc:
         if _DEBUG:
             raise
         kind = "budget" if isinstance(exc, BudgetExceeded) else "error"

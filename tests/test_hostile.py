@@ -20,9 +20,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from hydra import compose, initialize_config_dir  # noqa: E402
+from hydra import compose, initialize_config_dir
 
-from snapcompact import cli  # noqa: E402
+from snapcompact import cli
 
 PROSE = b"The quick brown fox jumps over the lazy dog. " * 20
 
@@ -161,13 +161,13 @@ CLI_CASES: list[tuple[str, list[str], bytes, str]] = [
     ("serialize NUL in content", ["serialize"],
      json.dumps([{"role": "user", "content": "a\u0000b"}]).encode(), "ok"),
     ("serialize huge number", ["serialize"],
-     b'[{"role": "assistant", "content": [{"type": "toolCall", "id": "1", "name": "f", '
-     b'"arguments": {"n": 1e400}}]}]', "ok"),
+     (b'[{"role": "assistant", "content": [{"type": "toolCall", "id": "1", "name": "f", '
+      b'"arguments": {"n": 1e400}}]}]'), "ok"),
     ("serialize NaN literal", ["serialize"],
-     b'[{"role": "assistant", "content": [{"type": "toolCall", "id": "1", "name": "f", '
-     b'"arguments": {"n": NaN}}]}]', "ok"),
-    ("serialize args nested 400 deep", ["serialize"], "{deep400}".encode(), "ok"),
-    ("serialize args nested 3000 deep", ["serialize"], "{deep3000}".encode(), "ok"),
+     (b'[{"role": "assistant", "content": [{"type": "toolCall", "id": "1", "name": "f", '
+      b'"arguments": {"n": NaN}}]}]'), "ok"),
+    ("serialize args nested 400 deep", ["serialize"], b"{deep400}", "ok"),
+    ("serialize args nested 3000 deep", ["serialize"], b"{deep3000}", "ok"),
     ("serialize bad options", ["serialize", "--options", "{nope"], b"[]", "--options"),
     ("serialize options list", ["serialize", "--options", "[1]"], b"[]", "options"),
     ("serialize options wrong type", ["serialize", "--options",

@@ -20,12 +20,12 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from hydra import compose, initialize_config_dir  # noqa: E402
+from hydra import compose, initialize_config_dir
 
-from evals.cache import ResponseCache  # noqa: E402
-from evals.fake_server import FakeChatServer, body_digest  # noqa: E402
-from evals.records import iter_records  # noqa: E402
-from evals.run import CONFIG_DIR, run_config  # noqa: E402
+from evals.cache import ResponseCache
+from evals.fake_server import FakeChatServer, body_digest
+from evals.records import iter_records
+from evals.run import CONFIG_DIR, run_config
 
 QUESTIONS = 40
 KILLS = 10

@@ -21,14 +21,14 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from hydra import compose, initialize_config_dir  # noqa: E402
+from hydra import compose, initialize_config_dir
+from test_records import make_record
 
-from evals.cache import CachedResponse, ResponseCache, request_key  # noqa: E402
-from evals.client import EvalClient, Request, RetryPolicy  # noqa: E402
-from evals.records import append_records, iter_records  # noqa: E402
-from evals.run import CONFIG_DIR, run_config  # noqa: E402
-from evals.runlock import RunFolderBusy, run_folder_lock  # noqa: E402
-from test_records import make_record  # noqa: E402
+from evals.cache import CachedResponse, ResponseCache, request_key
+from evals.client import EvalClient, Request, RetryPolicy
+from evals.records import append_records, iter_records
+from evals.run import CONFIG_DIR, run_config
+from evals.runlock import RunFolderBusy, run_folder_lock
 
 TOTAL_MOCK_ROWS = 16  # model=mock dataset=tiny: 2 items x 2 questions x 4 arms
 
@@ -236,10 +236,10 @@ def test_disk_full_on_records_stops_the_run_and_a_rerun_completes_it(tmp_path, m
 
 def test_a_second_runner_on_the_same_folder_is_refused(tmp_path):
     run_dir = tmp_path / "run"
-    with run_folder_lock(run_dir):
-        with pytest.raises(RunFolderBusy, match=f"run folder {run_dir} is in use .*pid {os.getpid()}"):
-            run_config(compose_cfg(mock_overrides(tmp_path)), run_dir, base_dir=tmp_path,
-                       completion_fn=Counting())
+    busy = f"run folder {run_dir} is in use .*pid {os.getpid()}"
+    with run_folder_lock(run_dir), pytest.raises(RunFolderBusy, match=busy):
+        run_config(compose_cfg(mock_overrides(tmp_path)), run_dir, base_dir=tmp_path,
+                   completion_fn=Counting())
     assert not (run_dir / "records.jsonl").exists()
     # released: the next runner goes ahead
     run_config(compose_cfg(mock_overrides(tmp_path)), run_dir, base_dir=tmp_path,

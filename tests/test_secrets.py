@@ -19,10 +19,10 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from evals.fake_server import FakeChatServer, FakeReply  # noqa: E402
-from evals.records import iter_records  # noqa: E402
-from evals.redaction import REDACTED, is_secret_name, redact, redact_data, secret_values  # noqa: E402
-from evals.run import main  # noqa: E402
+from evals.fake_server import FakeChatServer, FakeReply
+from evals.records import iter_records
+from evals.redaction import REDACTED, is_secret_name, redact, redact_data, secret_values
+from evals.run import main
 
 # Built from parts so that secret scanners do not flag this file.
 PLANTED = {
