@@ -379,6 +379,8 @@ class RunSpec:
                              "(letters, digits, _ . + = , -; no '/' or '..')")
         if "results_dir" in data:
             _path(data.get("results_dir"), base, "results_dir")
+        if data.get("seed") is not None:
+            _int(data["seed"], "seed", minimum=0)
         spec = cls(
             experiment=experiment,  # type: ignore[arg-type]
             model=ModelSpec.from_config(data.get("model")),

@@ -154,8 +154,15 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     return report
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block); ``-h`` still prints the usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="snapcompact-eval-table",
         description="Aggregate eval records into recall-per-token tables, plots and the "
                     "model -> shape table.")

@@ -331,7 +331,12 @@ CONFIG_CASES: list[tuple[list[str], str]] = [
     (["shape=5x8-bw", "shape.variant=nope"], "unknown shape"),
     (["shape=5x8-bw", "shape.frame_size=0"], "frame size must be between"),
     (["shape=5x8-bw", "+shape.extra=1"], "shape config has unknown key"),
-    (["seed=-1"], "ok"),
+    (["seed=-1"], "seed must be an integer >= 0"),
+    (["seed=abc"], "seed must be an integer >= 0"),
+    (["seed=7"], "ok"),
+    (["model.api=''"], "model.api must be a non-empty string"),
+    (["model.provider=''"], "model.provider must be a non-empty string"),
+    (["+model.notes=anything"], "ok"),
 ]
 
 
@@ -375,6 +380,7 @@ ENTRY_CASES: list[tuple[list[str], str]] = [
     (["=value"], "=value"),
     (["model.params.extra_headers={a:1}"], "Could not override 'model.params.extra_headers'"),
     (["cache_dir=/proc/no-such/dir"], "response cache folder"),
+    (["dataset.params.n_items=-1"], "n_items must be at least 1"),
     (["+model.params.api_key=sk-" + "y" * 24], "looks like a credential"),
 ]
 
@@ -402,4 +408,48 @@ def test_entry_point_hostile_overrides(overrides, expect, tmp_path, monkeypatch,
 
 
 def test_the_corpus_has_at_least_100_cases():
-    assert len(CLI_CASES) + len(CONFIG_CASES) + len(ENTRY_CASES) >= 100
+    assert len(CLI_CASES) + len(CONFIG_CASES) + len(ENTRY_CASES) + len(TABLE_CASES) >= 100
+
+
+# -- the table tool ---------------------------------------------------------------------------------
+
+TABLE_CASES: list[tuple[list[str], str]] = [
+    (["{missing}"], "no such records file or directory"),
+    (["{records}", "--out", "{file}"], "is a file, not a folder"),
+    (["{bad_line}"], "records.jsonl:2: a record is a JSON object"),
+    (["{wrong_type}"], "records.jsonl:1: record field 'frames' has the wrong type"),
+    (["{records}", "--bootstrap", "many"], "invalid int value"),
+    (["{records}", "--alpha", "x"], "invalid float value"),
+]
+
+
+@pytest.mark.parametrize("argv,expect", TABLE_CASES, ids=[" ".join(c[0]) for c in TABLE_CASES])
+def test_table_tool_hostile_input(argv, expect, tmp_path, capsys):
+    from test_records import make_record
+
+    from evals.records import append_records
+    from evals.table import main as table_main
+
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    good = tmp_path / "good" / "records.jsonl"
+    append_records(good, [make_record()])
+    bad = tmp_path / "bad" / "records.jsonl"
+    append_records(bad, [make_record()])
+    with open(bad, "a") as fh:
+        fh.write("[1, 2]\n")
+    append_records(bad, [make_record(question_id="q2")])
+    wrong = tmp_path / "wrong" / "records.jsonl"
+    wrong.parent.mkdir()
+    wrong.write_text(json.dumps({**make_record().to_json(), "frames": "3"}) + "\n")
+    places = {"{missing}": str(tmp_path / "nope"), "{records}": str(good.parent),
+              "{file}": str(afile), "{bad_line}": str(bad.parent), "{wrong_type}": str(wrong)}
+    argv = [places.get(a, a) for a in argv]
+    try:
+        code = table_main(argv)
+    except SystemExit as stop:  # argparse
+        code = stop.code
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert expect in err, err
+    assert err.count("\n") == 1 and err.startswith("snapcompact-eval-table: error: "), err
