@@ -20,7 +20,18 @@ is a SHA-256 over a canonical JSON of everything that can change the answer and 
 Storage is one JSON file per entry under ``root/ab/cdef....json``. Writes go to a temporary file
 in the same directory, are fsynced, then ``os.replace``d over the final name: readers see either
 nothing or a complete entry, and concurrent writers (threads, or Hydra's joblib processes) of the
-same key simply race to install identical content. Nothing is ever locked.
+same key simply race to install identical content. Entries are type-checked on read: an entry
+with a wrong field type (a hand edit, another tool) is a miss, never a value in a record.
+
+Keys hold content, never locations: the offline reader's side channel names its OCR cache
+folder, which is dropped from the key (``LOCATION_READER_INPUTS``), so a results folder that is
+moved or copied keeps every hit.
+
+Claims. Processes that share one cache (a Hydra sweep whose jobs ask some identical questions,
+two runs started by hand) must not both pay for the same answer. ``claim(key)`` takes an
+exclusive ``flock`` on ``ab/<key>.claim`` without blocking; the holder sends the request and
+stores the answer, the others wait for the claim and then find the answer here. The kernel
+drops a dead process's locks, so a ``kill -9`` never leaves a stale claim behind.
 
 Only successful answers are stored; errors are retried by the next run. The stored value holds
 the answer, usage, cost, model, latency and creation time, never the request (which may be
@@ -29,6 +40,8 @@ megabytes of images) and never a credential.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import math
@@ -42,7 +55,9 @@ from typing import Any
 
 __all__ = [
     "CACHE_SCHEMA_VERSION",
+    "LOCATION_READER_INPUTS",
     "NON_ANSWER_PARAMS",
+    "CacheClaim",
     "CachedResponse",
     "ResponseCache",
     "answer_params",
@@ -88,6 +103,9 @@ NON_ANSWER_PARAMS = frozenset(
 _CREDENTIAL_NAME = re.compile(r"(key|token|secret|password|credential|authorization|auth)$", re.I)
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+#: Side-channel fields that say where the reader keeps things, not what it answers from.
+LOCATION_READER_INPUTS = frozenset({"ocr_cache_dir"})
 
 
 def answer_params(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,7 +209,8 @@ def request_key(
         "renderer_version": renderer_version,
     }
     if reader_inputs:
-        material["reader_inputs"] = _canonical(dict(reader_inputs), "reader_inputs")
+        content = {k: v for k, v in reader_inputs.items() if k not in LOCATION_READER_INPUTS}
+        material["reader_inputs"] = _canonical(content, "reader_inputs")
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -213,17 +232,90 @@ class CachedResponse:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CachedResponse:
+        """Checked entry: a wrong schema or field type raises ``ValueError`` (a cache miss)."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"cache entry is {type(data).__name__}, expected an object")
         if data.get("schema") != CACHE_SCHEMA_VERSION:
             raise ValueError(f"cache entry schema {data.get('schema')!r} != {CACHE_SCHEMA_VERSION}")
+
+        def count(name: str) -> int | None:
+            value = data.get(name)
+            if value is None or (isinstance(value, int) and not isinstance(value, bool)
+                                 and value >= 0):
+                return value
+            raise ValueError(f"cache entry {name} = {value!r:.40} is not a token count")
+
+        def number(name: str, *, optional: bool) -> float | None:
+            value = data.get(name)
+            if value is None and optional:
+                return None
+            if (isinstance(value, (int, float)) and not isinstance(value, bool)
+                    and math.isfinite(value) and value >= 0):
+                return float(value)
+            raise ValueError(f"cache entry {name} = {value!r:.40} is not a number >= 0")
+
+        for name in ("answer", "model"):
+            if not isinstance(data.get(name), str):
+                raise ValueError(f"cache entry {name} is not a string")
         return cls(
-            answer=str(data["answer"]),
-            prompt_tokens=data["prompt_tokens"],
-            completion_tokens=data["completion_tokens"],
-            cost_usd=data["cost_usd"],
-            model=str(data["model"]),
-            latency_s=float(data["latency_s"]),
-            created_unix=float(data["created_unix"]),
+            answer=data["answer"],
+            prompt_tokens=count("prompt_tokens"),
+            completion_tokens=count("completion_tokens"),
+            cost_usd=number("cost_usd", optional=True),
+            model=data["model"],
+            latency_s=number("latency_s", optional=False),  # type: ignore[arg-type]
+            created_unix=number("created_unix", optional=False),  # type: ignore[arg-type]
         )
+
+
+class CacheClaim:
+    """An exclusive, non-blocking claim on one key across processes (see the module docstring).
+
+    ``try_acquire()`` is True once this object holds the claim; ``release()`` drops it and
+    removes the claim file. A claim file can be unlinked by its holder while another process
+    opens it, so an acquired lock only counts if the path still names the locked file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def try_acquire(self) -> bool:
+        if self._fd is not None:
+            return True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return False
+            raise
+        try:
+            same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:  # the previous holder removed the file after we opened it
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)  # closing drops the lock
 
 
 class ResponseCache:
@@ -232,7 +324,15 @@ class ResponseCache:
     def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True) -> None:
         self.root = Path(root)
         self.fsync = fsync
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"response cache folder {self.root} cannot be created: "
+                             f"{exc.strerror or exc}") from None
+        if not self.root.is_dir():
+            raise ValueError(f"response cache folder {self.root} is not a directory")
+        if not os.access(self.root, os.W_OK | os.X_OK):
+            raise ValueError(f"response cache folder {self.root} is not writable")
 
     def path_for(self, key: str) -> Path:
         if not _HEX64.match(key):
@@ -252,6 +352,10 @@ class ResponseCache:
             # Written atomically, so this is an entry from another schema or a hand edit:
             # treat it as a miss and let the next put() replace it.
             return None
+
+    def claim(self, key: str) -> CacheClaim:
+        """A claim object for ``key`` (not yet acquired; see ``CacheClaim``)."""
+        return CacheClaim(self.path_for(key).with_suffix(".claim"))
 
     def __contains__(self, key: str) -> bool:
         return self.get(key) is not None

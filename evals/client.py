@@ -5,13 +5,17 @@ trustworthy instrument, so this client guarantees, in order of importance:
 
 1. **Never bill the same request twice.** Each request is looked up in the content-addressed
    cache first (``evals.cache``; a hit sends nothing); identical requests that are in flight at
-   the same time share one call; each answer is written to the cache as soon as it arrives, so a
-   sweep that is interrupted and rerun resumes from where it stopped.
+   the same time share one call; across processes sharing the cache, a per-key claim
+   (``ResponseCache.claim``) lets one send while the others wait for its answer; each answer is
+   written to the cache as soon as it arrives, so a sweep that is interrupted and rerun resumes
+   from where it stopped. **Never lose a paid answer**: a cache that cannot be read or written
+   (disk full, permissions) is a warning and a counter (``Progress.cache_write_errors``), and
+   the answer is still returned (and recorded by the caller).
 2. **Never spend past the budget** (``evals.budget``): each request reserves its predicted cost
    before it is sent, and a refused request comes back as an error instead of being sent.
 3. **Never leak a key.** Keys come only from the environment (litellm reads them) or from the
    caller's params; they are stripped from cache keys and entries, and every error message is
-   passed through ``redact()`` before it is recorded.
+   passed through ``redact()`` (``evals.redaction``) before it is recorded.
 4. **One bad request does not kill a sweep.** Client errors (4xx) are recorded in the
    ``Response`` instead of being raised; 429, 5xx, timeouts and connection errors are retried
    with exponential backoff and jitter, honouring ``Retry-After``. The OpenAI SDK's own retries
@@ -31,10 +35,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import email.utils
+import logging
 import math
 import os
 import random
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +46,8 @@ from datetime import datetime
 from typing import Any
 
 from evals.budget import Budget, BudgetExceeded, DryRunSummary
-from evals.cache import CachedResponse, ResponseCache, request_key
+from evals.cache import CacheClaim, CachedResponse, ResponseCache, request_key
+from evals.redaction import REDACTED, redact, secret_values
 
 __all__ = [
     "REDACTED",
@@ -73,51 +78,7 @@ def import_litellm() -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
-# key redaction
-
-_SECRET_PATTERNS = [
-    re.compile(r"sk-[A-Za-z0-9][A-Za-z0-9_\-]{6,}"),  # OpenAI, Anthropic (sk-ant-), OpenRouter
-    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key ids
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"),  # GitHub tokens
-    re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"),  # Hugging Face tokens
-    re.compile(r"\bxai-[A-Za-z0-9]{20,}\b"),
-]
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}")
-_NAMED_SECRET = re.compile(
-    r"(?i)((?:api[_-]?key|x-api-key|x-goog-api-key|authorization|access[_-]?token|secret|password)"
-    r"[\"']?\s*[:=]\s*[\"']?)([^\s\"',;}&]{4,})"
-)
-_URL_KEY = re.compile(r"(?i)([?&](?:key|api_key|token)=)[^&\s\"']+")
-_SECRET_ENV_NAME = re.compile(r"(?i)(api_?key|token|secret|password|credentials?)$")
-REDACTED = "[REDACTED]"
-
-
-def _environment_secrets() -> list[str]:
-    return [
-        value
-        for name, value in os.environ.items()
-        if _SECRET_ENV_NAME.search(name) and len(value) >= 8
-    ]
-
-
-def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
-    """``text`` with anything that looks like an API key or a bearer token replaced.
-
-    Exact values of secret-looking environment variables (``*_API_KEY``, ``*_TOKEN``...) and of
-    ``extra_secrets`` are removed first, then well-known key shapes (``sk-...``, ``AIza...``,
-    bearer tokens, ``api_key=...``, ``?key=...``).
-    """
-    secrets = sorted({s for s in (*_environment_secrets(), *extra_secrets) if s and len(s) >= 8},
-                     key=len, reverse=True)
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(REDACTED, text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
-    text = _NAMED_SECRET.sub(lambda m: m.group(1) + REDACTED, text)
-    text = _URL_KEY.sub(lambda m: m.group(1) + REDACTED, text)
-    return text
+# key redaction lives in evals.redaction (one pass for every file, folder name and log line)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,6 +327,8 @@ class Progress:
     requests_sent: int = 0
     cache_hits: int = 0
     dedup_hits: int = 0
+    claim_waits: int = 0  # requests answered by another process holding the claim
+    cache_write_errors: int = 0
     retries: int = 0
     errors: int = 0
     budget_refusals: int = 0
@@ -379,11 +342,15 @@ class Progress:
             listener(self)
 
     def summary(self) -> str:
-        return (
+        text = (
             f"{self.completed} done, {self.requests_sent} sent, {self.cache_hits} cache hits, "
             f"{self.dedup_hits} shared, {self.errors} errors, "
             f"{self.prompt_tokens + self.completion_tokens:,} tok, ${self.cost_usd:.4f}"
         )
+        if self.cache_write_errors:
+            text += (f" (WARNING: {self.cache_write_errors} answers could not be cached; they "
+                     "are kept in the records only)")
+        return text
 
 
 class ProgressBar:
@@ -453,6 +420,7 @@ class _RateLimiter:
 
 
 CompletionFn = Callable[..., Awaitable[Any]]
+_log = logging.getLogger("snapcompact-eval.client")
 
 
 class _Reservation:
@@ -526,6 +494,7 @@ class EvalClient:
         self._rng = random.Random(seed)
         self._state: _LoopState | None = None
         self._sleep = asyncio.sleep
+        self._cache_warned: set[str] = set()
 
     @staticmethod
     def _per_provider(value: Any, name: str, default: Any) -> dict[str, Any]:
@@ -614,18 +583,7 @@ class EvalClient:
                 progress.cache_hits += 1
                 progress.completed += 1
                 progress.notify()
-                return Response(
-                    key=key,
-                    model=request.model,
-                    answer=hit.answer,
-                    prompt_tokens=hit.prompt_tokens,
-                    completion_tokens=hit.completion_tokens,
-                    cost_usd=hit.cost_usd,
-                    latency_s=hit.latency_s,
-                    cached=True,
-                    error=None,
-                    attempts=0,
-                )
+                return self._hit(key, request, hit)
         task = asyncio.ensure_future(self._fetch(key, request, state))
         state.inflight[key] = task
         task.add_done_callback(lambda _: state.inflight.pop(key, None))
@@ -651,10 +609,68 @@ class EvalClient:
                         error=error, attempts=attempts)
 
     def _secrets_of(self, request: Request) -> list[str]:
-        return [str(v) for k, v in request.params.items()
-                if isinstance(v, str) and re.search(r"(?i)(key|token|secret|password)", k)]
+        return secret_values(dict(request.params))
+
+    def _cache_failed(self, action: str, exc: BaseException) -> None:
+        """A cache that cannot be used costs reuse, never an answer: warn and go on."""
+        if action == "write":
+            self.progress.cache_write_errors += 1
+        first = action not in self._cache_warned
+        self._cache_warned.add(action)
+        if first:
+            root = self.cache.root if self.cache is not None else "?"
+            _log.warning("response cache %s: cannot %s (%s); answers are kept in the records, "
+                         "but a rerun in another folder will ask again",
+                         root, action, redact(f"{type(exc).__name__}: {exc}"))
+
+    def _hit(self, key: str, request: Request, hit: CachedResponse) -> Response:
+        return Response(key=key, model=request.model, answer=hit.answer,
+                        prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
+                        cost_usd=hit.cost_usd, latency_s=hit.latency_s, cached=True, error=None,
+                        attempts=0)
+
+    async def _claim(self, key: str) -> tuple[CacheClaim | None, CachedResponse | None]:
+        """Claim ``key`` across processes: (claim, None) to send, or (None, answer) when
+        another process answered it while we waited. No cache, or one that cannot hold
+        claims: (None, None), send without a claim."""
+        if self.cache is None:
+            return None, None
+        wait = 0.02
+        waited = False
+        try:
+            claim = self.cache.claim(key)
+            while True:
+                if claim.try_acquire():  # non-blocking: never leaves a lock behind a cancel
+                    hit = self.cache.get(key)  # the previous holder may have answered it
+                    if hit is not None:
+                        claim.release()
+                        return None, hit
+                    return claim, None
+                hit = self.cache.get(key)
+                if hit is not None:
+                    return None, hit
+                if not waited:
+                    waited = True
+                    self.progress.claim_waits += 1
+                await asyncio.sleep(wait)
+                wait = min(0.5, wait * 1.5)
+        except OSError as exc:
+            self._cache_failed("claim", exc)
+            return None, None
 
     async def _fetch(self, key: str, request: Request, state: _LoopState) -> Response:
+        progress = self.progress
+        claim, hit = await self._claim(key)
+        if hit is not None:
+            progress.cache_hits += 1
+            return self._hit(key, request, hit)
+        try:
+            return await self._fetch_claimed(key, request, state)
+        finally:
+            if claim is not None:
+                claim.release()
+
+    async def _fetch_claimed(self, key: str, request: Request, state: _LoopState) -> Response:
         progress = self.progress
         try:
             reservation = _Reservation(self.budget, request.predicted_cost_usd)
@@ -731,7 +747,10 @@ class EvalClient:
             created_unix=time.time(),
         )
         if self.cache is not None:
-            await asyncio.to_thread(self.cache.put, key, entry)
+            try:
+                await asyncio.to_thread(self.cache.put, key, entry)
+            except (OSError, ValueError) as exc:
+                self._cache_failed("write", exc)
         return Response(
             key=key,
             model=request.model,

@@ -170,6 +170,11 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     tools = tool_definitions(chat)
     bill = bill_request(chat, model.target_model, api=model.api, provider=model.provider,
                         tools=tools)
+    images = sum(1 for m in chat for p in m.get("content") or ()
+                 if isinstance(p, dict) and p.get("type") == "image_url")
+    if images > spec.max_frames:  # the archive keeps the provider's budget; this guards typos
+        raise ValueError(f"{item.item_id} {arm.label}: the context carries {images:,} frames, "
+                         f"more than max_frames={spec.max_frames:,}")
     keyed, hashes, _ = _keyed(chat, frames)
     stored = _stored_context(keyed, hashes, bill.images)
     if tools:

@@ -7,7 +7,12 @@ own asyncio loop (aiohttp, which litellm already depends on), so concurrent requ
 requests with ``latency_s=1`` finish in about one second.
 
 The first calls can be scripted to fail (``FakeReply.rate_limited(retry_after=0.5)``,
-``.server_error()``, ``.bad_request()``, ``.slow(2.0)``); later calls answer normally. Answers
+``.server_error()``, ``.bad_request()``, ``.slow(2.0)``, ``.reset()`` (the connection is
+dropped), ``.truncated()`` (half of a 200 body, then the connection is dropped)); later calls
+answer normally, or fail at random with ``fault_rate`` (one of ``faults``, drawn with a seeded
+generator) -- the flaky network of the soak benchmark. ``answered`` counts, per request body,
+the complete 200 answers delivered to a client still listening (an answer finished after the
+client timed out counts as "abandoned"): an entry above 1 is a request billed twice. Answers
 and usage are deterministic functions of the request (echo of the last user text; prompt tokens
 = whitespace words of the text parts + 85 per image; completion tokens = words of the answer), so
 tests can check what the client records against what the server computed.
@@ -23,8 +28,12 @@ api_key="sk-test-not-a-real-key"`` (a dummy key; the server never checks or stor
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +52,17 @@ class FakeReply:
     delay_s: float = 0.0
     retry_after: str | None = None
     message: str = "scripted failure"
+    transport: str = "normal"  # "reset": drop the connection; "truncated": half a body, drop
+
+    @classmethod
+    def reset(cls) -> FakeReply:
+        """The connection is dropped before any response (a reset by a proxy, say)."""
+        return cls(transport="reset")
+
+    @classmethod
+    def truncated(cls) -> FakeReply:
+        """A 200 whose body stops halfway (the provider did the work: this one is billed)."""
+        return cls(transport="truncated")
 
     @classmethod
     def rate_limited(cls, retry_after: float | None = None) -> FakeReply:
@@ -102,9 +122,19 @@ class FakeChatServer:
         script: Iterable[FakeReply] = (),
         answer_fn: Callable[[Mapping[str, Any]], str] = default_answer,
         model_name: str = "fake-model",
+        fault_rate: float = 0.0,
+        faults: Iterable[FakeReply] = (),
+        seed: int = 0,
     ) -> None:
         if latency_s < 0:
             raise ValueError(f"latency_s must be >= 0, got {latency_s!r}")
+        if not 0 <= fault_rate <= 1:
+            raise ValueError(f"fault_rate must be within [0, 1], got {fault_rate!r}")
+        self.fault_rate = fault_rate
+        self.faults = tuple(faults) or (FakeReply.server_error(),)
+        self._rng = random.Random(seed)
+        self.outcomes: Counter[str] = Counter()  # "200", "429", "reset", "truncated", ...
+        self.answered: Counter[str] = Counter()  # body digest -> complete 200 answers
         self.latency_s = latency_s
         self.answer_fn = answer_fn
         self.model_name = model_name
@@ -132,6 +162,8 @@ class FakeChatServer:
         """Forget counters and remaining script (the server keeps running)."""
         with self._lock:
             self._script.clear()
+            self.outcomes.clear()
+            self.answered.clear()
             self.requests = 0
             self.bodies.clear()
             self.arrivals.clear()
@@ -213,6 +245,10 @@ class FakeChatServer:
             return web.json_response({"requests": self.requests,
                                       "max_in_flight": self.max_in_flight})
 
+    def _count(self, outcome: str) -> None:
+        with self._lock:
+            self.outcomes[outcome] += 1
+
     async def _handle(self, request: Any) -> Any:
         from aiohttp import web
 
@@ -221,20 +257,29 @@ class FakeChatServer:
             self.requests += 1
             self.bodies.append(body)
             self.arrivals.append(time.monotonic())
-            reply = self._script.pop(0) if self._script else FakeReply()
+            if self._script:
+                reply = self._script.pop(0)
+            elif self.fault_rate and self._rng.random() < self.fault_rate:
+                reply = self._rng.choice(self.faults)
+            else:
+                reply = FakeReply()
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
             await asyncio.sleep(self.latency_s + reply.delay_s)
+            if reply.transport == "reset":
+                self._count("reset")
+                request.transport.abort()
+                return web.Response(status=200)  # never reaches the client
             if reply.status != 200:
+                self._count(str(reply.status))
                 headers = {"Retry-After": reply.retry_after} if reply.retry_after else None
                 error = {"error": {"message": reply.message, "type": "fake_error",
                                    "code": str(reply.status)}}
                 return web.json_response(error, status=reply.status, headers=headers)
             answer = self.answer_fn(body)
             prompt, completion = count_usage(body, answer)
-            return web.json_response(
-                {
+            payload = {
                     "id": f"chatcmpl-fake-{self.requests}",
                     "object": "chat.completion",
                     "created": int(time.time()),
@@ -252,10 +297,34 @@ class FakeChatServer:
                         "total_tokens": prompt + completion,
                     },
                 }
-            )
+            if reply.transport == "truncated":
+                self._count("truncated")
+                data = json.dumps(payload).encode()
+                response = web.StreamResponse(status=200,
+                                              headers={"Content-Type": "application/json"})
+                response.content_length = len(data)
+                await response.prepare(request)
+                await response.write(data[: len(data) // 2])
+                request.transport.abort()
+                return response
+            transport = request.transport
+            if transport is None or transport.is_closing():  # the client gave up (timeout)
+                self._count("abandoned")
+                return web.json_response(payload)
+            self._count("200")
+            with self._lock:
+                self.answered[body_digest(body)] += 1
+            return web.json_response(payload)
         finally:
             with self._lock:
                 self._in_flight -= 1
+
+
+def body_digest(body: Mapping[str, Any]) -> str:
+    """Identity of a request for the double-billing count: its messages and model."""
+    material = json.dumps({"model": body.get("model"), "messages": body.get("messages")},
+                          sort_keys=True)
+    return hashlib.sha256(material.encode()).hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,17 +8,26 @@ cost, latency, cache hit, error); and the score.
 Rows are appended to ``records.jsonl`` one complete line per ``os.write`` on a file opened with
 ``O_APPEND`` under an exclusive ``flock``, then fsynced: concurrent writers (threads, Hydra
 joblib processes) never interleave, and a crash can at worst lose the row being written, never
-corrupt earlier ones.  A torn last line (power loss) is skipped on read with a warning.  Frames
-are stored once by content hash (``frames/ab/<sha256>.png``).
+corrupt earlier ones.  The append heals the file first: a torn last line (a ``kill -9`` or a
+full disk in the middle of a write) is cut off, or terminated when it is a whole row that only
+lacks its newline, so the next row never lands inside a fragment.  A write that fails (disk
+full) is rolled back to the file's previous end before the error is raised.  On read, a torn
+last line is skipped with a warning; any other line that is not a record is an error naming
+the file and line.  Rows are type-checked on read, so a hand-edited or foreign row fails here,
+not later in a table.  Frames are stored once by content hash (``frames/ab/<sha256>.png``).
 """
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import fcntl
 import hashlib
 import json
+import math
 import os
+import types
+import typing
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,10 +120,16 @@ class Record:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Record":
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a record is a JSON object, got {type(data).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - names
         if unknown:
             raise ValueError(f"record has unknown field(s): {', '.join(sorted(unknown))}")
+        hints = _field_types()
+        for name, value in data.items():
+            if not _matches(value, hints[name]):
+                raise ValueError(f"record field {name!r} has the wrong type: {value!r:.80}")
         values = dict(data)
         if values.get("schema_version", 1) == 1:
             # schema 1 measured rendered items, not compacted sessions: name them so
@@ -128,6 +143,45 @@ class Record:
             raise ValueError(f"malformed record: {exc}") from exc
 
 
+_FIELD_TYPES: dict[str, Any] = {}
+
+
+def _field_types() -> dict[str, Any]:
+    if not _FIELD_TYPES:
+        _FIELD_TYPES.update(typing.get_type_hints(Record))
+    return _FIELD_TYPES
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """Whether a JSON value fits a field annotation (tuples arrive as lists)."""
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, h) for h in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and math.isfinite(value))
+    if hint is str:
+        return isinstance(value, str)
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            return False
+        args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_matches(v, args[0]) for v in value)
+        return len(args) == len(value) and all(_matches(v, a) for v, a in zip(args, value))
+    if origin in (collections.abc.Mapping, dict):
+        return isinstance(value, Mapping)
+    return True  # an annotation this checker does not know: accept
+
+
 def record_key(dataset: str, item_id: str, question_id: str, model: str, target_model: str,
                shape: str, frame_size: int, reader: str, seed: int, strategy: str = "",
                policy: str = "") -> tuple:
@@ -135,8 +189,49 @@ def record_key(dataset: str, item_id: str, question_id: str, model: str, target_
             int(seed), strategy, policy)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def heal_torn_tail(fd: int, path: Path) -> None:
+    """Make the file end with a newline: cut a torn last line, or terminate a whole row.
+
+    ``fd`` is open for reading and appending, under the caller's exclusive lock.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    start = size
+    chunk = 1 << 16
+    while start > 0:  # find the last newline, reading backwards
+        lo = max(0, start - chunk)
+        block = os.pread(fd, start - lo, lo)
+        cut = block.rfind(b"\n")
+        if cut >= 0:
+            start = lo + cut + 1
+            break
+        start = lo
+    tail = os.pread(fd, size - start, start)
+    try:
+        Record.from_json(json.loads(tail))
+    except (ValueError, RecursionError):
+        os.ftruncate(fd, start)
+        warnings.warn(f"{path}: cut a torn last line ({len(tail)} bytes) before appending",
+                      stacklevel=3)
+    else:
+        _write_all(fd, b"\n")  # a whole row that only lacks its newline: keep it
+
+
 def append_records(path: str | os.PathLike[str], records: Iterable[Record]) -> int:
-    """Append rows atomically (one write per row, under an exclusive lock); returns the count."""
+    """Append rows atomically (one write per row, under an exclusive lock); returns the count.
+
+    A torn tail left by an earlier crash is healed first (``heal_torn_tail``). If a write
+    fails (``OSError``: disk full, quota), the file is cut back to where it ended before this
+    call, so it never keeps half a row, and the error is raised.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -145,16 +240,21 @@ def append_records(path: str | os.PathLike[str], records: Iterable[Record]) -> i
     ]
     if not lines:
         return 0
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            for line in lines:
-                view = memoryview(line)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-            os.fsync(fd)
+            heal_torn_tail(fd, path)
+            end = os.fstat(fd).st_size
+            try:
+                _write_all(fd, b"".join(lines))
+                os.fsync(fd)
+            except OSError:
+                try:
+                    os.ftruncate(fd, end)
+                except OSError:
+                    pass  # the next append heals what is left
+                raise
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
@@ -163,9 +263,14 @@ def append_records(path: str | os.PathLike[str], records: Iterable[Record]) -> i
 
 
 def iter_records(path: str | os.PathLike[str]) -> Iterator[Record]:
-    """Rows of one records file; a torn (unterminated, unparsable) final line is skipped."""
-    for row in iter_rows(path):
-        yield Record.from_json(row)
+    """Rows of one records file; a torn (unterminated, unparsable) final line is skipped, any
+    other bad line is an error naming the file and the line."""
+    for number, row in _numbered_rows(path):
+        try:
+            record = Record.from_json(row)
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: {exc}") from None
+        yield record
 
 
 def iter_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -173,6 +278,11 @@ def iter_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
 
     For readers that must accept rows of other schema versions as they are (the viewer).
     """
+    for _, row in _numbered_rows(path):
+        yield row
+
+
+def _numbered_rows(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     path = Path(path)
     if not path.exists():
         return
@@ -184,14 +294,14 @@ def iter_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
             continue
         try:
             row = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             if number == len(lines):  # unterminated last line: an interrupted append
                 warnings.warn(f"{path}: skipping a torn last line", stacklevel=2)
                 continue
             raise ValueError(f"{path}:{number}: not a JSON record") from None
         if not isinstance(row, dict):
             raise ValueError(f"{path}:{number}: not a JSON object")
-        yield row
+        yield number, row
 
 
 def find_record_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:

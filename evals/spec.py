@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evals.redaction import is_secret_name
 from snapcompact.shapes import SHAPE_VARIANT_NAMES, check_frame_size
 
 TEXT_ARM = "text"  # the shape label of an arm that sends no frames
@@ -37,7 +38,6 @@ READERS = ("qa",)
 STRATEGIES = ("full", "truncate", "snapcompact", "context-full", "handoff")
 SUMMARIZER_STRATEGIES = ("context-full", "handoff")
 POLICIES = ("pinned", "foveated")
-_CREDENTIAL_PARAM = re.compile(r"(?i)(api_?key|token|secret|password|credentials?|authorization)$")
 
 
 def _as_plain(value: Any) -> Any:
@@ -162,10 +162,10 @@ class ModelSpec:
             if reserved in params:
                 raise ValueError(f"model.params must not set {reserved!r} (the runner sets it)")
         for name in params:
-            if _CREDENTIAL_PARAM.search(name):
+            if is_secret_name(name):
                 raise ValueError(
-                    f"model.params.{name} looks like a credential: keys come from the "
-                    "environment only (see the model's required_env)")
+                    f"model.params.{name} looks like a credential; API keys are read from "
+                    "the environment only (see the model's required_env)")
         return cls(
             name=_str(data.get("name"), "model.name"),  # type: ignore[arg-type]
             litellm_id=_str(data.get("litellm_id"), "model.litellm_id"),  # type: ignore[arg-type]
@@ -307,7 +307,12 @@ _TOP_KEYS = ("experiment_name", "model", "dataset", "reader", "shape", "shapes",
              "strategy", "strategies", "policy", "policies", "context_window", "settings",
              "summarizer", "max_items", "max_questions_per_item", "budget_usd", "dry_run",
              "progress", "results_dir", "cache_dir", "ocr_cache_dir", "timeout_s",
-             "max_attempts", "seed", "hydra")
+             "max_attempts", "max_frames", "seed", "hydra")
+#: Frames per (item, shape) when the config does not say: above every provider's images per
+#: request, far below what a tiny frame size on a long history would produce (300 KB of text at
+#: 16 px is 300,000 frames).
+DEFAULT_MAX_FRAMES = 500
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,-]*$")
 
 
 @dataclass(frozen=True)
@@ -333,6 +338,7 @@ class RunSpec:
     ocr_cache_dir: Path | None
     timeout_s: float
     max_attempts: int
+    max_frames: int = DEFAULT_MAX_FRAMES
 
     @property
     def seed(self) -> int:
@@ -417,8 +423,16 @@ class RunSpec:
         context_window = _int(data.get("context_window", 32000), "context_window", minimum=1000)
         overrides = _mapping(data.get("settings"), "settings")
         reader = ReaderSpec.from_config(data.get("reader"))
+        experiment = _str(data.get("experiment_name", "default"), "experiment_name")
+        if not _PLAIN_NAME.match(experiment) or ".." in experiment:  # type: ignore[arg-type]
+            raise ValueError(f"experiment_name {experiment!r} must be a plain folder name "
+                             "(letters, digits, _ . + = , -; no '/' or '..')")
+        if "results_dir" in data:
+            _path(data.get("results_dir"), base, "results_dir")
+        if data.get("seed") is not None:
+            _int(data["seed"], "seed", minimum=0)
         spec = cls(
-            experiment=_safe_name(data.get("experiment_name", "default")),
+            experiment=experiment,  # type: ignore[arg-type]
             model=ModelSpec.from_config(data.get("model")),
             dataset=DatasetSpec.from_config(data.get("dataset")),
             reader=reader,
@@ -438,6 +452,8 @@ class RunSpec:
             ocr_cache_dir=_path(data.get("ocr_cache_dir"), base, "ocr_cache_dir", optional=True),
             timeout_s=_number(data.get("timeout_s", 120), "timeout_s", positive=True),  # type: ignore[arg-type]
             max_attempts=_int(data.get("max_attempts", 6), "max_attempts", minimum=1),  # type: ignore[arg-type]
+            max_frames=_int(data.get("max_frames", DEFAULT_MAX_FRAMES), "max_frames",  # type: ignore[arg-type]
+                            minimum=1),
         )
         try:
             spec.settings()
@@ -464,22 +480,22 @@ def _choices(data: Mapping[str, Any], one: str, many: str, known: Sequence[str])
     return names
 
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-def _safe_name(value: Any) -> str:
-    name = _str(value, "experiment_name")
-    if not _SAFE_NAME.match(name or ""):  # it names a folder: no separators, no '..'
-        raise ValueError(f"experiment_name must be letters, digits, '.', '_' or '-', got {value!r}")
-    return name  # type: ignore[return-value]
 
 
 def _path(value: Any, base: Path, where: str, *, optional: bool = False) -> Path | None:
+    """An absolute folder path; refused if empty, NUL-bearing, or if it (or a parent) is a
+    file, so the error comes now and not as a traceback when the first file is written."""
     if value is None and optional:
         return None
     text = _str(value, where)
+    if "\0" in text:  # type: ignore[operator]
+        raise ValueError(f"{where} contains a NUL character")
     path = Path(text).expanduser()  # type: ignore[arg-type]
-    return path if path.is_absolute() else (base / path).resolve()
+    path = path if path.is_absolute() else (base / path).resolve()
+    for parent in (path, *path.parents):
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"{where} {text!r}: {parent} is a file, not a folder")
+    return path
 
 
 def _dataclass_json(obj: Any) -> dict[str, Any]:

@@ -155,6 +155,8 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
         plots: bool = True) -> str:
     """Everything the command does; returns the report text."""
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: is a file, not a folder")
     table_path = Path(table_path) if table_path else library_table_path()
     current = table_path.read_text()
     df = records_frame(load_records(paths), parse_shape_rules(current))
@@ -186,8 +188,15 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     return report
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block); ``-h`` still prints the usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="snapcompact-eval-table",
         description="Aggregate eval records into recall-per-token tables, plots and the "
                     "model -> shape table.")
@@ -213,8 +222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = run(args.results, out=args.out, apply=args.apply, n_boot=args.bootstrap,
                      seed=args.seed, alpha=args.alpha, min_questions=args.min_questions,
                      reader=args.reader, table_path=args.table, plots=not args.no_plots)
-    except ValueError as exc:
-        print(f"snapcompact-eval-table: {exc}", file=sys.stderr)
+    except (ValueError, OSError, KeyError) as exc:
+        if isinstance(exc, OSError) and exc.strerror:
+            message = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+        else:
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        print(f"snapcompact-eval-table: error: {message}", file=sys.stderr)
         return 2
     sys.stdout.write(report)
     return 0

@@ -11,17 +11,26 @@
                                     [--shape NAME] [--size PX] [--context-window N]
                                     [--settings FILE] --out DIR
 
-Every verb prints JSON on stdout; bad input exits with status 2 and a one-line message.
+Every verb prints JSON on stdout; bad input exits with status 2 and a one-line message
+(``--debug`` before the verb shows the traceback instead). ``render`` refuses to draw more than
+``--max-frames`` frames (default 1,000) and replaces the frames of an earlier render in ``--out``
+(files named ``frameNNN.png`` and ``meta.json``), leaving other files alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import re
 import sys
 import time
 from pathlib import Path
+
+DEFAULT_MAX_FRAMES = 1000
+_JSON_MAX_DEPTH_LIMIT = 20000  # recursion limit while parsing stdin JSON
+_OWN_FRAME = re.compile(r"^frame\d{3,}\.png$")
 
 
 def _read_stdin() -> str:
@@ -39,14 +48,57 @@ def _print(value: object) -> None:
     sys.stdout.write(text + "\n")
 
 
-def _cmd_render(args: argparse.Namespace) -> int:
-    from snapcompact.render import render_many
-    from snapcompact.shapes import geometry, get_shape
+def _shape(name: str, size: int | None):
+    """The shape at ``size``, refused when not even one cell fits (every verb, not just render)."""
+    from snapcompact.shapes import get_shape
 
-    shape = get_shape(args.shape, args.size)
-    text = _read_stdin()
-    out = Path(args.out)
+    shape = get_shape(name, size)
+    _check_fits(shape)
+    return shape
+
+
+def _check_fits(shape) -> None:
+    from snapcompact.shapes import geometry
+
+    geo = geometry(shape)
+    if geo.cols < 1 or geo.rows < 1:
+        raise ValueError(f"frame size {shape.frame_size} px is too small for shape "
+                         f"{shape.name!r} ({shape.cell_width}x{shape.cell_height} cells)")
+
+
+def _model_id(value: str) -> str:
+    if not value or not value.strip() or value != value.strip():
+        raise ValueError(f"--model {value!r} is not a model id (e.g. claude-sonnet-4-5)")
+    return value
+
+
+def _output_folder(value: str) -> Path:
+    """``--out`` as a folder ready for frames: created, checked, and cleared of our old files."""
+    if not value or not value.strip():
+        raise ValueError("--out is empty: name the folder to write the frames into")
+    out = Path(value)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {value}: is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {value}: folder is not writable")
+    for stale in out.iterdir():  # frames of an earlier render would pass for this one's
+        if (_OWN_FRAME.match(stale.name) or stale.name == "meta.json") and stale.is_file():
+            stale.unlink()
+    return out
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from snapcompact.frame_cap import check_frame_count
+    from snapcompact.render import render_many
+    from snapcompact.shapes import geometry
+
+    shape = _shape(args.shape, args.size)
+    if args.max_frames < 1:
+        raise ValueError(f"--max-frames must be >= 1, got {args.max_frames}")
+    text = _read_stdin()
+    check_frame_count(text, shape, args.max_frames)
+    out = _output_folder(args.out)
     t0 = time.perf_counter()
     frames = render_many(text, shape)
     seconds = time.perf_counter() - t0
@@ -71,16 +123,15 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 def _cmd_normalize(args: argparse.Namespace) -> int:
     from snapcompact.normalize import normalize
-    from snapcompact.shapes import get_shape
 
-    _print(normalize(_read_stdin(), get_shape(args.shape).font))
+    _print(normalize(_read_stdin(), _shape(args.shape, None).font))
     return 0
 
 
 def _cmd_geometry(args: argparse.Namespace) -> int:
-    from snapcompact.shapes import geometry, get_shape
+    from snapcompact.shapes import geometry
 
-    shape = get_shape(args.shape, args.size)
+    shape = _shape(args.shape, args.size)
     geo = geometry(shape)
     _print({"shape": shape.name, "frame_size": shape.frame_size,
             "geometry": {"cols": geo.cols, "rows": geo.rows, "capacity": geo.capacity}})
@@ -90,8 +141,9 @@ def _cmd_geometry(args: argparse.Namespace) -> int:
 def _cmd_resolve(args: argparse.Namespace) -> int:
     from snapcompact.resolve import resolve_shape
 
-    resolved = resolve_shape(args.model, api=args.api, provider=args.provider, variant=args.shape,
-                             frame_size=args.size)
+    resolved = resolve_shape(_model_id(args.model), api=args.api, provider=args.provider,
+                             variant=args.shape, frame_size=args.size)
+    _check_fits(resolved.shape)
     _print(resolved.to_json())
     return 0
 
@@ -99,7 +151,7 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
 def _cmd_bill(args: argparse.Namespace) -> int:
     from snapcompact.billing import bill_image
 
-    bill = bill_image(args.model, args.width, args.height, detail=args.detail, api=args.api,
+    bill = bill_image(_model_id(args.model), args.width, args.height, detail=args.detail, api=args.api,
                       provider=args.provider)
     _print(bill.to_json())
     return 0
@@ -108,10 +160,17 @@ def _cmd_bill(args: argparse.Namespace) -> int:
 def _cmd_serialize(args: argparse.Namespace) -> int:
     from snapcompact.serialize import serialize_conversation
 
+    text = _read_stdin()
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _JSON_MAX_DEPTH_LIMIT))
     try:
-        messages = json.loads(_read_stdin())
+        messages = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"messages on stdin are not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise ValueError("messages on stdin are nested too deeply to parse") from None
+    finally:
+        sys.setrecursionlimit(limit)
     try:
         options = json.loads(args.options) if args.options else {}
     except json.JSONDecodeError as exc:
@@ -131,14 +190,25 @@ def _cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block); ``-h`` still prints the usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="snapcompact", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="snapcompact", description=__doc__.split("\n")[0])
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error instead of one line")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("render", help="render stdin text into PNG frames")
     p.add_argument("--shape", required=True)
     p.add_argument("--size", type=int)
     p.add_argument("--out", required=True)
+    p.add_argument("--max-frames", type=int, default=DEFAULT_MAX_FRAMES,
+                   help=f"refuse inputs that need more frames (default {DEFAULT_MAX_FRAMES})")
     p.set_defaults(func=_cmd_render)
 
     p = sub.add_parser("normalize", help="print the normalized text as one JSON string")
@@ -189,12 +259,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    if isinstance(exc, RecursionError):
+        return "input is nested too deeply"
+    if isinstance(exc, MemoryError):
+        return "not enough memory for this input"
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _silence_stdout() -> None:
+    """After stdout failed, point it at /dev/null so the exit-time flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
-    except ValueError as exc:
-        sys.stderr.write(f"snapcompact {args.command}: error: {exc}\n")
+        status = args.func(args)
+        sys.stdout.flush()  # a full disk or a closed pipe on stdout is an error of this verb
+        return status
+    except KeyboardInterrupt:
+        sys.stderr.write(f"snapcompact {args.command}: interrupted\n")
+        return 130
+    except Exception as exc:
+        if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+            _silence_stdout()  # the reader went away (`| head`): not worth a message
+            return 1
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno == errno.ENOSPC:
+            _silence_stdout()
+        if args.debug:
+            raise
+        sys.stderr.write(f"snapcompact {args.command}: error: {_one_line(exc)}\n")
         return 2
 
 

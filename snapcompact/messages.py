@@ -17,6 +17,7 @@ images and other blocks, as the reference does.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -58,7 +59,8 @@ def _optional_bool(obj: Mapping[str, Any], key: str, where: str) -> bool:
 def _describe(value: Any) -> str:
     if value is None:
         return "null/missing"
-    return f"{type(value).__name__} {value!r:.60}"
+    # reprlib stops a few levels down: repr() of input nested thousands deep would recurse
+    return f"{type(value).__name__} {reprlib.repr(value):.60}"
 
 
 def _extra(obj: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Any]:

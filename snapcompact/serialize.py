@@ -190,12 +190,8 @@ def _quote_json_string(text: str) -> str:
     return '"' + _JSON_NEEDS_ESCAPE.sub(escape, text) + '"'
 
 
-def js_json_stringify(value: Any) -> str:
-    """``JSON.stringify(value)`` (no indent) for JSON-shaped Python values.
-
-    Tuples count as arrays. Values with no JSON form (bytes, sets, objects) raise
-    ``ValueError`` instead of silently vanishing.
-    """
+def _json_scalar(value: Any) -> str | None:
+    """The JSON text of a scalar, or None for a container."""
     if value is None:
         return "null"
     if value is True:
@@ -207,12 +203,55 @@ def js_json_stringify(value: Any) -> str:
     if isinstance(value, (int, float)):
         text = js_number_to_string(value)
         return "null" if text in ("NaN", "Infinity", "-Infinity") else text
-    if isinstance(value, Mapping):
-        items = (f"{_quote_json_string(k)}:{js_json_stringify(value[k])}" for k in js_object_keys(value))
-        return "{" + ",".join(items) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_json_stringify(item) for item in value) + "]"
+    if isinstance(value, (Mapping, list, tuple)):
+        return None
     raise ValueError(f"tool-call argument value of type {type(value).__name__} has no JSON form")
+
+
+def js_json_stringify(value: Any) -> str:
+    """``JSON.stringify(value)`` (no indent) for JSON-shaped Python values.
+
+    Tuples count as arrays. Values with no JSON form (bytes, sets, objects) raise
+    ``ValueError`` instead of silently vanishing. The walk uses an explicit stack, not
+    recursion: tool-call arguments nested thousands deep (they reach this through compaction of
+    real conversations) serialize like any other; a container that contains itself raises
+    ``ValueError``, as ``JSON.stringify`` throws on a cycle.
+    """
+    out: list[str] = []
+    # Work items: ("value", v) writes v; ("text", s) writes s; ("leave", id) ends a container.
+    stack: list[tuple[str, Any]] = [("value", value)]
+    open_ids: set[int] = set()
+    while stack:
+        kind, item = stack.pop()
+        if kind == "text":
+            out.append(item)
+            continue
+        if kind == "leave":
+            open_ids.discard(item)
+            continue
+        scalar = _json_scalar(item)
+        if scalar is not None:
+            out.append(scalar)
+            continue
+        if id(item) in open_ids:
+            raise ValueError("tool-call argument value contains itself (a cycle has no JSON form)")
+        open_ids.add(id(item))
+        work: list[tuple[str, Any]] = []
+        if isinstance(item, Mapping):
+            out.append("{")
+            for i, key in enumerate(js_object_keys(item)):
+                prefix = ("," if i else "") + _quote_json_string(key) + ":"
+                work += [("text", prefix), ("value", item[key])]
+            work += [("text", "}"), ("leave", id(item))]
+        else:
+            out.append("[")
+            for i, element in enumerate(item):
+                if i:
+                    work.append(("text", ","))
+                work.append(("value", element))
+            work += [("text", "]"), ("leave", id(item))]
+        stack.extend(reversed(work))
+    return "".join(out)
 
 
 def _js_trim(text: str) -> str:

@@ -236,3 +236,30 @@ def test_dataclass_messages_and_round_trip() -> None:
     assert messages_from_json(raw) == messages
     assert raw[2] == {"role": "toolResult", "toolCallId": "a", "toolName": "read",
                       "content": [{"type": "text", "text": "body"}], "isError": False}
+
+
+@pytest.mark.parametrize("depth", [400, 1000, 5000])
+def test_stringify_and_serialize_deeply_nested_arguments_without_recursion(depth):
+    """Tool-call arguments nested hundreds deep reach the serializer through compaction."""
+    from snapcompact.serialize import js_json_stringify
+
+    nested: object = {"leaf": [1, "x"]}
+    for _ in range(depth):
+        nested = {"k": [nested]}
+    expected = '{"k":[' * depth + '{"leaf":[1,"x"]}' + "]}" * depth
+    assert js_json_stringify(nested) == expected
+    messages = [{"role": "assistant", "content": [
+        {"type": "toolCall", "id": "c1", "name": "probe", "arguments": {"deep": nested}}]}]
+    text = serialize_conversation(messages)
+    assert text.startswith('¶call:probe(deep={"k":[{"k":[') and "elided" in text
+
+
+def test_stringify_refuses_a_cycle():
+    from snapcompact.serialize import js_json_stringify
+
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="contains itself"):
+        js_json_stringify(loop)
+    shared = [1]
+    assert js_json_stringify([shared, shared]) == "[[1],[1]]"  # shared, not a cycle

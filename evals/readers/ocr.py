@@ -32,6 +32,7 @@ import io
 import os
 import statistics
 import threading
+import warnings
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -378,9 +379,13 @@ def transcribe(
     folder = cache_dir if cache_dir is not None else os.environ.get(CACHE_DIR_ENV)
     path = Path(folder) / key[:2] / f"{key}.txt" if folder else None
     if path is not None and path.is_file():
-        text = path.read_text(encoding="utf-8")
-        _memory.put(key, text)
-        return text
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            _warn_cache(folder, "read", exc)
+        else:
+            _memory.put(key, text)
+            return text
     image = prepare_for_ocr(seen_image(png_bytes, seen_size), settings)
     columns = column_bounds(image, settings)
     if len(columns) <= 1:
@@ -394,8 +399,28 @@ def transcribe(
             for x0, x1 in columns)
     _memory.put(key, text)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:  # the transcript is still good: say so once and go on
+            _warn_cache(folder, "write", exc)
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
     return text
+
+
+_cache_warned: set[tuple[str, str]] = set()
+
+
+def _warn_cache(folder: object, action: str, exc: OSError | UnicodeDecodeError) -> None:
+    """One warning per folder and action: an unusable OCR cache slows reruns, nothing more."""
+    if (str(folder), action) in _cache_warned:
+        return
+    _cache_warned.add((str(folder), action))
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    warnings.warn(f"OCR transcript cache {folder}: cannot {action} ({reason}); transcripts "
+                  "are recomputed instead", RuntimeWarning, stacklevel=3)

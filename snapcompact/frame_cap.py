@@ -1,0 +1,48 @@
+"""A cap on how many frames a text may render to, checked before any frame is drawn.
+
+Why: the frame count grows with the text and shrinks with the square of the frame size, so a
+small ``--size`` on a long input asks for an absurd number of frames (300 KB of text at 16 px
+is 300,000 one-character frames; 10 MB would need about 28 GB of PNGs). ``render_many``'s
+``max_frames`` silently keeps the first pages, which is right for a budget and wrong for a
+typo. Callers that take sizes from users (the CLI, the eval harness) check the count here
+first and refuse with one clear line.
+
+The check is cheap where it matters: a frame holds at most ``capacity`` cells and every
+character takes at least one, so the normalized length alone proves most absurd requests too
+big without paginating; otherwise the exact page count decides.
+"""
+
+from __future__ import annotations
+
+from snapcompact.shapes import Shape, geometry
+
+__all__ = ["TooManyFrames", "check_frame_count"]
+
+
+class TooManyFrames(ValueError):
+    """The text would render to more frames than the caller allows."""
+
+
+def check_frame_count(text: str, shape: Shape, max_frames: int) -> int:
+    """The number of frames ``text`` renders to at ``shape``; ``TooManyFrames`` past the cap."""
+    from snapcompact.normalize import normalize
+    from snapcompact.render import pages
+
+    if isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 1:
+        raise ValueError(f"the frame cap must be an integer >= 1, got {max_frames!r}")
+    geo = geometry(shape)
+    if geo.capacity < 1:
+        raise ValueError(f"frame size {shape.frame_size} px is too small for shape "
+                         f"{shape.name!r} ({shape.cell_width}x{shape.cell_height} cells)")
+    at_least = -(-len(normalize(text, shape.font)) // geo.capacity)
+    if at_least > max_frames:
+        raise TooManyFrames(_message(shape, f"at least {at_least:,}", max_frames))
+    count = len(pages(text, shape))
+    if count > max_frames:
+        raise TooManyFrames(_message(shape, f"{count:,}", max_frames))
+    return count
+
+
+def _message(shape: Shape, count: str, max_frames: int) -> str:
+    return (f"shape {shape.name} at {shape.frame_size} px would render {count} frames, more "
+            f"than the cap of {max_frames:,}: use a larger frame size or raise the cap")
