@@ -38,6 +38,7 @@ import email.utils
 import logging
 import math
 import os
+import re
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
