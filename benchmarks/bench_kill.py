@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             FakeChatServer(latency_s=0.3) as server:
         work_dir = Path(work)
         cmd = [*_cli(), "model=fake", "dataset=tiny",
-               f"dataset.params.n_items={args.questions // 2}", "shapes=[text]", "reader=qa",
+               f"dataset.params.n_items={args.questions // 2}", "strategies=[full]", "reader=qa",
                "model.concurrency=3", "progress=false", f"results_dir={work_dir}"]
         env = {**os.environ, "SNAPCOMPACT_FAKE_API_BASE": server.api_base,
                "OPENAI_API_KEY": "sk-bench-" + "dummy-not-a-key-000000",

@@ -300,7 +300,8 @@ def _numbered_rows(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str
                 continue
             raise ValueError(f"{path}:{number}: not a JSON record") from None
         if not isinstance(row, dict):
-            raise ValueError(f"{path}:{number}: not a JSON object")
+            raise ValueError(f"{path}:{number}: a record is a JSON object, got "
+                             f"{type(row).__name__}")
         yield number, row
 
 

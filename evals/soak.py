@@ -8,7 +8,8 @@ the figures quoted for the harness and the assertions that guard it come from on
 The provider is ``evals.fake_server`` with a fault rate: 429 with ``Retry-After``, 500, 503,
 answers slower than the client's timeout, connections reset before a response, and 200 bodies
 cut halfway. The run is the real pipeline (``evals.run.run_config``: plan, cache, client,
-records) on the text arm of the tiny dataset, so the only thing measured is the transport.
+records) on the `full` strategy of the tiny dataset (text only), so the only thing measured is
+the transport.
 
 Figures (``SoakResult``): questions planned, HTTP requests the server received, rows in
 ``records.jsonl``, duplicate rows (a key recorded twice), lost questions (no successful row),
@@ -87,7 +88,7 @@ def run_soak(work_dir: str | os.PathLike[str], *, questions: int, concurrency: i
     work = Path(work_dir)
     overrides = [
         "model=fake", "dataset=tiny", f"dataset.params.n_items={questions // 2}",
-        "shapes=[text]", "reader=qa", f"model.concurrency={concurrency}", "progress=false",
+        "strategies=[full]", "reader=qa", f"model.concurrency={concurrency}", "progress=false",
         "budget_usd=null", "timeout_s=1", "max_attempts=10", f"results_dir={work}",
         *extra_overrides,
     ]

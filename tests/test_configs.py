@@ -147,7 +147,8 @@ def test_run_directories_are_deterministic_and_ignore_non_measuring_keys():
     hc = cfg.hydra
     assert "${now:" not in OmegaConf.to_yaml(hc.run) and "${now:" not in OmegaConf.to_yaml(hc.sweep)
     # one folder per experiment: rows carry their own coordinates, reruns resume there
-    assert OmegaConf.to_yaml(hc.run).strip().endswith("${results_dir}/runs/${experiment_name}")
+    assert OmegaConf.to_yaml(hc.run).strip().endswith(
+        "/runs/${sc_folder_name:${experiment_name}}")
     excluded = set(hc.job.config.override_dirname.exclude_keys)
     assert {"dry_run", "budget_usd", "progress", "cache_dir", "launcher"} <= excluded
     assert hc.job.chdir is False

@@ -58,7 +58,7 @@ def test_kill_9_ten_times_then_resume_loses_and_duplicates_nothing(tmp_path, mon
         with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
             cfg = compose("eval", overrides=[
                 "model=fake", "dataset=tiny", f"dataset.params.n_items={QUESTIONS // 2}",
-                "shapes=[text]", "reader=qa", "model.concurrency=3", "progress=false",
+                "strategies=[full]", "reader=qa", "model.concurrency=3", "progress=false",
                 f"results_dir={tmp_path}"])
         for _ in range(KILLS):
             start = server.requests

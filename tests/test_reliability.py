@@ -30,7 +30,7 @@ from evals.records import append_records, iter_records
 from evals.run import CONFIG_DIR, run_config
 from evals.runlock import RunFolderBusy, run_folder_lock
 
-TOTAL_MOCK_ROWS = 16  # model=mock dataset=tiny: 2 items x 2 questions x 4 arms
+TOTAL_MOCK_ROWS = 16  # model=mock, the smoke session with 4 facts: 4 questions x 4 arms
 
 
 def compose_cfg(overrides):
@@ -39,7 +39,8 @@ def compose_cfg(overrides):
 
 
 def mock_overrides(tmp_path):
-    return [f"results_dir={tmp_path}", "progress=false", "model=mock", "dataset=tiny"]
+    return [f"results_dir={tmp_path}", "progress=false", "model=mock", "experiment=smoke",
+            "dataset.params.depths=[0.1,0.4,0.6,0.9]"]
 
 
 class Counting:
@@ -357,7 +358,8 @@ def test_cache_keys_hold_no_paths(tmp_path):
 
 def test_a_copied_results_folder_answers_from_its_cache(tmp_path):
     """The default offline reader (OCR), then the whole results folder copied elsewhere."""
-    overrides = ["progress=false", "experiment=smoke", "reader=qa", "shapes=[text,11on16-bw]"]
+    overrides = ["progress=false", "experiment=smoke", "strategies=[full,snapcompact]",
+                 "shapes=[11on16-bw]"]
     first_root = tmp_path / "a"
     run_config(compose_cfg([f"results_dir={first_root}", *overrides]), first_root / "run",
                base_dir=tmp_path, completion_fn=Counting())
@@ -366,7 +368,7 @@ def test_a_copied_results_folder_answers_from_its_cache(tmp_path):
     shutil.rmtree(first_root)
     again = run_config(compose_cfg([f"results_dir={copy_root}", *overrides]),
                        copy_root / "fresh", base_dir=tmp_path, completion_fn=(calls := Counting()))
-    assert calls.calls == 0 and again.cache_hits == again.planned == 2
+    assert calls.calls == 0 and again.cache_hits == again.planned == 4
 
 
 # -- 8. folders the user did not mean -------------------------------------------------------------
@@ -396,9 +398,9 @@ def test_results_dir_that_is_a_file_is_refused(tmp_path):
 
 
 def test_frame_cap_refuses_before_drawing(tmp_path):
-    overrides = [*mock_overrides(tmp_path), "frame_size=64", "max_frames=3",
+    overrides = [*mock_overrides(tmp_path), "max_frames=3", "strategies=[snapcompact]",
                  "shapes=[11on16-bw]"]
-    with pytest.raises(ValueError, match="would render .* frames, more than the cap of 3"):
+    with pytest.raises(ValueError, match="frames, more than max_frames=3"):
         run_config(compose_cfg(overrides), tmp_path / "run", base_dir=tmp_path,
                    completion_fn=Counting())
 

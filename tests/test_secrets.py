@@ -53,14 +53,14 @@ def test_planted_keys_reach_no_file_and_no_output(tmp_path, monkeypatch, capsys,
     printed = []
     with FakeChatServer(latency_s=0.0) as server:
         url = server.api_base.replace("http://", f"http://user:{PLANTED['url_password']}@")
-        common = ["model=fake", "dataset=tiny", "shapes=[text]", "reader=qa", "progress=false",
+        common = ["model=fake", "dataset=tiny", "strategies=[full]", "reader=qa", "progress=false",
                   "max_items=1", f"model.params.api_base={server.api_base}"]
         headers = (f"+model.params.extra_headers={{Authorization:'Bearer "
                    f"{PLANTED['header_bearer']}',X-Custom-Token:{PLANTED['header_custom']}}}")
         code, out = _run_cli(monkeypatch, capsys, [*common, headers])
         printed.append(out)
         assert code == 0, out
-        (records,) = tmp_path.glob("results/runs/default/*/records.jsonl")
+        (records,) = tmp_path.glob("results/runs/default/records.jsonl")
         assert all(r.error is None for r in iter_records(records))
 
         # a sweep (multirun.yaml, one folder per job, Hydra's job log lines) with the same params
@@ -79,7 +79,7 @@ def test_planted_keys_reach_no_file_and_no_output(tmp_path, monkeypatch, capsys,
                                                    "seed=9"])
         printed.append(out)
         assert code == 0, out
-        (records,) = tmp_path.glob("results/runs/url/*/records.jsonl")
+        (records,) = tmp_path.glob("results/runs/url/records.jsonl")
         assert all(r.error for r in iter_records(records))
 
         # the provider echoes back every key the request carries, in an error body
@@ -90,7 +90,7 @@ def test_planted_keys_reach_no_file_and_no_output(tmp_path, monkeypatch, capsys,
                              [*common, headers, "experiment_name=errors", "seed=7"])
         printed.append(out)
         assert code == 0, out
-        (records,) = tmp_path.glob("results/runs/errors/*/records.jsonl")
+        (records,) = tmp_path.glob("results/runs/errors/records.jsonl")
         errors = [r.error for r in iter_records(records)]
         assert len(errors) == 2 and all(e and REDACTED in e for e in errors)
 
