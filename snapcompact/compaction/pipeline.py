@@ -62,6 +62,7 @@ from snapcompact.compaction.strategies import (
     generate_handoff,
 )
 from snapcompact.compaction.summarize import CompleteFn
+from snapcompact.compaction.tokens import TokenEstimator
 from snapcompact.compaction.triggers import (
     Reason,
     decide_after_turn,
@@ -112,7 +113,8 @@ class CompactionPipeline:
     def __init__(self, session: Session, model: ModelInfo, *, settings: Settings = DEFAULT_SETTINGS,
                  complete: CompleteFn | None = None, hooks: Hooks | None = None,
                  protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
-                 handoff_path: Callable[[Session], str | Path | None] | None = None) -> None:
+                 handoff_path: Callable[[Session], str | Path | None] | None = None,
+                 estimator: TokenEstimator | None = None) -> None:
         self.session = session
         self.model = model
         self.settings = settings
@@ -121,23 +123,36 @@ class CompactionPipeline:
         self.protected_paths = tuple(protected_paths)
         self.clock = clock
         self._handoff_path = handoff_path
-        self._image_tokens: int | None = model.image_tokens
+        self._estimator = estimator
         self.notices: list[str] = []
         self._handoff_pending = False
 
     # ------------------------------------------------------------------ views
 
     @property
-    def image_tokens(self) -> int:
-        """Per-image token estimate: the model's, else the snapcompact frame estimate for it."""
-        if self._image_tokens is None:
-            from snapcompact.resolve import resolve_shape
+    def estimator(self) -> TokenEstimator:
+        """Every token count of this pipeline (thresholds, cut points, pruning) goes through it.
 
-            sc = self.settings.snapcompact
-            resolved = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
-                                     variant=sc.shape, frame_size=sc.frame_size)
-            self._image_tokens = resolved.frame_token_estimate
-        return self._image_tokens
+        Default: the agent core's estimate (:mod:`.tokens`), except that an archive frame is
+        charged the model's ``image_tokens``, else the frame estimate of the shape and frame size
+        the snapcompact settings resolve to for this model (the agent core charges a flat 5,024,
+        which overcounts the smaller frames this pipeline can be configured to render).
+        """
+        if self._estimator is None:
+            frame_tokens = self.model.image_tokens
+            if frame_tokens is None:
+                from snapcompact.resolve import resolve_shape
+
+                sc = self.settings.snapcompact
+                frame_tokens = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
+                                             variant=sc.shape, frame_size=sc.frame_size).frame_token_estimate
+            self._estimator = TokenEstimator(frame_tokens=frame_tokens)
+        return self._estimator
+
+    @property
+    def image_tokens(self) -> int:
+        """Tokens charged per archive frame (see :attr:`estimator`)."""
+        return self.estimator.frame_tokens
 
     def context(self) -> SessionContext:
         return build_session_context(self.session.get_branch())
@@ -149,7 +164,7 @@ class CompactionPipeline:
         return convert_to_llm(self.context().messages)
 
     def estimate_tokens(self) -> int:
-        return estimate_branch_tokens(self.session.get_branch(), self.image_tokens)
+        return estimate_branch_tokens(self.session.get_branch(), self.estimator)
 
     def threshold(self) -> int:
         return resolve_threshold_tokens(self.model.context_window, self.settings.compaction)
@@ -163,7 +178,8 @@ class CompactionPipeline:
 
     def prune(self) -> PruneResult:
         """The threshold prune, applied to the session (file rewritten when anything changed)."""
-        result = prune_tool_outputs(self.session.get_branch(), self.settings.pruning, protected_paths=self.protected_paths)
+        result = prune_tool_outputs(self.session.get_branch(), self.settings.pruning,
+                                    protected_paths=self.protected_paths, estimator=self.estimator)
         if result.changed:
             self.session.replace_messages(result.replacements)
         return result
@@ -172,7 +188,7 @@ class CompactionPipeline:
         if not self.settings.compaction.drop_useless:
             return PruneResult({}, 0, {})
         result = prune_superseded_tool_results(self.session.get_branch(), self.settings.pruning, idle_seconds=idle_seconds,
-                                               protected_paths=self.protected_paths)
+                                               protected_paths=self.protected_paths, estimator=self.estimator)
         if result.changed:
             self.session.replace_messages(result.replacements)
         return result
@@ -190,7 +206,7 @@ class CompactionPipeline:
         return strategy
 
     def _kept_tokens(self, prep: CompactionPreparation) -> int:
-        return sum(estimate_entry_tokens(self.session.get(i), self.image_tokens) for i in prep.kept_entry_ids)
+        return sum(estimate_entry_tokens(self.session.get(i), self.estimator) for i in prep.kept_entry_ids)
 
     def compact(self, custom_instructions: str | None = None, *, reason: Reason = "manual", will_retry: bool = False,
                 measured_prompt_tokens: int | None = None, auto_continue: bool = False) -> CompactionOutcome:
@@ -207,7 +223,7 @@ class CompactionPipeline:
                  measured: int | None, auto_continue: bool) -> CompactionOutcome:
         path = self.session.get_branch()
         prep = prepare_compaction(path, self.settings.compaction.keep_recent_tokens,
-                                  measured_prompt_tokens=measured, image_tokens=self.image_tokens)
+                                  measured_prompt_tokens=measured, estimator=self.estimator)
         if prep is None:
             return CompactionOutcome(reason, skipped="nothing to compact", will_retry=will_retry)
         hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path), custom_instructions, reason,
@@ -369,7 +385,8 @@ class CompactionPipeline:
                 summary, details, usage, from_ext = hook.summary, hook.details, hook.usage, True
             else:
                 summary, details, usage = generate_branch_summary(abandoned, self.complete, self.model, self.settings,
-                                                                  custom_instructions=custom_instructions)
+                                                                  custom_instructions=custom_instructions,
+                                                                  estimator=self.estimator)
                 from_ext = False
             summary_entry = self.session.branch_with_summary(target_id, old_leaf, summary, details=details,
                                                              from_extension=from_ext, usage=usage)

@@ -108,6 +108,11 @@ class PruneSettings:
     min_prune_tokens: int = 50
     protected_tools: tuple[str, ...] = ("skill",)
     prune_useless: bool = True
+    #: Older reads of a file a newer read covers are blanked too (the agent's readToolSupersedeKey).
+    supersede_reads: bool = True
+    #: Threshold prune leaves results followed by more message tokens than this alone (the warm
+    #: prompt-cache prefix); None: no such guard. The coding agent passes 8,000.
+    cache_warm_suffix_tokens: int | None = None
     #: Per-turn stale-result pass: prune a candidate only when the suffix after it is this small ...
     cache_suffix_tokens: int = 8000
     #: ... or when the session has idled past the provider prompt-cache lifetime (seconds).
@@ -117,6 +122,9 @@ class PruneSettings:
         object.__setattr__(self, "protected_tools", tuple(self.protected_tools))
         _check_bool("pruning.enabled", self.enabled)
         _check_bool("pruning.pruneUseless", self.prune_useless)
+        _check_bool("pruning.supersedeReads", self.supersede_reads)
+        if self.cache_warm_suffix_tokens is not None:
+            _check_int("pruning.cacheWarmSuffixTokens", self.cache_warm_suffix_tokens, minimum=0)
         for name in ("protect_tokens", "minimum_savings", "min_prune_tokens", "cache_suffix_tokens"):
             _check_int(f"pruning.{_camel(name)}", getattr(self, name), minimum=0)
         _check_number("pruning.cacheIdleSeconds", self.cache_idle_seconds, minimum=0)
@@ -260,7 +268,7 @@ def resolve_threshold_tokens(context_window: int, settings: CompactionSettings) 
         return min(max(settings.threshold_tokens, 1), context_window - 1)
     if settings.threshold_percent > 0:
         pct = min(max(settings.threshold_percent, 1), 99)
-        return max(1, math.floor(context_window * pct / 100))
+        return max(1, math.floor(context_window * (pct / 100)))  # w * (p/100), as the agent rounds
     threshold = context_window - effective_reserve_tokens(context_window, settings)
     if threshold < 1:
         threshold = context_window - math.floor(0.15 * context_window)
