@@ -268,7 +268,7 @@ def resolve_threshold_tokens(context_window: int, settings: CompactionSettings) 
         return min(max(settings.threshold_tokens, 1), context_window - 1)
     if settings.threshold_percent > 0:
         pct = min(max(settings.threshold_percent, 1), 99)
-        return max(1, math.floor(context_window * (pct / 100)))  # w * (p/100), as the agent rounds
+        return math.floor(context_window * (pct / 100))  # w * (p/100), as the agent rounds
     threshold = context_window - effective_reserve_tokens(context_window, settings)
     if threshold < 1:
         threshold = context_window - math.floor(0.15 * context_window)

@@ -54,7 +54,7 @@ def utf8_len(text: str) -> int:
 
 def utf16_len(text: str) -> int:
     """Length in UTF-16 code units (what a JavaScript ``string.length`` reports)."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def byte_estimate(fragments: Sequence[str]) -> int:
