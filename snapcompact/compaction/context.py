@@ -159,7 +159,8 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def archive_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+def archive_blocks(message: Mapping[str, Any],
+                   max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> list[dict[str, Any]] | None:
     from snapcompact.archive import get_preserved_archive, history_blocks
 
     archive = get_preserved_archive(message.get("preserveData"))
@@ -168,7 +169,7 @@ def archive_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     # Pinned-policy archives mark their frames with the source span they cover; their earliest
     # frame (the session head) is the last to be left out under the byte budget.
     pinned = any(frame.source_chars is not None for frame in archive.frames)
-    return history_blocks(archive, max_frame_data_bytes=MAX_FRAME_DATA_BYTES, pin_first=pinned)
+    return history_blocks(archive, max_frame_data_bytes=max_frame_data_bytes, pin_first=pinned)
 
 
 def _bash_text(message: Mapping[str, Any]) -> str:
@@ -183,14 +184,19 @@ def _bash_text(message: Mapping[str, Any]) -> str:
     return text
 
 
-def to_wire_json(message: Mapping[str, Any]) -> dict[str, Any] | None:
-    """One agent message as a wire-role JSON message (None when it does not reach the LLM)."""
+def to_wire_json(message: Mapping[str, Any], *,
+                 max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> dict[str, Any] | None:
+    """One agent message as a wire-role JSON message (None when it does not reach the LLM).
+
+    ``max_frame_data_bytes`` caps the base64 bytes of archive frames re-attached to a
+    compaction summary (``snapcompact.maxFrameDataBytes``); frames past it become a notice.
+    """
     role = message.get("role")
     if role in ("user", "assistant", "toolResult", "developer"):
         return dict(message)
     if role == "compactionSummary":
         summary = str(message.get("summary", ""))
-        blocks = archive_blocks(message)
+        blocks = archive_blocks(message, max_frame_data_bytes)
         if blocks is not None:
             return {"role": "user", "content": [{"type": "text", "text": summary}, *blocks]}
         text = render("compaction-summary-context", summary=summary)
@@ -207,13 +213,14 @@ def to_wire_json(message: Mapping[str, Any]) -> dict[str, Any] | None:
     raise ValueError(f"unknown message role {role!r}")
 
 
-def convert_to_llm(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
+def convert_to_llm(messages: Sequence[Mapping[str, Any]], *,
+                   max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> list[Any]:
     """Agent messages -> :mod:`snapcompact.messages` wire messages, dropping what the LLM never sees."""
     from snapcompact.messages import message_from_json
 
     out = []
     for i, message in enumerate(messages):
-        wire = to_wire_json(message)
+        wire = to_wire_json(message, max_frame_data_bytes=max_frame_data_bytes)
         if wire is not None:
             out.append(message_from_json(wire, i))
     return out

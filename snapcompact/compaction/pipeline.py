@@ -29,6 +29,7 @@ from snapcompact.compaction.branch import (
 )
 from snapcompact.compaction.context import (
     SessionContext,
+    archive_blocks,
     build_session_context,
     convert_to_llm,
     estimate_branch_tokens,
@@ -146,7 +147,9 @@ class CompactionPipeline:
                 sc = self.settings.snapcompact
                 frame_tokens = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
                                              variant=sc.shape, frame_size=sc.frame_size).frame_token_estimate
-            self._estimator = TokenEstimator(frame_tokens=frame_tokens)
+            limit = self.settings.snapcompact.max_frame_data_bytes
+            self._estimator = TokenEstimator(frame_tokens=frame_tokens,
+                                             archive_blocks=lambda message: archive_blocks(message, limit))
         return self._estimator
 
     @property
@@ -161,7 +164,8 @@ class CompactionPipeline:
         return build_session_context(self.session.get_branch(), transcript=True)
 
     def llm_messages(self) -> list[Any]:
-        return convert_to_llm(self.context().messages)
+        return convert_to_llm(self.context().messages,
+                              max_frame_data_bytes=self.settings.snapcompact.max_frame_data_bytes)
 
     def estimate_tokens(self) -> int:
         return estimate_branch_tokens(self.session.get_branch(), self.estimator)
@@ -225,7 +229,12 @@ class CompactionPipeline:
         prep = prepare_compaction(path, self.settings.compaction.keep_recent_tokens,
                                   measured_prompt_tokens=measured, estimator=self.estimator)
         if prep is None:
-            return CompactionOutcome(reason, skipped="nothing to compact", will_retry=will_retry)
+            if reason in ("overflow", "incomplete"):
+                # Retrying would send the same oversized context again: recovery failed, no retry.
+                return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False,
+                                         error=self._notice(failure_message(
+                                             reason, "nothing to compact (the kept recent turn alone is too large)")))
+            return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False)
         hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path), custom_instructions, reason,
                                                                 will_retry))
         if isinstance(hook, Cancel):
@@ -256,6 +265,7 @@ class CompactionPipeline:
             if payload is None:
                 payload = compact_context_full(prep, self.complete, self.model, self.settings,
                                                custom_instructions=custom_instructions, overrides=overrides)
+        notes.extend(self._notice(note) for note in payload.warnings)
         entry = self.session.append_compaction(
             payload.summary, payload.first_kept_entry_id, payload.tokens_before, short_summary=payload.short_summary,
             details=payload.details, preserve_data=payload.preserve_data, from_extension=payload.from_extension,

@@ -42,10 +42,12 @@ __all__ = [
     "PruneSettings",
     "Settings",
     "SnapcompactSettings",
+    "discover_settings",
     "effective_reserve_tokens",
     "load_settings",
     "merge_settings",
     "resolve_threshold_tokens",
+    "settings_paths",
 ]
 
 #: Strategies the pipeline implements (``shake`` from the seed's list is not built).
@@ -248,6 +250,87 @@ def load_settings(path: str | Path | None = None, base: Settings = DEFAULT_SETTI
         return merge_settings(base, data)
     except ValueError as exc:
         raise ValueError(f"settings file {p}: {exc}") from exc
+
+
+#: Config file names the agent reads, in its order, in the user directory and in ``.omp/``.
+CONFIG_FILE_NAMES = ("config.yml", "config.yaml", "settings.json")
+
+
+def settings_paths(cwd: str | Path | None = None, *, home: str | Path | None = None,
+                   env: Mapping[str, str] | None = None) -> list[Path]:
+    """The existing settings files the agent would read: the user's, then the project's.
+
+    User: ``$PI_CODING_AGENT_DIR`` or ``~/.omp/agent``; project: ``<cwd>/.omp``. In each, the first of
+    ``config.yml``, ``config.yaml``, ``settings.json`` that exists.
+    """
+    import os
+
+    env = os.environ if env is None else env
+    home_dir = Path(home) if home is not None else Path.home()
+    user_dir = Path(env["PI_CODING_AGENT_DIR"]) if env.get("PI_CODING_AGENT_DIR") else home_dir / ".omp" / "agent"
+    project_dir = Path(cwd if cwd is not None else Path.cwd()) / ".omp"
+    found = []
+    for directory in (user_dir, project_dir):
+        for name in CONFIG_FILE_NAMES:
+            if (directory / name).is_file():
+                found.append(directory / name)
+                break
+    return found
+
+
+def _read_config(path: Path) -> Mapping[str, Any]:
+    raw = path.read_bytes()
+    try:
+        if path.suffix == ".json":
+            data = json.loads(raw)
+        elif path.suffix in (".yml", ".yaml"):
+            try:
+                import yaml
+            except ImportError as exc:
+                raise ValueError(f"settings file {path} is YAML: install PyYAML to read it") from exc
+            data = yaml.safe_load(raw.decode("utf-8")) or {}
+        else:
+            data = tomllib.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"settings file {path} is not valid {path.suffix.lstrip('.') or 'TOML'}: {exc}") from exc
+    except Exception as exc:
+        if type(exc).__module__.startswith("yaml"):
+            raise ValueError(f"settings file {path} is not valid YAML: {exc}") from exc
+        raise
+    if not isinstance(data, Mapping):
+        raise ValueError(f"settings file {path} must hold a table/object at the top")
+    return data
+
+
+def discover_settings(cwd: str | Path | None = None, *, home: str | Path | None = None,
+                      env: Mapping[str, str] | None = None,
+                      base: Settings = DEFAULT_SETTINGS) -> tuple[Settings, tuple[str, ...]]:
+    """Defaults, then the user file, then the project file (:func:`settings_paths`).
+
+    These files are the agent's whole configuration, so sections and keys this library does not
+    know are skipped (listed in the returned notes, one per key) rather than errors; a known key
+    with a bad value still fails, naming the file.
+    """
+    result = base
+    notes: list[str] = []
+    for path in settings_paths(cwd, home=home, env=env):
+        data = _read_config(path)
+        known: dict[str, dict[str, Any]] = {}
+        for section, values in data.items():
+            attr = _SECTIONS.get(section)
+            if attr is None or not isinstance(values, Mapping):
+                continue
+            names = {f.name for f in fields(getattr(result, attr))}
+            for key, value in values.items():
+                if _snake(key) in names:
+                    known.setdefault(section, {})[key] = value
+                else:
+                    notes.append(f"{path}: {section}.{key} is not a setting this library uses (ignored)")
+        try:
+            result = merge_settings(result, known)
+        except ValueError as exc:
+            raise ValueError(f"settings file {path}: {exc}") from exc
+    return result, tuple(notes)
 
 
 def effective_reserve_tokens(context_window: int, settings: CompactionSettings) -> int:

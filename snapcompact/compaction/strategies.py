@@ -173,13 +173,22 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
     sc = settings.snapcompact
     prev = prep.previous_compaction
     prev_archive = get_preserved_archive(prev.preserve_data) if prev is not None else None
+    frames_only = prev_archive is not None and prev_archive.frames and not (
+        prev_archive.text or prev_archive.text_head or prev_archive.text_tail)
+    notes: tuple[str, ...] = ()
+    if frames_only:
+        # A legacy archive kept frames but no source text: nothing can be re-rendered from it, so
+        # the previous summary is folded in as text (the reference's rule), and this is said.
+        notes = ((f"the previous snapcompact archive holds {len(prev_archive.frames)} frame(s) without source "
+                  "text (a legacy archive): its summary is carried over as text instead"),)
     try:
         result = compact(
             _wire_json(prep),
             model_id=model.id, api=model.api, provider=model.provider,
             shape=None if sc.shape == "auto" else sc.shape, policy=sc.policy,  # type: ignore[arg-type]
             previous=prev.preserve_data if prev_archive is not None else None,
-            previous_summary=prev.summary if prev is not None and prev_archive is None and prev.summary else None,
+            previous_summary=prev.summary if prev is not None and (prev_archive is None or frames_only)
+            and prev.summary else None,
             max_frames=sc.max_frames, frame_size=sc.frame_size,
             serialize_options={"include_thinking": model.include_thinking},
             file_ops=cumulative_file_ops(prep), tokens_before=prep.tokens_before, kept_tokens=kept_tokens,
@@ -192,7 +201,7 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
     return CompactionPayload(
         summary=result.summary, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before,
         strategy="snapcompact", short_summary=result.short_summary, details=result.details.to_json(),
-        preserve_data=preserve)
+        preserve_data=preserve, warnings=notes)
 
 
 def _wire_json(prep: CompactionPreparation) -> list[dict[str, Any]]:
