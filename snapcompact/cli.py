@@ -6,6 +6,7 @@
     python -m snapcompact resolve   --model ID [--api API] [--provider P] [--shape NAME|auto]
     python -m snapcompact bill      --model ID --width W --height H [--detail D] [--api A] [--provider P]
     python -m snapcompact serialize [--options JSON]                     < messages.json
+    python -m snapcompact session SESSION {show|transcript|tree|prune}   (see snapcompact.session_cli)
 
 Every verb prints JSON on stdout; bad input exits with status 2 and a one-line message.
 """
@@ -155,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serialize", help="serialize a conversation (JSON messages on stdin)")
     p.add_argument("--options")
     p.set_defaults(func=_cmd_serialize)
+
+    from snapcompact.session_cli import add_session_parser
+
+    add_session_parser(sub)
     return parser
 
 
