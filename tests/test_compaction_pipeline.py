@@ -168,7 +168,7 @@ def test_split_turn_is_summarized_in_two_parts_and_merged():
         for c in calls:
             p.session.append_message(t.result(c))
     outcome = p.compact()
-    assert [c["kind"] for c in llm.calls] == ["initial", "turn-prefix"]
+    assert [c["kind"] for c in llm.calls] == ["initial", "turn-prefix", "short"]
     history, prefix = outcome.entry.summary.split(SPLIT_TURN_SEPARATOR)
     assert history.startswith("## Goal\nsummary #1") and prefix.startswith("## Goal\nsummary #2")
     # One file list for the merged summary: the prefix's reads count, the kept part's (f7) do not.

@@ -223,6 +223,8 @@ class CompactionPreparation:
     keep_recent_tokens: int
     previous_compaction: CompactionEntry | None
     window_start: int
+    #: Messages kept verbatim (what the short summary describes).
+    recent_messages: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def previous_summary(self) -> str | None:
@@ -272,4 +274,5 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *, measur
         messages_to_summarize=to_summarize, turn_prefix_messages=prefix, summarize_entry_ids=summarize_ids,
         turn_prefix_entry_ids=prefix_ids, kept_entry_ids=kept_ids, is_split_turn=cut.is_split_turn,
         tokens_before=max(estimate, measured_prompt_tokens or 0), keep_recent_tokens=keep,
-        previous_compaction=previous, window_start=start)
+        previous_compaction=previous, window_start=start,
+        recent_messages=_messages(path[cut.first_kept_index:])[0])

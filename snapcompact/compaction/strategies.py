@@ -16,6 +16,7 @@ Every strategy returns a :class:`CompactionPayload`; the pipeline persists it.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +29,9 @@ from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.settings import Settings
 from snapcompact.compaction.summarize import (
     CompleteFn,
+    build_summary_prompt,
     call_complete,
+    escape_boundary_tags,
     generate_summary,
     merge_split_turn,
     serialize_for_summary,
@@ -137,15 +140,37 @@ def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | Non
         usages.extend(run.usage)
     else:
         summary = history
+    short, short_usage, notes = generate_short_summary(prep.recent_messages, summary, complete, model, settings)
+    usages.extend(short_usage)
     ops = cumulative_file_ops(prep)
     lists = compute_file_lists(ops)
     summary = upsert_file_operations(summary, lists, ops.read)
     prev_preserve = prep.previous_compaction.preserve_data if prep.previous_compaction else None
     return CompactionPayload(
         summary=summary, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before,
-        strategy="context-full", details=lists.to_json(),
+        strategy="context-full", short_summary=short, warnings=notes, details=lists.to_json(),
         preserve_data=_carried_preserve(prev_preserve, overrides.preserve_data, keep_archive=False),
         usage=_sum_usage(usages))
+
+
+def generate_short_summary(recent: Sequence[Mapping[str, Any]], summary: str, complete: CompleteFn,
+                           model: ModelInfo, settings: Settings) -> tuple[str | None,
+                                                                          list[Mapping[str, Any]], tuple[str, ...]]:
+    """One line for the UI (``shortSummary``): the kept messages, with the new summary as context.
+
+    Output is capped at min(512, 20 % of the reserve) tokens, as the agent does. A failure only
+    costs the line (the agent fails the whole compaction; the summary itself is already made).
+    """
+    conversation = serialize_for_summary(recent, model.include_thinking)
+    user = build_summary_prompt(conversation, prompt("compaction-short-summary"),
+                                previous_summary=escape_boundary_tags(summary) if summary else None)
+    max_tokens = max(1, min(512, math.floor(0.2 * settings.compaction.reserve_tokens)))
+    try:
+        reply = call_complete(complete, prompt("summarization-system"), user, max_tokens)
+    except Exception as exc:  # noqa: BLE001 - a UI nicety: the compaction stands without it
+        return None, [], (f"short summary failed: {exc}",)
+    line = " ".join(reply.text.split())
+    return (line or None), ([reply.usage] if reply.usage else []), ()
 
 
 def _sum_usage(usages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
