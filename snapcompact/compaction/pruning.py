@@ -156,9 +156,13 @@ class _Scan:
     """Per-branch facts both passes share: calls by id, token counts, supersede and useless sets."""
 
     def __init__(self, path: Sequence[Entry], settings: PruneSettings, protected_paths: Collection[str],
-                 estimator: TokenEstimator, supersede: bool, useless: bool) -> None:
+                 estimator: TokenEstimator, supersede: bool, useless: bool, start: int = 0) -> None:
+        # Only entries from ``start`` (the compaction boundary) on can be pruned, and whether one
+        # is superseded depends only on later entries, so the scans begin there: the per-turn
+        # cost follows the live context, not the whole session.
         self.path = path
-        self.calls = _calls_by_id(path)
+        self._start = start
+        self.calls = _calls_by_id(path[start:])
         self.estimator = estimator
         self._settings = settings
         self._protected_paths = protected_paths
@@ -166,7 +170,7 @@ class _Scan:
         self.useless: set[int] = set()
         if supersede:
             seen: set[str] = set()
-            for i in range(len(path) - 1, -1, -1):
+            for i in range(len(path) - 1, start - 1, -1):
                 entry = _tool_result(path[i])
                 if entry is None or _already_pruned(entry.message):
                     continue
@@ -181,8 +185,8 @@ class _Scan:
                     self.superseded.add(i)
                 seen.add(key)
         if useless:
-            for i, raw in enumerate(path):
-                entry = _tool_result(raw)
+            for i in range(start, len(path)):
+                entry = _tool_result(path[i])
                 if entry is None or entry.message.get("useless") is not True or _already_pruned(entry.message):
                     continue
                 if entry.message.get("isError") is True or i in self.superseded or self.protected(entry):
@@ -191,7 +195,10 @@ class _Scan:
                     self.useless.add(i)
 
     def call(self, entry: MessageEntry) -> Mapping[str, Any] | None:
-        return self.calls.get(str(entry.message.get("toolCallId")))
+        call_id = str(entry.message.get("toolCallId"))
+        if call_id not in self.calls and self._start > 0:
+            self.calls, self._start = _calls_by_id(self.path), 0  # a call before the boundary: look everywhere
+        return self.calls.get(call_id)
 
     def protected(self, entry: MessageEntry) -> bool:
         return _is_protected(entry.message, self.call(entry), self._settings, self._protected_paths)
@@ -203,7 +210,7 @@ class _Scan:
         """Tokens of every message entry strictly after each index (what a rewrite re-caches)."""
         suffix = [0] * len(self.path)
         running = 0
-        for i in range(len(self.path) - 1, -1, -1):
+        for i in range(len(self.path) - 1, self._start - 1, -1):
             suffix[i] = running
             if isinstance(self.path[i], MessageEntry):
                 running += self.tokens(self.path[i])
@@ -231,8 +238,9 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
     """
     if not settings.enabled:
         return PruneResult({}, 0, {})
-    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, settings.prune_useless)
     boundary = _boundary(path)
+    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, settings.prune_useless,
+                 boundary)
     warm = settings.cache_warm_suffix_tokens
     suffix = scan.message_suffix() if warm is not None else None
     newer_output = 0
@@ -278,11 +286,11 @@ def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings
     """
     if not settings.enabled:
         return PruneResult({}, 0, {})
-    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, drop_useless)
+    boundary = _boundary(path)
+    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, drop_useless, boundary)
     candidates = sorted(scan.superseded | scan.useless)
     if not candidates:
         return PruneResult({}, 0, {})
-    boundary = _boundary(path)
     expired = idle_seconds >= settings.cache_idle_seconds
     suffix = None if expired else scan.message_suffix()
     stamp = _now_ms(now_ms)
