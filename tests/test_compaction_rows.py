@@ -257,3 +257,63 @@ def test_short_summary_on_context_full_entries():
         out = failing.compact()
     assert out.entry is not None and out.entry.short_summary is None
     assert "short summary failed: boom" in out.warnings
+
+
+# --------------------------------------------------------------------------- context promotion
+
+SMALL = ModelInfo("small-model", 40_000, provider="anthropic", api="anthropic-messages", promotion_target="big-model")
+BIG = ModelInfo("big-model", 200_000, provider="anthropic", api="anthropic-messages")
+
+
+def test_overflow_promotes_to_the_larger_model_and_retries_without_compacting():
+    p = CompactionPipeline(Session(), SMALL, settings=_settings(), complete=FakeLLM(), models=[SMALL, BIG])
+    _fill(p, 12, 20)
+    entries = len(p.session.entries)
+    error = {"role": "assistant", "content": [], "stopReason": "error", "model": SMALL.id,
+             "errorMessage": "prompt is too long: 45000 tokens > 40000 maximum", "timestamp": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcome = p.after_turn(error)
+    assert outcome.strategy == "promotion" and outcome.promoted_to == "big-model" and outcome.will_retry
+    assert outcome.entry is None and len(p.session.entries) == entries  # nothing written, error dropped
+    assert p.model is BIG and p.threshold() == 200_000 - 30_000
+    # Incomplete output promotes too; a model without a target then compacts as before.
+    p2 = CompactionPipeline(Session(), SMALL, settings=_settings(), complete=FakeLLM(), models=[SMALL, BIG])
+    _fill(p2, 12, 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = p2.after_turn({"role": "assistant", "content": [{"type": "text", "text": "cut"}],
+                             "stopReason": "length", "model": SMALL.id, "timestamp": 0})
+        assert out.promoted_to == "big-model"
+        out = p2.after_turn({"role": "assistant", "content": [], "stopReason": "length", "model": BIG.id,
+                             "timestamp": 0})
+    assert out.promoted_to is None and out.entry is not None and out.reason == "incomplete"
+
+
+def test_threshold_promotes_before_compacting_unless_disabled_or_not_larger():
+    def over_threshold(pipeline):
+        outcome = None
+        t = Turns(13, result_words=(300, 500))
+        for turn in range(200):
+            pipeline.session.append_message({"role": "user", "content": f"turn {turn}"})
+            calls = [t.call()]
+            pipeline.session.append_message(t.assistant(calls))
+            for call in calls:
+                pipeline.session.append_message(t.result(call))
+            outcome = pipeline.after_turn({**t.assistant([]), "model": pipeline.model.id})
+            if outcome is not None and (outcome.entry is not None or outcome.promoted_to):
+                return outcome
+        raise AssertionError("never crossed the threshold")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = CompactionPipeline(Session(), SMALL, settings=_settings(), complete=FakeLLM(), models=[SMALL, BIG])
+        outcome = over_threshold(p)
+        assert outcome.reason == "threshold" and outcome.promoted_to == "big-model" and outcome.entry is None
+        assert not any(isinstance(e, CompactionEntry) for e in p.session.entries)
+        off = merge_settings(_settings(), {"compaction": {"contextPromotion": False}})
+        p = CompactionPipeline(Session(), SMALL, settings=off, complete=FakeLLM(), models=[SMALL, BIG])
+        assert over_threshold(p).entry is not None and p.model is SMALL
+        same = ModelInfo("big-model", 30_000)  # configured target, but not a larger window
+        p = CompactionPipeline(Session(), SMALL, settings=_settings(), complete=FakeLLM(), models=[SMALL, same])
+        assert over_threshold(p).entry is not None and p.model is SMALL

@@ -91,6 +91,8 @@ class CompactionOutcome:
     tokens_before: int | None = None
     tokens_after: int | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    #: Context promotion: the larger model switched to instead of compacting.
+    promoted_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,8 @@ class CompactionPipeline:
                  complete: CompleteFn | None = None, hooks: Hooks | None = None,
                  protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
                  handoff_path: Callable[[Session], str | Path | None] | None = None,
-                 estimator: TokenEstimator | None = None) -> None:
+                 estimator: TokenEstimator | None = None,
+                 models: Collection[ModelInfo] = ()) -> None:
         self.session = session
         self.model = model
         self.settings = settings
@@ -125,10 +128,14 @@ class CompactionPipeline:
         self.clock = clock
         self._handoff_path = handoff_path
         self._estimator = estimator
+        #: Models available for context promotion (by id).
+        self.models = {m.id: m for m in models}
         self.notices: list[str] = []
         self._handoff_pending = False
 
     # ------------------------------------------------------------------ views
+
+    _estimator_from_model = False
 
     @property
     def estimator(self) -> TokenEstimator:
@@ -150,6 +157,7 @@ class CompactionPipeline:
             limit = self.settings.snapcompact.max_frame_data_bytes
             self._estimator = TokenEstimator(frame_tokens=frame_tokens,
                                              archive_blocks=lambda message: archive_blocks(message, limit))
+            self._estimator_from_model = True
         return self._estimator
 
     @property
@@ -306,6 +314,27 @@ class CompactionPipeline:
             return CompactionOutcome("manual", "handoff", skipped="handoff returned no document")
         return self._start_handoff_session("manual", document, self.estimate_tokens())
 
+    # ------------------------------------------------------------------ promotion
+
+    def promotion_target(self) -> ModelInfo | None:
+        """The configured larger-window model to switch to, if promotion is on and one is known."""
+        if not self.settings.compaction.context_promotion or self.model.promotion_target is None:
+            return None
+        target = self.models.get(self.model.promotion_target)
+        if target is None or target.id == self.model.id or target.context_window <= self.model.context_window:
+            return None
+        return target
+
+    def promote(self) -> ModelInfo | None:
+        """Switch to the promotion target (no compaction); the new model, or None when there is none."""
+        target = self.promotion_target()
+        if target is None:
+            return None
+        self.model = target
+        if self._estimator is not None and self._estimator_from_model:
+            self._estimator = None  # re-derive the frame charge for the new model
+        return target
+
     # ------------------------------------------------------------------ triggers
 
     def _latest_compaction_ms(self) -> float | None:
@@ -327,6 +356,12 @@ class CompactionPipeline:
         first = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
                                   model_id=self.model.id, latest_compaction_time=self._latest_compaction_ms())
         if first is not None and first.reason in ("overflow", "incomplete"):
+            failed = self.model.id
+            target = self.promote()
+            if target is not None:
+                # Retry on the larger model without compacting (the failing message is dropped).
+                return CompactionOutcome(first.reason, strategy="promotion", will_retry=True, promoted_to=target.id,
+                                         warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
             outcome = self.compact(reason=first.reason, will_retry=True, measured_prompt_tokens=measured_prompt_tokens)
             return outcome
         self.session.append_message(message)
@@ -351,6 +386,12 @@ class CompactionPipeline:
         if trigger is None:
             return CompactionOutcome("threshold", skipped="pruning was enough", pruned=pruned, tokens_before=tokens,
                                      tokens_after=self.estimate_tokens())
+        failed = self.model.id
+        target = self.promote()
+        if target is not None:
+            return CompactionOutcome("threshold", strategy="promotion", pruned=pruned, tokens_before=tokens,
+                                     promoted_to=target.id, tokens_after=self.estimate_tokens(),
+                                     warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
         if cs.strategy == "handoff" and has_calls:
             # A handoff starts a new session; doing it while tool results are pending would strand
             # them. Schedule it for the end of the agent's turn instead.

@@ -72,6 +72,8 @@ class CompactionSettings:
     idle_threshold_tokens: int = 200000
     idle_timeout_seconds: float = 300
     drop_useless: bool = True
+    #: Switch to the model's configured larger-window ``promotion_target`` before compacting.
+    context_promotion: bool = True
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -82,7 +84,8 @@ class CompactionSettings:
         _check_number("compaction.thresholdPercent", self.threshold_percent, minimum=-1)
         _check_int("compaction.idleThresholdTokens", self.idle_threshold_tokens, minimum=0)
         _check_number("compaction.idleTimeoutSeconds", self.idle_timeout_seconds, minimum=0)
-        for name in ("enabled", "auto_continue", "remote_enabled", "idle_enabled", "drop_useless"):
+        for name in ("enabled", "auto_continue", "remote_enabled", "idle_enabled", "drop_useless",
+                     "context_promotion"):
             _check_bool(f"compaction.{_camel(name)}", getattr(self, name))
         if self.remote_endpoint is not None and not isinstance(self.remote_endpoint, str):
             raise ValueError(f"compaction.remoteEndpoint must be a string, got {self.remote_endpoint!r}")
