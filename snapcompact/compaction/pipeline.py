@@ -400,7 +400,37 @@ class CompactionPipeline:
                                      tokens_before=tokens)
         outcome = self.compact(reason="threshold", measured_prompt_tokens=measured_after,
                                auto_continue=trigger.auto_continue)
+        self._inject_auto_continue(outcome)
         return CompactionOutcome(**{**outcome.__dict__, "pruned": pruned})
+
+    def _inject_auto_continue(self, outcome: CompactionOutcome) -> None:
+        """After threshold maintenance, the agent-authored developer prompt that resumes the work."""
+        if outcome.auto_continue_prompt and outcome.entry is not None and outcome.error is None:
+            self.session.append_message({"role": "developer", "attribution": "agent",
+                                         "content": [{"type": "text", "text": outcome.auto_continue_prompt}],
+                                         "timestamp": int(self.clock() * 1000)})
+
+    def before_prompt(self, *, measured_prompt_tokens: int | None = None) -> CompactionOutcome | None:
+        """Pre-prompt check, before the next user message is appended: maintenance runs inline.
+
+        When the context is over the threshold (or a handoff was scheduled after the last turn),
+        promotion is tried, then the configured maintenance runs now, a handoff included, so it
+        cannot race the turn the prompt starts. No auto-continue: the user's prompt is the next turn.
+        """
+        cs = self.settings.compaction
+        if not cs.enabled or cs.strategy == "off":
+            return None
+        tokens = max(measured_prompt_tokens or 0, self.estimate_tokens())
+        if not self._handoff_pending and tokens <= self.threshold():
+            return None
+        self._handoff_pending = False
+        failed = self.model.id
+        target = self.promote()
+        if target is not None and tokens <= self.threshold():
+            return CompactionOutcome("threshold", strategy="promotion", promoted_to=target.id, tokens_before=tokens,
+                                     tokens_after=tokens,
+                                     warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
+        return self.compact(reason="threshold", measured_prompt_tokens=measured_prompt_tokens)
 
     def run_idle(self, idle_seconds: float | None = None, *, streaming: bool = False,
                  compacting: bool = False) -> CompactionOutcome | None:
