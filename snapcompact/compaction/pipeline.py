@@ -271,7 +271,7 @@ class CompactionPipeline:
                 except StrategyFallback as exc:
                     notes.append(self._notice(str(exc)))
             if payload is None:
-                payload = compact_context_full(prep, self.complete, self.model, self.settings,
+                payload = compact_context_full(prep, self.summary_complete(), self.model, self.settings,
                                                custom_instructions=custom_instructions, overrides=overrides)
         notes.extend(self._notice(note) for note in payload.warnings)
         entry = self.session.append_compaction(
@@ -313,6 +313,17 @@ class CompactionPipeline:
         if not document:
             return CompactionOutcome("manual", "handoff", skipped="handoff returned no document")
         return self._start_handoff_session("manual", document, self.estimate_tokens())
+
+    def summary_complete(self) -> CompleteFn | None:
+        """What compaction summaries are asked of: ``compaction.remoteEndpoint`` when set and
+        ``remoteEnabled``, else the injected completion function (handoffs and branch summaries
+        always use the latter)."""
+        cs = self.settings.compaction
+        if cs.remote_enabled and cs.remote_endpoint:
+            from snapcompact.compaction.remote import remote_complete
+
+            return remote_complete(cs.remote_endpoint, model=self.model.id)
+        return self.complete
 
     # ------------------------------------------------------------------ promotion
 
