@@ -386,7 +386,7 @@ class _Loopback:
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - the stdlib's name
+            def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 outer.requests.append((self.path, body))
                 status, payload = reply(self.path, body)
