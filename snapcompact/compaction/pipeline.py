@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -61,6 +61,7 @@ from snapcompact.compaction.strategies import (
     compact_context_full,
     compact_snapcompact,
     generate_handoff,
+    generate_handoff_live,
 )
 from snapcompact.compaction.summarize import CompleteFn
 from snapcompact.compaction.tokens import TokenEstimator
@@ -118,7 +119,9 @@ class CompactionPipeline:
                  protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
                  handoff_path: Callable[[Session], str | Path | None] | None = None,
                  estimator: TokenEstimator | None = None,
-                 models: Collection[ModelInfo] = ()) -> None:
+                 models: Collection[ModelInfo] = (), chat: Callable[..., Any] | None = None,
+                 system_prompt: str | Sequence[str] | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None) -> None:
         self.session = session
         self.model = model
         self.settings = settings
@@ -130,6 +133,10 @@ class CompactionPipeline:
         self._estimator = estimator
         #: Models available for context promotion (by id).
         self.models = {m.id: m for m in models}
+        #: The live request parts a handoff reuses (see :meth:`generate_handoff_document`).
+        self.chat = chat
+        self.system_prompt = system_prompt
+        self.tools = tools
         self.notices: list[str] = []
         self._handoff_pending = False
 
@@ -286,8 +293,7 @@ class CompactionPipeline:
 
     def _handoff(self, reason: Reason, custom_instructions: str | None,
                  prep: CompactionPreparation) -> CompactionOutcome | None:
-        document = generate_handoff(self.context().messages, self.complete, self.model, self.settings,
-                                    custom_instructions=custom_instructions)
+        document = self.generate_handoff_document(custom_instructions)
         if not document:
             return None
         return self._start_handoff_session(reason, document, prep.tokens_before)
@@ -306,10 +312,20 @@ class CompactionPipeline:
         return CompactionOutcome(reason, "handoff", handoff_session=new, tokens_before=tokens_before,
                                  tokens_after=self.estimate_tokens())
 
+    def generate_handoff_document(self, custom_instructions: str | None = None) -> str:
+        """The handoff document: asked of the live conversation (the agent's system prompt, tools
+        and real history, ``tool_choice="none"``) when a ``chat`` function and the system prompt
+        were given; otherwise from a serialized transcript under the summarizer prompt."""
+        if self.chat is not None and self.system_prompt is not None:
+            return generate_handoff_live(self.context().messages, self.chat, self.model, self.settings,
+                                         system_prompt=self.system_prompt, tools=self.tools,
+                                         custom_instructions=custom_instructions)
+        return generate_handoff(self.context().messages, self.complete, self.model, self.settings,
+                                custom_instructions=custom_instructions)
+
     def handoff(self, custom_instructions: str | None = None) -> CompactionOutcome:
         """Manual handoff: a document for a fresh session, which becomes this pipeline's session."""
-        document = generate_handoff(self.context().messages, self.complete, self.model, self.settings,
-                                    custom_instructions=custom_instructions)
+        document = self.generate_handoff_document(custom_instructions)
         if not document:
             return CompactionOutcome("manual", "handoff", skipped="handoff returned no document")
         return self._start_handoff_session("manual", document, self.estimate_tokens())

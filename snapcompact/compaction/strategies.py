@@ -16,9 +16,10 @@ Every strategy returns a :class:`CompactionPayload`; the pipeline persists it.
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,8 @@ __all__ = [
     "compact_snapcompact",
     "cumulative_file_ops",
     "generate_handoff",
+    "generate_handoff_live",
+    "handoff_prompt",
 ]
 
 NO_PRIOR_HISTORY = "No prior history."
@@ -251,12 +254,47 @@ def generate_handoff(messages: Sequence[Mapping[str, Any]], complete: CompleteFn
     if complete is None:
         raise ValueError("handoff needs a completion function (complete=...)")
     conversation = serialize_for_summary(messages, model.include_thinking)
-    user = f"<conversation>\n{conversation}\n</conversation>\n\n{prompt('handoff-document')}"
-    if custom_instructions:
-        user += f"\n\nAdditional focus requested by the user: {custom_instructions}"
+    user = f"<conversation>\n{conversation}\n</conversation>\n\n{handoff_prompt(custom_instructions)}"
     reply = call_complete(complete, prompt("summarization-system"), user,
                           summary_max_tokens(settings.compaction.reserve_tokens))
     return reply.text.strip()
+
+
+def handoff_prompt(custom_instructions: str | None = None) -> str:
+    """The handoff request (with the user's extra focus, if any)."""
+    text = prompt("handoff-document")
+    if custom_instructions:
+        text += f"\n\nAdditional focus requested by the user: {custom_instructions}"
+    return text
+
+
+def generate_handoff_live(messages: Sequence[Mapping[str, Any]], chat: Callable[..., Any], model: ModelInfo,
+                          settings: Settings, *, system_prompt: str | Sequence[str],
+                          tools: Sequence[Mapping[str, Any]] | None = None,
+                          custom_instructions: str | None = None) -> str:
+    """A handoff document asked of the live conversation, as the agent does it.
+
+    The request is the agent's own: its system prompt, its tools and the real history (wire
+    JSON, custom roles converted), plus one agent-attributed user message with the handoff
+    prompt, with ``tool_choice="none"``, so the provider's prompt cache for that prefix is
+    reused. ``chat(system_prompt, messages, *, tools, tool_choice, max_tokens)`` returns the
+    reply text (or ``{"text": ...}``); the text is returned stripped.
+    """
+    from snapcompact.compaction.context import to_wire_json
+
+    wire = [w for w in (to_wire_json(m) for m in messages) if w is not None]
+    wire.append({"role": "user", "attribution": "agent",
+                 "content": [{"type": "text", "text": handoff_prompt(custom_instructions)}]})
+    reply = chat(system_prompt, wire, tools=list(tools) if tools else None, tool_choice="none",
+                 max_tokens=summary_max_tokens(settings.compaction.reserve_tokens))
+    if inspect.isawaitable(reply):
+        from snapcompact.compaction.summarize import _run_coroutine
+
+        reply = _run_coroutine(reply)
+    text = reply.get("text") if isinstance(reply, Mapping) else reply
+    if not isinstance(text, str):
+        raise ValueError(f"chat function must return a string or {{'text': ...}}, got {type(reply).__name__}")
+    return text.strip()
 
 
 def warn(message: str) -> None:
