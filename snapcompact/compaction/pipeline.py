@@ -14,6 +14,7 @@ compaction; snapcompact falls back to context-full with a warning when it cannot
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 import warnings
@@ -34,6 +35,12 @@ from snapcompact.compaction.context import (
     convert_to_llm,
     estimate_branch_tokens,
     estimate_entry_tokens,
+)
+from snapcompact.compaction.control import (
+    AbortSignal,
+    CompactionAborted,
+    guarded_complete,
+    with_candidates,
 )
 from snapcompact.compaction.cut_point import CompactionPreparation, prepare_compaction
 from snapcompact.compaction.entries import CompactionEntry, Entry
@@ -102,6 +109,8 @@ class NavigationOutcome:
     new_leaf_id: str | None
     old_leaf_id: str | None
     summary_entry: Entry | None = None
+    #: The branch summary was aborted (Escape); nothing changed.
+    aborted: bool = False
 
 
 def _has_tool_calls(message: Mapping[str, Any]) -> bool:
@@ -125,6 +134,14 @@ class CompactionPipeline:
         self.session = session
         self.model = model
         self.settings = settings
+        #: Cooperative cancellation of the running compaction, handoff or branch summary.
+        self.abort_signal = AbortSignal()
+        self._running = threading.Lock()
+        #: Called with ``{"type": "auto_compaction_start"|"auto_compaction_end", ...}`` events.
+        self.listeners: list[Callable[[Mapping[str, Any]], None]] = []
+        if isinstance(complete, (list, tuple)):
+            # Several summarizer models: transient failures retried, long waits go to the next.
+            complete = with_candidates(complete, signal=self.abort_signal)
         self.complete = complete
         self.hooks = hooks or Hooks()
         self.protected_paths = tuple(protected_paths)
@@ -227,16 +244,43 @@ class CompactionPipeline:
     def _kept_tokens(self, prep: CompactionPreparation) -> int:
         return sum(estimate_entry_tokens(self.session.get(i), self.estimator) for i in prep.kept_entry_ids)
 
+    def abort_compaction(self) -> None:
+        """Stop the running compaction, handoff or branch summary (it ends cancelled, writing nothing)."""
+        self.abort_signal.abort()
+
+    def _emit(self, event: Mapping[str, Any]) -> None:
+        for listener in self.listeners:
+            listener(event)
+
     def compact(self, custom_instructions: str | None = None, *, reason: Reason = "manual", will_retry: bool = False,
                 measured_prompt_tokens: int | None = None, auto_continue: bool = False) -> CompactionOutcome:
-        """Run one compaction now. Manual failures raise; automatic ones return ``error``."""
-        try:
-            return self._compact(custom_instructions, reason, will_retry, measured_prompt_tokens, auto_continue)
-        except Exception as exc:
-            if reason == "manual":
-                raise
-            return CompactionOutcome(reason, error=self._notice(failure_message(reason, str(exc))),
-                                     will_retry=False)
+        """Run one compaction now. Manual failures raise; automatic ones return ``error``.
+
+        A manual compaction first aborts one already running (in another thread) and waits for it
+        to stop. Automatic ones are bracketed by ``auto_compaction_start``/``_end`` events. An
+        aborted run returns ``cancelled=True, skipped="aborted"``.
+        """
+        if reason == "manual" and self._running.locked():
+            self.abort_signal.abort()
+        with self._running:
+            self.abort_signal.reset()
+            automatic = reason != "manual"
+            if automatic:
+                self._emit({"type": "auto_compaction_start", "reason": reason})
+            try:
+                outcome = self._compact(custom_instructions, reason, will_retry, measured_prompt_tokens,
+                                        auto_continue)
+            except CompactionAborted:
+                outcome = CompactionOutcome(reason, cancelled=True, skipped="aborted")
+            except Exception as exc:
+                if not automatic:
+                    raise
+                outcome = CompactionOutcome(reason, error=self._notice(failure_message(reason, str(exc))),
+                                            will_retry=False)
+            if automatic:
+                self._emit({"type": "auto_compaction_end", "reason": reason, "outcome": outcome,
+                            "aborted": outcome.skipped == "aborted", "error": outcome.error})
+            return outcome
 
     def _compact(self, custom_instructions: str | None, reason: Reason, will_retry: bool,
                  measured: int | None, auto_continue: bool) -> CompactionOutcome:
@@ -278,7 +322,8 @@ class CompactionPipeline:
                 except StrategyFallback as exc:
                     notes.append(self._notice(str(exc)))
             if payload is None:
-                payload = compact_context_full(prep, self.summary_complete(), self.model, self.settings,
+                payload = compact_context_full(prep, guarded_complete(self.summary_complete(), self.abort_signal),
+                                               self.model, self.settings,
                                                custom_instructions=custom_instructions, overrides=overrides)
         notes.extend(self._notice(note) for note in payload.warnings)
         entry = self.session.append_compaction(
@@ -317,11 +362,14 @@ class CompactionPipeline:
         and real history, ``tool_choice="none"``) when a ``chat`` function and the system prompt
         were given; otherwise from a serialized transcript under the summarizer prompt."""
         if self.chat is not None and self.system_prompt is not None:
-            return generate_handoff_live(self.context().messages, self.chat, self.model, self.settings,
-                                         system_prompt=self.system_prompt, tools=self.tools,
-                                         custom_instructions=custom_instructions)
-        return generate_handoff(self.context().messages, self.complete, self.model, self.settings,
-                                custom_instructions=custom_instructions)
+            self.abort_signal.check()
+            document = generate_handoff_live(self.context().messages, self.chat, self.model, self.settings,
+                                             system_prompt=self.system_prompt, tools=self.tools,
+                                             custom_instructions=custom_instructions)
+            self.abort_signal.check()
+            return document
+        return generate_handoff(self.context().messages, guarded_complete(self.complete, self.abort_signal),
+                                self.model, self.settings, custom_instructions=custom_instructions)
 
     def handoff(self, custom_instructions: str | None = None) -> CompactionOutcome:
         """Manual handoff: a document for a fresh session, which becomes this pipeline's session."""
@@ -492,9 +540,14 @@ class CompactionPipeline:
             if hook is not None:
                 summary, details, usage, from_ext = hook.summary, hook.details, hook.usage, True
             else:
-                summary, details, usage = generate_branch_summary(abandoned, self.complete, self.model, self.settings,
-                                                                  custom_instructions=custom_instructions,
-                                                                  estimator=self.estimator)
+                self.abort_signal.reset()
+                try:
+                    summary, details, usage = generate_branch_summary(
+                        abandoned, guarded_complete(self.complete, self.abort_signal), self.model, self.settings,
+                        custom_instructions=custom_instructions, estimator=self.estimator)
+                except CompactionAborted:
+                    # Escape during the summary: navigation is cancelled, the leaf stays.
+                    return NavigationOutcome(True, old_leaf, old_leaf, aborted=True)
                 from_ext = False
             summary_entry = self.session.branch_with_summary(target_id, old_leaf, summary, details=details,
                                                              from_extension=from_ext, usage=usage)
