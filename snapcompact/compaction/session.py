@@ -280,15 +280,31 @@ class Session:
         return [self._by_id[c] for c in self._children.get(entry_id, [])]
 
     def get_branch(self, leaf_id: str | None = ...) -> list[Entry]:  # type: ignore[assignment]
-        """Entries from the root to ``leaf_id`` (default: the current leaf), oldest first."""
+        """Entries from the root to ``leaf_id`` (default: the current leaf), oldest first.
+
+        The last answer is remembered: asking again for the same leaf, or for a child of it (the
+        usual append), costs a list copy instead of a walk up the tree.
+        """
         current = self.leaf_id if leaf_id is ... else leaf_id
+        cached = getattr(self, "_branch_cache", None)
+        if cached is not None and cached[0] is self.entries and current is not None:
+            cached_leaf, cached_path = cached[1], cached[2]
+            if current == cached_leaf:
+                return list(cached_path)
+            entry = self._by_id.get(current)
+            if entry is not None and entry.parent_id == cached_leaf and (cached_leaf is not None or not cached_path):
+                path = [*cached_path, entry]
+                self._branch_cache = (self.entries, current, path)
+                return list(path)
         out: list[Entry] = []
-        while current is not None:
-            entry = self.get(current)
+        walk = current
+        while walk is not None:
+            entry = self.get(walk)
             out.append(entry)
-            current = entry.parent_id
+            walk = entry.parent_id
         out.reverse()
-        return out
+        self._branch_cache = (self.entries, current, out)
+        return list(out)
 
     def common_ancestor(self, a: str | None, b: str | None) -> str | None:
         ancestors = {e.id for e in self.get_branch(a)}
