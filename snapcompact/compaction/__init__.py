@@ -36,7 +36,6 @@ from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.pipeline import CompactionOutcome, CompactionPipeline, NavigationOutcome
 from snapcompact.compaction.pruning import prune_superseded_tool_results, prune_tool_outputs
 from snapcompact.compaction.session import Session
-from snapcompact.compaction.tokens import TokenEstimator
 from snapcompact.compaction.settings import (
     DEFAULT_SETTINGS,
     Settings,
@@ -44,6 +43,7 @@ from snapcompact.compaction.settings import (
     load_settings,
     resolve_threshold_tokens,
 )
+from snapcompact.compaction.tokens import TokenEstimator
 
 __all__ = [
     "CANCEL",
