@@ -90,7 +90,10 @@ class Session:
     def _append_line(self, obj: Mapping[str, Any]) -> None:
         if self.path is None:
             return
-        data = _line(obj)
+        self._append_bytes(_line(obj))
+
+    def _append_bytes(self, data: bytes) -> None:
+        assert self.path is not None
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             written = os.write(fd, data)
@@ -156,14 +159,25 @@ class Session:
     def append(self, entry: Entry) -> Entry:
         """Persist and index a fully built entry (its parent must exist)."""
         self._index(entry)
-        self._append_line(entry.to_json())
+        if self.path is not None:
+            self._append_bytes(self._entry_line(entry))
         return entry
+
+    def _entry_line(self, entry: Entry) -> bytes:
+        """An entry's JSONL line, serialized once per entry object (entries are immutable)."""
+        cache: dict[str, tuple[Entry, bytes]] = self.__dict__.setdefault("_line_cache", {})
+        hit = cache.get(entry.id)
+        if hit is not None and hit[0] is entry:
+            return hit[1]
+        line = _line(entry.to_json())
+        cache[entry.id] = (entry, line)
+        return line
 
     def rewrite(self) -> None:
         """Atomically rewrite the whole file from memory (used after in-place pruning)."""
         if self.path is None:
             return
-        lines = [_line(self.header.to_json())] + [_line(e.to_json()) for e in self.entries]
+        lines = [_line(self.header.to_json())] + [self._entry_line(e) for e in self.entries]
         if self._leaf_moved:
             lines.append(_line({"type": LEAF_RECORD, "leafId": self.leaf_id, "timestamp": self._now()}))
         fd, tmp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
