@@ -7,6 +7,7 @@ documented user and project paths, a legacy frames-only archive.
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 from compaction_synth import FakeLLM, Turns
@@ -639,3 +640,14 @@ def test_model_candidates_with_transient_retries():
                            complete=[flaky("x", 1, retry_after=0), FakeLLM()])
     _fill(p, 22, 12)
     assert p.compact().entry is not None and log[-1] == "x"
+
+
+def test_handoff_file_names_do_not_grow_with_each_generation(tmp_path):
+    p = CompactionPipeline(Session(tmp_path / "work.jsonl", fsync=False), CLAUDE, settings=_settings("handoff"),
+                           complete=FakeLLM())
+    names = []
+    for generation in range(30):
+        _fill(p, 30 + generation, 2)
+        names.append(p.handoff().handoff_session.path.name)
+    assert all(re.fullmatch(r"work\.handoff-[0-9a-f]{8}\.jsonl", n) for n in names), names[-1]
+    assert len(set(names)) == 30

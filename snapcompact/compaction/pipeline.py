@@ -14,6 +14,7 @@ compaction; snapcompact falls back to context-full with a warning when it cannot
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
@@ -348,7 +349,9 @@ class CompactionPipeline:
         if self._handoff_path is not None:
             new_path = self._handoff_path(old)
         elif old.path is not None:
-            new_path = old.path.with_name(f"{old.path.stem}.handoff-{uuid.uuid4().hex[:8]}.jsonl")
+            # One suffix, not one per generation (a long run of handoffs would outgrow NAME_MAX).
+            stem = re.sub(r"(\.handoff-[0-9a-f]{8})+$", "", old.path.stem)
+            new_path = old.path.with_name(f"{stem}.handoff-{uuid.uuid4().hex[:8]}.jsonl")
         else:
             new_path = None
         new = old.fork(new_path)
