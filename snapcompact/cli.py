@@ -10,6 +10,7 @@
                                     [--strategy snapcompact|truncate|full] [--policy pinned|foveated]
                                     [--shape NAME] [--size PX] [--context-window N]
                                     [--settings FILE] --out DIR
+    python -m snapcompact session SESSION {show|transcript|tree|prune}   (see snapcompact.session_cli)
 
 Every verb prints JSON on stdout; bad input exits with status 2 and a one-line message
 (``--debug`` before the verb shows the traceback instead). ``render`` refuses to draw more than
@@ -256,6 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--settings", help="settings file (.toml or .json)")
     p.add_argument("--out", required=True)
     p.set_defaults(func=_cmd_compact)
+    from snapcompact.session_cli import add_session_parser
+
+    add_session_parser(sub)
     return parser
 
 

@@ -9,9 +9,11 @@ per-file marker, ``(Read)`` for read-only files, ``(RW)`` for modified files als
 ``(Write)`` for blind writes, capped at 20 entries (the seed's ``… (N more files omitted)`` line
 announces the rest).
 
-Read selectors (``a.ts:50-200``, ``a.ts:raw``, ``a.ts:L12``, ``a.ts:3..9``, ``a.ts:conflicts``) are
-stripped so one file read in slices counts once; this regex is our approximation of the agent's
-selector grammar, which the reference package does not ship.
+Read selectors are stripped so one file read in slices counts once. The grammar is the agent
+core's read-tool splitter: a trailing ``:chunk`` is a selector only when it is a line-range list
+(``50``, ``50-200``, ``50+10``, ``L12``, ``3..9``, ``5-16,960-973``, open ``50-``), ``raw`` or
+``conflicts`` (any case), alone or as a ``range:raw`` / ``raw:range`` compound. Paths sort by
+UTF-16 code units, as JavaScript's ``sort`` does.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ __all__ = [
     "format_file_list",
     "format_grouped_paths",
     "is_url_scheme_path",
+    "js_sorted",
+    "split_read_selector",
     "strip_read_selector",
     "upsert_file_operations",
 ]
@@ -39,7 +43,11 @@ FILE_LIST_LIMIT = 20
 
 _URL_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _URL_LIKE_START = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
-_SELECTOR = re.compile(r"(?::(?:L?\d+(?:(?:-|\.\.)L?\d*)?|raw|conflicts))+$")
+_RANGE_CHUNK = r"L?[0-9]+(?:(?:[-+]|\.\.)L?[0-9]+|-|\.\.)?"
+_RANGE_LIST = rf"{_RANGE_CHUNK}(?:,{_RANGE_CHUNK})*"
+_SELECTOR = re.compile(rf"(?:{_RANGE_LIST}|raw|conflicts)", re.IGNORECASE)
+_RANGE_ONLY = re.compile(_RANGE_LIST, re.IGNORECASE)
+_RAW_ONLY = re.compile("raw", re.IGNORECASE)
 _FILE_TAGS = re.compile(r"<(files|read-files|modified-files)>.*?</\1>\s*", re.DOTALL)
 
 
@@ -80,7 +88,9 @@ class FileOperations:
             raise ValueError(f"details must be a mapping, got {type(details).__name__}")
         read = details.get("readFiles", details.get("read_files", ())) or ()
         modified = details.get("modifiedFiles", details.get("modified_files", ())) or ()
-        return cls(read=_paths(read, "readFiles"), edited=_paths(modified, "modifiedFiles"))
+        read_paths = _paths(read, "readFiles")
+        return cls(read=frozenset(strip_read_selector(p) for p in read_paths),
+                   edited=_paths(modified, "modifiedFiles"))
 
 
 @dataclass(frozen=True)
@@ -99,10 +109,33 @@ def is_url_scheme_path(path: str) -> bool:
     return _URL_SCHEME.search(path) is not None
 
 
+def split_read_selector(path: str) -> tuple[str, str | None]:
+    """``src/a.ts:10-20:raw`` -> (``src/a.ts``, ``10-20:raw``); (path, None) without a selector."""
+    colon = path.rfind(":")
+    if colon <= 0:
+        return path, None
+    candidate = path[colon + 1:]
+    if not _SELECTOR.fullmatch(candidate):
+        return path, None
+    base, selector = path[:colon], candidate
+    inner = base.rfind(":")
+    if inner > 0:
+        inner_candidate = base[inner + 1:]
+        if (_RAW_ONLY.fullmatch(inner_candidate) and _RANGE_ONLY.fullmatch(candidate)) or (
+                _RANGE_ONLY.fullmatch(inner_candidate) and _RAW_ONLY.fullmatch(candidate)):
+            selector = f"{inner_candidate}:{candidate}"
+            base = base[:inner]
+    return base, selector
+
+
 def strip_read_selector(path: str) -> str:
-    """``src/a.ts:10-20:raw`` -> ``src/a.ts`` (line ranges, ``L`` lines, ``raw``, ``conflicts``)."""
-    stripped = _SELECTOR.sub("", path)
-    return stripped or path
+    """``src/a.ts:10-20:raw`` -> ``src/a.ts`` (see :func:`split_read_selector`)."""
+    return split_read_selector(path)[0]
+
+
+def js_sorted(paths: Iterable[str]) -> list[str]:
+    """Sorted by UTF-16 code units (JavaScript's default ``Array.prototype.sort`` order)."""
+    return sorted(paths, key=lambda p: p.encode("utf-16-be", "surrogatepass"))
 
 
 def _tool_calls(messages: Sequence[Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
@@ -139,7 +172,7 @@ def compute_file_lists(ops: FileOperations) -> FileLists:
     """Modified = edited | written; read-only = read - modified; URL-like paths dropped; sorted."""
     modified = {p for p in ops.edited | ops.written if not is_url_scheme_path(p)}
     read_only = {p for p in ops.read if not is_url_scheme_path(p) and p not in modified}
-    return FileLists(tuple(sorted(read_only)), tuple(sorted(modified)))
+    return FileLists(tuple(js_sorted(read_only)), tuple(js_sorted(modified)))
 
 
 class _Dir:
@@ -197,7 +230,7 @@ def format_file_list(lists: FileLists, read_set: Iterable[str] = (), limit: int 
     mode: dict[str, str] = {p: "Read" for p in lists.read_files}
     for p in lists.modified_files:
         mode[p] = "RW" if p in reads else "Write"
-    every = sorted(mode)
+    every = js_sorted(mode)
     if not every:
         return ""
     shown = every[:limit]

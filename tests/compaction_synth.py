@@ -19,7 +19,8 @@ class FakeLLM:
         self.reply = reply
 
     def __call__(self, system_prompt: str, prompt: str, *, max_tokens: int) -> str:
-        kind = ("update" if "<previous-summary>" in prompt else
+        kind = ("short" if "In one line of at most twelve words" in prompt else
+                "update" if "<previous-summary>" in prompt else
                 "turn-prefix" if "## Original Request" in prompt else
                 "handoff" if "handoff document" in prompt else
                 "branch" if "branch of the session" in prompt else "initial")

@@ -154,7 +154,7 @@ def test_full_keeps_every_message_and_never_compacts():
 
 
 @pytest.mark.parametrize("strategy, kw", [("truncate", {}),
-                                          ("snapcompact", {"shape": "8on22-bw",
+                                          ("snapcompact", {"shape": "6x6u-bw",
                                                            "policy": "pinned"})])
 def test_discarded_round_says_whether_a_message_reached_the_next_turn(strategy, kw):
     replay = _replay(strategy, **kw)

@@ -8,7 +8,9 @@ old history with a compaction entry. :mod:`.triggers` decides when; :mod:`.pipel
 together; :mod:`.branch` summarizes abandoned branches on tree navigation; :mod:`.hooks` lets a
 harness cancel or replace a compaction or a summary. No provider is called directly: LLM work
 goes through an injected ``complete(system_prompt, prompt, *, max_tokens)`` function
-(:mod:`.litellm_adapter` builds one for litellm).
+(:mod:`.litellm_adapter` builds one for litellm; :mod:`.remote` one for a remote endpoint;
+:mod:`.control` retries several and lets a caller abort). Every token count goes through one
+injectable :class:`~.tokens.TokenEstimator`, identical to the agent core's by default.
 """
 
 from snapcompact.compaction.context import (
@@ -37,9 +39,11 @@ from snapcompact.compaction.session import Session
 from snapcompact.compaction.settings import (
     DEFAULT_SETTINGS,
     Settings,
+    discover_settings,
     load_settings,
     resolve_threshold_tokens,
 )
+from snapcompact.compaction.tokens import TokenEstimator
 
 __all__ = [
     "CANCEL",
@@ -61,8 +65,10 @@ __all__ = [
     "Session",
     "SessionContext",
     "Settings",
+    "TokenEstimator",
     "build_session_context",
     "convert_to_llm",
+    "discover_settings",
     "find_cut_point",
     "load_settings",
     "prepare_compaction",

@@ -33,6 +33,7 @@ from snapcompact.compaction.summarize import (
     summary_max_tokens,
 )
 
+from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
 __all__ = [
     "DEFAULT_BRANCH_WINDOW",
     "BranchPreparation",
@@ -71,7 +72,8 @@ def _message(entry: Entry) -> Mapping[str, Any] | None:
     return entry_to_message(entry)
 
 
-def prepare_branch_entries(entries: Sequence[Entry], token_budget: int) -> BranchPreparation:
+def prepare_branch_entries(entries: Sequence[Entry], token_budget: int,
+                           estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> BranchPreparation:
     from snapcompact.file_ops import FileOperations, file_ops_from_messages
 
     if token_budget < 1:
@@ -88,7 +90,7 @@ def prepare_branch_entries(entries: Sequence[Entry], token_budget: int) -> Branc
         message = _message(entry)
         if message is None:
             continue
-        tokens = estimate_message_tokens(message)
+        tokens = estimate_message_tokens(message, estimator)
         is_summary = isinstance(entry, (BranchSummaryEntry, CompactionEntry))
         if total + tokens > token_budget:
             if is_summary and total < 0.9 * token_budget:
@@ -102,7 +104,8 @@ def prepare_branch_entries(entries: Sequence[Entry], token_budget: int) -> Branc
 
 
 def generate_branch_summary(entries: Sequence[Entry], complete: CompleteFn | None, model: ModelInfo | None,
-                            settings: Settings, *, custom_instructions: str | None = None) -> tuple[
+                            settings: Settings, *, custom_instructions: str | None = None,
+                            estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> tuple[
         str, dict[str, Any], Mapping[str, Any] | None]:
     """(summary with preamble and ``<files>``, details, usage) for the abandoned entries."""
     from snapcompact.file_ops import compute_file_lists, upsert_file_operations
@@ -111,7 +114,7 @@ def generate_branch_summary(entries: Sequence[Entry], complete: CompleteFn | Non
         raise ValueError("branch summaries need a completion function (complete=...)")
     window = model.context_window if model is not None else DEFAULT_BRANCH_WINDOW
     budget = max(1, window - settings.branch_summary.reserve_tokens)
-    prep = prepare_branch_entries(entries, budget)
+    prep = prepare_branch_entries(entries, budget, estimator)
     include_thinking = model.include_thinking if model is not None else True
     conversation = serialize_for_summary(prep.messages, include_thinking)
     instructions = custom_instructions or prompt("branch-summary")

@@ -14,7 +14,6 @@ becomes a user message quoting the command and its output.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,11 +28,13 @@ from snapcompact.compaction.entries import (
     MetadataEntry,
 )
 from snapcompact.compaction.prompts import render
+from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, IMAGE_TOKEN_ESTIMATE, TokenEstimator
 
 __all__ = [
     "DIVIDER",
     "IMAGE_TOKEN_ESTIMATE",
     "SessionContext",
+    "archive_blocks",
     "build_session_context",
     "compaction_summary_message",
     "convert_to_llm",
@@ -47,8 +48,6 @@ __all__ = [
 
 #: How the display transcript marks a compaction (expanding it reveals the summary).
 DIVIDER = "\u2500\u2500 \U0001f4f7 compacted \u00b7 ctrl+o \u2500\u2500"
-#: Tokens the agent's estimator charges per image block when nothing better is known.
-IMAGE_TOKEN_ESTIMATE = 5024
 #: Per-request cap on frame base64 bytes when re-attaching an archive.
 MAX_FRAME_DATA_BYTES = 3_000_000
 
@@ -160,7 +159,8 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def _archive_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+def archive_blocks(message: Mapping[str, Any],
+                   max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> list[dict[str, Any]] | None:
     from snapcompact.archive import get_preserved_archive, history_blocks
 
     archive = get_preserved_archive(message.get("preserveData"))
@@ -169,7 +169,7 @@ def _archive_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     # Pinned-policy archives mark their frames with the source span they cover; their earliest
     # frame (the session head) is the last to be left out under the byte budget.
     pinned = any(frame.source_chars is not None for frame in archive.frames)
-    return history_blocks(archive, max_frame_data_bytes=MAX_FRAME_DATA_BYTES, pin_first=pinned)
+    return history_blocks(archive, max_frame_data_bytes=max_frame_data_bytes, pin_first=pinned)
 
 
 def _bash_text(message: Mapping[str, Any]) -> str:
@@ -184,14 +184,19 @@ def _bash_text(message: Mapping[str, Any]) -> str:
     return text
 
 
-def to_wire_json(message: Mapping[str, Any]) -> dict[str, Any] | None:
-    """One agent message as a wire-role JSON message (None when it does not reach the LLM)."""
+def to_wire_json(message: Mapping[str, Any], *,
+                 max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> dict[str, Any] | None:
+    """One agent message as a wire-role JSON message (None when it does not reach the LLM).
+
+    ``max_frame_data_bytes`` caps the base64 bytes of archive frames re-attached to a
+    compaction summary (``snapcompact.maxFrameDataBytes``); frames past it become a notice.
+    """
     role = message.get("role")
     if role in ("user", "assistant", "toolResult", "developer"):
         return dict(message)
     if role == "compactionSummary":
         summary = str(message.get("summary", ""))
-        blocks = _archive_blocks(message)
+        blocks = archive_blocks(message, max_frame_data_bytes)
         if blocks is not None:
             return {"role": "user", "content": [{"type": "text", "text": summary}, *blocks]}
         text = render("compaction-summary-context", summary=summary)
@@ -208,13 +213,14 @@ def to_wire_json(message: Mapping[str, Any]) -> dict[str, Any] | None:
     raise ValueError(f"unknown message role {role!r}")
 
 
-def convert_to_llm(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
+def convert_to_llm(messages: Sequence[Mapping[str, Any]], *,
+                   max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> list[Any]:
     """Agent messages -> :mod:`snapcompact.messages` wire messages, dropping what the LLM never sees."""
     from snapcompact.messages import message_from_json
 
     out = []
     for i, message in enumerate(messages):
-        wire = to_wire_json(message)
+        wire = to_wire_json(message, max_frame_data_bytes=max_frame_data_bytes)
         if wire is not None:
             out.append(message_from_json(wire, i))
     return out
@@ -224,75 +230,41 @@ def convert_to_llm(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
 
 
 def text_tokens(chars: int) -> int:
-    """The agent's text estimate: four characters per token, rounded up."""
+    """Four characters per token, rounded up (a rough figure for prose; counts use the estimator)."""
     return math.ceil(chars / 4)
 
 
-def estimate_message_tokens(message: Mapping[str, Any], image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> int:
-    """Estimated prompt tokens of one agent message (text at chars/4, each image at ``image_tokens``)."""
-    role = message.get("role")
-    chars = 0
-    images = 0
-    if role == "compactionSummary":
-        chars += len(str(message.get("summary", "")))
-        blocks = _archive_blocks(message)
-        if blocks is None:
-            chars += len(render("compaction-summary-context", summary=""))
-        else:
-            for b in blocks:
-                if b.get("type") == "image":
-                    images += 1
-                else:
-                    chars += len(b.get("text", ""))
-        return text_tokens(chars) + images * image_tokens
-    if role == "branchSummary":
-        return text_tokens(len(str(message.get("summary", ""))) + len(render("branch-summary-context", summary="")))
-    if role == "bashExecution":
-        return 0 if message.get("excludeFromContext") else text_tokens(len(_bash_text(message)))
-    content = message.get("content", "")
-    if isinstance(content, str):
-        return text_tokens(len(content))
-    for block in content if isinstance(content, Sequence) else ():
-        if not isinstance(block, Mapping):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            chars += len(block.get("text", ""))
-        elif kind == "thinking":
-            chars += len(block.get("thinking", ""))
-        elif kind == "toolCall":
-            args = json.dumps(block.get("arguments") or {}, ensure_ascii=False, separators=(",", ":"), default=str)
-            chars += len(str(block.get("name", ""))) + len(args)
-        elif kind == "image":
-            images += 1
-    return text_tokens(chars) + images * image_tokens
+def estimate_message_tokens(message: Mapping[str, Any], estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
+    """Estimated prompt tokens of one agent message (the agent core's count; see :mod:`.tokens`)."""
+    return estimator.message(message)
 
 
-_ENTRY_TOKENS: dict[int, tuple[object, int, int]] = {}
+_ENTRY_TOKENS: dict[int, tuple[object, TokenEstimator, int]] = {}
 
 
-def estimate_entry_tokens(entry: Entry, image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> int:
+def estimate_entry_tokens(entry: Entry, estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
     """Tokens an entry adds to the LLM context (a compaction: its summary message); memoized.
 
-    Entries are immutable, so the estimate is cached per entry object (pruning swaps in a new
-    object, which is estimated afresh).
+    Entries are immutable, so the estimate is cached per entry object and estimator (pruning
+    swaps in a new object, which is estimated afresh).
     """
     cached = _ENTRY_TOKENS.get(id(entry))
-    if cached is not None and cached[0] is entry and cached[1] == image_tokens:
+    if cached is not None and cached[0] is entry and cached[1] is estimator:
         return cached[2]
     message = compaction_summary_message(entry) if isinstance(entry, CompactionEntry) else entry_to_message(entry)
-    tokens = 0 if message is None else estimate_message_tokens(message, image_tokens)
+    tokens = 0 if message is None else estimator.message(message)
     if len(_ENTRY_TOKENS) > 500_000:
         _ENTRY_TOKENS.clear()
-    _ENTRY_TOKENS[id(entry)] = (entry, image_tokens, tokens)
+    _ENTRY_TOKENS[id(entry)] = (entry, estimator, tokens)
     return tokens
 
 
-def estimate_branch_tokens(path: Sequence[Entry], image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> int:
+def estimate_branch_tokens(path: Sequence[Entry], estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
     """Estimated tokens of the LLM context rebuilt from ``path`` (same as the messages' estimate)."""
     by_id = {e.id: e for e in path}
-    return sum(estimate_entry_tokens(by_id[i], image_tokens) for i in build_session_context(path).entry_ids)
+    return sum(estimate_entry_tokens(by_id[i], estimator) for i in build_session_context(path).entry_ids)
 
 
-def estimate_context_tokens(messages: Sequence[Mapping[str, Any]], image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> int:
-    return sum(estimate_message_tokens(m, image_tokens) for m in messages)
+def estimate_context_tokens(messages: Sequence[Mapping[str, Any]],
+                            estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
+    return estimator.messages(messages)

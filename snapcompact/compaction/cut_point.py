@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from snapcompact.compaction.context import (
-    IMAGE_TOKEN_ESTIMATE,
     entry_to_message,
     estimate_branch_tokens,
     estimate_entry_tokens,
@@ -33,7 +32,9 @@ from snapcompact.compaction.entries import (
     CustomMessageEntry,
     Entry,
     MessageEntry,
+    MetadataEntry,
 )
+from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
 
 __all__ = [
     "CUT_POINT_ROLES",
@@ -46,12 +47,16 @@ __all__ = [
     "find_cut_point",
     "is_turn_start",
     "is_valid_cut_point",
+    "last_assistant_usage",
     "prepare_compaction",
+    "usage_context_tokens",
+    "usage_prompt_tokens",
 ]
 
-#: Message roles a cut may fall on (never ``toolResult``).
+#: Message roles a cut may fall on (never ``toolResult``; a ``custom``/``developer`` message
+#: stored as a plain message entry is not one either, as in the agent core).
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "hookMessage", "branchSummary",
-                             "compactionSummary", "custom", "developer"})
+                             "compactionSummary"})
 #: Message roles that open a user turn.
 TURN_START_ROLES = frozenset({"user", "bashExecution"})
 
@@ -72,11 +77,15 @@ def _is_message_bearing(entry: Entry) -> bool:
     return isinstance(entry, (MessageEntry, CustomMessageEntry, BranchSummaryEntry))
 
 
-def entry_tokens(entry: Entry, image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> int:
+def entry_tokens(entry: Entry, estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
     """Tokens a message-bearing entry adds (0 for metadata and compactions)."""
     if isinstance(entry, CompactionEntry):
         return 0
-    return estimate_entry_tokens(entry, image_tokens)
+    return estimate_entry_tokens(entry, estimator)
+
+
+def _is_reset_boundary(entry: Entry) -> bool:
+    return isinstance(entry, MetadataEntry) and entry.type == "reset_boundary"
 
 
 @dataclass(frozen=True)
@@ -89,7 +98,7 @@ class CutPoint:
 
 
 def find_cut_point(path: Sequence[Entry], start: int, end: int, keep_recent_tokens: int,
-                   image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> CutPoint | None:
+                   estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> CutPoint | None:
     """Walk ``path[start:end]`` newest first; None when it holds no valid cut point.
 
     The cut moves to each valid cut point while the tokens at and after it stay within
@@ -105,7 +114,7 @@ def find_cut_point(path: Sequence[Entry], start: int, end: int, keep_recent_toke
         entry = path[i]
         if isinstance(entry, CompactionEntry):
             continue
-        total += entry_tokens(entry, image_tokens)
+        total += entry_tokens(entry, estimator)
         if not is_valid_cut_point(entry):
             continue
         if cut is not None and total > keep_recent_tokens:
@@ -120,8 +129,10 @@ def find_cut_point(path: Sequence[Entry], start: int, end: int, keep_recent_toke
             if is_turn_start(path[j]):
                 turn_start, split = j, True
                 break
-    # Pull metadata just before the cut into the kept side (stop at messages and compactions).
-    while cut > start and not _is_message_bearing(path[cut - 1]) and not isinstance(path[cut - 1], CompactionEntry):
+    # Pull metadata just before the cut into the kept side (stop at messages, compactions and
+    # reset boundaries).
+    while cut > start and not _is_message_bearing(path[cut - 1]) and not isinstance(path[cut - 1], CompactionEntry) \
+            and not _is_reset_boundary(path[cut - 1]):
         cut -= 1
     return CutPoint(cut, turn_start, split)
 
@@ -136,6 +147,33 @@ def adapted_keep_tokens(keep_recent_tokens: int, measured_prompt_tokens: int | N
     return max(1, math.floor(keep_recent_tokens / ratio))
 
 
+def usage_prompt_tokens(usage: Mapping[str, Any]) -> int:
+    """Prompt tokens of a provider usage record (context tokens when given, else input + cache)."""
+    if usage.get("contextTokens") is not None:
+        return max(0, int(usage["contextTokens"]))
+    prompt = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+    return prompt if prompt > 0 else usage_context_tokens(usage)
+
+
+def usage_context_tokens(usage: Mapping[str, Any]) -> int:
+    """Context tokens of a usage record (total, else input + output + cache reads and writes)."""
+    if usage.get("contextTokens") is not None:
+        return max(0, int(usage["contextTokens"]))
+    raw = int(usage.get("totalTokens") or 0) or sum(int(usage.get(k) or 0)
+                                                      for k in ("input", "output", "cacheRead", "cacheWrite"))
+    return max(0, raw)
+
+
+def last_assistant_usage(path: Sequence[Entry]) -> Mapping[str, Any] | None:
+    """Usage of the newest assistant message that neither errored nor was aborted."""
+    for entry in reversed(path):
+        if isinstance(entry, MessageEntry) and entry.role == "assistant":
+            usage = entry.message.get("usage")
+            if entry.message.get("stopReason") not in ("aborted", "error") and isinstance(usage, Mapping):
+                return usage
+    return None
+
+
 def _latest_compaction(path: Sequence[Entry]) -> int | None:
     for i in range(len(path) - 1, -1, -1):
         if isinstance(path[i], CompactionEntry):
@@ -143,18 +181,27 @@ def _latest_compaction(path: Sequence[Entry]) -> int | None:
     return None
 
 
+def _latest_reset(path: Sequence[Entry]) -> int:
+    for i in range(len(path) - 1, -1, -1):
+        if _is_reset_boundary(path[i]):
+            return i
+    return -1
+
+
 def compaction_window_start(path: Sequence[Entry]) -> tuple[int, CompactionEntry | None]:
     """First index a new compaction may consider, and the previous compaction (if any).
 
     The previous compaction's kept entries are re-partitioned, so the window starts at its
-    ``firstKeptEntryId``; when that entry is not on the branch, right after the compaction.
+    ``firstKeptEntryId``; when that entry is not on the branch, right after the compaction. A
+    reset boundary newer than the compaction clears it; an older one bounds the window.
     """
     prev_index = _latest_compaction(path)
-    if prev_index is None:
-        return 0, None
+    reset = _latest_reset(path)
+    if prev_index is None or reset > prev_index:
+        return reset + 1, None
     prev = path[prev_index]
     assert isinstance(prev, CompactionEntry)
-    for i in range(prev_index):
+    for i in range(reset + 1, prev_index):
         if path[i].id == prev.first_kept_entry_id:
             return i, prev
     return prev_index + 1, prev
@@ -176,6 +223,8 @@ class CompactionPreparation:
     keep_recent_tokens: int
     previous_compaction: CompactionEntry | None
     window_start: int
+    #: Messages kept verbatim (what the short summary describes).
+    recent_messages: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def previous_summary(self) -> str | None:
@@ -193,18 +242,24 @@ def _messages(entries: Sequence[Entry]) -> tuple[tuple[Mapping[str, Any], ...], 
 
 
 def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *, measured_prompt_tokens: int | None = None,
-                       image_tokens: int = IMAGE_TOKEN_ESTIMATE) -> CompactionPreparation | None:
+                       estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> CompactionPreparation | None:
     """Partition the branch for a compaction; None when there is nothing to replace.
 
-    ``measured_prompt_tokens`` is the provider-reported prompt size of the last request, if known:
-    it adapts the keep budget and raises ``tokens_before`` above the local estimate.
+    ``measured_prompt_tokens`` is the provider-reported prompt size of the last request; when not
+    given, the usage of the newest settled assistant message on the branch is used. It adapts
+    the keep budget (against the local estimate of the messages in the window, as the agent core
+    does) and raises ``tokens_before`` above the local estimate of the whole context.
     """
     if path and isinstance(path[-1], CompactionEntry):
         return None
     start, previous = compaction_window_start(path)
-    estimate = estimate_branch_tokens(path, image_tokens)
-    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens, estimate)
-    cut = find_cut_point(path, start, len(path), keep, image_tokens)
+    estimate = estimate_branch_tokens(path, estimator)
+    if measured_prompt_tokens is None:
+        usage = last_assistant_usage(path)
+        measured_prompt_tokens = usage_prompt_tokens(usage) if usage is not None else None
+    window_messages, _ = _messages(path[start:])
+    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens, estimator.messages(window_messages))
+    cut = find_cut_point(path, start, len(path), keep, estimator)
     if cut is None:
         return None
     summarize_end = cut.turn_start_index if cut.is_split_turn and cut.turn_start_index is not None \
@@ -219,4 +274,5 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *, measur
         messages_to_summarize=to_summarize, turn_prefix_messages=prefix, summarize_entry_ids=summarize_ids,
         turn_prefix_entry_ids=prefix_ids, kept_entry_ids=kept_ids, is_split_turn=cut.is_split_turn,
         tokens_before=max(estimate, measured_prompt_tokens or 0), keep_recent_tokens=keep,
-        previous_compaction=previous, window_start=start)
+        previous_compaction=previous, window_start=start,
+        recent_messages=_messages(path[cut.first_kept_index:])[0])

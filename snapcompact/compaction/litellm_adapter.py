@@ -8,11 +8,12 @@ reaches the network.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["litellm_complete"]
+__all__ = ["litellm_chat", "litellm_complete", "to_chat_messages"]
 
 
 def _usage(response: Any) -> dict[str, Any] | None:
@@ -63,3 +64,60 @@ def litellm_complete(model: str, *, temperature: float | None = None, asynchrono
         return parse(load().completion(**build(system_prompt, prompt, max_tokens)))
 
     return complete
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    out: list[dict[str, Any]] = []
+    for block in content or ():
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "text":
+            out.append({"type": "text", "text": str(block.get("text", ""))})
+        elif block.get("type") == "image" and isinstance(block.get("data"), str):
+            url = f"data:{block.get('mimeType', 'image/png')};base64,{block['data']}"
+            out.append({"type": "image_url", "image_url": {"url": url}})
+    return out
+
+
+def to_chat_messages(system_prompt: str | Sequence[str], messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Agent wire JSON (user/developer/assistant/toolResult) as OpenAI-style chat messages."""
+    system = system_prompt if isinstance(system_prompt, str) else "\n\n".join(system_prompt)
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    for message in messages:
+        role = message.get("role")
+        if role in ("user", "developer"):
+            out.append({"role": "user" if role == "user" else "system", "content": _parts(message.get("content"))})
+        elif role == "assistant":
+            blocks = [b for b in message.get("content") or () if isinstance(b, Mapping)]
+            text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+            calls = [{"id": str(b.get("id")), "type": "function",
+                      "function": {"name": str(b.get("name")), "arguments": json.dumps(b.get("arguments") or {})}}
+                     for b in blocks if b.get("type") == "toolCall"]
+            out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
+        elif role == "toolResult":
+            text = "".join(p["text"] for p in _parts(message.get("content")) if p["type"] == "text")
+            out.append({"role": "tool", "tool_call_id": str(message.get("toolCallId")), "content": text})
+    return out
+
+
+def litellm_chat(model: str, **litellm_kwargs: Any) -> Callable[..., Any]:
+    """``chat(system_prompt, messages, *, tools, tool_choice, max_tokens)`` for the live handoff.
+
+    ``tools`` are the agent's tool definitions in OpenAI function format; they are sent (so the
+    request prefix matches the agent's own) with ``tool_choice`` (``"none"`` for a handoff).
+    """
+    def chat(system_prompt: str | Sequence[str], messages: Sequence[Mapping[str, Any]], *,
+             tools: Sequence[Mapping[str, Any]] | None, tool_choice: str, max_tokens: int) -> Mapping[str, Any]:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        kwargs: dict[str, Any] = {"model": model, "max_tokens": max_tokens,
+                                  "messages": to_chat_messages(system_prompt, messages), **litellm_kwargs}
+        if tools:
+            kwargs["tools"], kwargs["tool_choice"] = list(tools), tool_choice
+        response = litellm.completion(**kwargs)
+        return {"text": getattr(response.choices[0].message, "content", None) or "", "usage": _usage(response)}
+
+    return chat

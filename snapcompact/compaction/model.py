@@ -2,7 +2,7 @@
 
 Why a small record instead of a provider client: the thresholds depend on the context window,
 snapcompact on image input and the wire API (shape and billing), the summarizer on the output
-cap; nothing else. ``include_thinking`` is False for Anthropic-dialect models, whose reasoning
+cap, context promotion on a configured larger model; nothing else. ``include_thinking`` is False for Anthropic-dialect models, whose reasoning
 classifier rejects replayed thinking.
 """
 
@@ -24,6 +24,9 @@ class ModelInfo:
     include_thinking: bool = True
     #: Estimated prompt tokens per image block; None = the snapcompact frame estimate for this model.
     image_tokens: int | None = None
+    #: Context promotion: a larger-window model to switch to instead of compacting (its ``id``;
+    #: the pipeline looks it up among the models it was given).
+    promotion_target: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "input", tuple(self.input))

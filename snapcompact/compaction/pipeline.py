@@ -14,10 +14,12 @@ compaction; snapcompact falls back to context-full with a warning when it cannot
 
 from __future__ import annotations
 
+import re
+import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,10 +31,17 @@ from snapcompact.compaction.branch import (
 )
 from snapcompact.compaction.context import (
     SessionContext,
+    archive_blocks,
     build_session_context,
     convert_to_llm,
     estimate_branch_tokens,
     estimate_entry_tokens,
+)
+from snapcompact.compaction.control import (
+    AbortSignal,
+    CompactionAborted,
+    guarded_complete,
+    with_candidates,
 )
 from snapcompact.compaction.cut_point import CompactionPreparation, prepare_compaction
 from snapcompact.compaction.entries import CompactionEntry, Entry
@@ -60,8 +69,10 @@ from snapcompact.compaction.strategies import (
     compact_context_full,
     compact_snapcompact,
     generate_handoff,
+    generate_handoff_live,
 )
 from snapcompact.compaction.summarize import CompleteFn
+from snapcompact.compaction.tokens import TokenEstimator
 from snapcompact.compaction.triggers import (
     Reason,
     decide_after_turn,
@@ -89,6 +100,8 @@ class CompactionOutcome:
     tokens_before: int | None = None
     tokens_after: int | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    #: Context promotion: the larger model switched to instead of compacting.
+    promoted_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +110,8 @@ class NavigationOutcome:
     new_leaf_id: str | None
     old_leaf_id: str | None
     summary_entry: Entry | None = None
+    #: The branch summary was aborted (Escape); nothing changed.
+    aborted: bool = False
 
 
 def _has_tool_calls(message: Mapping[str, Any]) -> bool:
@@ -112,32 +127,68 @@ class CompactionPipeline:
     def __init__(self, session: Session, model: ModelInfo, *, settings: Settings = DEFAULT_SETTINGS,
                  complete: CompleteFn | None = None, hooks: Hooks | None = None,
                  protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
-                 handoff_path: Callable[[Session], str | Path | None] | None = None) -> None:
+                 handoff_path: Callable[[Session], str | Path | None] | None = None,
+                 estimator: TokenEstimator | None = None,
+                 models: Collection[ModelInfo] = (), chat: Callable[..., Any] | None = None,
+                 system_prompt: str | Sequence[str] | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None) -> None:
         self.session = session
         self.model = model
         self.settings = settings
+        #: Cooperative cancellation of the running compaction, handoff or branch summary.
+        self.abort_signal = AbortSignal()
+        self._running = threading.Lock()
+        #: Called with ``{"type": "auto_compaction_start"|"auto_compaction_end", ...}`` events.
+        self.listeners: list[Callable[[Mapping[str, Any]], None]] = []
+        if isinstance(complete, (list, tuple)):
+            # Several summarizer models: transient failures retried, long waits go to the next.
+            complete = with_candidates(complete, signal=self.abort_signal)
         self.complete = complete
         self.hooks = hooks or Hooks()
         self.protected_paths = tuple(protected_paths)
         self.clock = clock
         self._handoff_path = handoff_path
-        self._image_tokens: int | None = model.image_tokens
+        self._estimator = estimator
+        #: Models available for context promotion (by id).
+        self.models = {m.id: m for m in models}
+        #: The live request parts a handoff reuses (see :meth:`generate_handoff_document`).
+        self.chat = chat
+        self.system_prompt = system_prompt
+        self.tools = tools
         self.notices: list[str] = []
         self._handoff_pending = False
 
     # ------------------------------------------------------------------ views
 
+    _estimator_from_model = False
+
+    @property
+    def estimator(self) -> TokenEstimator:
+        """Every token count of this pipeline (thresholds, cut points, pruning) goes through it.
+
+        Default: the agent core's estimate (:mod:`.tokens`), except that an archive frame is
+        charged the model's ``image_tokens``, else the frame estimate of the shape and frame size
+        the snapcompact settings resolve to for this model (the agent core charges a flat 5,024,
+        which overcounts the smaller frames this pipeline can be configured to render).
+        """
+        if self._estimator is None:
+            frame_tokens = self.model.image_tokens
+            if frame_tokens is None:
+                from snapcompact.resolve import resolve_shape
+
+                sc = self.settings.snapcompact
+                frame_tokens = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
+                                             variant=sc.shape, frame_size=sc.frame_size).frame_token_estimate
+            limit = self.settings.snapcompact.max_frame_data_bytes
+            self._estimator = TokenEstimator(frame_tokens=frame_tokens,
+                                             archive_blocks=lambda message: archive_blocks(message, limit))
+            self._estimator_from_model = True
+        return self._estimator
+
     @property
     def image_tokens(self) -> int:
-        """Per-image token estimate: the model's, else the snapcompact frame estimate for it."""
-        if self._image_tokens is None:
-            from snapcompact.resolve import resolve_shape
-
-            sc = self.settings.snapcompact
-            resolved = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
-                                     variant=sc.shape, frame_size=sc.frame_size)
-            self._image_tokens = resolved.frame_token_estimate
-        return self._image_tokens
+        """Tokens charged per archive frame (see :attr:`estimator`)."""
+        return self.estimator.frame_tokens
 
     def context(self) -> SessionContext:
         return build_session_context(self.session.get_branch())
@@ -146,10 +197,11 @@ class CompactionPipeline:
         return build_session_context(self.session.get_branch(), transcript=True)
 
     def llm_messages(self) -> list[Any]:
-        return convert_to_llm(self.context().messages)
+        return convert_to_llm(self.context().messages,
+                              max_frame_data_bytes=self.settings.snapcompact.max_frame_data_bytes)
 
     def estimate_tokens(self) -> int:
-        return estimate_branch_tokens(self.session.get_branch(), self.image_tokens)
+        return estimate_branch_tokens(self.session.get_branch(), self.estimator)
 
     def threshold(self) -> int:
         return resolve_threshold_tokens(self.model.context_window, self.settings.compaction)
@@ -163,7 +215,8 @@ class CompactionPipeline:
 
     def prune(self) -> PruneResult:
         """The threshold prune, applied to the session (file rewritten when anything changed)."""
-        result = prune_tool_outputs(self.session.get_branch(), self.settings.pruning, protected_paths=self.protected_paths)
+        result = prune_tool_outputs(self.session.get_branch(), self.settings.pruning,
+                                    protected_paths=self.protected_paths, estimator=self.estimator)
         if result.changed:
             self.session.replace_messages(result.replacements)
         return result
@@ -172,7 +225,7 @@ class CompactionPipeline:
         if not self.settings.compaction.drop_useless:
             return PruneResult({}, 0, {})
         result = prune_superseded_tool_results(self.session.get_branch(), self.settings.pruning, idle_seconds=idle_seconds,
-                                               protected_paths=self.protected_paths)
+                                               protected_paths=self.protected_paths, estimator=self.estimator)
         if result.changed:
             self.session.replace_messages(result.replacements)
         return result
@@ -190,26 +243,58 @@ class CompactionPipeline:
         return strategy
 
     def _kept_tokens(self, prep: CompactionPreparation) -> int:
-        return sum(estimate_entry_tokens(self.session.get(i), self.image_tokens) for i in prep.kept_entry_ids)
+        return sum(estimate_entry_tokens(self.session.get(i), self.estimator) for i in prep.kept_entry_ids)
+
+    def abort_compaction(self) -> None:
+        """Stop the running compaction, handoff or branch summary (it ends cancelled, writing nothing)."""
+        self.abort_signal.abort()
+
+    def _emit(self, event: Mapping[str, Any]) -> None:
+        for listener in self.listeners:
+            listener(event)
 
     def compact(self, custom_instructions: str | None = None, *, reason: Reason = "manual", will_retry: bool = False,
                 measured_prompt_tokens: int | None = None, auto_continue: bool = False) -> CompactionOutcome:
-        """Run one compaction now. Manual failures raise; automatic ones return ``error``."""
-        try:
-            return self._compact(custom_instructions, reason, will_retry, measured_prompt_tokens, auto_continue)
-        except Exception as exc:
-            if reason == "manual":
-                raise
-            return CompactionOutcome(reason, error=self._notice(failure_message(reason, str(exc))),
-                                     will_retry=False)
+        """Run one compaction now. Manual failures raise; automatic ones return ``error``.
+
+        A manual compaction first aborts one already running (in another thread) and waits for it
+        to stop. Automatic ones are bracketed by ``auto_compaction_start``/``_end`` events. An
+        aborted run returns ``cancelled=True, skipped="aborted"``.
+        """
+        if reason == "manual" and self._running.locked():
+            self.abort_signal.abort()
+        with self._running:
+            self.abort_signal.reset()
+            automatic = reason != "manual"
+            if automatic:
+                self._emit({"type": "auto_compaction_start", "reason": reason})
+            try:
+                outcome = self._compact(custom_instructions, reason, will_retry, measured_prompt_tokens,
+                                        auto_continue)
+            except CompactionAborted:
+                outcome = CompactionOutcome(reason, cancelled=True, skipped="aborted")
+            except Exception as exc:
+                if not automatic:
+                    raise
+                outcome = CompactionOutcome(reason, error=self._notice(failure_message(reason, str(exc))),
+                                            will_retry=False)
+            if automatic:
+                self._emit({"type": "auto_compaction_end", "reason": reason, "outcome": outcome,
+                            "aborted": outcome.skipped == "aborted", "error": outcome.error})
+            return outcome
 
     def _compact(self, custom_instructions: str | None, reason: Reason, will_retry: bool,
                  measured: int | None, auto_continue: bool) -> CompactionOutcome:
         path = self.session.get_branch()
         prep = prepare_compaction(path, self.settings.compaction.keep_recent_tokens,
-                                  measured_prompt_tokens=measured, image_tokens=self.image_tokens)
+                                  measured_prompt_tokens=measured, estimator=self.estimator)
         if prep is None:
-            return CompactionOutcome(reason, skipped="nothing to compact", will_retry=will_retry)
+            if reason in ("overflow", "incomplete"):
+                # Retrying would send the same oversized context again: recovery failed, no retry.
+                return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False,
+                                         error=self._notice(failure_message(
+                                             reason, "nothing to compact (the kept recent turn alone is too large)")))
+            return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False)
         hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path), custom_instructions, reason,
                                                                 will_retry))
         if isinstance(hook, Cancel):
@@ -238,8 +323,10 @@ class CompactionPipeline:
                 except StrategyFallback as exc:
                     notes.append(self._notice(str(exc)))
             if payload is None:
-                payload = compact_context_full(prep, self.complete, self.model, self.settings,
+                payload = compact_context_full(prep, guarded_complete(self.summary_complete(), self.abort_signal),
+                                               self.model, self.settings,
                                                custom_instructions=custom_instructions, overrides=overrides)
+        notes.extend(self._notice(note) for note in payload.warnings)
         entry = self.session.append_compaction(
             payload.summary, payload.first_kept_entry_id, payload.tokens_before, short_summary=payload.short_summary,
             details=payload.details, preserve_data=payload.preserve_data, from_extension=payload.from_extension,
@@ -252,8 +339,7 @@ class CompactionPipeline:
 
     def _handoff(self, reason: Reason, custom_instructions: str | None,
                  prep: CompactionPreparation) -> CompactionOutcome | None:
-        document = generate_handoff(self.context().messages, self.complete, self.model, self.settings,
-                                    custom_instructions=custom_instructions)
+        document = self.generate_handoff_document(custom_instructions)
         if not document:
             return None
         return self._start_handoff_session(reason, document, prep.tokens_before)
@@ -263,7 +349,9 @@ class CompactionPipeline:
         if self._handoff_path is not None:
             new_path = self._handoff_path(old)
         elif old.path is not None:
-            new_path = old.path.with_name(f"{old.path.stem}.handoff-{uuid.uuid4().hex[:8]}.jsonl")
+            # One suffix, not one per generation (a long run of handoffs would outgrow NAME_MAX).
+            stem = re.sub(r"(\.handoff-[0-9a-f]{8})+$", "", old.path.stem)
+            new_path = old.path.with_name(f"{stem}.handoff-{uuid.uuid4().hex[:8]}.jsonl")
         else:
             new_path = None
         new = old.fork(new_path)
@@ -272,13 +360,58 @@ class CompactionPipeline:
         return CompactionOutcome(reason, "handoff", handoff_session=new, tokens_before=tokens_before,
                                  tokens_after=self.estimate_tokens())
 
+    def generate_handoff_document(self, custom_instructions: str | None = None) -> str:
+        """The handoff document: asked of the live conversation (the agent's system prompt, tools
+        and real history, ``tool_choice="none"``) when a ``chat`` function and the system prompt
+        were given; otherwise from a serialized transcript under the summarizer prompt."""
+        if self.chat is not None and self.system_prompt is not None:
+            self.abort_signal.check()
+            document = generate_handoff_live(self.context().messages, self.chat, self.model, self.settings,
+                                             system_prompt=self.system_prompt, tools=self.tools,
+                                             custom_instructions=custom_instructions)
+            self.abort_signal.check()
+            return document
+        return generate_handoff(self.context().messages, guarded_complete(self.complete, self.abort_signal),
+                                self.model, self.settings, custom_instructions=custom_instructions)
+
     def handoff(self, custom_instructions: str | None = None) -> CompactionOutcome:
         """Manual handoff: a document for a fresh session, which becomes this pipeline's session."""
-        document = generate_handoff(self.context().messages, self.complete, self.model, self.settings,
-                                    custom_instructions=custom_instructions)
+        document = self.generate_handoff_document(custom_instructions)
         if not document:
             return CompactionOutcome("manual", "handoff", skipped="handoff returned no document")
         return self._start_handoff_session("manual", document, self.estimate_tokens())
+
+    def summary_complete(self) -> CompleteFn | None:
+        """What compaction summaries are asked of: ``compaction.remoteEndpoint`` when set and
+        ``remoteEnabled``, else the injected completion function (handoffs and branch summaries
+        always use the latter)."""
+        cs = self.settings.compaction
+        if cs.remote_enabled and cs.remote_endpoint:
+            from snapcompact.compaction.remote import remote_complete
+
+            return remote_complete(cs.remote_endpoint, model=self.model.id)
+        return self.complete
+
+    # ------------------------------------------------------------------ promotion
+
+    def promotion_target(self) -> ModelInfo | None:
+        """The configured larger-window model to switch to, if promotion is on and one is known."""
+        if not self.settings.compaction.context_promotion or self.model.promotion_target is None:
+            return None
+        target = self.models.get(self.model.promotion_target)
+        if target is None or target.id == self.model.id or target.context_window <= self.model.context_window:
+            return None
+        return target
+
+    def promote(self) -> ModelInfo | None:
+        """Switch to the promotion target (no compaction); the new model, or None when there is none."""
+        target = self.promotion_target()
+        if target is None:
+            return None
+        self.model = target
+        if self._estimator is not None and self._estimator_from_model:
+            self._estimator = None  # re-derive the frame charge for the new model
+        return target
 
     # ------------------------------------------------------------------ triggers
 
@@ -301,6 +434,12 @@ class CompactionPipeline:
         first = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
                                   model_id=self.model.id, latest_compaction_time=self._latest_compaction_ms())
         if first is not None and first.reason in ("overflow", "incomplete"):
+            failed = self.model.id
+            target = self.promote()
+            if target is not None:
+                # Retry on the larger model without compacting (the failing message is dropped).
+                return CompactionOutcome(first.reason, strategy="promotion", will_retry=True, promoted_to=target.id,
+                                         warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
             outcome = self.compact(reason=first.reason, will_retry=True, measured_prompt_tokens=measured_prompt_tokens)
             return outcome
         self.session.append_message(message)
@@ -325,6 +464,12 @@ class CompactionPipeline:
         if trigger is None:
             return CompactionOutcome("threshold", skipped="pruning was enough", pruned=pruned, tokens_before=tokens,
                                      tokens_after=self.estimate_tokens())
+        failed = self.model.id
+        target = self.promote()
+        if target is not None:
+            return CompactionOutcome("threshold", strategy="promotion", pruned=pruned, tokens_before=tokens,
+                                     promoted_to=target.id, tokens_after=self.estimate_tokens(),
+                                     warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
         if cs.strategy == "handoff" and has_calls:
             # A handoff starts a new session; doing it while tool results are pending would strand
             # them. Schedule it for the end of the agent's turn instead.
@@ -333,7 +478,37 @@ class CompactionPipeline:
                                      tokens_before=tokens)
         outcome = self.compact(reason="threshold", measured_prompt_tokens=measured_after,
                                auto_continue=trigger.auto_continue)
+        self._inject_auto_continue(outcome)
         return CompactionOutcome(**{**outcome.__dict__, "pruned": pruned})
+
+    def _inject_auto_continue(self, outcome: CompactionOutcome) -> None:
+        """After threshold maintenance, the agent-authored developer prompt that resumes the work."""
+        if outcome.auto_continue_prompt and outcome.entry is not None and outcome.error is None:
+            self.session.append_message({"role": "developer", "attribution": "agent",
+                                         "content": [{"type": "text", "text": outcome.auto_continue_prompt}],
+                                         "timestamp": int(self.clock() * 1000)})
+
+    def before_prompt(self, *, measured_prompt_tokens: int | None = None) -> CompactionOutcome | None:
+        """Pre-prompt check, before the next user message is appended: maintenance runs inline.
+
+        When the context is over the threshold (or a handoff was scheduled after the last turn),
+        promotion is tried, then the configured maintenance runs now, a handoff included, so it
+        cannot race the turn the prompt starts. No auto-continue: the user's prompt is the next turn.
+        """
+        cs = self.settings.compaction
+        if not cs.enabled or cs.strategy == "off":
+            return None
+        tokens = max(measured_prompt_tokens or 0, self.estimate_tokens())
+        if not self._handoff_pending and tokens <= self.threshold():
+            return None
+        self._handoff_pending = False
+        failed = self.model.id
+        target = self.promote()
+        if target is not None and tokens <= self.threshold():
+            return CompactionOutcome("threshold", strategy="promotion", promoted_to=target.id, tokens_before=tokens,
+                                     tokens_after=tokens,
+                                     warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
+        return self.compact(reason="threshold", measured_prompt_tokens=measured_prompt_tokens)
 
     def run_idle(self, idle_seconds: float | None = None, *, streaming: bool = False,
                  compacting: bool = False) -> CompactionOutcome | None:
@@ -368,8 +543,14 @@ class CompactionPipeline:
             if hook is not None:
                 summary, details, usage, from_ext = hook.summary, hook.details, hook.usage, True
             else:
-                summary, details, usage = generate_branch_summary(abandoned, self.complete, self.model, self.settings,
-                                                                  custom_instructions=custom_instructions)
+                self.abort_signal.reset()
+                try:
+                    summary, details, usage = generate_branch_summary(
+                        abandoned, guarded_complete(self.complete, self.abort_signal), self.model, self.settings,
+                        custom_instructions=custom_instructions, estimator=self.estimator)
+                except CompactionAborted:
+                    # Escape during the summary: navigation is cancelled, the leaf stays.
+                    return NavigationOutcome(True, old_leaf, old_leaf, aborted=True)
                 from_ext = False
             summary_entry = self.session.branch_with_summary(target_id, old_leaf, summary, details=details,
                                                              from_extension=from_ext, usage=usage)

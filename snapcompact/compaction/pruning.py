@@ -25,14 +25,16 @@ useless results, and only where rewriting them will not throw away a warm prompt
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from snapcompact.compaction.context import estimate_entry_tokens
-from snapcompact.compaction.cut_point import compaction_window_start
 from snapcompact.compaction.entries import CompactionEntry, Entry, MessageEntry
 from snapcompact.compaction.settings import PruneSettings
+from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
+from snapcompact.file_ops import split_read_selector, strip_read_selector
 
 __all__ = [
     "MIN_PRUNE_TOKENS",
@@ -42,6 +44,7 @@ __all__ = [
     "is_pruned",
     "prune_superseded_tool_results",
     "prune_tool_outputs",
+    "read_supersede_key",
     "truncated_notice",
 ]
 
@@ -72,6 +75,10 @@ def _notice_tokens(notice: str) -> int:
     return math.ceil(len(notice) / 4)
 
 
+def _savings(tokens: int, notice: str) -> int:
+    return max(0, tokens - _notice_tokens(notice))
+
+
 @dataclass(frozen=True)
 class PruneResult:
     """Replacement messages by entry id, and what they save."""
@@ -85,171 +92,218 @@ class PruneResult:
         return bool(self.replacements)
 
 
-@dataclass(frozen=True)
-class _Result:
-    index: int
-    entry: MessageEntry
-    tokens: int
-    call: Mapping[str, Any] | None
-
-
 def _calls_by_id(path: Sequence[Entry]) -> dict[str, Mapping[str, Any]]:
     calls: dict[str, Mapping[str, Any]] = {}
     for entry in path:
         if isinstance(entry, MessageEntry) and entry.role == "assistant":
             for block in entry.message.get("content") or ():
-                if isinstance(block, Mapping) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
-                    calls[block["id"]] = block
+                if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                    calls[str(block.get("id"))] = block
     return calls
 
 
-def _split_selector(path: str) -> tuple[str, str | None]:
-    from snapcompact.file_ops import strip_read_selector
-
-    bare = strip_read_selector(path)
-    return (bare, path[len(bare):] or None) if bare != path else (path, None)
-
-
-def _read_path(call: Mapping[str, Any] | None) -> str | None:
-    if call is None or call.get("name") != "read":
+def _read_path(message: Mapping[str, Any], call: Mapping[str, Any] | None) -> str | None:
+    if message.get("toolName") != "read" or call is None or call.get("name") != "read":
         return None
     args = call.get("arguments")
     path = args.get("path") if isinstance(args, Mapping) else None
     return path if isinstance(path, str) else None
 
 
-def _is_protected(result: _Result, settings: PruneSettings, protected_paths: Collection[str]) -> bool:
-    tool = result.entry.message.get("toolName") or (result.call or {}).get("name")
-    if tool in settings.protected_tools:
+def _is_protected(message: Mapping[str, Any], call: Mapping[str, Any] | None, settings: PruneSettings,
+                  protected_paths: Collection[str]) -> bool:
+    if message.get("toolName") in settings.protected_tools:
         return True
-    path = _read_path(result.call)
+    path = _read_path(message, call)
     if path is None:
         return False
-    return path.startswith("skill://") or path in protected_paths or _split_selector(path)[0] in protected_paths
+    return path.startswith("skill://") or path in protected_paths or strip_read_selector(path) in protected_paths
+
+
+def read_supersede_key(call: Mapping[str, Any]) -> str | None:
+    """The key a read is superseded by: the bare path, or ``path\0selector``; None when exempt."""
+    if call.get("name") != "read":
+        return None
+    args = call.get("arguments")
+    path = args.get("path") if isinstance(args, Mapping) else None
+    if not isinstance(path, str) or not path or "://" in path:
+        return None
+    base, selector = split_read_selector(path)
+    return base if selector is None else f"{base}\0{selector}"
+
+
+def _tool_result(entry: Entry) -> MessageEntry | None:
+    return entry if isinstance(entry, MessageEntry) and entry.role == "toolResult" else None
+
+
+def _already_pruned(message: Mapping[str, Any]) -> bool:
+    return message.get("prunedAt") is not None or is_pruned(message)
 
 
 def _boundary(path: Sequence[Entry]) -> int:
-    """Index of the first entry the LLM still sees (after the latest compaction's boundary)."""
-    start, _prev = compaction_window_start(path)
-    return start
-
-
-def _results(path: Sequence[Entry], start: int) -> list[_Result]:
-    calls = _calls_by_id(path)
-    out = []
-    for i in range(start, len(path)):
+    """Index of the latest compaction's first kept entry: nothing before it reaches the LLM."""
+    for i in range(len(path) - 1, -1, -1):
         entry = path[i]
-        if isinstance(entry, MessageEntry) and entry.role == "toolResult" and not is_pruned(entry.message):
-            call = calls.get(str(entry.message.get("toolCallId")))
-            out.append(_Result(i, entry, estimate_entry_tokens(entry), call))
-    return out
+        if isinstance(entry, CompactionEntry):
+            for j, candidate in enumerate(path):
+                if candidate.id == entry.first_kept_entry_id:
+                    return j
+            return i + 1
+    return 0
 
 
-def _superseded(results: Sequence[_Result]) -> set[int]:
-    """Indices of reads a newer read of the same file makes stale."""
-    stale: set[int] = set()
-    newest_full: set[str] = set()          # files read whole at a later point
-    newest_keyed: set[tuple[str, str | None]] = set()
-    for r in reversed(results):
-        path = _read_path(r.call)
-        if path is None or r.entry.message.get("isError"):
-            continue
-        bare, selector = _split_selector(path)
-        key = (bare, selector)
-        if key in newest_keyed or bare in newest_full:
-            stale.add(r.index)
-        newest_keyed.add(key)
-        if selector is None:
-            newest_full.add(bare)
-    return stale
+class _Scan:
+    """Per-branch facts both passes share: calls by id, token counts, supersede and useless sets."""
+
+    def __init__(self, path: Sequence[Entry], settings: PruneSettings, protected_paths: Collection[str],
+                 estimator: TokenEstimator, supersede: bool, useless: bool, start: int = 0) -> None:
+        # Only entries from ``start`` (the compaction boundary) on can be pruned, and whether one
+        # is superseded depends only on later entries, so the scans begin there: the per-turn
+        # cost follows the live context, not the whole session.
+        self.path = path
+        self._start = start
+        self.calls = _calls_by_id(path[start:])
+        self.estimator = estimator
+        self._settings = settings
+        self._protected_paths = protected_paths
+        self.superseded: set[int] = set()
+        self.useless: set[int] = set()
+        if supersede:
+            seen: set[str] = set()
+            for i in range(len(path) - 1, start - 1, -1):
+                entry = _tool_result(path[i])
+                if entry is None or _already_pruned(entry.message):
+                    continue
+                call = self.call(entry)
+                if call is None or self.protected(entry):
+                    continue
+                key = read_supersede_key(call)
+                if key is None:
+                    continue
+                base = key.split("\0", 1)[0]
+                if key in seen or ("\0" in key and base in seen):
+                    self.superseded.add(i)
+                seen.add(key)
+        if useless:
+            for i in range(start, len(path)):
+                entry = _tool_result(path[i])
+                if entry is None or entry.message.get("useless") is not True or _already_pruned(entry.message):
+                    continue
+                if entry.message.get("isError") is True or i in self.superseded or self.protected(entry):
+                    continue
+                if _savings(self.tokens(entry), USELESS_NOTICE) > 0:
+                    self.useless.add(i)
+
+    def call(self, entry: MessageEntry) -> Mapping[str, Any] | None:
+        call_id = str(entry.message.get("toolCallId"))
+        if call_id not in self.calls and self._start > 0:
+            self.calls, self._start = _calls_by_id(self.path), 0  # a call before the boundary: look everywhere
+        return self.calls.get(call_id)
+
+    def protected(self, entry: MessageEntry) -> bool:
+        return _is_protected(entry.message, self.call(entry), self._settings, self._protected_paths)
+
+    def tokens(self, entry: Entry) -> int:
+        return estimate_entry_tokens(entry, self.estimator)
+
+    def message_suffix(self) -> list[int]:
+        """Tokens of every message entry strictly after each index (what a rewrite re-caches)."""
+        suffix = [0] * len(self.path)
+        running = 0
+        for i in range(len(self.path) - 1, self._start - 1, -1):
+            suffix[i] = running
+            if isinstance(self.path[i], MessageEntry):
+                running += self.tokens(self.path[i])
+        return suffix
 
 
-def _blank(message: Mapping[str, Any], notice: str) -> dict[str, Any]:
-    return {**message, "content": [{"type": "text", "text": notice}]}
+def _blank(message: Mapping[str, Any], notice: str, now_ms: int) -> dict[str, Any]:
+    return {**message, "content": [{"type": "text", "text": notice}], "prunedAt": now_ms}
 
 
-def _is_useless(message: Mapping[str, Any]) -> bool:
-    return bool(message.get("useless")) and not message.get("isError")
+def _now_ms(now_ms: int | None) -> int:
+    return int(time.time() * 1000) if now_ms is None else now_ms
 
 
 def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT_PRUNE, *,
-                       protected_paths: Collection[str] = ()) -> PruneResult:
-    """The threshold prune (see the module docstring); returns replacements, does not apply them."""
+                       protected_paths: Collection[str] = (), estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+                       now_ms: int | None = None) -> PruneResult:
+    """The threshold prune (see the module docstring); returns replacements, does not apply them.
+
+    Newest first: a result is an age candidate once the tool output *after* it reaches
+    ``protectTokens``; superseded and useless results are candidates at any age. Results before
+    the compaction boundary, already pruned, or (with ``cacheWarmSuffixTokens``) followed by more
+    than that many message tokens are left alone. Nothing is applied unless all candidates
+    together save ``minimumSavings``.
+    """
     if not settings.enabled:
         return PruneResult({}, 0, {})
-    results = _results(path, _boundary(path))
-    stale = _superseded(results)
-    replacements: dict[str, Mapping[str, Any]] = {}
-    reasons: dict[str, str] = {}
-    saved = 0
-    aged: list[tuple[_Result, int]] = []
+    boundary = _boundary(path)
+    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, settings.prune_useless,
+                 boundary)
+    warm = settings.cache_warm_suffix_tokens
+    suffix = scan.message_suffix() if warm is not None else None
     newer_output = 0
-    for r in reversed(results):
-        newer_output += r.tokens
-        if _is_protected(r, settings, protected_paths):
+    chosen: list[tuple[MessageEntry, str, str]] = []
+    saved = 0
+    for i in range(len(path) - 1, -1, -1):
+        entry = _tool_result(path[i])
+        if entry is None:
             continue
-        if r.index in stale:
-            replacements[r.entry.id] = _blank(r.entry.message, SUPERSEDED_NOTICE)
-            reasons[r.entry.id] = "superseded"
-            saved += max(0, r.tokens - _notice_tokens(SUPERSEDED_NOTICE))
-            continue
-        if settings.prune_useless and _is_useless(r.entry.message):
-            gain = r.tokens - _notice_tokens(USELESS_NOTICE)
-            if gain > 0:
-                replacements[r.entry.id] = _blank(r.entry.message, USELESS_NOTICE)
-                reasons[r.entry.id] = "useless"
-                saved += gain
-            continue
-        if newer_output <= settings.protect_tokens or r.tokens < settings.min_prune_tokens:
-            continue
-        gain = r.tokens - _notice_tokens(truncated_notice(r.tokens))
-        if gain > 0:
-            aged.append((r, gain))
-    aged_total = sum(g for _, g in aged)
-    if aged and saved + aged_total >= settings.minimum_savings:
-        for r, gain in aged:
-            replacements[r.entry.id] = _blank(r.entry.message, truncated_notice(r.tokens))
-            reasons[r.entry.id] = "age"
-            saved += gain
-    return PruneResult(replacements, saved, reasons)
+        tokens = scan.tokens(entry)
+        skip = _already_pruned(entry.message) or i < boundary or (suffix is not None and suffix[i] > warm)
+        if not skip:
+            if i in scan.superseded:
+                chosen.append((entry, SUPERSEDED_NOTICE, "superseded"))
+                saved += _savings(tokens, SUPERSEDED_NOTICE)
+            elif i in scan.useless:
+                chosen.append((entry, USELESS_NOTICE, "useless"))
+                saved += _savings(tokens, USELESS_NOTICE)
+            elif newer_output >= settings.protect_tokens and not scan.protected(entry) \
+                    and tokens >= settings.min_prune_tokens:
+                notice = truncated_notice(tokens)
+                chosen.append((entry, notice, "age"))
+                saved += _savings(tokens, notice)
+        newer_output += tokens
+    if not chosen or saved < settings.minimum_savings:
+        return PruneResult({}, 0, {})
+    stamp = _now_ms(now_ms)
+    replacements = {e.id: _blank(e.message, notice, stamp) for e, notice, _ in chosen}
+    return PruneResult(replacements, saved, {e.id: reason for e, _, reason in chosen})
 
 
 def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings = _DEFAULT_PRUNE, *,
                                   idle_seconds: float = 0.0, drop_useless: bool = True,
-                                  protected_paths: Collection[str] = ()) -> PruneResult:
+                                  protected_paths: Collection[str] = (),
+                                  estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+                                  now_ms: int | None = None) -> PruneResult:
     """Per-turn pass: superseded reads and useless results, cache-aware.
 
-    A candidate is blanked only when the context after it is at most ``cacheSuffixTokens`` (the
-    cache prefix it invalidates is short), or for every candidate once the session has idled for
-    ``cacheIdleSeconds`` (the provider cache has expired anyway).
+    A candidate at or after the compaction boundary is blanked only when the message tokens after
+    it are at most ``cacheSuffixTokens`` (the cache prefix it invalidates is short), or, once the
+    session has idled for ``cacheIdleSeconds`` (the provider cache has expired anyway), always.
+    No minimum saving applies.
     """
     if not settings.enabled:
         return PruneResult({}, 0, {})
-    start = _boundary(path)
-    results = _results(path, start)
-    stale = _superseded(results)
-    suffix_after: dict[int, int] = {}
-    running = 0
-    for i in range(len(path) - 1, start - 1, -1):
-        suffix_after[i] = running
-        entry = path[i]
-        if not isinstance(entry, CompactionEntry):
-            running += estimate_entry_tokens(entry)
+    boundary = _boundary(path)
+    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, drop_useless, boundary)
+    candidates = sorted(scan.superseded | scan.useless)
+    if not candidates:
+        return PruneResult({}, 0, {})
     expired = idle_seconds >= settings.cache_idle_seconds
+    suffix = None if expired else scan.message_suffix()
+    stamp = _now_ms(now_ms)
     replacements: dict[str, Mapping[str, Any]] = {}
     reasons: dict[str, str] = {}
     saved = 0
-    for r in results:
-        if _is_protected(r, settings, protected_paths):
+    for i in candidates:
+        if i < boundary or (suffix is not None and suffix[i] > settings.cache_suffix_tokens):
             continue
-        if not expired and suffix_after[r.index] > settings.cache_suffix_tokens:
-            continue
-        if r.index in stale:
-            replacements[r.entry.id] = _blank(r.entry.message, SUPERSEDED_NOTICE)
-            reasons[r.entry.id] = "superseded"
-            saved += max(0, r.tokens - _notice_tokens(SUPERSEDED_NOTICE))
-        elif drop_useless and _is_useless(r.entry.message) and r.tokens > _notice_tokens(USELESS_NOTICE):
-            replacements[r.entry.id] = _blank(r.entry.message, USELESS_NOTICE)
-            reasons[r.entry.id] = "useless"
-            saved += r.tokens - _notice_tokens(USELESS_NOTICE)
+        entry = path[i]
+        assert isinstance(entry, MessageEntry)
+        notice, reason = (SUPERSEDED_NOTICE, "superseded") if i in scan.superseded else (USELESS_NOTICE, "useless")
+        replacements[entry.id] = _blank(entry.message, notice, stamp)
+        reasons[entry.id] = reason
+        saved += _savings(scan.tokens(entry), notice)
     return PruneResult(replacements, saved, reasons)

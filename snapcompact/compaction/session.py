@@ -90,7 +90,10 @@ class Session:
     def _append_line(self, obj: Mapping[str, Any]) -> None:
         if self.path is None:
             return
-        data = _line(obj)
+        self._append_bytes(_line(obj))
+
+    def _append_bytes(self, data: bytes) -> None:
+        assert self.path is not None
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             written = os.write(fd, data)
@@ -156,14 +159,25 @@ class Session:
     def append(self, entry: Entry) -> Entry:
         """Persist and index a fully built entry (its parent must exist)."""
         self._index(entry)
-        self._append_line(entry.to_json())
+        if self.path is not None:
+            self._append_bytes(self._entry_line(entry))
         return entry
+
+    def _entry_line(self, entry: Entry) -> bytes:
+        """An entry's JSONL line, serialized once per entry object (entries are immutable)."""
+        cache: dict[str, tuple[Entry, bytes]] = self.__dict__.setdefault("_line_cache", {})
+        hit = cache.get(entry.id)
+        if hit is not None and hit[0] is entry:
+            return hit[1]
+        line = _line(entry.to_json())
+        cache[entry.id] = (entry, line)
+        return line
 
     def rewrite(self) -> None:
         """Atomically rewrite the whole file from memory (used after in-place pruning)."""
         if self.path is None:
             return
-        lines = [_line(self.header.to_json())] + [_line(e.to_json()) for e in self.entries]
+        lines = [_line(self.header.to_json())] + [self._entry_line(e) for e in self.entries]
         if self._leaf_moved:
             lines.append(_line({"type": LEAF_RECORD, "leafId": self.leaf_id, "timestamp": self._now()}))
         fd, tmp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
@@ -280,15 +294,31 @@ class Session:
         return [self._by_id[c] for c in self._children.get(entry_id, [])]
 
     def get_branch(self, leaf_id: str | None = ...) -> list[Entry]:  # type: ignore[assignment]
-        """Entries from the root to ``leaf_id`` (default: the current leaf), oldest first."""
+        """Entries from the root to ``leaf_id`` (default: the current leaf), oldest first.
+
+        The last answer is remembered: asking again for the same leaf, or for a child of it (the
+        usual append), costs a list copy instead of a walk up the tree.
+        """
         current = self.leaf_id if leaf_id is ... else leaf_id
+        cached = getattr(self, "_branch_cache", None)
+        if cached is not None and cached[0] is self.entries and current is not None:
+            cached_leaf, cached_path = cached[1], cached[2]
+            if current == cached_leaf:
+                return list(cached_path)
+            entry = self._by_id.get(current)
+            if entry is not None and entry.parent_id == cached_leaf and (cached_leaf is not None or not cached_path):
+                path = [*cached_path, entry]
+                self._branch_cache = (self.entries, current, path)
+                return list(path)
         out: list[Entry] = []
-        while current is not None:
-            entry = self.get(current)
+        walk = current
+        while walk is not None:
+            entry = self.get(walk)
             out.append(entry)
-            current = entry.parent_id
+            walk = entry.parent_id
         out.reverse()
-        return out
+        self._branch_cache = (self.entries, current, out)
+        return list(out)
 
     def common_ancestor(self, a: str | None, b: str | None) -> str | None:
         ancestors = {e.id for e in self.get_branch(a)}

@@ -42,10 +42,12 @@ __all__ = [
     "PruneSettings",
     "Settings",
     "SnapcompactSettings",
+    "discover_settings",
     "effective_reserve_tokens",
     "load_settings",
     "merge_settings",
     "resolve_threshold_tokens",
+    "settings_paths",
 ]
 
 #: Strategies the pipeline implements (``shake`` from the seed's list is not built).
@@ -70,6 +72,8 @@ class CompactionSettings:
     idle_threshold_tokens: int = 200000
     idle_timeout_seconds: float = 300
     drop_useless: bool = True
+    #: Switch to the model's configured larger-window ``promotion_target`` before compacting.
+    context_promotion: bool = True
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -80,7 +84,8 @@ class CompactionSettings:
         _check_number("compaction.thresholdPercent", self.threshold_percent, minimum=-1)
         _check_int("compaction.idleThresholdTokens", self.idle_threshold_tokens, minimum=0)
         _check_number("compaction.idleTimeoutSeconds", self.idle_timeout_seconds, minimum=0)
-        for name in ("enabled", "auto_continue", "remote_enabled", "idle_enabled", "drop_useless"):
+        for name in ("enabled", "auto_continue", "remote_enabled", "idle_enabled", "drop_useless",
+                     "context_promotion"):
             _check_bool(f"compaction.{_camel(name)}", getattr(self, name))
         if self.remote_endpoint is not None and not isinstance(self.remote_endpoint, str):
             raise ValueError(f"compaction.remoteEndpoint must be a string, got {self.remote_endpoint!r}")
@@ -108,6 +113,11 @@ class PruneSettings:
     min_prune_tokens: int = 50
     protected_tools: tuple[str, ...] = ("skill",)
     prune_useless: bool = True
+    #: Older reads of a file a newer read covers are blanked too (the agent's readToolSupersedeKey).
+    supersede_reads: bool = True
+    #: Threshold prune leaves results followed by more message tokens than this alone (the warm
+    #: prompt-cache prefix); None: no such guard. The coding agent passes 8,000.
+    cache_warm_suffix_tokens: int | None = None
     #: Per-turn stale-result pass: prune a candidate only when the suffix after it is this small ...
     cache_suffix_tokens: int = 8000
     #: ... or when the session has idled past the provider prompt-cache lifetime (seconds).
@@ -117,6 +127,9 @@ class PruneSettings:
         object.__setattr__(self, "protected_tools", tuple(self.protected_tools))
         _check_bool("pruning.enabled", self.enabled)
         _check_bool("pruning.pruneUseless", self.prune_useless)
+        _check_bool("pruning.supersedeReads", self.supersede_reads)
+        if self.cache_warm_suffix_tokens is not None:
+            _check_int("pruning.cacheWarmSuffixTokens", self.cache_warm_suffix_tokens, minimum=0)
         for name in ("protect_tokens", "minimum_savings", "min_prune_tokens", "cache_suffix_tokens"):
             _check_int(f"pruning.{_camel(name)}", getattr(self, name), minimum=0)
         _check_number("pruning.cacheIdleSeconds", self.cache_idle_seconds, minimum=0)
@@ -242,6 +255,87 @@ def load_settings(path: str | Path | None = None, base: Settings = DEFAULT_SETTI
         raise ValueError(f"settings file {p}: {exc}") from exc
 
 
+#: Config file names the agent reads, in its order, in the user directory and in ``.omp/``.
+CONFIG_FILE_NAMES = ("config.yml", "config.yaml", "settings.json")
+
+
+def settings_paths(cwd: str | Path | None = None, *, home: str | Path | None = None,
+                   env: Mapping[str, str] | None = None) -> list[Path]:
+    """The existing settings files the agent would read: the user's, then the project's.
+
+    User: ``$PI_CODING_AGENT_DIR`` or ``~/.omp/agent``; project: ``<cwd>/.omp``. In each, the first of
+    ``config.yml``, ``config.yaml``, ``settings.json`` that exists.
+    """
+    import os
+
+    env = os.environ if env is None else env
+    home_dir = Path(home) if home is not None else Path.home()
+    user_dir = Path(env["PI_CODING_AGENT_DIR"]) if env.get("PI_CODING_AGENT_DIR") else home_dir / ".omp" / "agent"
+    project_dir = Path(cwd if cwd is not None else Path.cwd()) / ".omp"
+    found = []
+    for directory in (user_dir, project_dir):
+        for name in CONFIG_FILE_NAMES:
+            if (directory / name).is_file():
+                found.append(directory / name)
+                break
+    return found
+
+
+def _read_config(path: Path) -> Mapping[str, Any]:
+    raw = path.read_bytes()
+    try:
+        if path.suffix == ".json":
+            data = json.loads(raw)
+        elif path.suffix in (".yml", ".yaml"):
+            try:
+                import yaml
+            except ImportError as exc:
+                raise ValueError(f"settings file {path} is YAML: install PyYAML to read it") from exc
+            data = yaml.safe_load(raw.decode("utf-8")) or {}
+        else:
+            data = tomllib.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"settings file {path} is not valid {path.suffix.lstrip('.') or 'TOML'}: {exc}") from exc
+    except Exception as exc:
+        if type(exc).__module__.startswith("yaml"):
+            raise ValueError(f"settings file {path} is not valid YAML: {exc}") from exc
+        raise
+    if not isinstance(data, Mapping):
+        raise ValueError(f"settings file {path} must hold a table/object at the top")
+    return data
+
+
+def discover_settings(cwd: str | Path | None = None, *, home: str | Path | None = None,
+                      env: Mapping[str, str] | None = None,
+                      base: Settings = DEFAULT_SETTINGS) -> tuple[Settings, tuple[str, ...]]:
+    """Defaults, then the user file, then the project file (:func:`settings_paths`).
+
+    These files are the agent's whole configuration, so sections and keys this library does not
+    know are skipped (listed in the returned notes, one per key) rather than errors; a known key
+    with a bad value still fails, naming the file.
+    """
+    result = base
+    notes: list[str] = []
+    for path in settings_paths(cwd, home=home, env=env):
+        data = _read_config(path)
+        known: dict[str, dict[str, Any]] = {}
+        for section, values in data.items():
+            attr = _SECTIONS.get(section)
+            if attr is None or not isinstance(values, Mapping):
+                continue
+            names = {f.name for f in fields(getattr(result, attr))}
+            for key, value in values.items():
+                if _snake(key) in names:
+                    known.setdefault(section, {})[key] = value
+                else:
+                    notes.append(f"{path}: {section}.{key} is not a setting this library uses (ignored)")
+        try:
+            result = merge_settings(result, known)
+        except ValueError as exc:
+            raise ValueError(f"settings file {path}: {exc}") from exc
+    return result, tuple(notes)
+
+
 def effective_reserve_tokens(context_window: int, settings: CompactionSettings) -> int:
     """The headroom kept free for the reply: max(15% of the window, ``reserveTokens``)."""
     return max(math.floor(0.15 * context_window), settings.reserve_tokens)
@@ -260,7 +354,7 @@ def resolve_threshold_tokens(context_window: int, settings: CompactionSettings) 
         return min(max(settings.threshold_tokens, 1), context_window - 1)
     if settings.threshold_percent > 0:
         pct = min(max(settings.threshold_percent, 1), 99)
-        return max(1, math.floor(context_window * pct / 100))
+        return math.floor(context_window * (pct / 100))  # w * (p/100), as the agent rounds
     threshold = context_window - effective_reserve_tokens(context_window, settings)
     if threshold < 1:
         threshold = context_window - math.floor(0.15 * context_window)

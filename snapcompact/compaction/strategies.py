@@ -16,8 +16,10 @@ Every strategy returns a :class:`CompactionPayload`; the pipeline persists it.
 
 from __future__ import annotations
 
+import inspect
+import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +30,9 @@ from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.settings import Settings
 from snapcompact.compaction.summarize import (
     CompleteFn,
+    build_summary_prompt,
     call_complete,
+    escape_boundary_tags,
     generate_summary,
     merge_split_turn,
     serialize_for_summary,
@@ -44,6 +48,8 @@ __all__ = [
     "compact_snapcompact",
     "cumulative_file_ops",
     "generate_handoff",
+    "generate_handoff_live",
+    "handoff_prompt",
 ]
 
 NO_PRIOR_HISTORY = "No prior history."
@@ -137,15 +143,37 @@ def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | Non
         usages.extend(run.usage)
     else:
         summary = history
+    short, short_usage, notes = generate_short_summary(prep.recent_messages, summary, complete, model, settings)
+    usages.extend(short_usage)
     ops = cumulative_file_ops(prep)
     lists = compute_file_lists(ops)
     summary = upsert_file_operations(summary, lists, ops.read)
     prev_preserve = prep.previous_compaction.preserve_data if prep.previous_compaction else None
     return CompactionPayload(
         summary=summary, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before,
-        strategy="context-full", details=lists.to_json(),
+        strategy="context-full", short_summary=short, warnings=notes, details=lists.to_json(),
         preserve_data=_carried_preserve(prev_preserve, overrides.preserve_data, keep_archive=False),
         usage=_sum_usage(usages))
+
+
+def generate_short_summary(recent: Sequence[Mapping[str, Any]], summary: str, complete: CompleteFn,
+                           model: ModelInfo, settings: Settings) -> tuple[str | None,
+                                                                          list[Mapping[str, Any]], tuple[str, ...]]:
+    """One line for the UI (``shortSummary``): the kept messages, with the new summary as context.
+
+    Output is capped at min(512, 20 % of the reserve) tokens, as the agent does. A failure only
+    costs the line (the agent fails the whole compaction; the summary itself is already made).
+    """
+    conversation = serialize_for_summary(recent, model.include_thinking)
+    user = build_summary_prompt(conversation, prompt("compaction-short-summary"),
+                                previous_summary=escape_boundary_tags(summary) if summary else None)
+    max_tokens = max(1, min(512, math.floor(0.2 * settings.compaction.reserve_tokens)))
+    try:
+        reply = call_complete(complete, prompt("summarization-system"), user, max_tokens)
+    except Exception as exc:  # noqa: BLE001 - a UI nicety: the compaction stands without it
+        return None, [], (f"short summary failed: {exc}",)
+    line = " ".join(reply.text.split())
+    return (line or None), ([reply.usage] if reply.usage else []), ()
 
 
 def _sum_usage(usages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -173,13 +201,22 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
     sc = settings.snapcompact
     prev = prep.previous_compaction
     prev_archive = get_preserved_archive(prev.preserve_data) if prev is not None else None
+    frames_only = prev_archive is not None and prev_archive.frames and not (
+        prev_archive.text or prev_archive.text_head or prev_archive.text_tail)
+    notes: tuple[str, ...] = ()
+    if frames_only:
+        # A legacy archive kept frames but no source text: nothing can be re-rendered from it, so
+        # the previous summary is folded in as text (the reference's rule), and this is said.
+        notes = ((f"the previous snapcompact archive holds {len(prev_archive.frames)} frame(s) without source "
+                  "text (a legacy archive): its summary is carried over as text instead"),)
     try:
         result = compact(
             _wire_json(prep),
             model_id=model.id, api=model.api, provider=model.provider,
             shape=None if sc.shape == "auto" else sc.shape, policy=sc.policy,  # type: ignore[arg-type]
             previous=prev.preserve_data if prev_archive is not None else None,
-            previous_summary=prev.summary if prev is not None and prev_archive is None and prev.summary else None,
+            previous_summary=prev.summary if prev is not None and (prev_archive is None or frames_only)
+            and prev.summary else None,
             max_frames=sc.max_frames, frame_size=sc.frame_size,
             serialize_options={"include_thinking": model.include_thinking},
             file_ops=cumulative_file_ops(prep), tokens_before=prep.tokens_before, kept_tokens=kept_tokens,
@@ -192,7 +229,7 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
     return CompactionPayload(
         summary=result.summary, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before,
         strategy="snapcompact", short_summary=result.short_summary, details=result.details.to_json(),
-        preserve_data=preserve)
+        preserve_data=preserve, warnings=notes)
 
 
 def _wire_json(prep: CompactionPreparation) -> list[dict[str, Any]]:
@@ -217,12 +254,47 @@ def generate_handoff(messages: Sequence[Mapping[str, Any]], complete: CompleteFn
     if complete is None:
         raise ValueError("handoff needs a completion function (complete=...)")
     conversation = serialize_for_summary(messages, model.include_thinking)
-    user = f"<conversation>\n{conversation}\n</conversation>\n\n{prompt('handoff-document')}"
-    if custom_instructions:
-        user += f"\n\nAdditional focus requested by the user: {custom_instructions}"
+    user = f"<conversation>\n{conversation}\n</conversation>\n\n{handoff_prompt(custom_instructions)}"
     reply = call_complete(complete, prompt("summarization-system"), user,
                           summary_max_tokens(settings.compaction.reserve_tokens))
     return reply.text.strip()
+
+
+def handoff_prompt(custom_instructions: str | None = None) -> str:
+    """The handoff request (with the user's extra focus, if any)."""
+    text = prompt("handoff-document")
+    if custom_instructions:
+        text += f"\n\nAdditional focus requested by the user: {custom_instructions}"
+    return text
+
+
+def generate_handoff_live(messages: Sequence[Mapping[str, Any]], chat: Callable[..., Any], model: ModelInfo,
+                          settings: Settings, *, system_prompt: str | Sequence[str],
+                          tools: Sequence[Mapping[str, Any]] | None = None,
+                          custom_instructions: str | None = None) -> str:
+    """A handoff document asked of the live conversation, as the agent does it.
+
+    The request is the agent's own: its system prompt, its tools and the real history (wire
+    JSON, custom roles converted), plus one agent-attributed user message with the handoff
+    prompt, with ``tool_choice="none"``, so the provider's prompt cache for that prefix is
+    reused. ``chat(system_prompt, messages, *, tools, tool_choice, max_tokens)`` returns the
+    reply text (or ``{"text": ...}``); the text is returned stripped.
+    """
+    from snapcompact.compaction.context import to_wire_json
+
+    wire = [w for w in (to_wire_json(m) for m in messages) if w is not None]
+    wire.append({"role": "user", "attribution": "agent",
+                 "content": [{"type": "text", "text": handoff_prompt(custom_instructions)}]})
+    reply = chat(system_prompt, wire, tools=list(tools) if tools else None, tool_choice="none",
+                 max_tokens=summary_max_tokens(settings.compaction.reserve_tokens))
+    if inspect.isawaitable(reply):
+        from snapcompact.compaction.summarize import _run_coroutine
+
+        reply = _run_coroutine(reply)
+    text = reply.get("text") if isinstance(reply, Mapping) else reply
+    if not isinstance(text, str):
+        raise ValueError(f"chat function must return a string or {{'text': ...}}, got {type(reply).__name__}")
+    return text.strip()
 
 
 def warn(message: str) -> None:

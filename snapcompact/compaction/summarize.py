@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from snapcompact.compaction.context import convert_to_llm
 from snapcompact.compaction.prompts import prompt
+from snapcompact.compaction.tokens import utf16_len
 
 __all__ = [
     "FALLBACK_CONTEXT_WINDOW",
@@ -35,6 +36,7 @@ __all__ = [
     "Completion",
     "build_summary_prompt",
     "call_complete",
+    "escape_boundary_tags",
     "generate_summary",
     "merge_split_turn",
     "serialize_for_summary",
@@ -102,58 +104,89 @@ def call_complete(complete: CompleteFn, system_prompt: str, user_prompt: str, ma
 
 
 def _cap(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:
-    if len(text) <= limit:
+    """Head of a tool result, ``limit`` UTF-16 units (as the agent counts), with a marker."""
+    units = utf16_len(text)
+    if units <= limit:
         return text
-    return f"{text[:limit]}\n\n[... {len(text) - limit} more characters truncated]"
+    head = text.encode("utf-16-le", "surrogatepass")[:2 * limit].decode("utf-16-le", "surrogatepass")
+    return f"{head}\n\n[... {units - limit} more characters truncated]"
 
 
-def _text(content: Any) -> str:
-    from snapcompact.messages import TextBlock
+_BOUNDARY_TAG = re.compile(r"<\s*/?\s*(?:conversation|previous-summary)\s*>", re.IGNORECASE)
 
+
+def escape_boundary_tags(text: str) -> str:
+    """``</conversation>`` -> ``&lt;/conversation>``: content never closes the prompt's own tags."""
+    return _BOUNDARY_TAG.sub(lambda m: "&lt;" + m.group(0)[1:], text)
+
+
+def _joined_text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return "".join(b.text for b in content if isinstance(b, TextBlock))
+    return "".join(str(b.get("text", "")) for b in content or () if isinstance(b, Mapping) and b.get("type") == "text")
+
+
+def _result_text(message: Mapping[str, Any]) -> str:
+    text = _joined_text(message.get("content"))
+    # A pruned result without text still reads as truncated output (as the agent converts it).
+    return text or ("[Output truncated]" if message.get("prunedAt") is not None else "")
 
 
 def serialize_for_summary(messages: Sequence[Mapping[str, Any]], include_thinking: bool = True) -> str:
-    """Agent messages as labelled plain text for the summarizer (one section per part)."""
-    from snapcompact.messages import (
-        AssistantMessage,
-        ThinkingBlock,
-        ToolCallBlock,
-        ToolResultMessage,
-        UserMessage,
-    )
+    """Agent messages as labelled plain text for the summarizer (one section per part).
+
+    The agent core's legacy serializer: ``[User]:`` (non-empty text), ``[Think]:``, ``[Assistant]:``
+    (every text block, empty ones too), ``[Tool Call]: name(k=<json>, ...); ...`` and
+    ``[Tool Result]:`` capped at 2,000 UTF-16 units; developer messages are left out, useless
+    call/result pairs dropped, and ``<conversation>``/``<previous-summary>`` tags in the content
+    escaped. Bash executions are included as the coding agent's ``convertToLlm`` renders them
+    (a user message quoting command and output; the agent core's converter drops them).
+    ``include_thinking=False`` leaves out ``[Think]:`` (as the agent does for Anthropic targets).
+    """
+    from snapcompact.compaction.context import to_wire_json
     from snapcompact.serialize import js_json_stringify
 
-    wire = convert_to_llm(messages)
-    useless = {m.tool_call_id for m in wire if isinstance(m, ToolResultMessage) and m.useless and not m.is_error}
+    wire = [w for w in (to_wire_json(m) for m in messages) if w is not None]
+    useless = {str(m.get("toolCallId")) for m in wire
+               if m.get("role") == "toolResult" and m.get("useless") is True and m.get("isError") is not True}
     parts: list[str] = []
     for msg in wire:
-        if isinstance(msg, UserMessage):
-            text = _text(msg.content)
-            if text.strip():
+        role = msg.get("role")
+        if role == "user":
+            text = _joined_text(msg.get("content"))
+            if text:
                 parts.append(f"[User]: {text}")
-        elif isinstance(msg, AssistantMessage):
-            thinking = [b.thinking for b in msg.content if isinstance(b, ThinkingBlock) and b.thinking.strip()]
-            texts = [_text((b,)) for b in msg.content]
-            texts = [t for t in texts if t.strip()]
-            calls = [b for b in msg.content if isinstance(b, ToolCallBlock) and b.id not in useless]
+        elif role == "assistant":
+            texts: list[str] = []
+            thinking: list[str] = []
+            calls: list[Mapping[str, Any]] = []
+            for block in msg.get("content") or ():
+                kind = block.get("type") if isinstance(block, Mapping) else None
+                if kind == "text":
+                    texts.append(str(block.get("text", "")))
+                elif kind == "thinking":
+                    thinking.append(str(block.get("thinking", "")))
+                elif kind == "toolCall" and str(block.get("id")) not in useless:
+                    calls.append(block)
             if include_thinking and thinking:
                 parts.append("[Think]: " + "\n".join(thinking))
             if texts:
                 parts.append("[Assistant]: " + "\n".join(texts))
             if calls:
-                rendered = [f"{c.name}(" + ", ".join(f"{k}={js_json_stringify(v)}" for k, v in c.arguments.items()) + ")"
-                            for c in calls]
+                rendered = []
+                for call in calls:
+                    args = call.get("arguments")
+                    pairs = args.items() if isinstance(args, Mapping) else ()
+                    rendered.append(f"{call.get('name', '')}(" + ", ".join(
+                        f"{k}={js_json_stringify(v)}" for k, v in pairs) + ")")
                 parts.append("[Tool Call]: " + "; ".join(rendered))
-        elif isinstance(msg, ToolResultMessage):
-            if msg.tool_call_id in useless:
+        elif role == "toolResult":
+            if str(msg.get("toolCallId")) in useless:
                 continue
-            text = _text(msg.content)
+            text = _result_text(msg)
             if text:
                 parts.append(f"[Tool Result]: {_cap(text)}")
-    return "\n\n".join(parts)
+    return escape_boundary_tags("\n\n".join(parts))
 
 
 # ------------------------------------------------------------------------------ windows
