@@ -156,6 +156,7 @@ class Atlas:
     has_glyph: np.ndarray
     inked: np.ndarray
     full: np.ndarray
+    pixel_counts: np.ndarray
 
     BLANK = 0
     FULL = 1
@@ -189,7 +190,8 @@ def atlas(font_name: str, cell_width: int, cell_height: int) -> Atlas:
     ids[ord(NEWLINE_GLYPH)] = Atlas.FULL
     inked = masks.any(axis=(1, 2))
     full = masks.all(axis=(1, 2))
-    return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph, inked, full)
+    pixel_counts = masks.sum(axis=(1, 2), dtype=np.int64)
+    return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph, inked, full, pixel_counts)
 
 
 @lru_cache(maxsize=None)

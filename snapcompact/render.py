@@ -25,9 +25,9 @@ from functools import cached_property
 import numpy as np
 
 from snapcompact import layout
-from snapcompact.fonts import atlas, Atlas
+from snapcompact.fonts import Atlas, atlas
 from snapcompact.glyphs import NEWLINE_GLYPH
-from snapcompact.png import BAND, BLACK, DIM, PALETTE, encode_indexed, encode_rgb
+from snapcompact.png import BAND, BLACK, DIM, PALETTE, WHITE, encode_indexed, encode_rgb
 from snapcompact.shapes import NATURAL_CELL, Geometry, Shape, geometry, get_shape
 
 #: Bumped whenever a change alters any frame's pixels (cache keys include it).
@@ -112,11 +112,11 @@ def _doc_cells(page: str, shape: Shape, geo: Geometry) -> tuple[_Cells, int]:
 
 def _draw_indexed(
     shape: Shape, cells: _Cells, grid_cols: int, cell_w: int, cell_h: int, width: int
-) -> tuple[np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Compose the indexed canvas: used_rows x line_repeat rows of cells, ``width`` px wide.
 
-    Returns the canvas and the palette indices it uses when they are known from the cells
-    alone (no Silver fallback glyph drawn), so the encoder need not scan every pixel.
+    Returns the canvas and how many pixels hold each palette index, counted from the cells
+    and the fallback writes, so the encoder need not scan every pixel.
     """
     font_atlas: Atlas = atlas(shape.font, cell_w, cell_h)
     rows, repeat = cells.used_rows, shape.line_repeat
@@ -138,16 +138,18 @@ def _draw_indexed(
         first = canvas[:, 0, :, :grid_w]
         np.copyto(region, first, where=first != 0)
     canvas = canvas.reshape(rows * repeat * cell_h, width)
+    # Pixels per palette index: every printed copy holds each cell's ink; the rest of the
+    # first copy is white, the rest of later copies the band.
+    ink_pixels = np.bincount(
+        keys % Atlas.INKS, weights=font_atlas.pixel_counts[keys // Atlas.INKS], minlength=len(PALETTE)
+    ).astype(np.int64)
+    blank = rows * cell_h * width - int(ink_pixels.sum())
+    counts = ink_pixels * repeat
+    counts[WHITE] += blank
+    counts[BAND] += blank * (repeat - 1)
     missing = (glyph_ids == 0) & (cps != _NEWLINE)
     if not missing.any():
-        ids = keys // Atlas.INKS
-        inked = font_atlas.inked[ids]
-        used = set(np.unique(keys[inked] % Atlas.INKS).tolist())
-        if width > grid_w or not font_atlas.full[ids].all():
-            used.add(0)
-            if repeat > 1:
-                used.add(BAND)
-        return canvas, np.array(sorted(used), dtype=np.intp)
+        return canvas, counts
     # Silver fallback glyphs can reach a pixel or two into a neighbouring cell.  The reference
     # draws glyph by glyph in text order, each writing only its inked pixels, so every pixel
     # ends with the value of the last glyph (in text order) that inked it: bitmap ink carries
@@ -158,12 +160,10 @@ def _draw_indexed(
     text_index = np.arange(cps.size, dtype=np.int64)
     cell_owner = np.full(rows * grid_cols, -1, dtype=np.int64)
     cell_owner[cells.cells[~missing]] = text_index[~missing]
-    owner = np.broadcast_to(
-        cell_owner.reshape(rows, 1, grid_cols, 1), (rows, cell_h, grid_cols, cell_w)
-    ).reshape(rows * cell_h, grid_w)
-    owner = np.where(pix_grid.reshape(rows * cell_h, grid_w) != 0, owner, -1)
+    coloured = font_atlas.coloured()
     row_of, col_of = np.divmod(cells.cells[missing], grid_cols)
     ascent = load_font(shape.font).ascent
+    flat_canvas = canvas.reshape(-1)
     for copy in range(repeat):
         placed = silver.fallback_pixels(
             canvas.shape, cps[missing], col_of * cell_w, (row_of * repeat + copy) * cell_h,
@@ -174,15 +174,22 @@ def _draw_indexed(
         flat, order, values = placed
         writer = text_index[missing][order]
         y, x = np.divmod(flat, width)
-        inside = x < grid_w  # every printed copy of a row holds the same glyphs' ink
-        ink_row = (y // (cell_h * repeat)) * cell_h + y % cell_h
+        # Every printed copy of a row holds the same glyphs' ink: the bitmap owner of a pixel
+        # is its cell's glyph where that glyph inks the pixel.
+        inside = np.flatnonzero(x < grid_w)
+        cell_y = y[inside] % cell_h
+        cell = (y[inside] // (cell_h * repeat)) * grid_cols + x[inside] // cell_w
+        inked = coloured[keys[cell], cell_y, x[inside] % cell_w] != 0
         bitmap_owner = np.full(flat.shape, -1, dtype=np.int64)
-        bitmap_owner[inside] = owner[ink_row[inside], x[inside]]
+        bitmap_owner[inside[inked]] = cell_owner[cell[inked]]
         win = writer > bitmap_owner
         flat, values = flat[win], values[win]
         keep = silver.last_writer(flat)
-        canvas.reshape(-1)[flat[keep]] = values[keep]
-    return canvas, None
+        flat, values = flat[keep], values[keep]
+        counts -= np.bincount(flat_canvas[flat], minlength=len(PALETTE))
+        counts += np.bincount(values, minlength=len(PALETTE))
+        flat_canvas[flat] = values
+    return canvas, counts
 
 
 def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.ndarray:
@@ -256,11 +263,11 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         height = rgb.shape[0]
         png = encode_rgb(rgb)
     else:
-        canvas, used = _draw_indexed(
+        canvas, counts = _draw_indexed(
             shape, cells, geo.grid_cols, shape.cell_width, shape.cell_height, size
         )
         height = canvas.shape[0]
-        png = encode_indexed(canvas, used)
+        png = encode_indexed(canvas, np.flatnonzero(counts))
     return Frame(png, size, height, geo.cols, geo.rows, chars, shape.name)
 
 
