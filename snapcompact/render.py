@@ -17,8 +17,6 @@ is printed again on a pale band.
 from __future__ import annotations
 
 import base64
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -27,6 +25,7 @@ import numpy as np
 from snapcompact import layout
 from snapcompact.fonts import Atlas, atlas
 from snapcompact.glyphs import NEWLINE_GLYPH
+from snapcompact.parallel import parallel_map
 from snapcompact.png import BAND, BLACK, DIM, PALETTE, WHITE, encode_indexed, encode_rgb
 from snapcompact.shapes import NATURAL_CELL, Geometry, Shape, geometry, get_shape
 
@@ -317,17 +316,21 @@ def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
 
 
 def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None) -> list[Frame]:
-    """Render already-paginated page texts, several at a time.
+    """Render already-paginated page texts, several at a time (see :mod:`snapcompact.parallel`).
 
-    Pages are independent, and the heavy steps (numpy gathers, zlib) release the GIL, so a
-    small thread pool uses every core the way the reference renders pages concurrently.
+    ``workers`` defaults to the usable cores; 1 renders in this thread.
     """
-    if workers is None:
-        workers = min(4, os.cpu_count() or 1)
-    if workers <= 1 or len(page_texts) <= 1:
-        return [_render_page(p, shape, shape.frame_size) for p in page_texts]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda p: _render_page(p, shape, shape.frame_size), page_texts))
+    if len(page_texts) > 1:
+        warm_caches(shape)  # built once here, inherited by forked workers
+    return parallel_map(lambda page: _render_page(page, shape, shape.frame_size), page_texts, workers)
+
+
+def warm_caches(shape: Shape) -> None:
+    """Build the font atlas a shape draws with (before forking workers, so it is built once)."""
+    if shape.font == "silver":
+        return
+    cell = NATURAL_CELL[shape.font] if shape.stretches else (shape.cell_width, shape.cell_height)
+    atlas(shape.font, *cell).coloured()
 
 
 def render_many(
