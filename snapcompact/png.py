@@ -14,6 +14,7 @@ import zlib
 from functools import lru_cache
 
 import numpy as np
+from isal import isal_zlib
 
 #: Global palette (index -> RGB): background, six sentence hues, black ink, band, dim ink.
 PALETTE = np.array(
@@ -36,11 +37,16 @@ WHITE, BLACK, BAND, DIM = 0, 7, 8, 9
 #: 11on16 frame: 89 KB vs 80 KB; level 9 saves 2 % more at 20x the time): well inside the
 #: 170 KB-per-frame byte estimate the archive budgets with.
 COMPRESS_LEVEL = 3
+#: Indexed frames are deflated by ISA-L (the ``isal`` package: the same zlib format, several
+#: times faster).  Its level 2 on text frames: 8x faster than zlib level 3 for 1-4 % more bytes
+#: (a full 11on16 frame: 1.2 ms and 110 KB vs 10.9 ms and 106 KB).
+ISAL_LEVEL = 2
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    crc = zlib.crc32(data, zlib.crc32(kind))
+    return b"".join((struct.pack(">I", len(data)), kind, data, struct.pack(">I", crc)))
 
 
 def _pack_rows(indices: np.ndarray, depth: int) -> np.ndarray:
@@ -119,7 +125,7 @@ def encode_indexed(canvas: np.ndarray, used: np.ndarray | None = None) -> bytes:
             _PNG_SIGNATURE,
             _chunk(b"IHDR", header),
             _chunk(b"PLTE", PALETTE[used].tobytes()),
-            _chunk(b"IDAT", zlib.compress(raw, COMPRESS_LEVEL)),
+            _chunk(b"IDAT", isal_zlib.compress(raw, ISAL_LEVEL)),
             _chunk(b"IEND", b""),
         )
     )
