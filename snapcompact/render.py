@@ -219,10 +219,13 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
             rgb[y : y + ch, x : x + cw] = 0
         if not block_cells:
             continue
-        for j in glyph.tolist():
+        if copy == 0:
+            distinct, which = np.unique(cells.cps[glyph], return_inverse=True)
+            reach = np.array([silver.cell_overhang(cp, cw, ch) for cp in distinct.tolist()],
+                             dtype=np.int64).reshape(-1, 4)[which.reshape(-1)]
+            reaching = glyph[(reach[:, 0] > 0) | (reach[:, 1] > 0)]  # left or up
+        for j in reaching.tolist():
             left, up, right, _ = silver.cell_overhang(int(cells.cps[j]), cw, ch)
-            if not (left or up):
-                continue
             r, c = int(row[j]), int(col[j])
             reach_x = range(c - (left + cw - 1) // cw, c + (right + cw - 1) // cw + 1)
             targets = [(r, c - 1)] if left else []
