@@ -440,12 +440,27 @@ def _join_surrogate_pairs(text: str) -> str:
     )
 
 
+#: The last (input, result) of ``_input_chars``: shape resolution scans the same history text
+#: three times (two fonts' renderability, the CJK test) and then normalizes it.
+_LAST_INPUT: tuple[str, str] = ("", "")
+
+
 def _input_chars(text: str) -> str:
     """The reference's ``normalizedInputChars``: ANSI stripped, runs collapsed, edges trimmed.
 
     Surrogate code points (only in Python strings built oddly, e.g. from ``surrogatepass``) are
     paired up again after every step that could bring a high and a low surrogate together.
     """
+    global _LAST_INPUT
+    last = _LAST_INPUT  # one read: another thread may replace it
+    if last[0] is text:
+        return last[1]
+    result = _collapse_input(text)
+    _LAST_INPUT = (text, result)
+    return result
+
+
+def _collapse_input(text: str) -> str:
     surrogates = not text.isascii() and _SURROGATE.search(text) is not None
     if surrogates:
         text = _join_surrogate_pairs(text)
