@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from snapcompact import layout
-from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH, is_wide
+from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH, WIDE_RANGES, is_wide
 
 
 def _walk(text: str, cols: int, capacity: int) -> tuple[list[int], list[int]]:
@@ -61,7 +61,9 @@ def test_placement_and_pages_follow_the_rule(seed: int) -> None:
     assert pages == expected
 
 
-def test_wide_mask_matches_is_wide_over_all_of_unicode() -> None:
-    cps = np.arange(0x110000, dtype=np.uint32)
+def test_wide_mask_matches_is_wide_at_every_range_edge_and_a_sample() -> None:
+    edges = [cp + d for lo, hi in WIDE_RANGES for cp in (lo, hi) for d in (-1, 0, 1)]
+    sample = np.random.default_rng(0).integers(0, 0x110000, size=50_000).tolist()
+    cps = np.array(sorted(set(edges + sample + [0, 0x10FFFF])), dtype=np.uint32)
     expected = np.fromiter((is_wide(int(c)) for c in cps), dtype=bool, count=cps.size)
     assert np.array_equal(layout.wide_mask(cps), expected)
