@@ -1,12 +1,24 @@
-"""Render throughput and peak memory per shape variant, beside the reference in the same run.
+"""Render speed and peak memory per shape variant, ours beside the reference in the same run.
 
-    python benchmarks/bench_render.py [--chars 800000] [--variants A,B] [--repeat 3]
+    python benchmarks/bench_render.py [--mode process|inprocess] [--corpus mixed|stdlib]
+                                      [--chars 800000] [--variants A,B] [--repeat 3]
                                       [--upstream PATH/TO/upstream-frames]
 
-Input: the first ``--chars`` characters of the Python standard library's sources (real prose in
-docstrings and comments plus code; the same text goes to both renderers).  Each variant is timed
-in a fresh subprocess (best of ``--repeat``), which also reports its peak RSS.  With
-``--upstream`` the reference's ``bench`` verb times the same text and a ratio column is printed.
+Input (``--corpus``): ``mixed`` (default) interleaves prose, source code, one-sentence lines and
+generated non-Latin text (CJK, kana, Hangul, emoji, combining marks), see ``corpus.py``;
+``stdlib`` is the standard library's sources alone.  The same text goes to both renderers.
+
+``--mode process`` (default) times what a user waits for: the whole command, start to exit,
+``python -m snapcompact render --shape V --out DIR < text`` against the reference rendering the
+same file with ``renderMany`` and writing its PNGs in a fresh ``bun`` process.  The two run
+alternately, ``--repeat`` times each; the medians are compared.  Peak MB is the child's
+maximum RSS.
+
+``--mode inprocess`` times ``render_many`` alone inside a warm process (best of ``--repeat``)
+against the reference's ``bench`` verb (``renderMany`` in a warm process, best of the same).
+
+The ratio is reference time / ours: above 1 means we are faster.  The machine's load average is
+printed, since other work on the same cores skews both sides.
 """
 
 from __future__ import annotations
@@ -14,30 +26,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import mixed, stdlib_source
 
 DEFAULT_UPSTREAM = ROOT.parent / "shared" / "tools" / "upstream-frames"
-
-
-def corpus(n_chars: int) -> str:
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    parts: list[str] = []
-    total = 0
-    for path in sorted(stdlib.glob("*.py")):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        parts.append(text)
-        total += len(text)
-        if total >= n_chars:
-            break
-    return "".join(parts)[:n_chars]
-
 
 _CHILD = r"""
 import json, resource, sys, time
@@ -56,60 +59,165 @@ peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"frames": len(frames), "best_s": min(runs), "peak_mb": peak}))
 """
 
+# The reference's whole process: start bun, load the package, read the file, renderMany,
+# write every frame as a PNG file (what its `render` verb does, minus its extra bookkeeping).
+_UPSTREAM_RENDER = (
+    "(async () => {{ const fs = await import('node:fs');"
+    " const text = fs.readFileSync({path!r}, 'utf8');"
+    " const imgs = await sc.renderMany(text, {{ shape: sc.resolveShape(undefined, {shape!r}) }});"
+    " fs.mkdirSync({out!r}, {{ recursive: true }});"
+    " imgs.forEach((im, i) => fs.writeFileSync({out!r} + '/frame' + String(i).padStart(3, '0')"
+    " + '.png', Buffer.from(im.data, 'base64')));"
+    " return imgs.length; }})()"
+)
 
-def bench_ours(path: str, variant: str, repeat: int) -> dict:
+
+def _run_with_rusage(cmd: list[str], stdin_path: str | None) -> tuple[float, float, bytes]:
+    """Wall seconds, the child's peak RSS (MB) and its stdout; raises on a non-zero exit."""
+    with (tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err,
+          open(stdin_path or os.devnull, "rb") as stdin):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=out, stderr=err, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{Path(cmd[0]).name} exited {proc.returncode}: "
+                               f"{err.read().decode(errors='replace')[-400:]}")
+        out.seek(0)
+        return seconds, usage.ru_maxrss / 1024, out.read()
+
+
+def _ours_process(path: str, variant: str, out_dir: str) -> tuple[float, float, int]:
+    cmd = [sys.executable, "-m", "snapcompact", "render", "--shape", variant, "--out", out_dir]
+    seconds, peak, stdout = _run_with_rusage(cmd, path)
+    return seconds, peak, json.loads(stdout)["frames"]
+
+
+def _ref_process(upstream: Path, path: str, variant: str, out_dir: str) -> tuple[float, float, int]:
+    expr = _UPSTREAM_RENDER.format(path=path, shape=variant, out=out_dir)
+    last: Exception | None = None
+    for _ in range(3):  # the oracle occasionally dies while loading its native addon
+        try:
+            seconds, peak, stdout = _run_with_rusage([str(upstream), "eval", expr], None)
+            return seconds, peak, int(json.loads(stdout))
+        except RuntimeError as exc:
+            last = exc
+    raise RuntimeError(f"reference failed three times: {last}")
+
+
+def bench_process(path: str, variants: list[str], repeat: int, upstream: Path | None) -> None:
+    print(f"{'variant':20} {'frames':>6} {'ours s':>7} {'ref s':>7} {'ratio':>6} "
+          f"{'peak MB':>8} {'ref MB':>7}")
+    ratios = []
+    for variant in variants:
+        ours, ref, peaks, ref_peaks = [], [], [], []
+        frames = ref_frames = 0
+        for _ in range(repeat):
+            out_dir = tempfile.mkdtemp(prefix="bench-ours-")
+            try:
+                seconds, peak, frames = _ours_process(path, variant, out_dir)
+            finally:
+                shutil.rmtree(out_dir, ignore_errors=True)
+            ours.append(seconds)
+            peaks.append(peak)
+            if upstream:
+                out_dir = tempfile.mkdtemp(prefix="bench-ref-")
+                try:
+                    seconds, peak, ref_frames = _ref_process(upstream, path, variant, out_dir)
+                finally:
+                    shutil.rmtree(out_dir, ignore_errors=True)
+                ref.append(seconds)
+                ref_peaks.append(peak)
+        ours_s = statistics.median(ours)
+        line = f"{variant:20} {frames:6d} {ours_s:7.3f}"
+        if ref:
+            ref_s = statistics.median(ref)
+            ratios.append(ref_s / ours_s)
+            line += f" {ref_s:7.3f} {ref_s / ours_s:5.2f}x"
+        else:
+            line += f" {'-':>7} {'-':>6}"
+        line += f" {max(peaks):8.0f}"
+        line += f" {max(ref_peaks):7.0f}" if ref_peaks else f" {'-':>7}"
+        if ref and ref_frames != frames:
+            line += f"  (reference: {ref_frames} frames)"
+        print(line, flush=True)
+    if ratios:
+        print(f"ratio: min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x")
+
+
+def bench_ours_inprocess(path: str, variant: str, repeat: int) -> dict:
     out = subprocess.run([sys.executable, "-c", _CHILD, path, variant, str(repeat)],
                          capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(out.stdout)
 
 
-def bench_upstream(upstream: Path, path: str, variant: str, repeat: int) -> dict | None:
+def bench_upstream_inprocess(upstream: Path, path: str, variant: str, repeat: int) -> dict | None:
     for _ in range(3):  # the oracle occasionally dies while loading its native addon
         with open(path, "rb") as fh:
             proc = subprocess.run([str(upstream), "bench", "--shape", variant, "--repeat", str(repeat)],
-                                  stdin=fh, capture_output=True, text=True)
+                                  stdin=fh, capture_output=True, text=True, check=False)
         if proc.returncode == 0 and proc.stdout.strip():
             data = json.loads(proc.stdout)
             return {"frames": data["frames"], "best_s": data["min_s"]}
     return None
 
 
+def bench_inprocess(path: str, n_chars: int, variants: list[str], repeat: int,
+                    upstream: Path | None) -> None:
+    header = f"{'variant':20} {'frames':>6} {'Mchar/s':>8} {'ms/frame':>9} {'peak MB':>8}"
+    if upstream:
+        header += f" {'ref Mchar/s':>11} {'ref ms/frame':>12} {'ratio':>6}"
+    print(header)
+    ratios = []
+    for variant in variants:
+        ours = bench_ours_inprocess(path, variant, repeat)
+        line = (f"{variant:20} {ours['frames']:6d} {n_chars / ours['best_s'] / 1e6:8.3f} "
+                f"{1000 * ours['best_s'] / max(ours['frames'], 1):9.1f} {ours['peak_mb']:8.0f}")
+        if upstream:
+            ref = bench_upstream_inprocess(upstream, path, variant, repeat)
+            if ref:
+                ratios.append(ref["best_s"] / ours["best_s"])
+                line += (f" {n_chars / ref['best_s'] / 1e6:11.3f} "
+                         f"{1000 * ref['best_s'] / max(ref['frames'], 1):12.1f} "
+                         f"{ref['best_s'] / ours['best_s']:5.2f}x")
+            else:
+                line += "   (reference failed)"
+        print(line, flush=True)
+    if ratios:
+        print(f"ratio: min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x")
+
+
 def main() -> None:
     from snapcompact.shapes import SHAPE_VARIANT_NAMES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mode", choices=("process", "inprocess"), default="process")
+    parser.add_argument("--corpus", choices=("mixed", "stdlib"), default="mixed")
     parser.add_argument("--chars", type=int, default=800_000)
     parser.add_argument("--variants", default=",".join(SHAPE_VARIANT_NAMES))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--upstream", type=Path,
                         default=DEFAULT_UPSTREAM if DEFAULT_UPSTREAM.exists() else None)
     args = parser.parse_args()
-    text = corpus(args.chars)
+    text = (mixed if args.corpus == "mixed" else stdlib_source)(args.chars)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as fh:
         fh.write(text)
         path = fh.name
-    print(f"input: {len(text):,} chars of stdlib source; best of {args.repeat}; "
-          f"cpus={os.cpu_count()}; python {sys.version.split()[0]}")
-    header = f"{'variant':20} {'frames':>6} {'Mchar/s':>8} {'ms/frame':>9} {'peak MB':>8}"
-    if args.upstream:
-        header += f" {'ref Mchar/s':>11} {'ref ms/frame':>12} {'ratio':>6}"
-    print(header)
+    how = "median" if args.mode == "process" else "best"
+    print(f"mode {args.mode}: {len(text):,} chars of {args.corpus} text; {how} of {args.repeat}; "
+          f"cpus={os.cpu_count()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+          f"python {sys.version.split()[0]}")
     try:
-        for variant in args.variants.split(","):
-            ours = bench_ours(path, variant, args.repeat)
-            line = (f"{variant:20} {ours['frames']:6d} {len(text) / ours['best_s'] / 1e6:8.3f} "
-                    f"{1000 * ours['best_s'] / max(ours['frames'], 1):9.1f} {ours['peak_mb']:8.0f}")
-            if args.upstream:
-                ref = bench_upstream(args.upstream, path, variant, args.repeat)
-                if ref:
-                    line += (f" {len(text) / ref['best_s'] / 1e6:11.3f} "
-                             f"{1000 * ref['best_s'] / max(ref['frames'], 1):12.1f} "
-                             f"{ref['best_s'] / ours['best_s']:6.2f}x")
-                else:
-                    line += "   (reference failed)"
-            print(line, flush=True)
+        variants = args.variants.split(",")
+        if args.mode == "process":
+            bench_process(path, variants, args.repeat, args.upstream)
+        else:
+            bench_inprocess(path, len(text), variants, args.repeat, args.upstream)
     finally:
         os.unlink(path)
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

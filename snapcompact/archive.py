@@ -39,9 +39,7 @@ foveated policy) is unfolded and re-framed from its text.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -519,7 +517,8 @@ def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
             source_chars: Sequence[int | None], workers: int | None) -> tuple[list[ArchiveFrame], bool]:
     """Render pages in order, re-opening a dim span a boundary cut and dimming stopwords."""
     from snapcompact.normalize import dim_stopwords
-    from snapcompact.render import render
+    from snapcompact.parallel import parallel_map
+    from snapcompact.render import render, warm_caches
 
     texts: list[str] = []
     for item in planned:
@@ -527,12 +526,10 @@ def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
         dim_open = dim_open_after(page)
         texts.append(dim_stopwords(page) if item.shape.stopword_dim else page)
     jobs = list(zip(texts, (p.shape for p in planned)))
-    n_workers = min(4, os.cpu_count() or 1) if workers is None else workers
-    if n_workers > 1 and len(jobs) > 1:
-        with ThreadPoolExecutor(max_workers=n_workers) as pool:
-            rendered = list(pool.map(lambda job: render(job[0], job[1]), jobs))
-    else:
-        rendered = [render(t, s) for t, s in jobs]
+    if len(jobs) > 1:
+        for shape in {s for _, s in jobs}:
+            warm_caches(shape)
+    rendered = parallel_map(lambda job: render(job[0], job[1]), jobs, workers)
     frames = []
     for r, item, n in zip(rendered, planned, source_chars):
         s = item.shape

@@ -11,6 +11,7 @@ measured from the cell's top-left corner; taller pitches leave the extra rows be
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -47,54 +48,72 @@ class BitmapFont:
     glyphs: dict[int, Glyph]
 
 
-def _parse_bdf(text: str) -> tuple[int, int, int, dict[int, Glyph]]:
-    ascent = cell_w = cell_h = 0
+def _unpack_glyphs(found: list[tuple[int, int, int, int, int, list[str]]]) -> dict[int, Glyph]:
+    """(code, width, height, xoff, yoff, hex rows) per glyph -> glyphs, unpacked in one pass.
+
+    A hex row holds ``ceil(width / 8)`` bytes, most significant bit leftmost (a shorter row is
+    the same number with its leading zeros left out); rows are padded on the right to a common
+    byte count so that every row of every glyph unpacks at once.
+    """
+    if not found:
+        return {}
+    widest = max((w + 7) // 8 for _, w, _, _, _, _ in found)
+    hex_rows = []
+    for _, w, h, _, _, rows in found:
+        nbytes = (w + 7) // 8
+        hex_rows.extend(r.rjust(2 * nbytes, "0").ljust(2 * widest, "0") for r in rows[:h])
+    packed = np.frombuffer(bytes.fromhex("".join(hex_rows)), np.uint8).reshape(-1, widest)
+    bits = np.unpackbits(packed, axis=1).astype(bool)
     glyphs: dict[int, Glyph] = {}
-    lines = iter(text.splitlines())
-    for line in lines:
-        if line.startswith("FONT_ASCENT "):
-            ascent = int(line.split()[1])
-        elif line.startswith("FONTBOUNDINGBOX "):
-            cell_w, cell_h = (int(v) for v in line.split()[1:3])
-        elif line.startswith("STARTCHAR"):
-            code = -1
-            bbx = (0, 0, 0, 0)
-            rows: list[int] = []
-            for line in lines:
-                if line.startswith("ENCODING "):
-                    code = int(line.split()[1])
-                elif line.startswith("BBX "):
-                    bbx = tuple(int(v) for v in line.split()[1:5])  # type: ignore[assignment]
-                elif line == "BITMAP":
-                    for line in lines:
-                        if line == "ENDCHAR":
-                            break
-                        rows.append(int(line, 16))
-                    break
-            w, h, xoff, yoff = bbx
-            if code < 0 or w <= 0 or h <= 0:
-                continue
-            nbytes = (w + 7) // 8
-            bits = np.array(
-                [[(row >> (8 * nbytes - 1 - x)) & 1 for x in range(w)] for row in rows[:h]],
-                dtype=bool,
-            ).reshape(h, w)
-            glyphs[code] = Glyph(bits, xoff, yoff)
+    start = 0
+    for code, w, h, xoff, yoff, _ in found:
+        glyphs[code] = Glyph(bits[start : start + h, :w], xoff, yoff)
+        start += h
+    return glyphs
+
+
+_BDF_HEADER = re.compile(r"^(FONT_ASCENT|FONTBOUNDINGBOX) +(-?\d+)(?: +(-?\d+))?", re.MULTILINE)
+_BDF_GLYPH = re.compile(
+    r"^ENCODING +(-?\d+)\s*$.*?^BBX +(-?\d+) +(-?\d+) +(-?\d+) +(-?\d+)\s*$.*?"
+    r"^BITMAP\s*$(.*?)^ENDCHAR",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def _parse_bdf(text: str, wanted: frozenset[int] | None = None) -> tuple[int, int, int, dict[int, Glyph]]:
+    """Cell size, ascent and glyphs of a BDF font (only the ``wanted`` code points, if given)."""
+    header = {m[1]: (int(m[2]), int(m[3] or 0)) for m in _BDF_HEADER.finditer(text)}
+    if "FONT_ASCENT" not in header or "FONTBOUNDINGBOX" not in header:
+        raise ValueError("BDF file lacks FONT_ASCENT or FONTBOUNDINGBOX")
+    ascent = header["FONT_ASCENT"][0]
+    cell_w, cell_h = header["FONTBOUNDINGBOX"]
+    found: list[tuple[int, int, int, int, int, list[str]]] = []
+    for m in _BDF_GLYPH.finditer(text):
+        code = int(m[1])
+        if wanted is not None and code not in wanted:
+            continue
+        w, h, xoff, yoff = int(m[2]), int(m[3]), int(m[4]), int(m[5])
+        if code < 0 or w <= 0 or h <= 0:
+            continue
+        rows = m[6].split()
+        if len(rows) < h:
+            raise ValueError(f"BDF glyph {code} has {len(rows)} bitmap rows, expected {h}")
+        found.append((code, w, h, xoff, yoff, rows))
     if not (ascent and cell_w and cell_h):
         raise ValueError("BDF file lacks FONT_ASCENT or FONTBOUNDINGBOX")
-    return cell_w, cell_h, ascent, glyphs
+    return cell_w, cell_h, ascent, _unpack_glyphs(found)
 
 
-def _parse_hex(text: str) -> dict[int, Glyph]:
-    glyphs: dict[int, Glyph] = {}
+def _parse_hex(text: str, wanted: frozenset[int] | None = None) -> dict[int, Glyph]:
+    found = []
     for line in text.splitlines():
         code_hex, _, data = line.strip().partition(":")
         if not data or len(data) != 16:  # 8x8 glyphs only; 8x16 entries are not part of unscii-8
             continue
-        rows = [int(data[i : i + 2], 16) for i in range(0, 16, 2)]
-        bits = np.array([[(r >> (7 - x)) & 1 for x in range(8)] for r in rows], dtype=bool)
-        glyphs[int(code_hex, 16)] = Glyph(bits, 0, _UNSCII_YOFF)
-    return glyphs
+        code = int(code_hex, 16)
+        if wanted is None or code in wanted:
+            found.append((code, 8, 8, 0, _UNSCII_YOFF, [data[i : i + 2] for i in range(0, 16, 2)]))
+    return _unpack_glyphs(found)
 
 
 def _glyph_patches() -> dict[str, dict[int, Glyph]]:
@@ -129,12 +148,13 @@ def load_font(name: str) -> BitmapFont:
     if name not in _FILES:
         raise ValueError(f"unknown bitmap font {name!r}; known: {', '.join(BITMAP_FONTS)}")
     text = (fonts_dir() / _FILES[name]).read_text(encoding="latin-1")
+    covered = frozenset(supported(name) - _NOT_GLYPHS)
     if name == "8x8":
-        cell_w, cell_h, ascent, glyphs = 8, 8, _UNSCII_ASCENT, _parse_hex(text)
+        cell_w, cell_h, ascent, glyphs = 8, 8, _UNSCII_ASCENT, _parse_hex(text, covered)
     else:
-        cell_w, cell_h, ascent, glyphs = _parse_bdf(text)
+        cell_w, cell_h, ascent, glyphs = _parse_bdf(text, covered)
     glyphs.update(_glyph_patches().get(name, {}))
-    covered = supported(name) - _NOT_GLYPHS
+    glyphs = {cp: g for cp, g in glyphs.items() if cp in covered}
     glyphs = {cp: g for cp, g in glyphs.items() if cp in covered}
     return BitmapFont(name, cell_w, cell_h, ascent, glyphs)
 
@@ -156,6 +176,7 @@ class Atlas:
     has_glyph: np.ndarray
     inked: np.ndarray
     full: np.ndarray
+    pixel_counts: np.ndarray
 
     BLANK = 0
     FULL = 1
@@ -189,7 +210,8 @@ def atlas(font_name: str, cell_width: int, cell_height: int) -> Atlas:
     ids[ord(NEWLINE_GLYPH)] = Atlas.FULL
     inked = masks.any(axis=(1, 2))
     full = masks.all(axis=(1, 2))
-    return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph, inked, full)
+    pixel_counts = masks.sum(axis=(1, 2), dtype=np.int64)
+    return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph, inked, full, pixel_counts)
 
 
 @lru_cache(maxsize=None)

@@ -6,13 +6,15 @@ glyph (CJK, Hangul, fullwidth) takes two cells in bitmap shapes and is pushed to
 with a one-cell pad when it would start in the last column, and a page ends when the next glyph
 would overflow it.  Grid mode has no word wrap.  Doc shapes word-wrap into two columns instead.
 
-Plain text (no wide glyphs) is laid out with numpy in one pass; only pages holding wide glyphs
-walk their characters in Python.
+Layout is numpy over whole arrays; wide glyphs add one binary search per grid row (where a
+straddle pad may go), never a walk over characters.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import pairwise
 
 import numpy as np
 
@@ -27,12 +29,20 @@ def codepoints(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+@lru_cache(maxsize=1)
+def _wide_table() -> np.ndarray:
+    """``table[cp]`` is True for a wide code point; the last entry (past every range) is False."""
+    table = np.zeros(WIDE_RANGES[-1][1] + 2, dtype=bool)
+    for lo, hi in WIDE_RANGES:
+        table[lo : hi + 1] = True
+    return table
+
+
 def wide_mask(cps: np.ndarray) -> np.ndarray:
-    mask = np.zeros(cps.shape, dtype=bool)
-    if cps.size and cps.max() >= WIDE_RANGES[0][0]:
-        for lo, hi in WIDE_RANGES:
-            mask |= (cps >= lo) & (cps <= hi)
-    return mask
+    """True where a code point takes two cells in a bitmap shape (one table lookup each)."""
+    if not cps.size or cps.max() < WIDE_RANGES[0][0]:
+        return np.zeros(cps.shape, dtype=bool)
+    return _wide_table().take(cps, mode="clip")
 
 
 def cell_widths(cps: np.ndarray, wide_cells: bool) -> np.ndarray:
@@ -45,7 +55,7 @@ def cell_widths(cps: np.ndarray, wide_cells: bool) -> np.ndarray:
 
 
 def _place_slow(widths: np.ndarray, cols: int) -> np.ndarray:
-    """Start cell of every code point when wide glyphs may need a straddle pad."""
+    """Start cell of every code point, one at a time (the rule as written; kept for checks)."""
     starts = np.empty(widths.shape, dtype=np.int64)
     cell = 0
     for i, w in enumerate(widths.tolist()):
@@ -58,14 +68,47 @@ def _place_slow(widths: np.ndarray, cols: int) -> np.ndarray:
 
 
 def cell_starts(widths: np.ndarray, cols: int) -> np.ndarray:
-    """Start cell of every code point on an unbounded grid ``cols`` wide."""
-    if not (widths == 2).any():
-        return np.concatenate(([0], np.cumsum(widths)[:-1])) if widths.size else widths.copy()
-    return _place_slow(widths, cols)
+    """Start cell of every code point on an unbounded grid ``cols`` wide.
+
+    Without straddle pads a glyph starts at the sum of the widths before it.  A pad (one cell)
+    goes before a wide glyph that would start in the last column and shifts everything after
+    it by one.  Between two pads the shift is constant, so the next pad is the first later wide
+    glyph whose unpadded start is ``cols - 1 - shift`` modulo ``cols``: one binary search in
+    the wide glyphs grouped by that residue, per pad.
+    """
+    if widths.size == 0:
+        return widths.astype(np.int64)
+    before = np.cumsum(widths) - widths
+    wide = np.flatnonzero(widths == 2)
+    if cols < 2 or wide.size == 0:
+        return before
+    residue = before[wide] % cols
+    by_residue = wide[np.argsort(residue, kind="stable")]
+    group_end = np.cumsum(np.bincount(residue, minlength=cols))
+    pads = np.zeros(widths.size + 1, dtype=np.int64)
+    shift = 0
+    next_index = 0
+    while True:
+        r = (cols - 1 - shift) % cols
+        group = by_residue[(group_end[r - 1] if r else 0) : group_end[r]]
+        k = int(group.searchsorted(next_index))
+        if k == group.size:
+            break
+        pad_at = int(group[k])
+        pads[pad_at] = 1
+        shift += 1
+        next_index = pad_at + 1
+    return before + np.cumsum(pads[:-1])
 
 
 def paginate_cells(text: str, capacity: int, cols: int, wide_cells: bool) -> list[str]:
-    """Split normalized text into contiguous pages of at most ``capacity`` cells."""
+    """Split normalized text into contiguous pages of at most ``capacity`` cells.
+
+    A page ends before the first glyph that would overflow it.  When ``capacity`` is whole rows
+    (every grid shape), pages cut the unbounded grid at multiples of ``capacity``: a wide glyph
+    that would straddle a page end starts in the last column, so it was already pushed onto the
+    next row, which is the next page.
+    """
     if capacity < 1 or cols < 1:
         raise ValueError(f"a page needs at least one cell (capacity {capacity}, cols {cols})")
     cps = codepoints(text)
@@ -76,28 +119,37 @@ def paginate_cells(text: str, capacity: int, cols: int, wide_cells: bool) -> lis
     if not (widths == 2).any():
         # Page k starts at the glyph whose ordinal is k * capacity.
         breaks = glyph_idx[capacity::capacity].tolist()
+    elif capacity % cols == 0 and cols >= 2:
+        page = cell_starts(widths, cols)[glyph_idx] // capacity
+        breaks = glyph_idx[1:][page[1:] != page[:-1]].tolist()
     else:
-        breaks = []
-        cell = 0
-        has_cell = False
-        for i in glyph_idx.tolist():
-            w = int(widths[i])
-            at = cell
-            if w == 2 and cols >= 2 and at % cols == cols - 1:
-                at += 1
-            if has_cell and at + w > capacity:
-                breaks.append(i)
-                at = 0
-            cell = at + w
-            has_cell = True
+        breaks = _page_breaks_slow(glyph_idx, widths, capacity, cols)
     bounds = [0, *breaks, len(cps)]
     if len(bounds) == 2:
         return [text]
     # Slice by code point: index through a list only when the text is not pure BMP/ASCII-safe.
     if len(text) == len(cps):
-        return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+        return [text[a:b] for a, b in pairwise(bounds)]
     chars = list(text)
-    return ["".join(chars[a:b]) for a, b in zip(bounds, bounds[1:])]
+    return ["".join(chars[a:b]) for a, b in pairwise(bounds)]
+
+
+def _page_breaks_slow(glyph_idx: np.ndarray, widths: np.ndarray, capacity: int, cols: int) -> list[int]:
+    """Index of each page's first code point, walking glyph by glyph (any capacity)."""
+    breaks = []
+    cell = 0
+    has_cell = False
+    for i in glyph_idx.tolist():
+        w = int(widths[i])
+        at = cell
+        if w == 2 and cols >= 2 and at % cols == cols - 1:
+            at += 1
+        if has_cell and at + w > capacity:
+            breaks.append(i)
+            at = 0
+        cell = at + w
+        has_cell = True
+    return breaks
 
 
 @dataclass(frozen=True)

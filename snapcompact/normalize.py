@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from snapcompact import coverage
-from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH, is_wide
+from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH, WIDE_RANGES, is_wide
 from snapcompact.shapes import FONTS
 
 __all__ = [
@@ -440,12 +440,27 @@ def _join_surrogate_pairs(text: str) -> str:
     )
 
 
+#: The last (input, result) of ``_input_chars``: shape resolution scans the same history text
+#: three times (two fonts' renderability, the CJK test) and then normalizes it.
+_LAST_INPUT: tuple[str, str] = ("", "")
+
+
 def _input_chars(text: str) -> str:
     """The reference's ``normalizedInputChars``: ANSI stripped, runs collapsed, edges trimmed.
 
     Surrogate code points (only in Python strings built oddly, e.g. from ``surrogatepass``) are
     paired up again after every step that could bring a high and a low surrogate together.
     """
+    global _LAST_INPUT
+    last = _LAST_INPUT  # one read: another thread may replace it
+    if last[0] is text:
+        return last[1]
+    result = _collapse_input(text)
+    _LAST_INPUT = (text, result)
+    return result
+
+
+def _collapse_input(text: str) -> str:
     surrogates = not text.isascii() and _SURROGATE.search(text) is not None
     if surrogates:
         text = _join_surrogate_pairs(text)
@@ -788,10 +803,15 @@ def _cells(ch: str, wide_cells: bool) -> int:
     return 2 if wide_cells and is_wide(ord(ch)) else 1
 
 
+_WIDE_CHAR = re.compile(f"[{_class_body(WIDE_RANGES)}]")
+
+
 def _cell_length(text: str, wide_cells: bool) -> int:
-    if not wide_cells and DIM_ON not in text and DIM_OFF not in text:
-        return len(text)
-    return sum(_cells(ch, wide_cells) for ch in text)
+    """Cells ``text`` takes: as ``sum(_cells(ch))``, counted by C string scans."""
+    cells = len(text) - text.count(DIM_ON) - text.count(DIM_OFF)
+    if wide_cells and not text.isascii():
+        cells += len(_WIDE_CHAR.findall(text))
+    return cells
 
 
 def _fitting_prefix(word: str, width: int, wide_cells: bool) -> str:

@@ -17,17 +17,16 @@ is printed again on a pale band.
 from __future__ import annotations
 
 import base64
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from snapcompact import layout
-from snapcompact.fonts import atlas, Atlas
+from snapcompact.fonts import Atlas, atlas
 from snapcompact.glyphs import NEWLINE_GLYPH
-from snapcompact.png import BAND, BLACK, DIM, PALETTE, encode_indexed, encode_rgb
+from snapcompact.parallel import parallel_map
+from snapcompact.png import BAND, BLACK, DIM, PALETTE, WHITE, encode_indexed, encode_rgb
 from snapcompact.shapes import NATURAL_CELL, Geometry, Shape, geometry, get_shape
 
 #: Bumped whenever a change alters any frame's pixels (cache keys include it).
@@ -112,11 +111,11 @@ def _doc_cells(page: str, shape: Shape, geo: Geometry) -> tuple[_Cells, int]:
 
 def _draw_indexed(
     shape: Shape, cells: _Cells, grid_cols: int, cell_w: int, cell_h: int, width: int
-) -> tuple[np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Compose the indexed canvas: used_rows x line_repeat rows of cells, ``width`` px wide.
 
-    Returns the canvas and the palette indices it uses when they are known from the cells
-    alone (no Silver fallback glyph drawn), so the encoder need not scan every pixel.
+    Returns the canvas and how many pixels hold each palette index, counted from the cells
+    and the fallback writes, so the encoder need not scan every pixel.
     """
     font_atlas: Atlas = atlas(shape.font, cell_w, cell_h)
     rows, repeat = cells.used_rows, shape.line_repeat
@@ -138,16 +137,18 @@ def _draw_indexed(
         first = canvas[:, 0, :, :grid_w]
         np.copyto(region, first, where=first != 0)
     canvas = canvas.reshape(rows * repeat * cell_h, width)
+    # Pixels per palette index: every printed copy holds each cell's ink; the rest of the
+    # first copy is white, the rest of later copies the band.
+    ink_pixels = np.bincount(
+        keys % Atlas.INKS, weights=font_atlas.pixel_counts[keys // Atlas.INKS], minlength=len(PALETTE)
+    ).astype(np.int64)
+    blank = rows * cell_h * width - int(ink_pixels.sum())
+    counts = ink_pixels * repeat
+    counts[WHITE] += blank
+    counts[BAND] += blank * (repeat - 1)
     missing = (glyph_ids == 0) & (cps != _NEWLINE)
     if not missing.any():
-        ids = keys // Atlas.INKS
-        inked = font_atlas.inked[ids]
-        used = set(np.unique(keys[inked] % Atlas.INKS).tolist())
-        if width > grid_w or not font_atlas.full[ids].all():
-            used.add(0)
-            if repeat > 1:
-                used.add(BAND)
-        return canvas, np.array(sorted(used), dtype=np.intp)
+        return canvas, counts
     # Silver fallback glyphs can reach a pixel or two into a neighbouring cell.  The reference
     # draws glyph by glyph in text order, each writing only its inked pixels, so every pixel
     # ends with the value of the last glyph (in text order) that inked it: bitmap ink carries
@@ -158,12 +159,10 @@ def _draw_indexed(
     text_index = np.arange(cps.size, dtype=np.int64)
     cell_owner = np.full(rows * grid_cols, -1, dtype=np.int64)
     cell_owner[cells.cells[~missing]] = text_index[~missing]
-    owner = np.broadcast_to(
-        cell_owner.reshape(rows, 1, grid_cols, 1), (rows, cell_h, grid_cols, cell_w)
-    ).reshape(rows * cell_h, grid_w)
-    owner = np.where(pix_grid.reshape(rows * cell_h, grid_w) != 0, owner, -1)
+    coloured = font_atlas.coloured()
     row_of, col_of = np.divmod(cells.cells[missing], grid_cols)
     ascent = load_font(shape.font).ascent
+    flat_canvas = canvas.reshape(-1)
     for copy in range(repeat):
         placed = silver.fallback_pixels(
             canvas.shape, cps[missing], col_of * cell_w, (row_of * repeat + copy) * cell_h,
@@ -174,15 +173,22 @@ def _draw_indexed(
         flat, order, values = placed
         writer = text_index[missing][order]
         y, x = np.divmod(flat, width)
-        inside = x < grid_w  # every printed copy of a row holds the same glyphs' ink
-        ink_row = (y // (cell_h * repeat)) * cell_h + y % cell_h
+        # Every printed copy of a row holds the same glyphs' ink: the bitmap owner of a pixel
+        # is its cell's glyph where that glyph inks the pixel.
+        inside = np.flatnonzero(x < grid_w)
+        cell_y = y[inside] % cell_h
+        cell = (y[inside] // (cell_h * repeat)) * grid_cols + x[inside] // cell_w
+        inked = coloured[keys[cell], cell_y, x[inside] % cell_w] != 0
         bitmap_owner = np.full(flat.shape, -1, dtype=np.int64)
-        bitmap_owner[inside] = owner[ink_row[inside], x[inside]]
+        bitmap_owner[inside[inked]] = cell_owner[cell[inked]]
         win = writer > bitmap_owner
         flat, values = flat[win], values[win]
         keep = silver.last_writer(flat)
-        canvas.reshape(-1)[flat[keep]] = values[keep]
-    return canvas, None
+        flat, values = flat[keep], values[keep]
+        counts -= np.bincount(flat_canvas[flat], minlength=len(PALETTE))
+        counts += np.bincount(values, minlength=len(PALETTE))
+        flat_canvas[flat] = values
+    return canvas, counts
 
 
 def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.ndarray:
@@ -213,10 +219,13 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
             rgb[y : y + ch, x : x + cw] = 0
         if not block_cells:
             continue
-        for j in glyph.tolist():
+        if copy == 0:
+            distinct, which = np.unique(cells.cps[glyph], return_inverse=True)
+            reach = np.array([silver.cell_overhang(cp, cw, ch) for cp in distinct.tolist()],
+                             dtype=np.int64).reshape(-1, 4)[which.reshape(-1)]
+            reaching = glyph[(reach[:, 0] > 0) | (reach[:, 1] > 0)]  # left or up
+        for j in reaching.tolist():
             left, up, right, _ = silver.cell_overhang(int(cells.cps[j]), cw, ch)
-            if not (left or up):
-                continue
             r, c = int(row[j]), int(col[j])
             reach_x = range(c - (left + cw - 1) // cw, c + (right + cw - 1) // cw + 1)
             targets = [(r, c - 1)] if left else []
@@ -256,11 +265,11 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         height = rgb.shape[0]
         png = encode_rgb(rgb)
     else:
-        canvas, used = _draw_indexed(
+        canvas, counts = _draw_indexed(
             shape, cells, geo.grid_cols, shape.cell_width, shape.cell_height, size
         )
         height = canvas.shape[0]
-        png = encode_indexed(canvas, used)
+        png = encode_indexed(canvas, np.flatnonzero(counts))
     return Frame(png, size, height, geo.cols, geo.rows, chars, shape.name)
 
 
@@ -310,17 +319,21 @@ def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
 
 
 def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None) -> list[Frame]:
-    """Render already-paginated page texts, several at a time.
+    """Render already-paginated page texts, several at a time (see :mod:`snapcompact.parallel`).
 
-    Pages are independent, and the heavy steps (numpy gathers, zlib) release the GIL, so a
-    small thread pool uses every core the way the reference renders pages concurrently.
+    ``workers`` defaults to the usable cores; 1 renders in this thread.
     """
-    if workers is None:
-        workers = min(4, os.cpu_count() or 1)
-    if workers <= 1 or len(page_texts) <= 1:
-        return [_render_page(p, shape, shape.frame_size) for p in page_texts]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda p: _render_page(p, shape, shape.frame_size), page_texts))
+    if len(page_texts) > 1:
+        warm_caches(shape)  # built once here, inherited by forked workers
+    return parallel_map(lambda page: _render_page(page, shape, shape.frame_size), page_texts, workers)
+
+
+def warm_caches(shape: Shape) -> None:
+    """Build the font atlas a shape draws with (before forking workers, so it is built once)."""
+    if shape.font == "silver":
+        return
+    cell = NATURAL_CELL[shape.font] if shape.stretches else (shape.cell_width, shape.cell_height)
+    atlas(shape.font, *cell).coloured()
 
 
 def render_many(

@@ -621,9 +621,11 @@ def draw_silver_cells(rgb: np.ndarray, cps, xs, ys, cell_w: int, cell_h: int, in
         inks = np.broadcast_to(inks, (len(cps), 3))
     if inks.shape != (len(cps), 3) or inks.min() < 0 or inks.max() > 255:
         raise ValueError(f"ink_rgb must be (r, g, b) or one row of 0..255 values per cell, got shape {inks.shape}")
-    rasterize_many(set(cps), pixel_size(cell_w, cell_h))
-    sprites = [_silver_sprite(cp, cell_w, cell_h) for cp in cps]
-    flat, order, alpha = _place(rgb.shape, sprites, xs, ys)
+    distinct, which = _distinct(np.asarray(cps, dtype=np.int64))
+    distinct_cps = distinct.tolist()
+    rasterize_many(distinct_cps, pixel_size(cell_w, cell_h))
+    sprites = [_silver_sprite(cp, cell_w, cell_h) for cp in distinct_cps]
+    flat, order, alpha = _place(rgb.shape, sprites, which, xs, ys)
     if flat is None:
         return
     canvas = rgb.reshape(-1, 3)
@@ -715,39 +717,61 @@ def fallback_pixels(
     wides, inks = [bool(w) for w in wides], [int(i) for i in ink_indices]
     if not (len(xs) == len(cell_tops) == len(wides) == len(inks) == len(cps)):
         raise ValueError("cps, xs, cell_tops, wides and ink_indices must have the same length")
+    if min(inks) < 0 or max(inks) > 255:
+        raise ValueError(f"ink indices must be palette indices 0..255, got {min(inks)}..{max(inks)}")
     for wide in (False, True):
         subset = {cp for cp, w in zip(cps, wides) if w == wide}
         if subset:
             rasterize_many(subset, pixel_size(cell_w, cell_h, 2 if wide else 1))
+    # One sprite per distinct (code point, wide, ink); key = cp << 9 | wide << 8 | ink.
+    keys = (np.asarray(cps, dtype=np.int64) << 9) | (np.asarray(wides, dtype=np.int64) << 8)
+    distinct, which = _distinct(keys | np.asarray(inks, dtype=np.int64))
     sprites = [
-        _fallback_sprite(cp, (2 if w else 1) * cell_w, cell_w, cell_h, w, ink, int(ascent))
-        for cp, w, ink in zip(cps, wides, inks)
+        _fallback_sprite(key >> 9, (2 if key >> 8 & 1 else 1) * cell_w, cell_w, cell_h,
+                         bool(key >> 8 & 1), key & 0xFF, int(ascent))
+        for key in distinct.tolist()
     ]
-    flat, order, values = _place(tuple(canvas_shape), sprites, xs, cell_tops)
+    flat, order, values = _place(tuple(canvas_shape), sprites, which, xs, cell_tops)
     if flat is None:
         return None
     return flat, order, values
 
 
-def _place(shape, sprites: list[_Sprite], xs, tops_in):
-    """Flat canvas index, draw number and value of every visible inked pixel, in draw order."""
-    counts = np.fromiter((len(s.ys) for s in sprites), dtype=np.int64, count=len(sprites))
-    if not counts.sum():
+def _place(shape, sprites: list[_Sprite], which: np.ndarray, xs, tops_in):
+    """Flat canvas index, draw number and value of every visible inked pixel, in draw order.
+
+    ``sprites`` are the distinct sprites; draw ``i`` shows ``sprites[which[i]]`` at
+    ``xs[i]``/``tops_in[i]``.  Per-sprite data is gathered once per distinct sprite, then
+    spread over the draws with array indexing.
+    """
+    m = len(sprites)
+    counts_u = np.fromiter((len(s.ys) for s in sprites), dtype=np.int64, count=m)
+    counts = counts_u[which]
+    total = int(counts.sum())
+    if not total:
         return None, None, None
-    height = np.fromiter((s.glyph.height for s in sprites), dtype=np.int64, count=len(sprites))
-    ymin = np.fromiter((s.glyph.ymin for s in sprites), dtype=np.int64, count=len(sprites))
-    dx = np.fromiter((s.dx for s in sprites), dtype=np.int64, count=len(sprites))
-    ascents = np.fromiter((s.ascent for s in sprites), dtype=_F32, count=len(sprites))
-    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents, height, ymin)
-    lefts = np.asarray(xs, dtype=np.int64) + dx
-    order = np.repeat(np.arange(len(sprites)), counts)
-    y = tops[order] + np.concatenate([s.ys for s in sprites])
-    x = lefts[order] + np.concatenate([s.xs for s in sprites])
-    values = np.concatenate([s.values for s in sprites])
+    meta = np.array([(s.glyph.height, s.glyph.ymin, s.dx) for s in sprites], dtype=np.int64).reshape(m, 3)
+    ascents = np.fromiter((s.ascent for s in sprites), dtype=_F32, count=m)
+    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents[which], meta[which, 0], meta[which, 1])
+    lefts = np.asarray(xs, dtype=np.int64) + meta[which, 2]
+    n = len(which)
+    order = np.repeat(np.arange(n), counts)
+    # Index of each drawn pixel in the distinct sprites' concatenated pixel lists.
+    first_u = np.cumsum(counts_u) - counts_u
+    pixel = np.arange(total) - np.repeat(np.cumsum(counts) - counts - first_u[which], counts)
+    y = tops[order] + np.concatenate([s.ys for s in sprites])[pixel]
+    x = lefts[order] + np.concatenate([s.xs for s in sprites])[pixel]
+    values = np.concatenate([s.values for s in sprites])[pixel]
     visible = (y >= 0) & (y < shape[0]) & (x >= 0) & (x < shape[1])
     if not visible.all():
         y, x, order, values = y[visible], x[visible], order[visible], values[visible]
     return y * shape[1] + x, order, values
+
+
+def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys (sorted) and, per entry, the index of its key among them."""
+    distinct, which = np.unique(keys, return_inverse=True)
+    return distinct, which.reshape(-1)
 
 
 def _conflict_free_batches(flat: np.ndarray):

@@ -1,0 +1,42 @@
+"""PNG writer: every frame kind decodes (with Pillow, an independent decoder) to its pixels."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from snapcompact.png import PALETTE, encode_indexed, encode_rgb
+
+
+def _decode(png: bytes) -> np.ndarray:
+    with Image.open(io.BytesIO(png)) as image:
+        return np.asarray(image.convert("RGB"))
+
+
+@pytest.mark.parametrize("colours", range(1, 11))
+@pytest.mark.parametrize("width", [1, 2, 3, 5, 8, 13, 64, 101])
+def test_indexed_frames_decode_to_their_palette_colours(colours: int, width: int) -> None:
+    rng = np.random.default_rng(colours * 1000 + width)
+    used = np.sort(rng.choice(len(PALETTE), size=colours, replace=False))
+    canvas = used[rng.integers(0, colours, size=(7, width))].astype(np.uint8)
+    png = encode_indexed(canvas)
+    assert np.array_equal(_decode(png), PALETTE[canvas])
+    with Image.open(io.BytesIO(png)) as image:
+        assert len(image.getpalette()) // 3 == len(np.unique(canvas))
+
+
+@pytest.mark.parametrize("grey", [True, False])
+@pytest.mark.parametrize("shape", [(1, 1), (5, 7), (64, 33)])
+def test_rgb_and_grey_frames_decode_to_their_pixels(grey: bool, shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(shape[0] * 100 + shape[1] + grey)
+    if grey:
+        rgb = np.repeat(rng.integers(0, 256, size=(*shape, 1), dtype=np.uint8), 3, axis=2)
+    else:
+        rgb = rng.integers(0, 256, size=(*shape, 3), dtype=np.uint8)
+    png = encode_rgb(rgb)
+    assert np.array_equal(_decode(png), rgb)
+    with Image.open(io.BytesIO(png)) as image:
+        assert image.mode == ("L" if grey else "RGB")
