@@ -13,11 +13,12 @@ part's ``mediaResolution.level`` pick the image budget on Gemini 3. Errors are
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from evals.twins.server import Billed, Fault, Refusal, WireTwin, request_limits
+from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json, request_limits
 from evals.twins.vision import ImageError, decode_base64_image, gemini_image_tokens, text_tokens
 
 __all__ = ["GeminiTwin"]
@@ -72,21 +73,43 @@ class GeminiTwin(WireTwin):
         global_resolution = config.get("mediaResolution")
         texts: list[str] = [p.get("text", "") for p in
                             (body.get("systemInstruction") or {}).get("parts", [])]
+        declarations = _declarations(body.get("tools"))
+        if declarations:
+            texts.insert(0, compact_json(declarations))
+        _check_tool_config(_field(body, "toolConfig", "tool_config"))
         images: list[tuple[int, int]] = []
         tokens: list[int] = []
         contents = body.get("contents")
         if not isinstance(contents, list) or not contents:
             raise Refusal(400, "INVALID_ARGUMENT", "* GenerateContentRequest.contents: contents "
                           "is not specified")
+        open_calls: list[str] = []  # names called by the previous content (a function call turn)
         for c, content in enumerate(contents):
-            if content.get("role", "user") not in ("user", "model"):
+            role = content.get("role", "user")
+            if role not in ("user", "model", "function"):
                 raise Refusal(400, "INVALID_ARGUMENT",
                               f"Please use a valid role: user, model. (contents[{c}])")
+            calls: list[str] = []
+            answered: list[str] = []
             for p, part in enumerate(content.get("parts") or []):
                 where = f"contents[{c}].parts[{p}]"
                 inline = part.get("inline_data") or part.get("inlineData")
+                call = _field(part, "functionCall", "function_call")
+                reply = _field(part, "functionResponse", "function_response")
                 if "text" in part:
                     texts.append(str(part["text"]))
+                elif call is not None:
+                    if role != "model":
+                        raise Refusal(400, "INVALID_ARGUMENT",
+                                      f"{where}: a function call can only come from the model "
+                                      f"(role model, got {role})")
+                    calls.append(_function_part(call, "args", where, texts))
+                elif reply is not None:
+                    if role == "model":
+                        raise Refusal(400, "INVALID_ARGUMENT",
+                                      f"{where}: a function response must have role user or "
+                                      "function, not model")
+                    answered.append(_function_part(reply, "response", where, texts))
                 elif inline is not None:
                     mime = inline.get("mime_type") or inline.get("mimeType")
                     if mime not in _MIME:
@@ -111,6 +134,16 @@ class GeminiTwin(WireTwin):
                     tokens.append(count)
                 else:
                     raise Refusal(400, "INVALID_ARGUMENT", f"{where}: part has no data")
+            if answered and not open_calls:
+                raise Refusal(400, "INVALID_ARGUMENT",
+                              "Please ensure that function response turn comes immediately after "
+                              f"a function call turn. (contents[{c}])")
+            if open_calls and sorted(answered) != sorted(open_calls):
+                raise Refusal(400, "INVALID_ARGUMENT",
+                              "Please ensure that the number of function response parts is equal "
+                              "to the number of function call parts of the function call turn. "
+                              f"(contents[{c}]: calls {open_calls}, responses {answered})")
+            open_calls = calls
         self.check_image_count(len(images))
         answer = self.answer_fn(texts)
         billed = Billed(text_tokens=sum(text_tokens(t) for t in texts), image_tokens=tuple(tokens),
@@ -129,3 +162,63 @@ class GeminiTwin(WireTwin):
             "responseId": uuid.uuid4().hex[:22],
         }
         return reply, billed, model
+
+
+_FUNCTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
+_MODES = ("MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED")
+
+
+def _field(holder: Any, camel: str, snake: str) -> Any:
+    """A field under its proto-JSON name or its proto name (the API accepts both)."""
+    if not isinstance(holder, dict):
+        return None
+    return holder[camel] if camel in holder else holder.get(snake)
+
+
+def _declarations(tools: Any) -> list[Any]:
+    """Every ``tools[].functionDeclarations[]`` entry; refuses a malformed declaration."""
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise Refusal(400, "INVALID_ARGUMENT", "Invalid JSON payload: tools must be a list")
+    out: list[Any] = []
+    for t, tool in enumerate(tools):
+        declared = _field(tool, "functionDeclarations", "function_declarations")
+        if declared is None:
+            continue  # another kind of tool (googleSearch, codeExecution...)
+        for d, declaration in enumerate(declared if isinstance(declared, list) else [None]):
+            name = declaration.get("name") if isinstance(declaration, dict) else None
+            if not isinstance(name, str) or not _FUNCTION_NAME.match(name):
+                raise Refusal(400, "INVALID_ARGUMENT",
+                              f"* GenerateContentRequest.tools[{t}].function_declarations[{d}]"
+                              ".name: Invalid function name. Must start with a letter or an "
+                              "underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), "
+                              "dots (.), colons (:) or dashes (-), with a maximum length of 64.")
+            out.append(declaration)
+    return out
+
+
+def _check_tool_config(config: Any) -> None:
+    if config is None:
+        return
+    calling = _field(config, "functionCallingConfig", "function_calling_config") or {}
+    mode = calling.get("mode", "AUTO") if isinstance(calling, dict) else None
+    if mode not in _MODES:
+        raise Refusal(400, "INVALID_ARGUMENT",
+                      "Invalid value at 'tool_config.function_calling_config.mode' (type.googleapis"
+                      f".com/google.ai.generativelanguage.v1beta.FunctionCallingConfig.Mode), "
+                      f"{mode!r}")
+
+
+def _function_part(value: Any, payload: str, where: str, texts: list[str]) -> str:
+    """Check a ``functionCall`` ({name, args}) or ``functionResponse`` ({name, response})."""
+    name = value.get("name") if isinstance(value, dict) else None
+    if not isinstance(name, str) or not name:
+        raise Refusal(400, "INVALID_ARGUMENT", f"* {where}: Name cannot be empty.")
+    body = value.get(payload, {})
+    if not isinstance(body, dict):
+        raise Refusal(400, "INVALID_ARGUMENT",
+                      f"Invalid JSON payload received. {where}.{payload}: must be an object "
+                      "(google.protobuf.Struct)")
+    texts.extend([name, compact_json(body)])
+    return name

@@ -26,7 +26,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from evals.twins.server import Billed, Fault, Refusal, WireTwin, request_limits
+from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json, request_limits
 from evals.twins.vision import (
     DecodedImage,
     ImageError,
@@ -157,11 +157,36 @@ class OpenAITwin(WireTwin):
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise Refusal(400, "invalid_request_error", "'messages' must be a non-empty array")
-        texts: list[str] = []
+        tools = body.get("tools")
+        texts: list[str] = [compact_json(tools)] if _chat_tools(tools, body) else []
         images: list[tuple[DecodedImage, str]] = []
+        calls: tuple[int, list[str]] | None = None  # last assistant turn: (index, open call ids)
+        answerable: set[str] = set()  # ids the tool messages after that turn may answer
         for m, message in enumerate(messages):
-            if message.get("role") not in ("system", "developer", "user", "assistant", "tool"):
+            role = message.get("role") if isinstance(message, dict) else None
+            if role not in ("system", "developer", "user", "assistant", "tool"):
                 raise Refusal(400, "invalid_value", f"messages[{m}].role is invalid")
+            if role == "tool":
+                call_id = message.get("tool_call_id")
+                if not isinstance(call_id, str) or not call_id:
+                    raise Refusal(400, "missing_required_parameter",
+                                  f"Missing required parameter: 'messages[{m}].tool_call_id'.")
+                if call_id not in answerable:
+                    raise Refusal(400, "invalid_request_error",
+                                  f"Invalid parameter: messages with role 'tool' must be a "
+                                  f"response to a preceeding message with 'tool_calls'. "
+                                  f"(messages[{m}].tool_call_id {call_id!r})")
+                calls[1].remove(call_id)
+                answerable.discard(call_id)
+            else:
+                _check_answered(calls)
+                calls, answerable = None, set()
+            if role == "assistant" and message.get("tool_calls") is not None:
+                ids = _chat_tool_calls(message["tool_calls"], m, texts)
+                calls, answerable = (m, list(ids)), set(ids)
+            elif "tool_calls" in message and message["tool_calls"] is not None:
+                raise Refusal(400, "invalid_request_error",
+                              f"messages[{m}].tool_calls: only assistant messages carry tool calls")
             content = message.get("content")
             if isinstance(content, str):
                 texts.append(content)
@@ -171,12 +196,14 @@ class OpenAITwin(WireTwin):
                 kind = part.get("type")
                 if kind == "text":
                     texts.append(str(part.get("text", "")))
-                elif kind == "image_url":
+                elif kind == "image_url" and role == "user":
                     ref = part.get("image_url") or {}
                     images.append(self._image(model, ref.get("url"), ref.get("detail"), where,
                                               len(images)))
                 else:
-                    raise Refusal(400, "invalid_value", f"{where}.type: invalid value {kind!r}")
+                    raise Refusal(400, "invalid_value", f"{where}.type: invalid value {kind!r}"
+                                  + (f" in a {role} message" if kind == "image_url" else ""))
+        _check_answered(calls)
         answer = self.answer_fn(texts)
         billed = self._bill(model, images, texts, answer)
         reply = {
@@ -204,7 +231,33 @@ class OpenAITwin(WireTwin):
             items = [{"role": "user", "content": items}]
         if not isinstance(items, list) or not items:
             raise Refusal(400, "invalid_request_error", "'input' is required")
+        if _responses_tools(body.get("tools"), body):
+            texts.insert(0, compact_json(body["tools"]))
+        called: set[str] = set()
         for i, item in enumerate(items):
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind == "function_call":
+                call_id, name, arguments = (item.get("call_id"), item.get("name"),
+                                            item.get("arguments"))
+                if not all(isinstance(v, str) and v for v in (call_id, name)) \
+                        or not isinstance(arguments, str):
+                    raise Refusal(400, "missing_required_parameter",
+                                  f"Missing required parameter: 'input[{i}]': a function_call "
+                                  "needs call_id, name and arguments (a JSON string)")
+                called.add(call_id)
+                texts.extend([name, arguments])
+                continue
+            if kind == "function_call_output":
+                call_id, output = item.get("call_id"), item.get("output")
+                if call_id not in called:
+                    raise Refusal(400, "invalid_request_error",
+                                  f"No tool call found for function call output with call_id "
+                                  f"{call_id}.")
+                if not isinstance(output, str):
+                    raise Refusal(400, "invalid_type",
+                                  f"Invalid type for 'input[{i}].output': expected a string.")
+                texts.append(output)
+                continue
             content = item.get("content")
             if isinstance(content, str):
                 texts.append(content)
@@ -244,3 +297,103 @@ class OpenAITwin(WireTwin):
                       "total_tokens": billed.prompt_tokens + billed.completion_tokens},
         }
         return reply, billed, model
+
+
+_FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_TOOL_CHOICES = ("none", "auto", "required")
+
+
+def _check_function_name(name: Any, where: str) -> None:
+    if not isinstance(name, str) or not _FUNCTION_NAME.match(name):
+        raise Refusal(400, "invalid_value",
+                      f"Invalid '{where}': string does not match pattern. Expected a string that "
+                      "matches the pattern '^[a-zA-Z0-9_-]{1,64}$'.")
+
+
+def _check_tool_choice(choice: Any, names: list[str], has_tools: bool) -> None:
+    if choice is None:
+        return
+    if not has_tools:
+        raise Refusal(400, "invalid_request_error",
+                      "Invalid value for 'tool_choice': 'tool_choice' is only allowed when "
+                      "'tools' are specified.")
+    if isinstance(choice, str):
+        if choice not in _TOOL_CHOICES:
+            raise Refusal(400, "invalid_value",
+                          f"Invalid value: {choice!r}. Supported values are: 'none', 'auto' and "
+                          "'required'.")
+        return
+    name = choice.get("name") or (choice.get("function") or {}).get("name") \
+        if isinstance(choice, dict) else None
+    if name not in names:
+        raise Refusal(400, "invalid_value",
+                      f"Invalid value for 'tool_choice': no function named {name!r} in 'tools'.")
+
+
+def _chat_tools(tools: Any, body: dict[str, Any]) -> list[str]:
+    """Names of chat ``tools`` ({type: function, function: {name, parameters}}), checked."""
+    names: list[str] = []
+    if tools is not None:
+        if not isinstance(tools, list):
+            raise Refusal(400, "invalid_type", "Invalid type for 'tools': expected an array.")
+        for t, tool in enumerate(tools):
+            function = tool.get("function") if isinstance(tool, dict) else None
+            if not isinstance(function, dict) or tool.get("type") != "function":
+                raise Refusal(400, "missing_required_parameter",
+                              f"Missing required parameter: 'tools[{t}].function'.")
+            _check_function_name(function.get("name"), f"tools[{t}].function.name")
+            if not isinstance(function.get("parameters", {}), dict):
+                raise Refusal(400, "invalid_type",
+                              f"Invalid type for 'tools[{t}].function.parameters': expected an "
+                              "object.")
+            names.append(function["name"])
+    _check_tool_choice(body.get("tool_choice"), names, bool(tools))
+    return names
+
+
+def _responses_tools(tools: Any, body: dict[str, Any]) -> list[str]:
+    """Names of Responses ``tools`` ({type: function, name, parameters}), checked."""
+    names: list[str] = []
+    for t, tool in enumerate(tools or []):
+        if isinstance(tool, dict) and tool.get("type") == "function":
+            _check_function_name(tool.get("name"), f"tools[{t}].name")
+            names.append(tool["name"])
+    _check_tool_choice(body.get("tool_choice"), names, bool(tools))
+    return names
+
+
+def _chat_tool_calls(tool_calls: Any, m: int, texts: list[str]) -> list[str]:
+    """Ids of an assistant turn's ``tool_calls``, each checked; bills names and arguments."""
+    if not isinstance(tool_calls, list) or not tool_calls:
+        raise Refusal(400, "empty_array",
+                      f"Invalid 'messages[{m}].tool_calls': empty array. Expected an array with "
+                      "minimum length 1, but got an empty array instead.")
+    ids: list[str] = []
+    for k, call in enumerate(tool_calls):
+        where = f"messages[{m}].tool_calls[{k}]"
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(call.get("id") if isinstance(call, dict) else None, str) \
+                or not isinstance(function, dict):
+            raise Refusal(400, "missing_required_parameter",
+                          f"Missing required parameter: '{where}.id' or '{where}.function'.")
+        if call.get("type") != "function":
+            raise Refusal(400, "invalid_value",
+                          f"Invalid value: {call.get('type')!r}. Supported values are: "
+                          f"'function'. ({where}.type)")
+        _check_function_name(function.get("name"), f"{where}.function.name")
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            raise Refusal(400, "invalid_type",
+                          f"Invalid type for '{where}.function.arguments': expected a string, "
+                          f"but got {type(arguments).__name__} instead.")
+        texts.extend([function["name"], arguments])
+        ids.append(call["id"])
+    return ids
+
+
+def _check_answered(calls: tuple[int, list[str]] | None) -> None:
+    if calls is not None and calls[1]:
+        raise Refusal(400, "invalid_request_error",
+                      "An assistant message with 'tool_calls' must be followed by tool messages "
+                      "responding to each 'tool_call_id'. The following tool_call_ids did not "
+                      f"have response messages: {', '.join(calls[1])} (messages[{calls[0]}])")

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Self
 
-__all__ = ["Exchange", "Fault", "Refusal", "TwinServer", "WireTwin", "request_limits"]
+__all__ = ["Exchange", "Fault", "Refusal", "TwinServer", "WireTwin", "compact_json",
+           "request_limits"]
 
 
 def request_limits() -> dict[str, dict[str, Any]]:
@@ -328,6 +329,11 @@ def _bind(twin: WireTwin, endpoint: Handler) -> Callable[[Any], Awaitable[Any]]:
         return await twin._serve(request, endpoint)
 
     return handle
+
+
+def compact_json(value: Any) -> str:
+    """A JSON value as its text tokens are counted (compact separators, non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def texts_of(parts: Iterable[str]) -> list[str]:

@@ -222,7 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_drift_table(rows))
     skipped = [c for c in real_provider_configs() if twin_for(c) is None]
     for config in skipped:
-        print(f"skipped {config}: {UNREACHABLE.get(_model_config(config)['litellm_id'].split('/')[0])}")
+        route = _model_config(config)["litellm_id"].split("/")[0]
+        print(f"skipped {config}: {UNREACHABLE.get(route)}")
     return 0
 
 
