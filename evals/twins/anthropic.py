@@ -5,7 +5,15 @@ Request checks follow platform.claude.com/docs/en/api/messages and .../build-wit
 roles ``user``/``assistant``, content blocks ``text`` and ``image`` with a ``base64`` source of
 type image/jpeg, image/png, image/gif or image/webp that must match the decoded bytes; at most
 5 MB per image, 8000 px per edge (2000 px when a request has more than 20 images), 100 images,
-32 MB per request (``[[request_limits]]`` of pricing.toml); ``temperature`` within 0..1, and no sampling parameters at all for Opus 4.7 and later.
+32 MB per request (``[[request_limits]]`` of pricing.toml); ``temperature`` within 0..1, and
+no sampling parameters at all for Opus 4.7 and later.
+
+Tool use (.../agents-and-tools/tool-use): ``tool_use`` blocks {id, name, input object} only in
+assistant turns; ``tool_result`` blocks {tool_use_id, content} only in user turns, first in
+their content, each answering a ``tool_use`` id of the previous assistant turn, which must have
+all its ids answered in that next message; a request carrying either block must define
+``tools`` ({name, input_schema of type object}); ``tool_choice`` type auto/any/tool/none.
+Tool names and inputs, tool results and the tool definitions are billed as text.
 Errors are ``{"type": "error", "error": {"type": ..., "message": ...}}`` with the documented
 status (400 invalid_request_error, 401 authentication_error, 413 request_too_large,
 429 rate_limit_error, 529 overloaded_error). Rate-limit replies carry ``retry-after`` and the
@@ -13,7 +21,11 @@ status (400 invalid_request_error, 401 authentication_error, 413 request_too_lar
 
 ``BedrockConverseTwin`` speaks Bedrock's Converse wire (``POST /model/{id}/converse``: image
 blocks ``{"image": {"format": "png", "source": {"bytes": <base64>}}}``, 3.75 MB per image,
-errors named by ``x-amzn-ErrorType``) and bills images by the same Claude rule.
+errors named by ``x-amzn-ErrorType``) and bills images by the same Claude rule. Its tool use
+follows the Converse reference (ToolUseBlock {toolUseId, name, input}, ToolResultBlock
+{toolUseId, content[], status}, ``toolConfig.tools[].toolSpec``, ``toolChoice`` auto/any/tool
+only): toolUse/toolResult blocks need a ``toolConfig``, and each assistant turn's toolUse ids
+are answered by the next user turn's toolResult blocks.
 """
 
 from __future__ import annotations
@@ -59,12 +71,12 @@ def _check_edges(images: list[DecodedImage], limits: dict[str, Any]) -> None:
 
 
 def _bill_claude(model: str, images: list[DecodedImage], texts: list[str],
-                 answer: str) -> Billed:
+                 answer: str, tool_calls: int) -> Billed:
     billed = [anthropic_image_tokens(model, im.width, im.height) for im in images]
     return Billed(text_tokens=sum(text_tokens(t) for t in texts),
                   image_tokens=tuple(t for t, _ in billed),
                   image_sizes=tuple((im.width, im.height) for im in images),
-                  completion_tokens=text_tokens(answer))
+                  completion_tokens=text_tokens(answer), tool_calls=tool_calls)
 
 
 @dataclass
@@ -132,7 +144,7 @@ class AnthropicTwin(WireTwin):
         if not isinstance(messages, list) or not messages:
             raise Refusal(400, "invalid_request_error", "messages: Field required")
         images: list[DecodedImage] = []
-        uses_tools = False
+        uses_tools, tool_calls = False, 0
         open_calls: tuple[int, list[str]] | None = None  # previous turn: (index, tool_use ids)
         for m, message in enumerate(messages):
             if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
@@ -183,6 +195,7 @@ class AnthropicTwin(WireTwin):
                                   "Each `tool_use` block must have a corresponding `tool_result` "
                                   "block in the next message.")
             open_calls = (m, calls) if calls else None
+            tool_calls += len(calls)
         if uses_tools and not tools:
             raise Refusal(400, "invalid_request_error",
                           "Requests which include `tool_use` or `tool_result` blocks must define "
@@ -190,7 +203,7 @@ class AnthropicTwin(WireTwin):
         self.check_image_count(len(images))
         _check_edges(images, dict(self.limits))
         answer = self.answer_fn(texts)
-        billed = _bill_claude(model, images, texts, answer)
+        billed = _bill_claude(model, images, texts, answer, tool_calls)
         reply = {
             "id": f"msg_twin_{uuid.uuid4().hex[:20]}",
             "type": "message",
@@ -377,7 +390,7 @@ class BedrockConverseTwin(WireTwin):
         if declared:
             texts.insert(0, compact_json(body["toolConfig"]["tools"]))
         images: list[DecodedImage] = []
-        uses_tools = False
+        uses_tools, tool_calls = False, 0
         open_calls: tuple[int, list[str]] | None = None
         for m, message in enumerate(messages):
             if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
@@ -420,13 +433,14 @@ class BedrockConverseTwin(WireTwin):
                               f"following Ids: {', '.join(missing or expected)}"
                               + (f" (got unknown Ids: {', '.join(stray)})" if stray else ""))
             open_calls = (m, calls) if calls else None
+            tool_calls += len(calls)
         if uses_tools and not declared:
             raise Refusal(400, "ValidationException",
                           "The toolConfig field must be defined when using toolUse and toolResult "
                           "content blocks.")
         _check_edges(images, dict(request_limits()["anthropic"]))
         answer = self.answer_fn(texts)
-        billed = _bill_claude(model, images, texts, answer)
+        billed = _bill_claude(model, images, texts, answer, tool_calls)
         reply = {
             "output": {"message": {"role": "assistant", "content": [{"text": answer}]}},
             "stopReason": "end_turn",

@@ -9,6 +9,14 @@ part's ``mediaResolution.level`` pick the image budget on Gemini 3. Errors are
 ``{"error": {"code", "message", "status"}}`` (400 INVALID_ARGUMENT, 403 PERMISSION_DENIED,
 404 NOT_FOUND, 429 RESOURCE_EXHAUSTED with a ``google.rpc.RetryInfo`` ``retryDelay`` detail,
 503 UNAVAILABLE). Usage is ``usageMetadata`` with ``promptTokensDetails`` split by modality.
+
+Function calling (.../docs/function-calling, REST reference of Content/Tool/ToolConfig; proto
+field names are accepted in camelCase and snake_case as the API does): ``functionCall`` parts
+{name, args object} only in ``model`` turns; ``functionResponse`` parts {name, response object}
+in ``user``/``function`` turns, immediately after a function call turn and answering each of
+its calls; ``tools[].functionDeclarations[]`` names as documented; ``toolConfig.
+functionCallingConfig.mode`` AUTO/ANY/NONE/VALIDATED. Calls, responses and declarations are
+billed as text.
 """
 
 from __future__ import annotations
@@ -84,6 +92,7 @@ class GeminiTwin(WireTwin):
             raise Refusal(400, "INVALID_ARGUMENT", "* GenerateContentRequest.contents: contents "
                           "is not specified")
         open_calls: list[str] = []  # names called by the previous content (a function call turn)
+        tool_calls = 0
         for c, content in enumerate(contents):
             role = content.get("role", "user")
             if role not in ("user", "model", "function"):
@@ -144,10 +153,12 @@ class GeminiTwin(WireTwin):
                               "to the number of function call parts of the function call turn. "
                               f"(contents[{c}]: calls {open_calls}, responses {answered})")
             open_calls = calls
+            tool_calls += len(calls)
         self.check_image_count(len(images))
         answer = self.answer_fn(texts)
         billed = Billed(text_tokens=sum(text_tokens(t) for t in texts), image_tokens=tuple(tokens),
-                        image_sizes=tuple(images), completion_tokens=text_tokens(answer))
+                        image_sizes=tuple(images), completion_tokens=text_tokens(answer),
+                        tool_calls=tool_calls)
         details = [{"modality": "TEXT", "tokenCount": billed.text_tokens}]
         if tokens:
             details.append({"modality": "IMAGE", "tokenCount": sum(tokens)})

@@ -11,6 +11,14 @@ patch-billed models); reasoning models (gpt-5, o-series) refuse ``max_tokens`` (
 ``{"error": {"message", "type", "param", "code"}}``. Rate-limit replies carry ``retry-after``,
 ``retry-after-ms`` and the ``x-ratelimit-*`` headers (reset as a duration such as ``1.5s``).
 
+Tool calls (.../guides/function-calling): an assistant message's ``tool_calls`` ({id, type
+function, function {name, arguments as a JSON string}}) must be followed by ``tool`` messages
+answering every ``tool_call_id`` before any other message, and a ``tool`` message must answer a
+call of the assistant turn right before it; ``tools`` are function declarations with names
+matching ``^[a-zA-Z0-9_-]{1,64}$``; ``tool_choice`` (none/auto/required or a named function)
+only with ``tools``. Responses: ``function_call`` items and ``function_call_output`` items that
+answer a preceding ``call_id``. Calls, results and declarations are billed as text.
+
 An OpenAI-compatible flavour (``OpenAITwin(name="openrouter", flavour="openrouter")``) applies
 that provider's limits on top (OpenRouter: 8 images) and bills images by the rule of the model's
 vendor where one is documented (Claude through OpenRouter: Anthropic's rule). GLM and Kimi
@@ -135,7 +143,7 @@ class OpenAITwin(WireTwin):
         return image, detail
 
     def _bill(self, model: str, images: list[tuple[DecodedImage, str]], texts: list[str],
-              answer: str) -> Billed:
+              answer: str, tool_calls: int = 0) -> Billed:
         self.check_image_count(len(images))
         tokens: list[int] = []
         if self.flavour == "openai":
@@ -145,7 +153,7 @@ class OpenAITwin(WireTwin):
                       for im, _ in images]
         return Billed(text_tokens=sum(text_tokens(t) for t in texts), image_tokens=tuple(tokens),
                       image_sizes=tuple((im.width, im.height) for im, _ in images),
-                      completion_tokens=text_tokens(answer))
+                      completion_tokens=text_tokens(answer), tool_calls=tool_calls)
 
     # -- POST /chat/completions ------------------------------------------------------------
     def chat(self, request: Any, body: dict[str, Any], match: Any):
@@ -162,6 +170,7 @@ class OpenAITwin(WireTwin):
         images: list[tuple[DecodedImage, str]] = []
         calls: tuple[int, list[str]] | None = None  # last assistant turn: (index, open call ids)
         answerable: set[str] = set()  # ids the tool messages after that turn may answer
+        tool_calls = 0
         for m, message in enumerate(messages):
             role = message.get("role") if isinstance(message, dict) else None
             if role not in ("system", "developer", "user", "assistant", "tool"):
@@ -184,6 +193,7 @@ class OpenAITwin(WireTwin):
             if role == "assistant" and message.get("tool_calls") is not None:
                 ids = _chat_tool_calls(message["tool_calls"], m, texts)
                 calls, answerable = (m, list(ids)), set(ids)
+                tool_calls += len(ids)
             elif "tool_calls" in message and message["tool_calls"] is not None:
                 raise Refusal(400, "invalid_request_error",
                               f"messages[{m}].tool_calls: only assistant messages carry tool calls")
@@ -205,7 +215,7 @@ class OpenAITwin(WireTwin):
                                   + (f" in a {role} message" if kind == "image_url" else ""))
         _check_answered(calls)
         answer = self.answer_fn(texts)
-        billed = self._bill(model, images, texts, answer)
+        billed = self._bill(model, images, texts, answer, tool_calls)
         reply = {
             "id": f"chatcmpl-twin{uuid.uuid4().hex[:20]}",
             "object": "chat.completion",
@@ -273,7 +283,7 @@ class OpenAITwin(WireTwin):
                 else:
                     raise Refusal(400, "invalid_value", f"{where}.type: invalid value {kind!r}")
         answer = self.answer_fn(texts)
-        billed = self._bill(model, images, texts, answer)
+        billed = self._bill(model, images, texts, answer, len(called))
         now = int(time.time())
         reply = {
             "id": f"resp_twin{uuid.uuid4().hex[:24]}",
