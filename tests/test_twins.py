@@ -284,6 +284,284 @@ def test_bedrock_twin_refuses_an_image_over_its_limit(server):
 
 
 # --------------------------------------------------------------------------------------------
+# tool use on the wire: a conversation with tool calls is accepted as each provider documents it,
+# malformed tool structure is refused in the provider's error shape
+
+
+def o200k(text: str) -> int:
+    import tiktoken
+
+    return len(tiktoken.get_encoding("o200k_base").encode(text))
+
+
+RESULT = "a.py:3: import os\n\tb.py:9: import sys"  # a newline and a tab: counted unescaped
+QUESTION = "Which files import os?"
+
+
+def anthropic_tool_body(*, tools=True, result_id="toolu_01", use_role="assistant",
+                        result_first=True, tool_input=None, choice=None, answered=True):
+    use = {"type": "tool_use", "id": "toolu_01", "name": "grep",
+           "input": {"pattern": "import"} if tool_input is None else tool_input}
+    result = {"type": "tool_result", "tool_use_id": result_id, "content": RESULT}
+    after = [result, {"type": "text", "text": "go on"}] if result_first \
+        else [{"type": "text", "text": "go on"}, result]
+    messages = [
+        {"role": "user", "content": "Find the imports."},
+        {"role": use_role, "content": [{"type": "text", "text": "I'll grep."}, use]},
+        {"role": "user", "content": after if answered else [{"type": "text", "text": "go on"}]},
+        {"role": "assistant", "content": "Two files."},
+        {"role": "user", "content": [{"type": "text", "text": QUESTION}]},
+    ]
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 16, "messages": messages}
+    if tools:
+        body["tools"] = [{"name": "grep", "description": "search",
+                          "input_schema": {"type": "object", "additionalProperties": True}}]
+        body["tool_choice"] = choice or {"type": "none"}
+    return body
+
+
+def test_anthropic_twin_accepts_a_conversation_with_tool_use_and_bills_its_text(server):
+    body = anthropic_tool_body()
+    reply = post(server, "anthropic", "/v1/messages", body, ANTHROPIC_HEADERS)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["content"][0]["text"] == "echo: " + QUESTION
+    (exchange,) = server["anthropic"].log
+    assert exchange.tool_calls == 1
+    # every piece of text on the wire, the tool definitions and the call's input as compact JSON
+    definitions = ('[{"name":"grep","description":"search","input_schema":{"type":"object",'
+                   '"additionalProperties":true}}]')
+    pieces = [definitions, "Find the imports.", "I'll grep.", "grep", '{"pattern":"import"}',
+              RESULT, "go on", "Two files.", QUESTION]
+    assert exchange.text_tokens == sum(o200k(p) for p in pieces)
+    assert reply.json()["usage"]["input_tokens"] == exchange.text_tokens
+
+
+@pytest.mark.parametrize(("case", "needle"), [
+    ("no tools", "Requests which include `tool_use` or `tool_result` blocks must define tools."),
+    ("unknown result id", "unexpected `tool_use_id` found in `tool_result` blocks: toolu_99"),
+    ("unanswered", "`tool_use` ids were found without `tool_result` blocks immediately after: "
+                   "toolu_01"),
+    ("tool_use from the user", "`tool_use` blocks are only allowed in assistant messages"),
+    ("text before result", "`tool_result` blocks must come first"),
+    ("input not an object", "tool_use.input: Input should be a valid dictionary"),
+    ("bad tool_choice", "tool_choice.type: Input tag 'never'"),
+])
+def test_anthropic_twin_refuses_malformed_tool_use(server, case, needle):
+    body = {"no tools": lambda: anthropic_tool_body(tools=False),
+            "unknown result id": lambda: anthropic_tool_body(result_id="toolu_99"),
+            "unanswered": lambda: anthropic_tool_body(answered=False),
+            "tool_use from the user": lambda: anthropic_tool_body(use_role="user"),
+            "text before result": lambda: anthropic_tool_body(result_first=False),
+            "input not an object": lambda: anthropic_tool_body(tool_input='{"pattern": "x"}'),
+            "bad tool_choice": lambda: anthropic_tool_body(choice={"type": "never"})}[case]()
+    reply = post(server, "anthropic", "/v1/messages", body, ANTHROPIC_HEADERS)
+    assert reply.status_code == 400
+    error = reply.json()
+    assert error["type"] == "error" and error["error"]["type"] == "invalid_request_error"
+    assert needle in error["error"]["message"]
+
+
+BEDROCK_HEADERS = {"Authorization": "AWS4-HMAC-SHA256 Credential=x"}
+BEDROCK_PATH = "/model/anthropic.claude-x/converse"
+
+
+def bedrock_tool_body(*, config=True, result_id="tooluse_1", choice=None, answered=True):
+    use = {"toolUse": {"toolUseId": "tooluse_1", "name": "grep", "input": {"pattern": "import"}}}
+    result = {"toolResult": {"toolUseId": result_id, "content": [{"text": RESULT}],
+                             "status": "success"}}
+    body = {"messages": [
+        {"role": "user", "content": [{"text": "Find the imports."}]},
+        {"role": "assistant", "content": [{"text": "I'll grep."}, use]},
+        {"role": "user", "content": [result] if answered else [{"text": "go on"}]},
+        {"role": "assistant", "content": [{"text": "Two files."}]},
+        {"role": "user", "content": [{"text": QUESTION}]}]}
+    if config:
+        body["toolConfig"] = {"tools": [{"toolSpec": {
+            "name": "grep", "description": "search",
+            "inputSchema": {"json": {"type": "object"}}}}]}
+        if choice is not None:
+            body["toolConfig"]["toolChoice"] = choice
+    return body
+
+
+def test_bedrock_twin_accepts_a_conversation_with_tool_use(server):
+    import httpx
+
+    reply = httpx.post(server.api_base("bedrock") + BEDROCK_PATH, json=bedrock_tool_body(),
+                       headers=BEDROCK_HEADERS, timeout=60)
+    assert reply.status_code == 200, reply.text
+    (exchange,) = server["bedrock"].log
+    definitions = ('[{"toolSpec":{"name":"grep","description":"search","inputSchema":{"json":'
+                   '{"type":"object"}}}}]')
+    pieces = [definitions, "Find the imports.", "I'll grep.", "grep", '{"pattern":"import"}',
+              RESULT, "Two files.", QUESTION]
+    assert exchange.tool_calls == 1
+    assert reply.json()["usage"]["inputTokens"] == sum(o200k(p) for p in pieces)
+
+
+@pytest.mark.parametrize(("case", "needle"), [
+    ("no toolConfig", "The toolConfig field must be defined when using toolUse and toolResult"),
+    ("unknown result id", "Expected toolResult blocks at messages.2.content for the following "
+                          "Ids: tooluse_1 (got unknown Ids: tooluse_9)"),
+    ("unanswered", "Expected toolResult blocks at messages.2.content for the following Ids: "
+                   "tooluse_1"),
+    ("toolChoice none", "toolConfig.toolChoice: must set exactly one of auto, any, tool"),
+])
+def test_bedrock_twin_refuses_malformed_tool_use(server, case, needle):
+    import httpx
+
+    body = {"no toolConfig": lambda: bedrock_tool_body(config=False),
+            "unknown result id": lambda: bedrock_tool_body(result_id="tooluse_9"),
+            "unanswered": lambda: bedrock_tool_body(answered=False),
+            "toolChoice none": lambda: bedrock_tool_body(choice={"none": {}})}[case]()
+    reply = httpx.post(server.api_base("bedrock") + BEDROCK_PATH, json=body,
+                       headers=BEDROCK_HEADERS, timeout=60)
+    assert reply.status_code == 400
+    assert reply.headers["x-amzn-ErrorType"] == "ValidationException"
+    assert needle in reply.json()["message"]
+
+
+def gemini_tool_body(*, call_role="model", answer_name="grep", answered=True, mode="NONE",
+                     declaration="grep", snake=False):
+    call = {"name": "grep", "args": {"pattern": "import"}}
+    response = {"name": answer_name, "response": {"content": RESULT}}
+    call_key, response_key, declarations_key = (
+        ("function_call", "function_response", "function_declarations") if snake
+        else ("functionCall", "functionResponse", "functionDeclarations"))
+    contents = [
+        {"role": "user", "parts": [{"text": "Find the imports."}]},
+        {"role": call_role, "parts": [{"text": "I'll grep."}, {call_key: call}]},
+        *([{"role": "user", "parts": [{response_key: response}]}] if answered else []),
+        {"role": "model", "parts": [{"text": "Two files."}]},
+        {"role": "user", "parts": [{"text": QUESTION}]}]
+    return {"contents": contents,
+            "tools": [{declarations_key: [{"name": declaration, "description": "search",
+                                           "parameters": {"type": "object"}}]}],
+            "toolConfig": {"functionCallingConfig": {"mode": mode}}}
+
+
+@pytest.mark.parametrize("snake", [False, True], ids=["camelCase", "snake_case"])
+def test_gemini_twin_accepts_a_conversation_with_function_calls(server, snake):
+    reply = post(server, "gemini", "/models/gemini-2.5-flash:generateContent",
+                 gemini_tool_body(snake=snake), {"x-goog-api-key": KEY})
+    assert reply.status_code == 200, reply.text
+    (exchange,) = server["gemini"].log
+    definitions = '[{"name":"grep","description":"search","parameters":{"type":"object"}}]'
+    pieces = [definitions, "Find the imports.", "I'll grep.", "grep", '{"pattern":"import"}',
+              "grep", '{"content":"' + RESULT + '"}', "Two files.", QUESTION]
+    assert exchange.tool_calls == 1
+    assert reply.json()["usageMetadata"]["promptTokenCount"] == sum(o200k(p) for p in pieces)
+
+
+@pytest.mark.parametrize(("case", "needle"), [
+    ("response without call", "function response turn comes immediately after a function call"),
+    ("response to another function", "the number of function response parts is equal to the "
+                                      "number of function call parts"),
+    ("unanswered", "the number of function response parts is equal"),
+    ("call from the user", "a function call can only come from the model"),
+    ("declaration name", "Invalid function name"),
+    ("mode", "Invalid value at 'tool_config.function_calling_config.mode'"),
+])
+def test_gemini_twin_refuses_malformed_function_calls(server, case, needle):
+    body = {"response without call": _gemini_orphan_response,
+            "response to another function": lambda: gemini_tool_body(answer_name="read"),
+            "unanswered": lambda: gemini_tool_body(answered=False),
+            "call from the user": lambda: gemini_tool_body(call_role="user"),
+            "declaration name": lambda: gemini_tool_body(declaration="grep files"),
+            "mode": lambda: gemini_tool_body(mode="NEVER")}[case]()
+    reply = post(server, "gemini", "/models/gemini-2.5-flash:generateContent", body,
+                 {"x-goog-api-key": KEY})
+    assert reply.status_code == 400
+    assert reply.json()["error"]["status"] == "INVALID_ARGUMENT"
+    assert needle in reply.json()["error"]["message"]
+
+
+def _gemini_orphan_response():
+    body = gemini_tool_body()
+    body["contents"][1]["parts"] = [{"text": "I'll grep."}]  # the call is gone, its answer stays
+    return body
+
+
+def openai_tool_body(*, model="gpt-4.1", call_id="call_1", answer_id="call_1", answered=True,
+                     arguments='{"pattern":"import"}', tools=True, name="grep"):
+    messages = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Find the imports."},
+        {"role": "assistant", "content": "I'll grep.", "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": name, "arguments": arguments}}]},
+        *([{"role": "tool", "tool_call_id": answer_id, "content": RESULT}] if answered else []),
+        {"role": "assistant", "content": "Two files."},
+        {"role": "user", "content": [{"type": "text", "text": QUESTION}]}]
+    body = {"model": model, "messages": messages, "tool_choice": "none"}
+    if tools:
+        body["tools"] = [{"type": "function", "function": {
+            "name": "grep", "description": "search", "parameters": {"type": "object"}}}]
+    return body
+
+
+@pytest.mark.parametrize(("twin", "model"), [("openai", "gpt-4.1"),
+                                             ("openrouter", "anthropic/claude-sonnet-4.5"),
+                                             ("zai", "glm-4.5v"), ("moonshot", "kimi-k2.5")])
+def test_openai_compatible_twins_accept_a_conversation_with_tool_calls(server, twin, model):
+    reply = post(server, twin, "/chat/completions", openai_tool_body(model=model),
+                 {"Authorization": f"Bearer {KEY}"})
+    assert reply.status_code == 200, reply.text
+    (exchange,) = server[twin].log
+    definitions = ('[{"type":"function","function":{"name":"grep","description":"search",'
+                   '"parameters":{"type":"object"}}}]')
+    pieces = [definitions, "You are terse.", "Find the imports.", "grep", '{"pattern":"import"}',
+              "I'll grep.", RESULT, "Two files.", QUESTION]
+    assert exchange.tool_calls == 1
+    assert reply.json()["usage"]["prompt_tokens"] == sum(o200k(p) for p in pieces)
+
+
+@pytest.mark.parametrize(("case", "code", "needle"), [
+    ("tool answers nothing", "invalid_request_error",
+     "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'"),
+    ("unanswered", "invalid_request_error",
+     "The following tool_call_ids did not have response messages: call_1"),
+    ("arguments object", "invalid_type",
+     "'messages[2].tool_calls[0].function.arguments': expected a string"),
+    ("tool_choice without tools", "invalid_request_error",
+     "'tool_choice' is only allowed when 'tools' are specified"),
+    ("function name", "invalid_value", "does not match pattern"),
+])
+def test_openai_twin_refuses_malformed_tool_calls(server, case, code, needle):
+    body = {"tool answers nothing": lambda: openai_tool_body(answer_id="call_9"),
+            "unanswered": lambda: openai_tool_body(answered=False),
+            "arguments object": lambda: openai_tool_body(arguments={"pattern": "import"}),
+            "tool_choice without tools": lambda: openai_tool_body(tools=False),
+            "function name": lambda: openai_tool_body(name="grep files")}[case]()
+    reply = post(server, "openai", "/chat/completions", body, {"Authorization": f"Bearer {KEY}"})
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["type"] == "invalid_request_error"
+    assert error["code"] == (None if code == "invalid_request_error" else code)
+    assert needle in error["message"]
+
+
+def test_openai_responses_twin_pairs_function_call_outputs(server):
+    def body(output_id):
+        return {"model": "gpt-5", "tool_choice": "none",
+                "tools": [{"type": "function", "name": "grep", "parameters": {"type": "object"}}],
+                "input": [{"role": "user", "content": "Find the imports."},
+                          {"type": "function_call", "call_id": "call_1", "name": "grep",
+                           "arguments": '{"pattern":"import"}'},
+                          {"type": "function_call_output", "call_id": output_id, "output": RESULT},
+                          {"role": "user", "content": [{"type": "input_text", "text": QUESTION}]}]}
+
+    headers = {"Authorization": f"Bearer {KEY}"}
+    accepted = post(server, "openai", "/responses", body("call_1"), headers)
+    refused = post(server, "openai", "/responses", body("call_9"), headers)
+    assert accepted.status_code == 200, accepted.text
+    assert server["openai"].log[0].tool_calls == 1
+    assert refused.status_code == 400
+    assert "No tool call found for function call output with call_id call_9" in \
+        refused.json()["error"]["message"]
+
+
+# --------------------------------------------------------------------------------------------
 # through litellm and the client: refusals recorded once, rate limits waited out as asked
 
 
@@ -335,6 +613,62 @@ def test_every_wire_answers_through_litellm_with_the_twins_usage(server, provide
     assert (response.prompt_tokens, response.completion_tokens) == \
         (exchange.prompt_tokens, exchange.completion_tokens)
     assert exchange.image_sizes == ((512, 200),) and exchange.image_tokens
+
+
+TOOL_CONVERSATION = [
+    {"role": "system", "content": "You are terse."},
+    {"role": "user", "content": [{"type": "text", "text": "Find the imports."}]},
+    {"role": "assistant", "content": "I'll grep.", "tool_calls": [
+        {"id": "call_0001", "type": "function",
+         "function": {"name": "grep", "arguments": '{"pattern":"import"}'}},
+        {"id": "call_0002", "type": "function",
+         "function": {"name": "read", "arguments": '{"path":"a.py"}'}}]},
+    {"role": "tool", "tool_call_id": "call_0001", "content": RESULT},
+    {"role": "tool", "tool_call_id": "call_0002", "content": "import os"},
+    {"role": "assistant", "content": "Two files."},
+]
+OPEN_TOOLS = [{"type": "function", "function": {
+    "name": name, "description": f"The agent's {name} tool.",
+    "parameters": {"type": "object", "properties": {}, "additionalProperties": True}}}
+    for name in ("grep", "read")]
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
+def test_a_tool_conversation_reaches_every_wire_through_litellm(server, provider_env, route):
+    """The harness's request shape (issue 10): OpenAI-format history with tool calls and results,
+    an image and the question last, the called tools declared, ``tool_choice="none"``."""
+    import hashlib
+
+    twin = "openai" if route == "responses" else route
+    image = png(512, 200)
+    messages = [*TOOL_CONVERSATION, {"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": data_url(image), "detail": "high"}},
+        {"type": "text", "text": QUESTION}]}]
+    params = {"api_base": server.api_base(twin), "max_tokens": 32, "tools": OPEN_TOOLS,
+              "tool_choice": "none"}
+    if route == "bedrock":
+        params["drop_params"] = True  # Converse has no toolChoice none: see the next test
+    request = Request(model=ROUTES[route], messages=messages, params=params,
+                      frame_hashes=(hashlib.sha256(image).hexdigest(),))
+    slept: list[float] = []
+    response = asyncio.run(_client(slept).complete(request))
+    (exchange,) = server[twin].log
+    assert response.ok, response.error
+    assert response.answer == "echo: " + QUESTION
+    assert exchange.tool_calls == 2 and exchange.image_sizes == ((512, 200),)
+    assert response.prompt_tokens == exchange.prompt_tokens
+
+
+def test_bedrock_tool_choice_none_never_reaches_the_wire(server, provider_env):
+    """Finding: Converse's toolChoice is auto/any/tool; litellm refuses ``tool_choice="none"``
+    for Bedrock before sending (the smoke runs pass ``drop_params``: smoke.WORKAROUNDS)."""
+    request = Request(model=ROUTES["bedrock"], messages=[*TOOL_CONVERSATION, {
+        "role": "user", "content": QUESTION}], params={
+        "api_base": server.api_base("bedrock"), "max_tokens": 32, "tools": OPEN_TOOLS,
+        "tool_choice": "none"})
+    response = asyncio.run(_client([]).complete(request))
+    assert not response.ok and "tool_choice=none" in response.error
+    assert server["bedrock"].log == []
 
 
 @pytest.mark.parametrize(("route", "fault", "low", "high"), [

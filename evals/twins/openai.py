@@ -263,11 +263,14 @@ class OpenAITwin(WireTwin):
                     raise Refusal(400, "invalid_request_error",
                                   f"No tool call found for function call output with call_id "
                                   f"{call_id}.")
-                if not isinstance(output, str):
+                if isinstance(output, str):
+                    texts.append(output)
+                    continue
+                if not isinstance(output, list):  # a string, or a list of input content parts
                     raise Refusal(400, "invalid_type",
-                                  f"Invalid type for 'input[{i}].output': expected a string.")
-                texts.append(output)
-                continue
+                                  f"Invalid type for 'input[{i}].output': expected a string or "
+                                  "an array of content parts.")
+                item = {"content": output}
             content = item.get("content")
             if isinstance(content, str):
                 texts.append(content)
