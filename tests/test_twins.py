@@ -759,7 +759,9 @@ def test_a_run_past_a_limit_stops_before_sending_anything(server, tmp_path):
     # the archive writes detail "original" on every OpenAI frame (the family default); GPT-4.1
     # is tile-billed and takes low/high/auto only. Without the config's documented override the
     # run must stop before the first request, naming the detail.
-    with pytest.raises(PreflightError, match="detail 'original'"):
+    # (since issue 10 the context's request bill meets the detail first: a ValueError from
+    # snapcompact.billing while the contexts are built, before any request is planned)
+    with pytest.raises((PreflightError, ValueError), match="detail 'original'"):
         run_against_twin("gpt-4.1", server, tmp_path, overrides=["model.image_detail=null"])
     assert server.exchanges() == []
 
@@ -810,12 +812,19 @@ def test_smoke_runs_against_the_twin_end_to_end(smoke_runs, config, twins, tmp_p
         assert twins.exchanges() == []
         return
     result, records, exchanges, rows = smoke_runs[config]
-    assert result.requests_sent == result.planned == len(records) == len(exchanges) == 5
+    # experiment=smoke: 4 arms (full, truncate, snapcompact x 2 shapes) x 2 questions; requests
+    # identical across arms (an arm that drew no frames) share one answer
+    assert result.planned == len(records) == 8 and result.errors == 0
+    assert len({(r.strategy, r.shape) for r in records}) == 4
+    assert 0 < result.requests_sent <= 8 and len(exchanges) == result.requests_sent
     assert all(r.error is None and r.answer.startswith("echo: ") for r in records)
     assert all(e.accepted for e in exchanges)
-    # every row carries exactly the usage its twin computed
-    assert sorted((r.reported_prompt_tokens, r.reported_completion_tokens) for r in records) == \
-        sorted((e.prompt_tokens, e.completion_tokens) for e in exchanges)
+    # the questions ride on an agent conversation: tool calls and results reached the wire
+    assert max(e.tool_calls for e in exchanges) >= 2
+    # every row carries exactly the usage its twin computed, and every answer was recorded
+    usage = {(e.prompt_tokens, e.completion_tokens) for e in exchanges}
+    recorded = {(r.reported_prompt_tokens, r.reported_completion_tokens) for r in records}
+    assert recorded == usage
     imaged = [row for row in rows if row.frame_px]
     assert imaged and all(len(row.predicted_image_tokens) == len(row.frame_px) for row in imaged)
     if config in NO_IMAGE_RULE:
@@ -823,7 +832,26 @@ def test_smoke_runs_against_the_twin_end_to_end(smoke_runs, config, twins, tmp_p
     else:  # two independent readings of the docs agree on the smoke frames (512 px wide; where
         # they differ, on larger frames: test_the_documented_disagreement_shows_as_drift...)
         assert all(row.twin_image_tokens == row.predicted_image_tokens for row in imaged)
-        assert all(row.reported_prompt_tokens == row.predicted_prompt_tokens for row in rows)
+        # text: the twin counts each piece on the provider's wire separately (tool inputs as
+        # JSON, Gemini's results inside an object), the prediction the OpenAI-format text
+        # joined by newlines: within 1% of the request, or 16 tokens on the smallest requests
+        for row in rows:
+            assert abs(row.reported_prompt_tokens - row.predicted_prompt_tokens) \
+                <= max(16, 0.01 * row.predicted_prompt_tokens), row
+
+
+def test_bedrock_config_runs_only_with_the_tool_choice_workaround(twins, tmp_path):
+    """The harness sends tool_choice "none", which Converse lacks: without smoke.WORKAROUNDS
+    every Bedrock request fails in litellm before the wire (finding, see the report of 15b)."""
+    from evals.records import iter_records
+
+    twins.reset()
+    run_against_twin("bedrock-claude-sonnet-4-5", twins, tmp_path, workarounds=False,
+                     overrides=["model.rate_limit_rps=null"])
+    records = list(iter_records(tmp_path / "runs" / "bedrock-claude-sonnet-4-5" /
+                                "records.jsonl"))
+    assert len(records) == 8 and all("tool_choice=none" in (r.error or "") for r in records)
+    assert twins.exchanges() == []
 
 
 def _run_vertex(config, twins, tmp_path):
@@ -859,16 +887,29 @@ def test_billing_drift_plot_has_the_twins_reports(smoke_runs):
 
 def test_the_documented_disagreement_shows_as_drift_on_full_frames(server, tmp_path):
     """Claude below the high-res tier: billing caps at 1,568 visual tokens, the twin at ~1,600
-    (docs/running-real-models.md): a full 1568 px frame is billed 1,521 vs 1,600."""
+    (docs/running-real-models.md): a 1568 px wide frame past either cap is resized by both, to
+    at most 1,568 tokens by billing and to more than that (at most 1,600) by the twin; a frame
+    within 1,568 tokens (1568x768: 56 x 28 patches) is billed the same by both. On some aspect
+    ratios the patch grid keeps the twin's largest fit under 1,568 as well."""
+    import math
+
     from evals.records import iter_records
 
     run_against_twin("claude-sonnet-4-5", server, tmp_path, overrides=[
-        "model.rate_limit_rps=null", "frame_size=1568", "shapes=[11on16-bw]", "reader=qa",
-        "dataset.params.target_tokens=4000"])
+        "model.rate_limit_rps=null", "frame_size=1568", "shapes=[11on16-bw]",
+        "strategies=[snapcompact]", "dataset.params.target_tokens=20000"])
     records = list(iter_records(tmp_path / "runs" / "claude-sonnet-4-5" / "records.jsonl"))
-    (row,) = drift_rows("claude-sonnet-4-5", records, server.exchanges())
-    full = [i for i, px in enumerate(row.frame_px) if px == (1568, 1568)]
-    assert full, row.frame_px
-    assert {row.predicted_image_tokens[i] for i in full} == {39 * 39}  # 1092 px: 1,521 <= 1,568
-    assert {row.twin_image_tokens[i] for i in full} == {40 * 40}  # 1120 px: 1,600 <= ~1,600
-    assert row.drift > 0
+    rows = [r for r in drift_rows("claude-sonnet-4-5", records, server.exchanges()) if r.frame_px]
+    assert rows
+    for row in rows:
+        patches = [math.ceil(w / 28) * math.ceil(h / 28) for w, h in row.frame_px]
+        over = [i for i, p in enumerate(patches) if p > 1600]
+        within = [i for i, p in enumerate(patches) if p <= 1568]
+        assert over, row.frame_px
+        assert all(row.predicted_image_tokens[i] <= 1568 and
+                   row.predicted_image_tokens[i] <= row.twin_image_tokens[i] <= 1600
+                   for i in over)
+        assert any(row.twin_image_tokens[i] > 1568 for i in over)
+        assert all(row.predicted_image_tokens[i] == row.twin_image_tokens[i] == patches[i]
+                   for i in within)
+        assert row.drift > 0
