@@ -482,6 +482,26 @@ def _gemini_orphan_response():
     return body
 
 
+@pytest.mark.parametrize(("history", "signed", "status"), [
+    ("question last", False, 200),     # the harness's shape: calls only in earlier turns
+    ("call in the current turn", True, 200),
+    ("call in the current turn", False, 400),
+])
+def test_gemini_3_wants_thought_signatures_in_the_current_turn_only(server, history, signed,
+                                                                     status):
+    body = gemini_tool_body()
+    if signed:
+        signature = b64(b"skip_thought_signature_validator")  # Google's documented dummy
+        body["contents"][1]["parts"][1]["thoughtSignature"] = signature
+    if history == "call in the current turn":  # the function response is the last content
+        body["contents"] = body["contents"][:3]
+    reply = post(server, "gemini", "/models/gemini-3-flash-preview:generateContent", body,
+                 {"x-goog-api-key": KEY})
+    assert reply.status_code == status, reply.text
+    if status == 400:
+        assert "missing a thought_signature" in reply.json()["error"]["message"]
+
+
 def openai_tool_body(*, model="gpt-4.1", call_id="call_1", answer_id="call_1", answered=True,
                      arguments='{"pattern":"import"}', tools=True, name="grep"):
     messages = [

@@ -15,8 +15,9 @@ field names are accepted in camelCase and snake_case as the API does): ``functio
 {name, args object} only in ``model`` turns; ``functionResponse`` parts {name, response object}
 in ``user``/``function`` turns, immediately after a function call turn and answering each of
 its calls; ``tools[].functionDeclarations[]`` names as documented; ``toolConfig.
-functionCallingConfig.mode`` AUTO/ANY/NONE/VALIDATED. Calls, responses and declarations are
-billed as text.
+functionCallingConfig.mode`` AUTO/ANY/NONE/VALIDATED; on Gemini 3, a ``thoughtSignature`` on
+the function calls of the current turn (.../docs/thought-signatures). Calls, responses and
+declarations are billed as text.
 """
 
 from __future__ import annotations
@@ -154,6 +155,8 @@ class GeminiTwin(WireTwin):
                               f"(contents[{c}]: calls {open_calls}, responses {answered})")
             open_calls = calls
             tool_calls += len(calls)
+        if _GEMINI_3.search(model):
+            _check_thought_signatures(contents)
         self.check_image_count(len(images))
         answer = self.answer_fn(texts)
         billed = Billed(text_tokens=sum(text_tokens(t) for t in texts), image_tokens=tuple(tokens),
@@ -177,6 +180,30 @@ class GeminiTwin(WireTwin):
 
 _FUNCTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
 _MODES = ("MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED")
+_GEMINI_3 = re.compile(r"gemini-([3-9]|\d{2})", re.IGNORECASE)
+
+
+def _check_thought_signatures(contents: list[Any]) -> None:
+    """Gemini 3 validates thought signatures in the current turn (.../docs/thought-signatures):
+    every model step after the last user text must carry a ``thoughtSignature`` on its first
+    ``functionCall`` part (parallel calls: the first only). Older turns are not validated; the
+    twin cannot verify a signature, so any value passes (litellm sends Google's documented
+    ``skip_thought_signature_validator`` for history it did not get from the model)."""
+    start = max((c for c, content in enumerate(contents)
+                 if content.get("role", "user") == "user"
+                 and any("text" in p for p in content.get("parts") or [])), default=-1)
+    for c in range(start + 1, len(contents)):
+        parts = contents[c].get("parts") or []
+        for p, part in enumerate(parts):
+            call = _field(part, "functionCall", "function_call")
+            if call is None:
+                continue
+            if not _field(part, "thoughtSignature", "thought_signature"):
+                raise Refusal(400, "INVALID_ARGUMENT",
+                              f"Function call `{call.get('name')}` in the {c}. content block is "
+                              "missing a `thought_signature`. (Function call is missing a "
+                              "thought_signature in functionCall parts.)")
+            break  # parallel calls: only the first carries the signature
 
 
 def _field(holder: Any, camel: str, snake: str) -> Any:
