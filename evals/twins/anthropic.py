@@ -5,7 +5,15 @@ Request checks follow platform.claude.com/docs/en/api/messages and .../build-wit
 roles ``user``/``assistant``, content blocks ``text`` and ``image`` with a ``base64`` source of
 type image/jpeg, image/png, image/gif or image/webp that must match the decoded bytes; at most
 5 MB per image, 8000 px per edge (2000 px when a request has more than 20 images), 100 images,
-32 MB per request (``[[request_limits]]`` of pricing.toml); ``temperature`` within 0..1, and no sampling parameters at all for Opus 4.7 and later.
+32 MB per request (``[[request_limits]]`` of pricing.toml); ``temperature`` within 0..1, and
+no sampling parameters at all for Opus 4.7 and later.
+
+Tool use (.../agents-and-tools/tool-use): ``tool_use`` blocks {id, name, input object} only in
+assistant turns; ``tool_result`` blocks {tool_use_id, content} only in user turns, first in
+their content, each answering a ``tool_use`` id of the previous assistant turn, which must have
+all its ids answered in that next message; a request carrying either block must define
+``tools`` ({name, input_schema of type object}); ``tool_choice`` type auto/any/tool/none.
+Tool names and inputs, tool results and the tool definitions are billed as text.
 Errors are ``{"type": "error", "error": {"type": ..., "message": ...}}`` with the documented
 status (400 invalid_request_error, 401 authentication_error, 413 request_too_large,
 429 rate_limit_error, 529 overloaded_error). Rate-limit replies carry ``retry-after`` and the
@@ -13,7 +21,11 @@ status (400 invalid_request_error, 401 authentication_error, 413 request_too_lar
 
 ``BedrockConverseTwin`` speaks Bedrock's Converse wire (``POST /model/{id}/converse``: image
 blocks ``{"image": {"format": "png", "source": {"bytes": <base64>}}}``, 3.75 MB per image,
-errors named by ``x-amzn-ErrorType``) and bills images by the same Claude rule.
+errors named by ``x-amzn-ErrorType``) and bills images by the same Claude rule. Its tool use
+follows the Converse reference (ToolUseBlock {toolUseId, name, input}, ToolResultBlock
+{toolUseId, content[], status}, ``toolConfig.tools[].toolSpec``, ``toolChoice`` auto/any/tool
+only): toolUse/toolResult blocks need a ``toolConfig``, and each assistant turn's toolUse ids
+are answered by the next user turn's toolResult blocks.
 """
 
 from __future__ import annotations
@@ -24,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from evals.twins.server import Billed, Fault, Refusal, WireTwin, request_limits
+from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json, request_limits
 from evals.twins.vision import (
     DecodedImage,
     ImageError,
@@ -59,12 +71,12 @@ def _check_edges(images: list[DecodedImage], limits: dict[str, Any]) -> None:
 
 
 def _bill_claude(model: str, images: list[DecodedImage], texts: list[str],
-                 answer: str) -> Billed:
+                 answer: str, tool_calls: int) -> Billed:
     billed = [anthropic_image_tokens(model, im.width, im.height) for im in images]
     return Billed(text_tokens=sum(text_tokens(t) for t in texts),
                   image_tokens=tuple(t for t, _ in billed),
                   image_sizes=tuple((im.width, im.height) for im in images),
-                  completion_tokens=text_tokens(answer))
+                  completion_tokens=text_tokens(answer), tool_calls=tool_calls)
 
 
 @dataclass
@@ -124,22 +136,29 @@ class AnthropicTwin(WireTwin):
         if temperature is not None and not 0 <= temperature <= 1:
             raise Refusal(400, "invalid_request_error",
                           "temperature: range: 0..1")
+        tools = _anthropic_tools(body.get("tools"), body.get("tool_choice"))
         texts = _system_texts(body.get("system"))
+        if tools:  # tool definitions are billed as text (Anthropic puts them in the system prompt)
+            texts.insert(0, compact_json(body["tools"]))
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise Refusal(400, "invalid_request_error", "messages: Field required")
         images: list[DecodedImage] = []
+        uses_tools, tool_calls = False, 0
+        open_calls: tuple[int, list[str]] | None = None  # previous turn: (index, tool_use ids)
         for m, message in enumerate(messages):
             if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
                 raise Refusal(400, "invalid_request_error",
                               f"messages.{m}.role: Input should be 'user' or 'assistant'")
+            role = message["role"]
             content = message.get("content")
             if isinstance(content, str):
-                texts.append(content)
-                continue
+                content = [{"type": "text", "text": content}]
             if not isinstance(content, list) or not content:
                 raise Refusal(400, "invalid_request_error",
                               f"messages.{m}.content: Input should be a string or a list")
+            calls: list[str] = []
+            answered: list[str] = []
             for b, block in enumerate(content):
                 where = f"messages.{m}.content.{b}"
                 kind = block.get("type") if isinstance(block, dict) else None
@@ -149,14 +168,42 @@ class AnthropicTwin(WireTwin):
                     texts.append(block["text"])
                 elif kind == "image":
                     images.append(self._image(block, where, len(images)))
+                elif kind == "tool_use" and role == "assistant":
+                    uses_tools = True
+                    calls.append(_tool_use(block, where, texts))
+                elif kind == "tool_result" and role == "user":
+                    uses_tools = True
+                    if b != len(answered):
+                        raise Refusal(400, "invalid_request_error", _RESULTS_FIRST.format(m=m))
+                    answered.append(self._tool_result(block, where, texts, images,
+                                                      open_calls))
+                elif kind in ("tool_use", "tool_result"):
+                    raise Refusal(400, "invalid_request_error",
+                                  f"{where}: `{kind}` blocks are only allowed in "
+                                  f"{'assistant' if kind == 'tool_use' else 'user'} messages")
                 else:
                     raise Refusal(400, "invalid_request_error",
                                   f"{where}.type: Input tag {kind!r} found using 'type' does not "
-                                  "match any of the expected tags: 'text', 'image'")
+                                  "match any of the expected tags: 'text', 'image', 'tool_use', "
+                                  "'tool_result'")
+            if open_calls is not None:
+                missing = [i for i in open_calls[1] if i not in answered]
+                if missing:
+                    raise Refusal(400, "invalid_request_error",
+                                  f"messages.{open_calls[0]}: `tool_use` ids were found without "
+                                  f"`tool_result` blocks immediately after: {', '.join(missing)}. "
+                                  "Each `tool_use` block must have a corresponding `tool_result` "
+                                  "block in the next message.")
+            open_calls = (m, calls) if calls else None
+            tool_calls += len(calls)
+        if uses_tools and not tools:
+            raise Refusal(400, "invalid_request_error",
+                          "Requests which include `tool_use` or `tool_result` blocks must define "
+                          "tools.")
         self.check_image_count(len(images))
         _check_edges(images, dict(self.limits))
         answer = self.answer_fn(texts)
-        billed = _bill_claude(model, images, texts, answer)
+        billed = _bill_claude(model, images, texts, answer, tool_calls)
         reply = {
             "id": f"msg_twin_{uuid.uuid4().hex[:20]}",
             "type": "message",
@@ -170,6 +217,40 @@ class AnthropicTwin(WireTwin):
                       "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
         }
         return reply, billed, model
+
+    def _tool_result(self, block: dict[str, Any], where: str, texts: list[str],
+                     images: list[DecodedImage], open_calls: tuple[int, list[str]] | None
+                     ) -> str:
+        """Check one ``tool_result`` block against the previous turn's calls; bill its content."""
+        use_id = block.get("tool_use_id")
+        if not isinstance(use_id, str) or not use_id:
+            raise Refusal(400, "invalid_request_error", f"{where}.tool_use_id: Field required")
+        if open_calls is None or use_id not in open_calls[1]:
+            raise Refusal(400, "invalid_request_error",
+                          f"{where}: unexpected `tool_use_id` found in "
+                          f"`tool_result` blocks: {use_id}. Each `tool_result` block must have a "
+                          "corresponding `tool_use` block in the previous message.")
+        if "is_error" in block and not isinstance(block["is_error"], bool):
+            raise Refusal(400, "invalid_request_error", f"{where}.is_error: Input should be a "
+                          "valid boolean")
+        content = block.get("content", "")
+        if isinstance(content, str):
+            texts.append(content)
+            return use_id
+        if not isinstance(content, list):
+            raise Refusal(400, "invalid_request_error",
+                          f"{where}.content: Input should be a string or a list")
+        for c, inner in enumerate(content):
+            kind = inner.get("type") if isinstance(inner, dict) else None
+            if kind == "text" and isinstance(inner.get("text"), str):
+                texts.append(inner["text"])
+            elif kind == "image":
+                images.append(self._image(inner, f"{where}.content.{c}", len(images)))
+            else:
+                raise Refusal(400, "invalid_request_error",
+                              f"{where}.content.{c}.type: Input tag {kind!r} found using 'type' "
+                              "does not match any of the expected tags: 'text', 'image'")
+        return use_id
 
     def _image(self, block: dict[str, Any], where: str, index: int) -> DecodedImage:
         source = block.get("source")
@@ -203,6 +284,63 @@ def _system_texts(system: Any) -> list[str]:
     if isinstance(system, list):
         return [b.get("text", "") for b in system if isinstance(b, dict)]
     raise Refusal(400, "invalid_request_error", "system: Input should be a string or a list")
+
+
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+_CHOICES = ("auto", "any", "tool", "none")
+_RESULTS_FIRST = ("messages.{m}: `tool_result` blocks must come first in the content of a user "
+                  "message; any text must come after all tool results")
+
+
+def _anthropic_tools(tools: Any, choice: Any) -> list[str]:
+    """Names of the declared tools; refuses a malformed ``tools`` or ``tool_choice``."""
+    names: list[str] = []
+    if tools is not None:
+        if not isinstance(tools, list):
+            raise Refusal(400, "invalid_request_error", "tools: Input should be a valid list")
+        for t, tool in enumerate(tools):
+            if not isinstance(tool, dict):
+                raise Refusal(400, "invalid_request_error", f"tools.{t}: Input should be an object")
+            name = tool.get("name")
+            if not isinstance(name, str) or not _TOOL_NAME.match(name):
+                raise Refusal(400, "invalid_request_error",
+                              f"tools.{t}.name: String should match pattern "
+                              "'^[a-zA-Z0-9_-]{1,64}$'")
+            if tool.get("type") in (None, "custom"):
+                schema = tool.get("input_schema")
+                if not isinstance(schema, dict) or schema.get("type") != "object":
+                    raise Refusal(400, "invalid_request_error",
+                                  f"tools.{t}.custom.input_schema.type: Input should be 'object'")
+            if name in names:
+                raise Refusal(400, "invalid_request_error", f"tools: Tool names must be unique. "
+                              f"{name!r} appears more than once")
+            names.append(name)
+    if choice is not None:
+        kind = choice.get("type") if isinstance(choice, dict) else None
+        if kind not in _CHOICES:
+            raise Refusal(400, "invalid_request_error",
+                          f"tool_choice.type: Input tag {kind!r} found using 'type' does not match "
+                          "any of the expected tags: " + ", ".join(repr(c) for c in _CHOICES))
+        if kind == "tool" and choice.get("name") not in names:
+            raise Refusal(400, "invalid_request_error",
+                          f"tool_choice.name: tool {choice.get('name')!r} is not defined in tools")
+    return names
+
+
+def _tool_use(block: dict[str, Any], where: str, texts: list[str]) -> str:
+    """Check one ``tool_use`` block ({id, name, input object}); bill its name and input."""
+    use_id, name, given = block.get("id"), block.get("name"), block.get("input")
+    if not isinstance(use_id, str) or not _TOOL_ID.match(use_id):
+        raise Refusal(400, "invalid_request_error",
+                      f"{where}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'")
+    if not isinstance(name, str) or not name:
+        raise Refusal(400, "invalid_request_error", f"{where}.tool_use.name: Field required")
+    if not isinstance(given, dict):
+        raise Refusal(400, "invalid_request_error",
+                      f"{where}.tool_use.input: Input should be a valid dictionary")
+    texts.extend([name, compact_json(given)])
+    return use_id
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,22 +386,61 @@ class BedrockConverseTwin(WireTwin):
         if not isinstance(messages, list) or not messages:
             raise Refusal(400, "ValidationException", "messages: required")
         texts = [b.get("text", "") for b in body.get("system") or [] if isinstance(b, dict)]
+        declared = _converse_tools(body.get("toolConfig"))
+        if declared:
+            texts.insert(0, compact_json(body["toolConfig"]["tools"]))
         images: list[DecodedImage] = []
+        uses_tools, tool_calls = False, 0
+        open_calls: tuple[int, list[str]] | None = None
         for m, message in enumerate(messages):
-            if message.get("role") not in ("user", "assistant"):
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
                 raise Refusal(400, "ValidationException", f"messages.{m}.role is invalid")
+            role = message["role"]
+            calls: list[str] = []
+            answered: list[str] = []
             for b, block in enumerate(message.get("content") or []):
+                where = f"messages.{m}.content.{b}"
+                if not isinstance(block, dict) or len(block) != 1:
+                    raise Refusal(400, "ValidationException",
+                                  f"{where}: a content block must set exactly one member")
                 if "text" in block:
                     texts.append(str(block["text"]))
                 elif "image" in block:
-                    images.append(self._image(block["image"], f"messages.{m}.content.{b}",
-                                              len(images)))
+                    images.append(self._image(block["image"], where, len(images)))
+                elif "toolUse" in block and role == "assistant":
+                    uses_tools = True
+                    calls.append(_converse_tool_use(block["toolUse"], where, texts))
+                elif "toolResult" in block and role == "user":
+                    uses_tools = True
+                    answered.append(self._tool_result(block["toolResult"], where, texts, images))
+                elif "toolUse" in block or "toolResult" in block:
+                    raise Refusal(400, "ValidationException",
+                                  f"{where}: {next(iter(block))} blocks are not allowed in "
+                                  f"{role} messages")
                 else:
                     raise Refusal(400, "ValidationException",
                                   f"messages.{m}.content.{b}: unsupported content block")
+            expected = open_calls[1] if open_calls else []
+            if len(answered) > len(expected):
+                raise Refusal(400, "ValidationException",
+                              f"The number of toolResult blocks at messages.{m}.content exceeds "
+                              "the number of toolUse blocks of previous turn.")
+            stray = [i for i in answered if i not in expected]
+            missing = [i for i in expected if i not in answered]
+            if stray or missing:
+                raise Refusal(400, "ValidationException",
+                              f"Expected toolResult blocks at messages.{m}.content for the "
+                              f"following Ids: {', '.join(missing or expected)}"
+                              + (f" (got unknown Ids: {', '.join(stray)})" if stray else ""))
+            open_calls = (m, calls) if calls else None
+            tool_calls += len(calls)
+        if uses_tools and not declared:
+            raise Refusal(400, "ValidationException",
+                          "The toolConfig field must be defined when using toolUse and toolResult "
+                          "content blocks.")
         _check_edges(images, dict(request_limits()["anthropic"]))
         answer = self.answer_fn(texts)
-        billed = _bill_claude(model, images, texts, answer)
+        billed = _bill_claude(model, images, texts, answer, tool_calls)
         reply = {
             "output": {"message": {"role": "assistant", "content": [{"text": answer}]}},
             "stopReason": "end_turn",
@@ -273,6 +450,39 @@ class BedrockConverseTwin(WireTwin):
             "metrics": {"latencyMs": 1},
         }
         return reply, billed, model
+
+    def _tool_result(self, result: Any, where: str, texts: list[str],
+                     images: list[DecodedImage]) -> str:
+        """Check one ``toolResult`` ({toolUseId, content[], status?}); bill its content."""
+        if not isinstance(result, dict):
+            raise Refusal(400, "ValidationException", f"{where}.toolResult must be an object")
+        use_id = result.get("toolUseId")
+        if not isinstance(use_id, str) or not _CONVERSE_ID.match(use_id):
+            raise Refusal(400, "ValidationException",
+                          f"{where}.toolResult.toolUseId: must match [a-zA-Z0-9_-]+ "
+                          "(1 to 64 characters)")
+        if result.get("status") not in (None, "success", "error"):
+            raise Refusal(400, "ValidationException",
+                          f"{where}.toolResult.status: must be one of success, error")
+        content = result.get("content")
+        if not isinstance(content, list):
+            raise Refusal(400, "ValidationException", f"{where}.toolResult.content is required")
+        for c, inner in enumerate(content):
+            if not isinstance(inner, dict) or len(inner) != 1:
+                raise Refusal(400, "ValidationException",
+                              f"{where}.toolResult.content.{c}: set exactly one member")
+            if "text" in inner:
+                texts.append(str(inner["text"]))
+            elif "json" in inner:
+                texts.append(compact_json(inner["json"]))
+            elif "image" in inner:
+                images.append(self._image(inner["image"], f"{where}.toolResult.content.{c}",
+                                          len(images)))
+            else:
+                raise Refusal(400, "ValidationException",
+                              f"{where}.toolResult.content.{c}: unsupported member "
+                              f"{next(iter(inner))!r}")
+        return use_id
 
     def _image(self, image: dict[str, Any], where: str, index: int) -> DecodedImage:
         fmt = image.get("format")
@@ -290,3 +500,60 @@ class BedrockConverseTwin(WireTwin):
             raise Refusal(400, "ValidationException",
                           f"{where}: image format {fmt} does not match the image bytes")
         return decoded
+
+
+_CONVERSE_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_CONVERSE_CHOICES = ("auto", "any", "tool")
+
+
+def _converse_tools(config: Any) -> list[str]:
+    """Names in ``toolConfig.tools[].toolSpec``; refuses a malformed config or ``toolChoice``."""
+    if config is None:
+        return []
+    tools = config.get("tools") if isinstance(config, dict) else None
+    if not isinstance(tools, list) or not tools:
+        raise Refusal(400, "ValidationException", "toolConfig.tools: must contain at least 1 tool")
+    names: list[str] = []
+    for t, tool in enumerate(tools):
+        spec = tool.get("toolSpec") if isinstance(tool, dict) else None
+        if spec is None and isinstance(tool, dict) and "cachePoint" in tool:
+            continue
+        if not isinstance(spec, dict):
+            raise Refusal(400, "ValidationException", f"toolConfig.tools.{t}.toolSpec is required")
+        name = spec.get("name")
+        if not isinstance(name, str) or not _CONVERSE_ID.match(name):
+            raise Refusal(400, "ValidationException",
+                          f"toolConfig.tools.{t}.toolSpec.name: must match [a-zA-Z0-9_-]+ "
+                          "(1 to 64 characters)")
+        schema = spec.get("inputSchema")
+        if not isinstance(schema, dict) or not isinstance(schema.get("json"), dict):
+            raise Refusal(400, "ValidationException",
+                          f"toolConfig.tools.{t}.toolSpec.inputSchema.json is required")
+        names.append(name)
+    choice = config.get("toolChoice")
+    if choice is not None:
+        kinds = list(choice) if isinstance(choice, dict) else []
+        if len(kinds) != 1 or kinds[0] not in _CONVERSE_CHOICES:
+            raise Refusal(400, "ValidationException",
+                          f"toolConfig.toolChoice: must set exactly one of "
+                          f"{', '.join(_CONVERSE_CHOICES)} (got {kinds})")
+        if kinds[0] == "tool" and (choice["tool"] or {}).get("name") not in names:
+            raise Refusal(400, "ValidationException",
+                          "toolConfig.toolChoice.tool.name: not a tool of toolConfig.tools")
+    return names
+
+
+def _converse_tool_use(use: Any, where: str, texts: list[str]) -> str:
+    """Check one ``toolUse`` ({toolUseId, name, input}); bill its name and input."""
+    if not isinstance(use, dict):
+        raise Refusal(400, "ValidationException", f"{where}.toolUse must be an object")
+    use_id, name = use.get("toolUseId"), use.get("name")
+    for field_name, value in (("toolUseId", use_id), ("name", name)):
+        if not isinstance(value, str) or not _CONVERSE_ID.match(value):
+            raise Refusal(400, "ValidationException",
+                          f"{where}.toolUse.{field_name}: must match [a-zA-Z0-9_-]+ "
+                          "(1 to 64 characters)")
+    if "input" not in use:
+        raise Refusal(400, "ValidationException", f"{where}.toolUse.input is required")
+    texts.extend([name, compact_json(use["input"])])
+    return use_id

@@ -9,15 +9,25 @@ part's ``mediaResolution.level`` pick the image budget on Gemini 3. Errors are
 ``{"error": {"code", "message", "status"}}`` (400 INVALID_ARGUMENT, 403 PERMISSION_DENIED,
 404 NOT_FOUND, 429 RESOURCE_EXHAUSTED with a ``google.rpc.RetryInfo`` ``retryDelay`` detail,
 503 UNAVAILABLE). Usage is ``usageMetadata`` with ``promptTokensDetails`` split by modality.
+
+Function calling (.../docs/function-calling, REST reference of Content/Tool/ToolConfig; proto
+field names are accepted in camelCase and snake_case as the API does): ``functionCall`` parts
+{name, args object} only in ``model`` turns; ``functionResponse`` parts {name, response object}
+in ``user``/``function`` turns, immediately after a function call turn and answering each of
+its calls; ``tools[].functionDeclarations[]`` names as documented; ``toolConfig.
+functionCallingConfig.mode`` AUTO/ANY/NONE/VALIDATED; on Gemini 3, a ``thoughtSignature`` on
+the function calls of the current turn (.../docs/thought-signatures). Calls, responses and
+declarations are billed as text.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from evals.twins.server import Billed, Fault, Refusal, WireTwin, request_limits
+from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json, request_limits
 from evals.twins.vision import ImageError, decode_base64_image, gemini_image_tokens, text_tokens
 
 __all__ = ["GeminiTwin"]
@@ -72,21 +82,44 @@ class GeminiTwin(WireTwin):
         global_resolution = config.get("mediaResolution")
         texts: list[str] = [p.get("text", "") for p in
                             (body.get("systemInstruction") or {}).get("parts", [])]
+        declarations = _declarations(body.get("tools"))
+        if declarations:
+            texts.insert(0, compact_json(declarations))
+        _check_tool_config(_field(body, "toolConfig", "tool_config"))
         images: list[tuple[int, int]] = []
         tokens: list[int] = []
         contents = body.get("contents")
         if not isinstance(contents, list) or not contents:
             raise Refusal(400, "INVALID_ARGUMENT", "* GenerateContentRequest.contents: contents "
                           "is not specified")
+        open_calls: list[str] = []  # names called by the previous content (a function call turn)
+        tool_calls = 0
         for c, content in enumerate(contents):
-            if content.get("role", "user") not in ("user", "model"):
+            role = content.get("role", "user")
+            if role not in ("user", "model", "function"):
                 raise Refusal(400, "INVALID_ARGUMENT",
                               f"Please use a valid role: user, model. (contents[{c}])")
+            calls: list[str] = []
+            answered: list[str] = []
             for p, part in enumerate(content.get("parts") or []):
                 where = f"contents[{c}].parts[{p}]"
                 inline = part.get("inline_data") or part.get("inlineData")
+                call = _field(part, "functionCall", "function_call")
+                reply = _field(part, "functionResponse", "function_response")
                 if "text" in part:
                     texts.append(str(part["text"]))
+                elif call is not None:
+                    if role != "model":
+                        raise Refusal(400, "INVALID_ARGUMENT",
+                                      f"{where}: a function call can only come from the model "
+                                      f"(role model, got {role})")
+                    calls.append(_function_part(call, "args", where, texts))
+                elif reply is not None:
+                    if role == "model":
+                        raise Refusal(400, "INVALID_ARGUMENT",
+                                      f"{where}: a function response must have role user or "
+                                      "function, not model")
+                    answered.append(_function_part(reply, "response", where, texts))
                 elif inline is not None:
                     mime = inline.get("mime_type") or inline.get("mimeType")
                     if mime not in _MIME:
@@ -111,10 +144,24 @@ class GeminiTwin(WireTwin):
                     tokens.append(count)
                 else:
                     raise Refusal(400, "INVALID_ARGUMENT", f"{where}: part has no data")
+            if answered and not open_calls:
+                raise Refusal(400, "INVALID_ARGUMENT",
+                              "Please ensure that function response turn comes immediately after "
+                              f"a function call turn. (contents[{c}])")
+            if open_calls and sorted(answered) != sorted(open_calls):
+                raise Refusal(400, "INVALID_ARGUMENT",
+                              "Please ensure that the number of function response parts is equal "
+                              "to the number of function call parts of the function call turn. "
+                              f"(contents[{c}]: calls {open_calls}, responses {answered})")
+            open_calls = calls
+            tool_calls += len(calls)
+        if _GEMINI_3.search(model):
+            _check_thought_signatures(contents)
         self.check_image_count(len(images))
         answer = self.answer_fn(texts)
         billed = Billed(text_tokens=sum(text_tokens(t) for t in texts), image_tokens=tuple(tokens),
-                        image_sizes=tuple(images), completion_tokens=text_tokens(answer))
+                        image_sizes=tuple(images), completion_tokens=text_tokens(answer),
+                        tool_calls=tool_calls)
         details = [{"modality": "TEXT", "tokenCount": billed.text_tokens}]
         if tokens:
             details.append({"modality": "IMAGE", "tokenCount": sum(tokens)})
@@ -129,3 +176,87 @@ class GeminiTwin(WireTwin):
             "responseId": uuid.uuid4().hex[:22],
         }
         return reply, billed, model
+
+
+_FUNCTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
+_MODES = ("MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED")
+_GEMINI_3 = re.compile(r"gemini-([3-9]|\d{2})", re.IGNORECASE)
+
+
+def _check_thought_signatures(contents: list[Any]) -> None:
+    """Gemini 3 validates thought signatures in the current turn (.../docs/thought-signatures):
+    every model step after the last user text must carry a ``thoughtSignature`` on its first
+    ``functionCall`` part (parallel calls: the first only). Older turns are not validated; the
+    twin cannot verify a signature, so any value passes (litellm sends Google's documented
+    ``skip_thought_signature_validator`` for history it did not get from the model)."""
+    start = max((c for c, content in enumerate(contents)
+                 if content.get("role", "user") == "user"
+                 and any("text" in p for p in content.get("parts") or [])), default=-1)
+    for c in range(start + 1, len(contents)):
+        parts = contents[c].get("parts") or []
+        for p, part in enumerate(parts):
+            call = _field(part, "functionCall", "function_call")
+            if call is None:
+                continue
+            if not _field(part, "thoughtSignature", "thought_signature"):
+                raise Refusal(400, "INVALID_ARGUMENT",
+                              f"Function call `{call.get('name')}` in the {c}. content block is "
+                              "missing a `thought_signature`. (Function call is missing a "
+                              "thought_signature in functionCall parts.)")
+            break  # parallel calls: only the first carries the signature
+
+
+def _field(holder: Any, camel: str, snake: str) -> Any:
+    """A field under its proto-JSON name or its proto name (the API accepts both)."""
+    if not isinstance(holder, dict):
+        return None
+    return holder[camel] if camel in holder else holder.get(snake)
+
+
+def _declarations(tools: Any) -> list[Any]:
+    """Every ``tools[].functionDeclarations[]`` entry; refuses a malformed declaration."""
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise Refusal(400, "INVALID_ARGUMENT", "Invalid JSON payload: tools must be a list")
+    out: list[Any] = []
+    for t, tool in enumerate(tools):
+        declared = _field(tool, "functionDeclarations", "function_declarations")
+        if declared is None:
+            continue  # another kind of tool (googleSearch, codeExecution...)
+        for d, declaration in enumerate(declared if isinstance(declared, list) else [None]):
+            name = declaration.get("name") if isinstance(declaration, dict) else None
+            if not isinstance(name, str) or not _FUNCTION_NAME.match(name):
+                raise Refusal(400, "INVALID_ARGUMENT",
+                              f"* GenerateContentRequest.tools[{t}].function_declarations[{d}]"
+                              ".name: Invalid function name. Must start with a letter or an "
+                              "underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), "
+                              "dots (.), colons (:) or dashes (-), with a maximum length of 64.")
+            out.append(declaration)
+    return out
+
+
+def _check_tool_config(config: Any) -> None:
+    if config is None:
+        return
+    calling = _field(config, "functionCallingConfig", "function_calling_config") or {}
+    mode = calling.get("mode", "AUTO") if isinstance(calling, dict) else None
+    if mode not in _MODES:
+        raise Refusal(400, "INVALID_ARGUMENT",
+                      "Invalid value at 'tool_config.function_calling_config.mode' (type.googleapis"
+                      f".com/google.ai.generativelanguage.v1beta.FunctionCallingConfig.Mode), "
+                      f"{mode!r}")
+
+
+def _function_part(value: Any, payload: str, where: str, texts: list[str]) -> str:
+    """Check a ``functionCall`` ({name, args}) or ``functionResponse`` ({name, response})."""
+    name = value.get("name") if isinstance(value, dict) else None
+    if not isinstance(name, str) or not name:
+        raise Refusal(400, "INVALID_ARGUMENT", f"* {where}: Name cannot be empty.")
+    body = value.get(payload, {})
+    if not isinstance(body, dict):
+        raise Refusal(400, "INVALID_ARGUMENT",
+                      f"Invalid JSON payload received. {where}.{payload}: must be an object "
+                      "(google.protobuf.Struct)")
+    texts.extend([name, compact_json(body)])
+    return name

@@ -11,6 +11,14 @@ patch-billed models); reasoning models (gpt-5, o-series) refuse ``max_tokens`` (
 ``{"error": {"message", "type", "param", "code"}}``. Rate-limit replies carry ``retry-after``,
 ``retry-after-ms`` and the ``x-ratelimit-*`` headers (reset as a duration such as ``1.5s``).
 
+Tool calls (.../guides/function-calling): an assistant message's ``tool_calls`` ({id, type
+function, function {name, arguments as a JSON string}}) must be followed by ``tool`` messages
+answering every ``tool_call_id`` before any other message, and a ``tool`` message must answer a
+call of the assistant turn right before it; ``tools`` are function declarations with names
+matching ``^[a-zA-Z0-9_-]{1,64}$``; ``tool_choice`` (none/auto/required or a named function)
+only with ``tools``. Responses: ``function_call`` items and ``function_call_output`` items that
+answer a preceding ``call_id``. Calls, results and declarations are billed as text.
+
 An OpenAI-compatible flavour (``OpenAITwin(name="openrouter", flavour="openrouter")``) applies
 that provider's limits on top (OpenRouter: 8 images) and bills images by the rule of the model's
 vendor where one is documented (Claude through OpenRouter: Anthropic's rule). GLM and Kimi
@@ -26,7 +34,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from evals.twins.server import Billed, Fault, Refusal, WireTwin, request_limits
+from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json, request_limits
 from evals.twins.vision import (
     DecodedImage,
     ImageError,
@@ -135,7 +143,7 @@ class OpenAITwin(WireTwin):
         return image, detail
 
     def _bill(self, model: str, images: list[tuple[DecodedImage, str]], texts: list[str],
-              answer: str) -> Billed:
+              answer: str, tool_calls: int = 0) -> Billed:
         self.check_image_count(len(images))
         tokens: list[int] = []
         if self.flavour == "openai":
@@ -145,7 +153,7 @@ class OpenAITwin(WireTwin):
                       for im, _ in images]
         return Billed(text_tokens=sum(text_tokens(t) for t in texts), image_tokens=tuple(tokens),
                       image_sizes=tuple((im.width, im.height) for im, _ in images),
-                      completion_tokens=text_tokens(answer))
+                      completion_tokens=text_tokens(answer), tool_calls=tool_calls)
 
     # -- POST /chat/completions ------------------------------------------------------------
     def chat(self, request: Any, body: dict[str, Any], match: Any):
@@ -157,11 +165,38 @@ class OpenAITwin(WireTwin):
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise Refusal(400, "invalid_request_error", "'messages' must be a non-empty array")
-        texts: list[str] = []
+        tools = body.get("tools")
+        texts: list[str] = [compact_json(tools)] if _chat_tools(tools, body) else []
         images: list[tuple[DecodedImage, str]] = []
+        calls: tuple[int, list[str]] | None = None  # last assistant turn: (index, open call ids)
+        answerable: set[str] = set()  # ids the tool messages after that turn may answer
+        tool_calls = 0
         for m, message in enumerate(messages):
-            if message.get("role") not in ("system", "developer", "user", "assistant", "tool"):
+            role = message.get("role") if isinstance(message, dict) else None
+            if role not in ("system", "developer", "user", "assistant", "tool"):
                 raise Refusal(400, "invalid_value", f"messages[{m}].role is invalid")
+            if role == "tool":
+                call_id = message.get("tool_call_id")
+                if not isinstance(call_id, str) or not call_id:
+                    raise Refusal(400, "missing_required_parameter",
+                                  f"Missing required parameter: 'messages[{m}].tool_call_id'.")
+                if call_id not in answerable:
+                    raise Refusal(400, "invalid_request_error",
+                                  f"Invalid parameter: messages with role 'tool' must be a "
+                                  f"response to a preceeding message with 'tool_calls'. "
+                                  f"(messages[{m}].tool_call_id {call_id!r})")
+                calls[1].remove(call_id)
+                answerable.discard(call_id)
+            else:
+                _check_answered(calls)
+                calls, answerable = None, set()
+            if role == "assistant" and message.get("tool_calls") is not None:
+                ids = _chat_tool_calls(message["tool_calls"], m, texts)
+                calls, answerable = (m, list(ids)), set(ids)
+                tool_calls += len(ids)
+            elif "tool_calls" in message and message["tool_calls"] is not None:
+                raise Refusal(400, "invalid_request_error",
+                              f"messages[{m}].tool_calls: only assistant messages carry tool calls")
             content = message.get("content")
             if isinstance(content, str):
                 texts.append(content)
@@ -171,14 +206,16 @@ class OpenAITwin(WireTwin):
                 kind = part.get("type")
                 if kind == "text":
                     texts.append(str(part.get("text", "")))
-                elif kind == "image_url":
+                elif kind == "image_url" and role == "user":
                     ref = part.get("image_url") or {}
                     images.append(self._image(model, ref.get("url"), ref.get("detail"), where,
                                               len(images)))
                 else:
-                    raise Refusal(400, "invalid_value", f"{where}.type: invalid value {kind!r}")
+                    raise Refusal(400, "invalid_value", f"{where}.type: invalid value {kind!r}"
+                                  + (f" in a {role} message" if kind == "image_url" else ""))
+        _check_answered(calls)
         answer = self.answer_fn(texts)
-        billed = self._bill(model, images, texts, answer)
+        billed = self._bill(model, images, texts, answer, tool_calls)
         reply = {
             "id": f"chatcmpl-twin{uuid.uuid4().hex[:20]}",
             "object": "chat.completion",
@@ -204,7 +241,36 @@ class OpenAITwin(WireTwin):
             items = [{"role": "user", "content": items}]
         if not isinstance(items, list) or not items:
             raise Refusal(400, "invalid_request_error", "'input' is required")
+        if _responses_tools(body.get("tools"), body):
+            texts.insert(0, compact_json(body["tools"]))
+        called: set[str] = set()
         for i, item in enumerate(items):
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind == "function_call":
+                call_id, name, arguments = (item.get("call_id"), item.get("name"),
+                                            item.get("arguments"))
+                if not all(isinstance(v, str) and v for v in (call_id, name)) \
+                        or not isinstance(arguments, str):
+                    raise Refusal(400, "missing_required_parameter",
+                                  f"Missing required parameter: 'input[{i}]': a function_call "
+                                  "needs call_id, name and arguments (a JSON string)")
+                called.add(call_id)
+                texts.extend([name, arguments])
+                continue
+            if kind == "function_call_output":
+                call_id, output = item.get("call_id"), item.get("output")
+                if call_id not in called:
+                    raise Refusal(400, "invalid_request_error",
+                                  f"No tool call found for function call output with call_id "
+                                  f"{call_id}.")
+                if isinstance(output, str):
+                    texts.append(output)
+                    continue
+                if not isinstance(output, list):  # a string, or a list of input content parts
+                    raise Refusal(400, "invalid_type",
+                                  f"Invalid type for 'input[{i}].output': expected a string or "
+                                  "an array of content parts.")
+                item = {"content": output}
             content = item.get("content")
             if isinstance(content, str):
                 texts.append(content)
@@ -220,7 +286,7 @@ class OpenAITwin(WireTwin):
                 else:
                     raise Refusal(400, "invalid_value", f"{where}.type: invalid value {kind!r}")
         answer = self.answer_fn(texts)
-        billed = self._bill(model, images, texts, answer)
+        billed = self._bill(model, images, texts, answer, len(called))
         now = int(time.time())
         reply = {
             "id": f"resp_twin{uuid.uuid4().hex[:24]}",
@@ -244,3 +310,103 @@ class OpenAITwin(WireTwin):
                       "total_tokens": billed.prompt_tokens + billed.completion_tokens},
         }
         return reply, billed, model
+
+
+_FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_TOOL_CHOICES = ("none", "auto", "required")
+
+
+def _check_function_name(name: Any, where: str) -> None:
+    if not isinstance(name, str) or not _FUNCTION_NAME.match(name):
+        raise Refusal(400, "invalid_value",
+                      f"Invalid '{where}': string does not match pattern. Expected a string that "
+                      "matches the pattern '^[a-zA-Z0-9_-]{1,64}$'.")
+
+
+def _check_tool_choice(choice: Any, names: list[str], has_tools: bool) -> None:
+    if choice is None:
+        return
+    if not has_tools:
+        raise Refusal(400, "invalid_request_error",
+                      "Invalid value for 'tool_choice': 'tool_choice' is only allowed when "
+                      "'tools' are specified.")
+    if isinstance(choice, str):
+        if choice not in _TOOL_CHOICES:
+            raise Refusal(400, "invalid_value",
+                          f"Invalid value: {choice!r}. Supported values are: 'none', 'auto' and "
+                          "'required'.")
+        return
+    name = choice.get("name") or (choice.get("function") or {}).get("name") \
+        if isinstance(choice, dict) else None
+    if name not in names:
+        raise Refusal(400, "invalid_value",
+                      f"Invalid value for 'tool_choice': no function named {name!r} in 'tools'.")
+
+
+def _chat_tools(tools: Any, body: dict[str, Any]) -> list[str]:
+    """Names of chat ``tools`` ({type: function, function: {name, parameters}}), checked."""
+    names: list[str] = []
+    if tools is not None:
+        if not isinstance(tools, list):
+            raise Refusal(400, "invalid_type", "Invalid type for 'tools': expected an array.")
+        for t, tool in enumerate(tools):
+            function = tool.get("function") if isinstance(tool, dict) else None
+            if not isinstance(function, dict) or tool.get("type") != "function":
+                raise Refusal(400, "missing_required_parameter",
+                              f"Missing required parameter: 'tools[{t}].function'.")
+            _check_function_name(function.get("name"), f"tools[{t}].function.name")
+            if not isinstance(function.get("parameters", {}), dict):
+                raise Refusal(400, "invalid_type",
+                              f"Invalid type for 'tools[{t}].function.parameters': expected an "
+                              "object.")
+            names.append(function["name"])
+    _check_tool_choice(body.get("tool_choice"), names, bool(tools))
+    return names
+
+
+def _responses_tools(tools: Any, body: dict[str, Any]) -> list[str]:
+    """Names of Responses ``tools`` ({type: function, name, parameters}), checked."""
+    names: list[str] = []
+    for t, tool in enumerate(tools or []):
+        if isinstance(tool, dict) and tool.get("type") == "function":
+            _check_function_name(tool.get("name"), f"tools[{t}].name")
+            names.append(tool["name"])
+    _check_tool_choice(body.get("tool_choice"), names, bool(tools))
+    return names
+
+
+def _chat_tool_calls(tool_calls: Any, m: int, texts: list[str]) -> list[str]:
+    """Ids of an assistant turn's ``tool_calls``, each checked; bills names and arguments."""
+    if not isinstance(tool_calls, list) or not tool_calls:
+        raise Refusal(400, "empty_array",
+                      f"Invalid 'messages[{m}].tool_calls': empty array. Expected an array with "
+                      "minimum length 1, but got an empty array instead.")
+    ids: list[str] = []
+    for k, call in enumerate(tool_calls):
+        where = f"messages[{m}].tool_calls[{k}]"
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(call.get("id") if isinstance(call, dict) else None, str) \
+                or not isinstance(function, dict):
+            raise Refusal(400, "missing_required_parameter",
+                          f"Missing required parameter: '{where}.id' or '{where}.function'.")
+        if call.get("type") != "function":
+            raise Refusal(400, "invalid_value",
+                          f"Invalid value: {call.get('type')!r}. Supported values are: "
+                          f"'function'. ({where}.type)")
+        _check_function_name(function.get("name"), f"{where}.function.name")
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            raise Refusal(400, "invalid_type",
+                          f"Invalid type for '{where}.function.arguments': expected a string, "
+                          f"but got {type(arguments).__name__} instead.")
+        texts.extend([function["name"], arguments])
+        ids.append(call["id"])
+    return ids
+
+
+def _check_answered(calls: tuple[int, list[str]] | None) -> None:
+    if calls is not None and calls[1]:
+        raise Refusal(400, "invalid_request_error",
+                      "An assistant message with 'tool_calls' must be followed by tool messages "
+                      "responding to each 'tool_call_id'. The following tool_call_ids did not "
+                      f"have response messages: {', '.join(calls[1])} (messages[{calls[0]}])")

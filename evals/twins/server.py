@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Self
 
-__all__ = ["Exchange", "Fault", "Refusal", "TwinServer", "WireTwin", "request_limits"]
+__all__ = ["Exchange", "Fault", "Refusal", "TwinServer", "WireTwin", "compact_json",
+           "request_limits"]
 
 
 def request_limits() -> dict[str, dict[str, Any]]:
@@ -90,6 +91,7 @@ class Exchange:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     request_bytes: int = 0
+    tool_calls: int = 0  # tool calls in the conversation (each answered by a result)
 
     @property
     def accepted(self) -> bool:
@@ -104,6 +106,7 @@ class Billed:
     image_tokens: tuple[int, ...]
     image_sizes: tuple[tuple[int, int], ...]
     completion_tokens: int
+    tool_calls: int = 0
 
     @property
     def prompt_tokens(self) -> int:
@@ -201,7 +204,8 @@ class WireTwin:
         self._record(Exchange(self.name, path, model, 200, image_sizes=billed.image_sizes,
                               image_tokens=billed.image_tokens, text_tokens=billed.text_tokens,
                               prompt_tokens=billed.prompt_tokens,
-                              completion_tokens=billed.completion_tokens, request_bytes=len(raw)))
+                              completion_tokens=billed.completion_tokens, request_bytes=len(raw),
+                              tool_calls=billed.tool_calls))
         return web.json_response(reply, headers=self.ok_headers())
 
     def ok_headers(self) -> dict[str, str]:
@@ -328,6 +332,20 @@ def _bind(twin: WireTwin, endpoint: Handler) -> Callable[[Any], Awaitable[Any]]:
         return await twin._serve(request, endpoint)
 
     return handle
+
+
+def compact_json(value: Any) -> str:
+    """A structured value (tool input, tool declarations, a structured tool result) as the text
+    a twin counts tokens on: compact JSON with its strings left unescaped, so a tool result that
+    a wire can only carry inside an object (Gemini's ``functionResponse.response``) costs what
+    the same text costs where the wire carries it as text, plus its few structural characters."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f'"{k}":{compact_json(v)}' for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(compact_json(v) for v in value) + "]"
+    return json.dumps(value)
 
 
 def texts_of(parts: Iterable[str]) -> list[str]:

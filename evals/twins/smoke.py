@@ -28,6 +28,7 @@ from evals.twins.server import Exchange, TwinServer
 __all__ = [
     "TWIN_OF_ROUTE",
     "UNREACHABLE",
+    "WORKAROUNDS",
     "DriftRow",
     "all_twins",
     "drift_rows",
@@ -50,6 +51,12 @@ UNREACHABLE = {
                  "google-auth is not installed, so Vertex configs fail before the wire "
                  "(install litellm[google] for Vertex runs)",
 }
+#: per litellm route, overrides a run needs before its requests can reach the provider at all.
+#: Bedrock: the harness asks every question with ``tool_choice="none"`` (the context's tools are
+#: declared, none may be called), but Converse's ``toolChoice`` has only auto/any/tool, and
+#: litellm refuses the whole call ("Bedrock doesn't support tool_choice=none") unless told to
+#: drop the parameter. Dropped, the request declares the tools with Converse's default (auto).
+WORKAROUNDS = {"bedrock": ("++model.params.drop_params=true",)}
 
 
 def all_twins() -> TwinServer:
@@ -80,10 +87,13 @@ def real_provider_configs() -> list[str]:
     return names
 
 
+def _route(config: str) -> str:
+    return _model_config(config)["litellm_id"].split("/", 1)[0]
+
+
 def twin_for(config: str) -> str | None:
     """The twin that serves a model config, or None (see ``UNREACHABLE``)."""
-    route = _model_config(config)["litellm_id"].split("/", 1)[0]
-    return TWIN_OF_ROUTE.get(route)
+    return TWIN_OF_ROUTE.get(_route(config))
 
 
 def dummy_env(config: str) -> dict[str, str]:
@@ -109,8 +119,10 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 
 
 def run_against_twin(config: str, server: TwinServer, results_dir: Path, *,
-                     experiment: str = "smoke", overrides: Sequence[str] = ()) -> Any:
-    """Run ``config`` x ``experiment`` through the harness with ``api_base`` at its twin."""
+                     experiment: str = "smoke", overrides: Sequence[str] = (),
+                     workarounds: bool = True) -> Any:
+    """Run ``config`` x ``experiment`` through the harness with ``api_base`` at its twin
+    (with the route's ``WORKAROUNDS`` unless ``workarounds`` is False)."""
     from hydra import compose, initialize_config_dir
 
     from evals.run import run_config
@@ -121,7 +133,8 @@ def run_against_twin(config: str, server: TwinServer, results_dir: Path, *,
                          f"{UNREACHABLE.get(_model_config(config)['litellm_id'].split('/')[0])}")
     results_dir = Path(results_dir)
     args = [f"model={config}", f"experiment={experiment}", f"results_dir={results_dir}",
-            "progress=false", f"++model.params.api_base={server.api_base(twin)}", *overrides]
+            "progress=false", f"++model.params.api_base={server.api_base(twin)}",
+            *(WORKAROUNDS.get(_route(config), ()) if workarounds else ()), *overrides]
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
         cfg = compose("eval", overrides=args)
     with _environment(dummy_env(config)):
@@ -222,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_drift_table(rows))
     skipped = [c for c in real_provider_configs() if twin_for(c) is None]
     for config in skipped:
-        print(f"skipped {config}: {UNREACHABLE.get(_model_config(config)['litellm_id'].split('/')[0])}")
+        print(f"skipped {config}: {UNREACHABLE.get(_route(config))}")
     return 0
 
 
