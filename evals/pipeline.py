@@ -224,7 +224,11 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
         params: dict[str, Any] = {**model.params,
                                   "max_tokens": completion + model.reasoning_headroom_tokens}
         if context.tools:  # the context calls tools: declare them; the question needs none
-            params.update(tools=[dict(t) for t in context.tools], tool_choice="none")
+            params["tools"] = [dict(t) for t in context.tools]
+            if not model.model_for(QA_READER).startswith("bedrock/"):
+                # Bedrock's Converse has no "none" (auto/any/tool only; litellm refuses it
+                # before sending): its default, auto, is left in place there
+                params["tool_choice"] = "none"
         metadata: dict[str, Any] = {}
         if model.offline_reader:
             from evals.readers.provider import reader_metadata

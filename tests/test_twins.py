@@ -854,15 +854,16 @@ def test_smoke_runs_against_the_twin_end_to_end(smoke_runs, config, twins, tmp_p
         assert all(row.twin_image_tokens == row.predicted_image_tokens for row in imaged)
         # text: the twin counts each piece on the provider's wire separately (tool inputs as
         # JSON, Gemini's results inside an object), the prediction the OpenAI-format text
-        # joined by newlines: within 1% of the request, or 16 tokens on the smallest requests
+        # joined by newlines; each message and tool block shifts the count by a token or two
+        # (about 20 wire messages here): within 2 % of the request, or 40 tokens
         for row in rows:
             assert abs(row.reported_prompt_tokens - row.predicted_prompt_tokens) \
-                <= max(16, 0.01 * row.predicted_prompt_tokens), row
+                <= max(40, 0.02 * row.predicted_prompt_tokens), row
 
 
-def test_bedrock_config_runs_only_with_the_tool_choice_workaround(twins, tmp_path):
-    """The harness sends tool_choice "none", which Converse lacks: without smoke.WORKAROUNDS
-    every Bedrock request fails in litellm before the wire (finding, see the report of 15b)."""
+def test_bedrock_config_runs_without_tool_choice_none(twins, tmp_path):
+    """Converse has no tool_choice "none" (litellm refuses it before sending): the pipeline
+    leaves tool_choice out for Bedrock, and every smoke request reaches the twin and succeeds."""
     from evals.records import iter_records
 
     twins.reset()
@@ -870,8 +871,8 @@ def test_bedrock_config_runs_only_with_the_tool_choice_workaround(twins, tmp_pat
                      overrides=["model.rate_limit_rps=null"])
     records = list(iter_records(tmp_path / "runs" / "bedrock-claude-sonnet-4-5" /
                                 "records.jsonl"))
-    assert len(records) == 8 and all("tool_choice=none" in (r.error or "") for r in records)
-    assert twins.exchanges() == []
+    assert len(records) == 8 and all(r.error is None for r in records)
+    assert len(twins.exchanges()) == 8
 
 
 def _run_vertex(config, twins, tmp_path):

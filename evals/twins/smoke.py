@@ -56,7 +56,8 @@ UNREACHABLE = {
 #: declared, none may be called), but Converse's ``toolChoice`` has only auto/any/tool, and
 #: litellm refuses the whole call ("Bedrock doesn't support tool_choice=none") unless told to
 #: drop the parameter. Dropped, the request declares the tools with Converse's default (auto).
-WORKAROUNDS = {"bedrock": ("++model.params.drop_params=true",)}
+WORKAROUNDS: dict[str, tuple[str, ...]] = {}  # none needed since the pipeline leaves
+# tool_choice out for Bedrock (Converse has no "none")
 
 
 def all_twins() -> TwinServer:
