@@ -184,7 +184,8 @@ def _cmd_compact(args: argparse.Namespace) -> int:
     from snapcompact.compaction.inspect import CompactRequest, compact_session_file
 
     _print(compact_session_file(CompactRequest(
-        session=args.session, model=args.model, out=args.out, api=args.api,
+        session=args.session, model=_model_id(args.model), out=str(_output_folder(args.out)),
+        api=args.api,
         provider=args.provider, strategy=args.strategy, policy=args.policy,
         shape=None if args.shape in (None, "auto") else args.shape, frame_size=args.size,
         context_window=args.context_window, settings=args.settings)))

@@ -50,11 +50,10 @@ class CompactRequest:
 
 
 def _prepare_out(out: str) -> Path:
-    if not out or not out.strip():
-        raise ValueError("--out must name a folder")
+    """The output folder (checked by the caller) with the files of an earlier run removed."""
     folder = Path(out)
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"--out {folder} exists and is not a folder")
+    if not out or (folder.exists() and not folder.is_dir()):
+        raise ValueError(f"output folder {out!r} is not a folder")
     folder.mkdir(parents=True, exist_ok=True)
     frames = folder / "frames"
     if frames.is_dir():  # a reused folder: frames of an earlier run must not linger
