@@ -38,6 +38,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evals.loopback import LoopbackServer
+
 __all__ = ["DUMMY_API_KEY", "FakeChatServer", "FakeReply", "default_answer", "count_usage"]
 
 #: The key tests pass to litellm for the fake server; it must never appear in caches or errors.
@@ -112,7 +114,10 @@ def count_usage(body: Mapping[str, Any], answer: str) -> tuple[int, int]:
     return prompt, len(answer.split())
 
 
-class FakeChatServer:
+class FakeChatServer(LoopbackServer):
+    _thread_name = "fake-chat-server"
+    _runner_options = {**LoopbackServer._runner_options, "handler_cancellation": True}
+
     """Background-thread aiohttp server; ``with FakeChatServer(latency_s=1) as server: ...``."""
 
     def __init__(
@@ -145,12 +150,7 @@ class FakeChatServer:
         self.arrivals: list[float] = []  # time.monotonic() of each arrival
         self.max_in_flight = 0
         self._in_flight = 0
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: Any = None
-        self._ready = threading.Event()
-        self._startup_error: BaseException | None = None
-        self.port: int | None = None
+        super().__init__()
 
     # -- scripting ----------------------------------------------------------------------
     def push(self, *replies: FakeReply) -> None:
@@ -175,66 +175,14 @@ class FakeChatServer:
             raise RuntimeError("FakeChatServer is not started")
         return f"http://127.0.0.1:{self.port}/v1"
 
-    # -- lifecycle ------------------------------------------------------------------------
-    def start(self) -> FakeChatServer:
-        if self._thread is not None:
-            raise RuntimeError("FakeChatServer already started")
-        self._thread = threading.Thread(target=self._serve, name="fake-chat-server", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(timeout=30):
-            raise RuntimeError("FakeChatServer did not start within 30 s")
-        if self._startup_error is not None:
-            raise RuntimeError(f"FakeChatServer failed to start: {self._startup_error}")
-        return self
-
-    def stop(self) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=30)
-        self._thread = self._loop = None
-        self.port = None
-
-    def __enter__(self) -> FakeChatServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _serve(self) -> None:
+    def _app(self) -> Any:
         from aiohttp import web
 
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        asyncio.set_event_loop(loop)
-        try:
-            app = web.Application(client_max_size=256 * 1024 * 1024)
-            app.router.add_post("/v1/chat/completions", self._handle)
-            app.router.add_post("/chat/completions", self._handle)
-            app.router.add_get("/stats", self._stats)
-            self._runner = web.AppRunner(
-                app, access_log=None, shutdown_timeout=1.0, handler_cancellation=True
-            )
-            loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
-            loop.run_until_complete(site.start())
-            self.port = self._runner.addresses[0][1]
-        except BaseException as exc:  # reported by start()
-            self._startup_error = exc
-            self._ready.set()
-            loop.close()
-            return
-        self._ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            loop.close()
-
-    async def _shutdown(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        app = web.Application(client_max_size=256 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/chat/completions", self._handle)
+        app.router.add_get("/stats", self._stats)
+        return app
 
     # -- the endpoints --------------------------------------------------------------------
     async def _stats(self, request: Any) -> Any:

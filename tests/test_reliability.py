@@ -352,8 +352,9 @@ def test_cache_keys_hold_no_paths(tmp_path):
                            reader_inputs={"evidence": evidence, "answers": ["7342"],
                                           "ocr_cache_dir": ocr_dir})
 
-    assert key("/home/a/results/cache/ocr") == key("/mnt/copy/results/cache/ocr") == key(None)
-    assert key("/a", evidence="Another sentence.") != key("/a")
+    here, moved = str(tmp_path / "a" / "cache" / "ocr"), str(tmp_path / "copy" / "cache" / "ocr")
+    assert key(here) == key(moved) == key(None)
+    assert key(here, evidence="Another sentence.") != key(here)
 
 
 def test_a_copied_results_folder_answers_from_its_cache(tmp_path):

@@ -27,7 +27,9 @@ import tomllib
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Self
+from typing import Any
+
+from evals.loopback import LoopbackServer
 
 __all__ = ["Exchange", "Fault", "Refusal", "TwinServer", "WireTwin", "compact_json",
            "request_limits"]
@@ -230,7 +232,9 @@ class WireTwin:
                           "(max_image_bytes)")
 
 
-class TwinServer:
+class TwinServer(LoopbackServer):
+    _thread_name = "wire-twins"
+
     """Hosts twins on 127.0.0.1 (ephemeral port) from a background thread with its own loop.
 
     ``with TwinServer(AnthropicTwin(), OpenAITwin()) as server: server.api_base("anthropic")``.
@@ -242,13 +246,8 @@ class TwinServer:
         names = [t.name for t in twins]
         if len(set(names)) != len(names):
             raise ValueError(f"twin names must be unique, got {names}")
+        super().__init__()
         self.twins = {t.name: t for t in twins}
-        self.port: int | None = None
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: Any = None
-        self._ready = threading.Event()
-        self._startup_error: BaseException | None = None
 
     def __getitem__(self, name: str) -> WireTwin:
         return self.twins[name]
@@ -265,34 +264,6 @@ class TwinServer:
     def exchanges(self) -> list[Exchange]:
         return [e for twin in self.twins.values() for e in twin.log]
 
-    # -- lifecycle -------------------------------------------------------------------------
-    def start(self) -> TwinServer:
-        if self._thread is not None:
-            raise RuntimeError("TwinServer already started")
-        self._thread = threading.Thread(target=self._run, name="wire-twins", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(timeout=30):
-            raise RuntimeError("TwinServer did not start within 30 s")
-        if self._startup_error is not None:
-            raise RuntimeError(f"TwinServer failed to start: {self._startup_error}")
-        return self
-
-    def stop(self) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), loop).result(timeout=30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=30)
-        self._thread = self._loop = None
-        self.port = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     def _app(self) -> Any:
         from aiohttp import web
 
@@ -302,29 +273,6 @@ class TwinServer:
             for method, path, endpoint in twin.routes():
                 app.router.add_route(method, twin.prefix + path, _bind(twin, endpoint))
         return app
-
-    def _run(self) -> None:
-        from aiohttp import web
-
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        asyncio.set_event_loop(loop)
-        try:
-            self._runner = web.AppRunner(self._app(), access_log=None, shutdown_timeout=1.0)
-            loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
-            loop.run_until_complete(site.start())
-            self.port = self._runner.addresses[0][1]
-        except BaseException as exc:  # noqa: BLE001 - reported by start()
-            self._startup_error = exc
-            self._ready.set()
-            loop.close()
-            return
-        self._ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            loop.close()
 
 
 def _bind(twin: WireTwin, endpoint: Handler) -> Callable[[Any], Awaitable[Any]]:
