@@ -83,21 +83,16 @@ def _usage_tokens(usage: Mapping[str, Any] | None) -> int:
     return total
 
 
-def _archive_text_chars(pipeline: Any) -> int:
+def _archive_text_chars(archive: Any | None) -> int:
     """Characters of archive text sent as text (head and tail edges, the pinned policy's
     unframed tail, gap notices): the text blocks :func:`snapcompact.archive.history_blocks`
     puts beside the frames."""
-    from snapcompact.archive import get_preserved_archive, history_blocks
-    from snapcompact.compaction.entries import CompactionEntry
+    from snapcompact.archive import history_blocks
 
-    for entry in reversed(pipeline.session.get_branch()):
-        if isinstance(entry, CompactionEntry):
-            archive = get_preserved_archive(entry.preserve_data)
-            if archive is None:
-                return 0
-            return sum(len(b.get("text", "")) for b in history_blocks(archive)
-                       if b.get("type") == "text")
-    return 0
+    if archive is None:
+        return 0
+    return sum(len(b.get("text", "")) for b in history_blocks(archive)
+               if b.get("type") == "text")
 
 
 def _keyed(messages: Sequence[Mapping[str, Any]], store: FrameStore | None
@@ -199,7 +194,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         text_tokens=bill.text_tokens, text_token_method=bill.text_token_method,
         compactions=replay.compactions,
         frames_evicted=max(0, replay.frames_seen() - replay.frames_in_archive()),
-        text_tail_chars=_archive_text_chars(replay.pipeline),
+        text_tail_chars=_archive_text_chars(replay.final_archive()),
         compaction_cost_tokens=_usage_tokens(replay.llm_usage),
         discarded_round=replay.discarded_round, context_hash=context_hash,
         replay_warnings=replay.warnings, skipped=skipped)
@@ -225,16 +220,10 @@ def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
     variant the arm asked for (or production resolved, for ``auto``) when the frame matches it,
     else the variant that matches (a Silver fallback for non-Latin text).
     """
-    from snapcompact.archive import get_preserved_archive
-    from snapcompact.compaction.entries import CompactionEntry
     from snapcompact.resolve import resolve_shape
     from snapcompact.shapes import SHAPE_VARIANTS
 
-    archive = None
-    for entry in reversed(replay.pipeline.session.get_branch()):
-        if isinstance(entry, CompactionEntry):
-            archive = get_preserved_archive(entry.preserve_data)
-            break
+    archive = replay.final_archive()
     if archive is None or not arm.is_snapcompact:
         return []
     model = spec.model

@@ -52,20 +52,35 @@ def _cost_map() -> tuple[Mapping[str, Any], str]:
     return litellm.model_cost, f"litellm {version} bundled model_cost (offline)"
 
 
-def price_of(model: str) -> TokenPrice:
-    """Prices of ``model`` from litellm's bundled cost map; ``ValueError`` if it has none."""
+def _rows(model: str):
+    """(key, row) of the cost map for ``model``, bare id first, then each provider prefix."""
     if not isinstance(model, str) or not model:
         raise ValueError(f"model must be a non-empty string, got {model!r}")
-    cost_map, source = _cost_map()
+    cost_map, _ = _cost_map()
     for prefix in _PREFIXES:
         key = model if model.startswith(prefix) else prefix + model
         row = cost_map.get(key)
-        if row and row.get("input_cost_per_token") is not None:
+        if row:
+            yield key, row
+
+
+def price_of(model: str) -> TokenPrice:
+    """Prices of ``model`` from litellm's bundled cost map; ``ValueError`` if it has none."""
+    for key, row in _rows(model):
+        if row.get("input_cost_per_token") is not None:
             return TokenPrice(model=model, key=key,
                               input_per_token=float(row["input_cost_per_token"]),
                               output_per_token=float(row.get("output_cost_per_token") or 0.0),
-                              source=source)
+                              source=_cost_map()[1])
     raise ValueError(f"no price for model {model!r} in litellm's bundled cost map")
+
+
+def max_input_tokens(model: str) -> int | None:
+    """The model's input window from litellm's bundled cost map (None when unknown)."""
+    for _, row in _rows(model):
+        if isinstance(row.get("max_input_tokens"), int):
+            return row["max_input_tokens"]
+    return None
 
 
 def input_dollars(model: str, tokens: int) -> float:

@@ -289,18 +289,6 @@ def load_items(spec: RunSpec) -> list[SessionItem]:
     return [as_session(item) for item in items]
 
 
-def max_input_tokens(model: str) -> int | None:
-    """The target's input window from litellm's bundled cost map (None when unknown)."""
-    from evals.costs import _PREFIXES, _cost_map
-
-    cost_map, _ = _cost_map()
-    for prefix in _PREFIXES:
-        row = cost_map.get(model if model.startswith(prefix) else prefix + model)
-        if row and isinstance(row.get("max_input_tokens"), int):
-            return row["max_input_tokens"]
-    return None
-
-
 def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = print,
                summarizer: Callable[..., Any] | None = None) -> Plan:
     """Replay every (item, arm) once and plan every question; drop rows already recorded."""
@@ -308,6 +296,8 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = pri
     contexts = None if spec.dry_run else ContextStore(run_dir / "contexts")
     ocr_dir = str(spec.ocr_cache_dir) if spec.ocr_cache_dir is not None else None
     items = load_items(spec)
+    from evals.costs import max_input_tokens
+
     window = max_input_tokens(spec.model.price_model)
     groups: list[list[Planned]] = []
     built: list[tuple[SessionItem, Context]] = []
@@ -688,7 +678,7 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
 def _skipped_rows(plan: Plan, spec: RunSpec, run_id: str, v: Versions,
                   run_dir: Path) -> list[Record]:
     """Rows for questions not asked because their context was refused (e.g. too long)."""
-    done = {r for r in completed_keys(run_dir / RECORDS_FILE)}
+    done = completed_keys(run_dir / RECORDS_FILE)
     rows = []
     for item, context in plan.contexts:
         if context.skipped is None:

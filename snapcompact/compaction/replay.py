@@ -91,26 +91,35 @@ class Replay:
     def llm_messages(self) -> list[Any]:
         return self.pipeline.llm_messages()
 
+    def archives(self) -> list[Any]:
+        """The frame archive of every compaction on the live branch, oldest first (a
+        compaction without one, e.g. an LLM summary, contributes nothing)."""
+        from snapcompact.archive import get_preserved_archive
+
+        out = []
+        for entry in self.pipeline.session.get_branch():
+            if isinstance(entry, CompactionEntry):
+                archive = get_preserved_archive(entry.preserve_data)
+                if archive is not None:
+                    out.append(archive)
+        return out
+
+    def final_archive(self) -> Any | None:
+        """The archive the next turn's summary carries (the latest compaction's), if any."""
+        from snapcompact.archive import get_preserved_archive
+
+        for entry in reversed(self.pipeline.session.get_branch()):
+            if isinstance(entry, CompactionEntry):
+                return get_preserved_archive(entry.preserve_data)
+        return None
+
     def frames_seen(self) -> int:
         """Distinct frames that existed in any round's archive."""
-        return len(_archive_frame_data(self.pipeline.session, every_round=True))
+        return len({f.data for archive in self.archives() for f in archive.frames})
 
     def frames_in_archive(self) -> int:
-        return len(_archive_frame_data(self.pipeline.session, every_round=False))
-
-
-def _archive_frame_data(session: Session, *, every_round: bool) -> set[str]:
-    from snapcompact.archive import get_preserved_archive
-
-    compactions = [e for e in session.get_branch() if isinstance(e, CompactionEntry)]
-    if not every_round:
-        compactions = compactions[-1:]
-    seen: set[str] = set()
-    for entry in compactions:
-        archive = get_preserved_archive(entry.preserve_data)
-        if archive is not None:
-            seen.update(f.data for f in archive.frames)
-    return seen
+        archive = self.final_archive()
+        return len({f.data for f in archive.frames}) if archive is not None else 0
 
 
 def replay_settings(strategy: str, base: Settings, *, shape: str | None = None,
