@@ -34,7 +34,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json, request_limits
 from evals.twins.vision import (
@@ -83,11 +83,8 @@ def _bill_claude(model: str, images: list[DecodedImage], texts: list[str],
 class AnthropicTwin(WireTwin):
     name: str = "anthropic"
     prefix: str = "/anthropic"
+    limits_provider: ClassVar[str | None] = "anthropic"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not self.limits:
-            self.limits = request_limits()["anthropic"]
 
     def routes(self):
         return [("POST", "/v1/messages", self.messages)]
@@ -351,11 +348,8 @@ def _tool_use(block: dict[str, Any], where: str, texts: list[str]) -> str:
 class BedrockConverseTwin(WireTwin):
     name: str = "bedrock"
     prefix: str = "/bedrock"
+    limits_provider: ClassVar[str | None] = "amazon-bedrock"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not self.limits:
-            self.limits = request_limits()["amazon-bedrock"]
 
     def routes(self):
         return [("POST", "/model/{model}/converse", self.converse)]

@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json, request_limits
+from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json
 from evals.twins.vision import ImageError, decode_base64_image, gemini_image_tokens, text_tokens
 
 __all__ = ["GeminiTwin"]
@@ -41,11 +41,8 @@ _MIME = ("image/png", "image/jpeg", "image/webp")
 class GeminiTwin(WireTwin):
     name: str = "gemini"
     prefix: str = "/gemini/v1beta"
+    limits_provider: ClassVar[str | None] = "google"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not self.limits:
-            self.limits = request_limits()["google"]
 
     def routes(self):
         return [("POST", "/models/{model}:generateContent", self.generate)]

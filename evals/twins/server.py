@@ -27,7 +27,7 @@ import tomllib
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, ClassVar
 
 from evals.loopback import LoopbackServer
 
@@ -134,9 +134,13 @@ class WireTwin:
     log: list[Exchange] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     limits: Mapping[str, Any] = field(default_factory=dict)
+    #: The ``[[request_limits]]`` provider of pricing.toml whose limits apply when none are given.
+    limits_provider: ClassVar[str | None] = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        if not self.limits and self.limits_provider is not None:
+            self.limits = dict(request_limits().get(self.limits_provider, {}))
 
     # -- what subclasses provide -------------------------------------------------------------
     def routes(self) -> list[tuple[str, str, Handler]]:
