@@ -21,7 +21,7 @@ results:
 
 # Render a sample text with all 17 shape variants into out/demo/.
 demo: setup
-	$(PY) -m snapcompact.demo --out out/demo
+	$(PY) -m snapcompact.cli.demo --out out/demo
 
 test: setup
 	$(PY) -m pytest -q

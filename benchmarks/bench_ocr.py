@@ -11,7 +11,7 @@ figure to trust on a shared machine) and character accuracy,
 
 Input: docstrings of the Python standard library (real English prose that every machine has),
 packed until every shape's first frame is full. `--model` applies that model's image resize
-(snapcompact.billing.bill_image) before reading, as the harness does; without it frames are
+(snapcompact.pricing.billing.bill_image) before reading, as the harness does; without it frames are
 read at native size. One process, one core (OMP_THREAD_LIMIT=1).
 """
 
@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from evals.readers import ocr  # noqa: E402
 from evals.readers.answer import character_error_rate  # noqa: E402
-from snapcompact.render import pages, render  # noqa: E402
-from snapcompact.shapes import SHAPE_VARIANTS, geometry, get_shape  # noqa: E402
+from snapcompact.render.frames import pages, render  # noqa: E402
+from snapcompact.core.shapes import SHAPE_VARIANTS, geometry, get_shape  # noqa: E402
 
 DEFAULT_SHAPES = ("11on16-bw", "8on22-bw", "8on16-bw", "8x13-bw", "6x12-dim", "8x8u-bw",
                   "8x8r-bw", "6x6u-bw", "5x8-bw")
@@ -65,7 +65,7 @@ def measure(shape_name: str, text: str, settings: ocr.OcrSettings, model: str | 
     frame = render(page, shape)
     seen = None
     if model:
-        from snapcompact.billing import bill_image
+        from snapcompact.pricing.billing import bill_image
 
         bill = bill_image(model, frame.width, frame.height)
         seen = (bill.seen_width, bill.seen_height)

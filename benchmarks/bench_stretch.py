@@ -17,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snapcompact import stretch
-
+from snapcompact.render import stretch
 REPO = Path(__file__).resolve().parents[1]
 
 #: Ink colours of the two 6x6u variants (white paper first): black for bw; six sentence hues

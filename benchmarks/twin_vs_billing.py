@@ -1,11 +1,11 @@
-"""Where the wire twins' reading of the provider docs and ``snapcompact.billing`` disagree.
+"""Where the wire twins' reading of the provider docs and ``snapcompact.pricing.billing`` disagree.
 
     python benchmarks/twin_vs_billing.py [--widths 256,512] [--heights 64,200]
 
 For every model the configs call, prices a grid of frame sizes both ways (the twin's rule in
 ``evals/twins/vision.py``, written from the provider pages, and ``bill_image``) and prints how
 many sizes differ and the first few (width x height: billing -> twin). The table in
-docs/running-real-models.md ("Where the twins' reading and snapcompact.billing disagree") is
+docs/running-real-models.md ("Where the twins' reading and snapcompact.pricing.billing disagree") is
 this output.
 """
 
@@ -22,7 +22,7 @@ from evals.twins.vision import (
     gemini_image_tokens,
     openai_image_tokens,
 )
-from snapcompact.billing import bill_image
+from snapcompact.pricing.billing import bill_image
 
 TWIN_RULES = {
     "claude-sonnet-4-5": lambda w, h: anthropic_image_tokens("claude-sonnet-4-5", w, h)[0],

@@ -85,9 +85,9 @@ def _usage_tokens(usage: Mapping[str, Any] | None) -> int:
 
 def _archive_text_chars(archive: Any | None) -> int:
     """Characters of archive text sent as text (head and tail edges, the pinned policy's
-    unframed tail, gap notices): the text blocks :func:`snapcompact.archive.history_blocks`
+    unframed tail, gap notices): the text blocks :func:`snapcompact.archive.store.history_blocks`
     puts beside the frames."""
-    from snapcompact.archive import history_blocks
+    from snapcompact.archive.store import history_blocks
 
     if archive is None:
         return 0
@@ -220,8 +220,8 @@ def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
     variant the arm asked for (or production resolved, for ``auto``) when the frame matches it,
     else the variant that matches (a Silver fallback for non-Latin text).
     """
-    from snapcompact.resolve import resolve_shape
-    from snapcompact.shapes import SHAPE_VARIANTS
+    from snapcompact.pricing.resolve import resolve_shape
+    from snapcompact.core.shapes import SHAPE_VARIANTS
 
     archive = replay.final_archive()
     if archive is None or not arm.is_snapcompact:

@@ -4,8 +4,8 @@ Why here and not in the library: pricing changes weekly and belongs to the harne
 already depends on litellm; the library stays free of it. ``LITELLM_LOCAL_MODEL_COST_MAP`` is set
 before litellm is imported so the bundled map is used and nothing is fetched.
 
-Tokens themselves come from the library (``snapcompact.billing.bill_image`` for frames,
-``snapcompact.text_tokens.count_text_tokens`` for the text-only baseline), never from
+Tokens themselves come from the library (``snapcompact.pricing.billing.bill_image`` for frames,
+``snapcompact.pricing.text_tokens.count_text_tokens`` for the text-only baseline), never from
 ``litellm.token_counter``, which gets images wrong for most providers.
 """
 

@@ -88,10 +88,10 @@ class Versions:
 def versions() -> Versions:
     from importlib.metadata import PackageNotFoundError, version
 
-    from snapcompact.billing import pricing_table_sha256
-    from snapcompact.render import RENDERER_VERSION
-    from snapcompact.resolve import model_shapes_sha256
-    from snapcompact.shapes import shape_table_sha256
+    from snapcompact.pricing.billing import pricing_table_sha256
+    from snapcompact.render.frames import RENDERER_VERSION
+    from snapcompact.pricing.resolve import model_shapes_sha256
+    from snapcompact.core.shapes import shape_table_sha256
 
     try:
         package = version("snapcompact-evals")
@@ -208,7 +208,7 @@ class Planned:
 def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                    ocr_cache_dir: str | None) -> list[Planned]:
     """Every question of one item against one context (none when the context was skipped)."""
-    from snapcompact.text_tokens import count_text_tokens
+    from snapcompact.pricing.text_tokens import count_text_tokens
 
     if context.skipped is not None:
         return []
@@ -594,7 +594,7 @@ class RunResult:
 def make_client(spec: RunSpec, *, completion_fn: Any = None, model: Any = None):
     from evals.cache import ResponseCache
     from evals.client import EvalClient, Progress, RetryPolicy, provider_of
-    from snapcompact.render import RENDERER_VERSION
+    from snapcompact.render.frames import RENDERER_VERSION
 
     model = model if model is not None else spec.model
     providers = {provider_of(model.model_for(QA_READER)), provider_of(model.litellm_id)}

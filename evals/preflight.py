@@ -5,7 +5,7 @@ Why before: a sweep is sent in an arbitrary order, so a request that breaks a pr
 20 MB inline budget, ``detail: "original"`` to a model that does not take it) would otherwise be
 refused halfway through, after the requests before it were paid for. Here the whole plan is
 checked first and the run stops with one line naming the request, the limit and where the
-limit's number comes from (``[[request_limits]]`` of ``snapcompact/pricing.toml``).
+limit's number comes from (``[[request_limits]]`` of ``snapcompact/pricing/pricing.toml``).
 
 Which limits apply: those of the provider that serves the request (``model.provider``: OpenRouter,
 Bedrock...) and those of the vendor whose model it is (a Claude behind OpenRouter still meets
@@ -89,7 +89,7 @@ def request_facts(messages: Sequence[Mapping[str, Any]]) -> RequestFacts:
 
 def _limits_for(target_model: str, provider: str | None, api: str | None
                 ) -> list[tuple[str, Any]]:
-    from snapcompact.billing import request_limit, select_rule
+    from snapcompact.pricing.billing import request_limit, select_rule
 
     vendor = select_rule(target_model, api, provider)[0].vendor
     names = [n for n in dict.fromkeys((provider, vendor)) if n]
@@ -99,7 +99,7 @@ def _limits_for(target_model: str, provider: str | None, api: str | None
 def check_request(messages: Sequence[Mapping[str, Any]], *, target_model: str,
                   provider: str | None, api: str | None = None, label: str = "request") -> None:
     """Raise ``PreflightError`` if ``provider`` (or the model's vendor) would refuse the request."""
-    from snapcompact.billing import bill_image
+    from snapcompact.pricing.billing import bill_image
 
     facts = request_facts(messages)
     count = len(facts.images)

@@ -5,7 +5,7 @@ its comments say where each value came from. So the current file is edited in pl
 ``key = value`` line at a time, inside the block of the row being decided ([[rules]] by ``name``,
 or [claude_high_res]); everything else stays byte for byte. The result is then checked twice:
 parsed with ``tomllib`` it must equal the old data with exactly the intended changes, and it
-must load through the library's own validator (``snapcompact.resolve.parse_shape_rules``).
+must load through the library's own validator (``snapcompact.pricing.resolve.parse_shape_rules``).
 
 A row whose variant changes keeps the old value as ``reference_variant`` when it had none, so
 ``table="reference"`` still reproduces the reference implementation. The loader has no
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from evals.aggregate import UNMATCHED_LINE, Decision, reader_label
-from snapcompact.resolve import parse_shape_rules
-from snapcompact.shapes import SHAPE_VARIANTS
+from snapcompact.pricing.resolve import parse_shape_rules
+from snapcompact.core.shapes import SHAPE_VARIANTS
 
 HIGH_RES_LINE = "claude-high-res"
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
@@ -35,9 +35,9 @@ _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 
 def library_table_path() -> Path:
     """The table file the library loads (the source file under an editable install)."""
-    import snapcompact
+    import snapcompact.pricing
 
-    return Path(snapcompact.__file__).with_name("model_shapes.toml")
+    return Path(snapcompact.pricing.__file__).with_name("model_shapes.toml")
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class TableProposal:
     skipped: tuple[str, ...]  # lines with evidence that were not written, and why
     warnings: tuple[str, ...]
 
-    def diff(self, name: str = "snapcompact/model_shapes.toml") -> str:
+    def diff(self, name: str = "snapcompact/pricing/model_shapes.toml") -> str:
         return "".join(difflib.unified_diff(
             self.current_text.splitlines(keepends=True), self.text.splitlines(keepends=True),
             fromfile=f"a/{name} (current)", tofile=f"b/{name} (regenerated)"))
@@ -227,7 +227,7 @@ def apply_table(proposal: TableProposal, path: str | Path) -> Path:
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(proposal.text)
     tmp.replace(path)
-    from snapcompact.resolve import shape_rules
+    from snapcompact.pricing.resolve import shape_rules
 
     shape_rules.cache_clear()
     return path

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.redaction import is_secret_name
-from snapcompact.shapes import SHAPE_VARIANT_NAMES, check_frame_size
+from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, check_frame_size
 
 TEXT_ARM = "text"  # the shape label of an arm that sends no frames
 AUTO_SHAPE = "auto"
@@ -145,7 +145,7 @@ class ModelSpec:
     rate_limit_rps: float | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     reasoning_headroom_tokens: int = 0
-    image_detail: str | None = None  # None: the detail snapcompact.resolve gives the family
+    image_detail: str | None = None  # None: the detail snapcompact.pricing.resolve gives the family
 
     def model_for(self, reader: str) -> str:
         """The litellm model id that serves ``reader``."""

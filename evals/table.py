@@ -33,7 +33,7 @@ from evals.aggregate import (
 )
 from evals.records import load_records
 from evals.shape_table import TableProposal, apply_table, library_table_path, propose_table
-from snapcompact.resolve import parse_shape_rules
+from snapcompact.pricing.resolve import parse_shape_rules
 
 
 def _write_table(frame: pd.DataFrame, out: Path, stem: str) -> None:
@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="write the table from this reader's decisions only (e.g. snapocr)")
     parser.add_argument("--table", default=None,
                         help="model -> shape table to compare with and apply to "
-                             "(default: the library's snapcompact/model_shapes.toml)")
+                             "(default: the library's snapcompact/pricing/model_shapes.toml)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
     args = parser.parse_args(argv)
     try:

@@ -1,3 +1,3 @@
-from snapcompact.cli import main
+from snapcompact.cli.main import main
 
 raise SystemExit(main())

@@ -23,7 +23,7 @@ from snapcompact.compaction.settings import PruneSettings
 from snapcompact.compaction.strategies import cumulative_file_ops
 from snapcompact.compaction.summarize import serialize_for_summary
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR
-from snapcompact.file_ops import compute_file_lists, upsert_file_operations
+from snapcompact.archive.file_ops import compute_file_lists, upsert_file_operations
 
 GOLDEN = Path(__file__).parent / "golden" / "compaction"
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from snapcompact.archive import (
+from snapcompact.archive.store import (
     Archive,
     ArchiveFrame,
     CompactionRejected,
@@ -32,12 +32,12 @@ from snapcompact.archive import (
     history_blocks,
     strip_preserved_archive,
 )
-from snapcompact.archive_plan import elide_middle, visible_len
-from snapcompact.file_ops import FileOperations
-from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
-from snapcompact.normalize import normalize
-from snapcompact.serialize import serialize_conversation
-from snapcompact.shapes import geometry, get_shape
+from snapcompact.archive.plan import elide_middle, visible_len
+from snapcompact.archive.file_ops import FileOperations
+from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
+from snapcompact.text.normalize import normalize
+from snapcompact.archive.serialize import serialize_conversation
+from snapcompact.core.shapes import geometry, get_shape
 
 GOLDEN = Path(__file__).parent / "golden" / "archive" / "reference.json.gz"
 
@@ -481,7 +481,7 @@ def test_output_is_deterministic(rounds: list[list[dict]], policy: str, variant:
 
 
 def test_history_blocks_pin_first_keeps_the_session_head_under_budgets() -> None:
-    from snapcompact.archive import Archive, ArchiveFrame, history_blocks
+    from snapcompact.archive.store import Archive, ArchiveFrame, history_blocks
 
     frames = tuple(
         ArchiveFrame(data=f"{'A' * 100}{i}", mime_type="image/png", cols=10, rows=10, chars=100)

@@ -7,15 +7,15 @@ from importlib import resources
 
 import pytest
 
-from snapcompact.billing import (
+from snapcompact.pricing.billing import (
     bill_image,
     frame_token_estimate,
     parse_pricing_table,
     pricing_table,
     select_rule,
 )
-from snapcompact.shapes import SHAPE_VARIANT_NAMES, get_shape
-from snapcompact.text_tokens import count_text_tokens
+from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, get_shape
+from snapcompact.pricing.text_tokens import count_text_tokens
 
 OPENAI_VISION = "platform.openai.com/docs/guides/images-vision#calculating-costs"
 ANTHROPIC_VISION = "platform.claude.com/docs/en/build-with-claude/vision"
@@ -168,7 +168,7 @@ def test_every_rule_row_has_source_date_and_confidence():
     (lambda s: s.replace('family_default = "google"\n', ''), "family_default for google"),
 ])
 def test_pricing_table_is_validated_on_load(mutation, message):
-    raw = resources.files("snapcompact").joinpath("pricing.toml").read_text()
+    raw = resources.files("snapcompact.pricing").joinpath("pricing.toml").read_text()
     parse_pricing_table(raw)
     mutated = mutation(raw)
     assert mutated != raw

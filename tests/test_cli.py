@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from snapcompact.png import decode_rgb
-from snapcompact.render import render_many
+from snapcompact.render.png import decode_rgb
+from snapcompact.render.frames import render_many
 
 GOLDEN = Path(__file__).parent / "golden" / "render"
 

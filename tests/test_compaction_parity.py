@@ -24,7 +24,7 @@ from compaction_parity import GOLDEN, branch, session_checks, text_digest
 
 from snapcompact.compaction.settings import CompactionSettings, resolve_threshold_tokens
 from snapcompact.compaction.summarize import serialize_for_summary
-from snapcompact.file_ops import FILE_LIST_LIMIT
+from snapcompact.archive.file_ops import FILE_LIST_LIMIT
 
 #: Where this library follows the seed instead of the agent core's code (name: seed's words).
 SEED_DIFFERENCES = {

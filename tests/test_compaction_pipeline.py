@@ -25,7 +25,7 @@ from snapcompact.compaction import (
 from snapcompact.compaction.entries import CompactionEntry, MessageEntry
 from snapcompact.compaction.settings import merge_settings
 from snapcompact.compaction.summarize import SPLIT_TURN_SEPARATOR
-from snapcompact.file_ops import strip_read_selector
+from snapcompact.archive.file_ops import strip_read_selector
 
 CLAUDE = ModelInfo("claude-sonnet-4-5", 40_000, provider="anthropic", api="anthropic-messages")
 TEXT_ONLY = ModelInfo("text-model", 40_000, provider="openai", api="openai-completions", input=("text",))

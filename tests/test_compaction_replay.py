@@ -30,7 +30,7 @@ from snapcompact.compaction.replay import (
 from snapcompact.compaction.request_bill import bill_request, png_size
 from snapcompact.compaction.session import Session
 from snapcompact.compaction.settings import DEFAULT_SETTINGS, merge_settings
-from snapcompact.messages import messages_from_json
+from snapcompact.archive.messages import messages_from_json
 
 REPO = Path(__file__).resolve().parents[1]
 

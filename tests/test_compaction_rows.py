@@ -12,7 +12,7 @@ import warnings
 
 from compaction_synth import FakeLLM, Turns
 
-from snapcompact.archive import PRESERVE_KEY, get_preserved_archive
+from snapcompact.archive.store import PRESERVE_KEY, get_preserved_archive
 from snapcompact.compaction import DEFAULT_SETTINGS, CompactionPipeline, ModelInfo, Session
 from snapcompact.compaction.entries import CompactionEntry
 from snapcompact.compaction.settings import discover_settings, merge_settings, settings_paths
@@ -53,7 +53,7 @@ def test_overflow_with_nothing_to_compact_fails_without_a_retry():
 
 
 def _frames_in(messages) -> tuple[int, str]:
-    from snapcompact.messages import ImageBlock, TextBlock
+    from snapcompact.archive.messages import ImageBlock, TextBlock
 
     first = messages[0]
     images = sum(isinstance(b, ImageBlock) for b in first.content)
@@ -161,7 +161,7 @@ def _session_file(tmp_path):
 
 
 def _run(capsys, *argv):
-    from snapcompact.cli import main
+    from snapcompact.cli.main import main
 
     code = main(list(argv))
     out = capsys.readouterr()

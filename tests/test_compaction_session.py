@@ -17,7 +17,7 @@ from snapcompact.compaction.settings import (
     resolve_threshold_tokens,
 )
 from snapcompact.compaction.triggers import decide_after_turn, is_context_overflow, should_run_idle
-from snapcompact.messages import DeveloperMessage, ImageBlock, UserMessage
+from snapcompact.archive.messages import DeveloperMessage, ImageBlock, UserMessage
 
 
 def _ids():
@@ -78,7 +78,7 @@ def test_context_roles_convert_like_the_seed():
 
 
 def test_snapcompact_summary_reattaches_frames_as_images():
-    from snapcompact.archive import compact
+    from snapcompact.archive.store import compact
 
     s, ids = seed_diagram_session()
     msgs = [e.message for e in s.get_branch()[:3]] * 20

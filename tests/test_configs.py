@@ -24,7 +24,7 @@ from omegaconf import OmegaConf
 
 from evals.run import CONFIG_DIR
 from evals.spec import POLICIES, STRATEGIES, RunSpec
-from snapcompact.shapes import SHAPE_VARIANT_NAMES
+from snapcompact.core.shapes import SHAPE_VARIANT_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 GROUPS = ("model", "shape", "strategy", "summarizer", "dataset", "reader", "experiment",
@@ -158,8 +158,8 @@ def test_run_directories_are_deterministic_and_ignore_non_measuring_keys():
 def test_model_config_is_priced_resolved_and_billed(name):
     """Each model's target resolves to a shape, bills a real frame, and has a price offline."""
     from evals.costs import price_of
-    from snapcompact.billing import bill_image
-    from snapcompact.resolve import resolve_shape
+    from snapcompact.pricing.billing import bill_image
+    from snapcompact.pricing.resolve import resolve_shape
 
     spec = RunSpec.from_config(_compose([f"model={name}"]))
     model = spec.model

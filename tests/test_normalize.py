@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
-from snapcompact.normalize import (
+from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
+from snapcompact.text.normalize import (
     STOPWORDS,
     Renderability,
     cjk_heavy,

@@ -48,7 +48,7 @@ def synthetic_results(tmp_path_factory) -> Path:
                    reader="text_qa", model="snapocr/text-qa"),
     ))
     table = root / "model_shapes.toml"
-    table.write_text((ROOT / "snapcompact" / "model_shapes.toml").read_text())
+    table.write_text((ROOT / "snapcompact" / "pricing" / "model_shapes.toml").read_text())
     run([root / "runs"], out=root / "results", n_boot=300, table_path=table, plots=False)
     return root / "results"
 

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from snapcompact import parallel
-from snapcompact.render import pages, render_pages
-from snapcompact.shapes import get_shape
+from snapcompact.render import parallel
+from snapcompact.render.frames import pages, render_pages
+from snapcompact.core.shapes import get_shape
 
 
 def _square_with_pid(x: int) -> tuple[int, int]:

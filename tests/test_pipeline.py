@@ -3,7 +3,7 @@
 Expectations come from outside the harness: the session is replayed here by hand, message by
 message, through ``CompactionPipeline`` (``after_turn`` for assistant messages, ``append_message``
 for the rest), the next turn is ``llm_messages()``; image bills come from
-``snapcompact.billing.bill_image`` on sizes decoded by Pillow; prices from litellm's map.
+``snapcompact.pricing.billing.bill_image`` on sizes decoded by Pillow; prices from litellm's map.
 Requests go through litellm's mock path and a loopback OpenAI-compatible server (litellm's real
 HTTP client): no key, no network.
 """
@@ -118,8 +118,8 @@ def test_request_is_llm_messages_plus_the_question_byte_for_byte(tmp_path, sessi
 
 
 def test_context_bill_is_bill_image_of_every_sent_frame_plus_text(tmp_path, session_item):
-    from snapcompact.billing import bill_image
-    from snapcompact.text_tokens import count_text_tokens
+    from snapcompact.pricing.billing import bill_image
+    from snapcompact.pricing.text_tokens import count_text_tokens
 
     spec = spec_for(tmp_path, SMALL)
     store = FrameStore(tmp_path / "frames")

@@ -30,8 +30,8 @@ from evals.readers.answer import (  # noqa: E402
     answer_from_transcript,
     character_error_rate,
 )
-from snapcompact.glyphs import NEWLINE_GLYPH  # noqa: E402
-from snapcompact.render import render_many  # noqa: E402
+from snapcompact.core.glyphs import NEWLINE_GLYPH  # noqa: E402
+from snapcompact.render.frames import render_many  # noqa: E402
 
 pytest.importorskip("tesserocr")
 

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from snapcompact.normalize import normalize
-from snapcompact.png import decode_rgb
-from snapcompact.render import Frame, frames, render, render_many
-from snapcompact.shapes import SHAPE_VARIANT_NAMES, geometry, get_shape
+from snapcompact.text.normalize import normalize
+from snapcompact.render.png import decode_rgb
+from snapcompact.render.frames import Frame, frames, render, render_many
+from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, geometry, get_shape
 
 GOLDEN = Path(__file__).parent / "golden" / "render"
 CASES = sorted(p.stem for p in (GOLDEN / "cases").glob("*.txt"))

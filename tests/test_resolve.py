@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from snapcompact.resolve import (
+from snapcompact.pricing.resolve import (
     api_family,
     ideal_shape_variant,
     is_claude_high_res,
@@ -21,7 +21,7 @@ from snapcompact.resolve import (
     resolve_shape,
     resolve_shape_for_text,
 )
-from snapcompact.shapes import SHAPE_VARIANT_NAMES, SHAPE_VARIANTS
+from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, SHAPE_VARIANTS
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "resolve" / "reference.json").read_text())
 KIMI_IDS = {"moonshotai/kimi-k2.6", "kimi-k2.5", "kimi-k3"}
@@ -194,14 +194,14 @@ def test_every_variant_resolves_for_every_family(name):
 def test_table_is_validated_on_load(mutation, message):
     from importlib import resources
 
-    raw = resources.files("snapcompact").joinpath("model_shapes.toml").read_text()
+    raw = resources.files("snapcompact.pricing").joinpath("model_shapes.toml").read_text()
     parse_shape_rules(raw)  # the shipped table is valid
     with pytest.raises(ValueError, match=message):
         parse_shape_rules(mutation(raw))
 
 
 def _normalize_agrees(case) -> bool:
-    from snapcompact.normalize import scan_renderability
+    from snapcompact.text.normalize import scan_renderability
 
     return all(scan_renderability(case["text"], font).safe == case["scan"][key]["isSafe"]
                for key, font in (("8x13", "8x13"), ("silver", "silver")))
@@ -209,9 +209,9 @@ def _normalize_agrees(case) -> bool:
 
 @pytest.mark.parametrize("case", GOLDEN["texts"], ids=lambda c: f"{c['model']}|{c['text'][:12]!r}")
 def test_resolve_shape_for_text_matches_reference(case):
-    pytest.importorskip("snapcompact.normalize")
+    pytest.importorskip("snapcompact.text.normalize")
     if not _normalize_agrees(case):
-        pytest.skip("snapcompact.normalize.scan_renderability disagrees with the reference for this "
+        pytest.skip("snapcompact.text.normalize.scan_renderability disagrees with the reference for this "
                     "text (owned by the normalize module); resolution cannot match until it does")
     got = resolve_shape_for_text(case["text"], case["model"], api=case["api"])
     assert _ours(got) == _expected(case["shape"])

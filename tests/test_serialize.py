@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from snapcompact.glyphs import DIM_OFF, DIM_ON
-from snapcompact.messages import (
+from snapcompact.core.glyphs import DIM_OFF, DIM_ON
+from snapcompact.archive.messages import (
     AssistantMessage,
     TextBlock,
     ToolCallBlock,
@@ -24,7 +24,7 @@ from snapcompact.messages import (
     messages_from_json,
     messages_to_json,
 )
-from snapcompact.serialize import (
+from snapcompact.archive.serialize import (
     SerializeOptions,
     js_json_stringify,
     js_number_to_string,
@@ -241,7 +241,7 @@ def test_dataclass_messages_and_round_trip() -> None:
 @pytest.mark.parametrize("depth", [400, 1000, 5000])
 def test_stringify_and_serialize_deeply_nested_arguments_without_recursion(depth):
     """Tool-call arguments nested hundreds deep reach the serializer through compaction."""
-    from snapcompact.serialize import js_json_stringify
+    from snapcompact.archive.serialize import js_json_stringify
 
     nested: object = {"leaf": [1, "x"]}
     for _ in range(depth):
@@ -255,7 +255,7 @@ def test_stringify_and_serialize_deeply_nested_arguments_without_recursion(depth
 
 
 def test_stringify_refuses_a_cycle():
-    from snapcompact.serialize import js_json_stringify
+    from snapcompact.archive.serialize import js_json_stringify
 
     loop: list = []
     loop.append(loop)

@@ -17,8 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from snapcompact import stretch
-
+from snapcompact.render import stretch
 GOLDEN = Path(__file__).parent / "golden" / "stretch"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
 

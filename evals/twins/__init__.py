@@ -8,7 +8,7 @@ limits, refuses with the provider's error shape and status, answers with the pro
 and usage shape, and can inject that provider's rate-limit and overload replies with its headers.
 
 Image tokens in a twin's usage are computed from the decoded image by the provider's documented
-rule as read *independently* of ``snapcompact.billing`` (``evals.twins.vision``): the drift
+rule as read *independently* of ``snapcompact.pricing.billing`` (``evals.twins.vision``): the drift
 column of a run against a twin then compares two readings of the docs, and a disagreement is a
 finding, not noise. Text tokens are counted with tiktoken's o200k_base when it loads offline
 (else characters / 4): the twins cannot know a provider's private tokenizer.

@@ -13,8 +13,8 @@ reply with the provider's headers. Every request, accepted or refused, is append
 billed (text and image tokens), so a test can check what litellm recorded against what the
 twin computed.
 
-Limits come from ``snapcompact/pricing.toml`` (``[[request_limits]]``), read here with tomllib,
-not through ``snapcompact.billing``.
+Limits come from ``snapcompact/pricing/pricing.toml`` (``[[request_limits]]``), read here with tomllib,
+not through ``snapcompact.pricing.billing``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ __all__ = ["Exchange", "Fault", "Refusal", "TwinServer", "WireTwin", "compact_js
 
 def request_limits() -> dict[str, dict[str, Any]]:
     """``[[request_limits]]`` rows of pricing.toml by provider (plain dicts)."""
-    raw = resources.files("snapcompact").joinpath("pricing.toml").read_bytes()
+    raw = resources.files("snapcompact.pricing").joinpath("pricing.toml").read_bytes()
     return {row["provider"]: row for row in tomllib.loads(raw.decode())["request_limits"]}
 
 

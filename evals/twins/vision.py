@@ -1,9 +1,9 @@
 """The twins' own reading of each provider's image rules: decode the image, count its tokens.
 
-Why a second implementation: ``snapcompact.billing`` predicts what a frame costs; a twin must
+Why a second implementation: ``snapcompact.pricing.billing`` predicts what a frame costs; a twin must
 report what the provider would bill, and if both came from one piece of code the drift column
 would compare the code with itself. This module is written from the provider pages directly
-(sources on every rule below) and never imports ``snapcompact.billing``. Where the two readings
+(sources on every rule below) and never imports ``snapcompact.pricing.billing``. Where the two readings
 differ, the difference shows up as drift in a run against the twins and is listed in
 ``docs/running-real-models.md``.
 
@@ -213,6 +213,6 @@ def gemini_image_tokens(model: str, width: int, height: int, resolution: str | N
 
 def text_tokens(text: str) -> int:
     """Tokens of a text part: o200k_base when it loads offline, else ceil(characters / 4)."""
-    from snapcompact.text_tokens import count_text_tokens
+    from snapcompact.pricing.text_tokens import count_text_tokens
 
     return count_text_tokens(text, "gpt-4o").tokens if text else 0

@@ -74,7 +74,7 @@ def _message(entry: Entry) -> Mapping[str, Any] | None:
 
 def prepare_branch_entries(entries: Sequence[Entry], token_budget: int,
                            estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> BranchPreparation:
-    from snapcompact.file_ops import FileOperations, file_ops_from_messages
+    from snapcompact.archive.file_ops import FileOperations, file_ops_from_messages
 
     if token_budget < 1:
         raise ValueError(f"branch summary token budget must be positive, got {token_budget}")
@@ -108,7 +108,7 @@ def generate_branch_summary(entries: Sequence[Entry], complete: CompleteFn | Non
                             estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> tuple[
         str, dict[str, Any], Mapping[str, Any] | None]:
     """(summary with preamble and ``<files>``, details, usage) for the abandoned entries."""
-    from snapcompact.file_ops import compute_file_lists, upsert_file_operations
+    from snapcompact.archive.file_ops import compute_file_lists, upsert_file_operations
 
     if complete is None:
         raise ValueError("branch summaries need a completion function (complete=...)")

@@ -161,7 +161,7 @@ def _text_of(content: Any) -> str:
 
 def archive_blocks(message: Mapping[str, Any],
                    max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> list[dict[str, Any]] | None:
-    from snapcompact.archive import get_preserved_archive, history_blocks
+    from snapcompact.archive.store import get_preserved_archive, history_blocks
 
     archive = get_preserved_archive(message.get("preserveData"))
     if archive is None:
@@ -215,8 +215,8 @@ def to_wire_json(message: Mapping[str, Any], *,
 
 def convert_to_llm(messages: Sequence[Mapping[str, Any]], *,
                    max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> list[Any]:
-    """Agent messages -> :mod:`snapcompact.messages` wire messages, dropping what the LLM never sees."""
-    from snapcompact.messages import message_from_json
+    """Agent messages -> :mod:`snapcompact.archive.messages` wire messages, dropping what the LLM never sees."""
+    from snapcompact.archive.messages import message_from_json
 
     out = []
     for i, message in enumerate(messages):

@@ -174,7 +174,7 @@ class CompactionPipeline:
         if self._estimator is None:
             frame_tokens = self.model.image_tokens
             if frame_tokens is None:
-                from snapcompact.resolve import resolve_shape
+                from snapcompact.pricing.resolve import resolve_shape
 
                 sc = self.settings.snapcompact
                 frame_tokens = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,

@@ -34,7 +34,7 @@ from snapcompact.compaction.context import estimate_entry_tokens
 from snapcompact.compaction.entries import CompactionEntry, Entry, MessageEntry
 from snapcompact.compaction.settings import PruneSettings
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
-from snapcompact.file_ops import split_read_selector, strip_read_selector
+from snapcompact.archive.file_ops import split_read_selector, strip_read_selector
 
 __all__ = [
     "MIN_PRUNE_TOKENS",

@@ -3,9 +3,9 @@
 Why a whole-request bill: a frame saves money only if the *request* it sits in is cheaper than
 the same history as text. The compaction pipeline's own estimate (chars/4 and one flat number per
 image) decides when to compact; the bill here is what the provider charges for what is sent:
-each image priced by :func:`snapcompact.billing.bill_image` at its decoded PNG size (with the
+each image priced by :func:`snapcompact.pricing.billing.bill_image` at its decoded PNG size (with the
 provider's resize, e.g. an older Claude line seeing a 1568 px frame at 1092 px), and the text by
-:func:`snapcompact.text_tokens.count_text_tokens` (exact for OpenAI models, a labelled estimate
+:func:`snapcompact.pricing.text_tokens.count_text_tokens` (exact for OpenAI models, a labelled estimate
 elsewhere). Per-message framing tokens that providers add are not modelled.
 """
 
@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from snapcompact.billing import ImageBill, bill_image
-from snapcompact.text_tokens import count_text_tokens
+from snapcompact.pricing.billing import ImageBill, bill_image
+from snapcompact.pricing.text_tokens import count_text_tokens
 
 __all__ = ["RequestBill", "bill_request", "png_size", "request_images", "request_text"]
 

@@ -144,7 +144,7 @@ def serialize_for_summary(messages: Sequence[Mapping[str, Any]], include_thinkin
     ``include_thinking=False`` leaves out ``[Think]:`` (as the agent does for Anthropic targets).
     """
     from snapcompact.compaction.context import to_wire_json
-    from snapcompact.serialize import js_json_stringify
+    from snapcompact.archive.serialize import js_json_stringify
 
     wire = [w for w in (to_wire_json(m) for m in messages) if w is not None]
     useless = {str(m.get("toolCallId")) for m in wire

@@ -118,7 +118,7 @@ def geometry(shape: Shape, size: int | None = None) -> Geometry:
 
 
 def _table_bytes() -> bytes:
-    return resources.files("snapcompact").joinpath("shapes.toml").read_bytes()
+    return resources.files("snapcompact.core").joinpath("shapes.toml").read_bytes()
 
 
 def parse_shape_table(raw: bytes | str) -> dict[str, Shape]:

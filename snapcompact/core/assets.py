@@ -15,7 +15,7 @@ from pathlib import Path
 def fonts_dir() -> Path:
     override = os.environ.get("SNAPCOMPACT_FONTS_DIR")
     candidates = [Path(override)] if override else []
-    candidates.append(Path(__file__).resolve().parent.parent / "fonts")
+    candidates.append(Path(__file__).resolve().parent.parent.parent / "fonts")
     for path in candidates:
         if (path / "8x13.bdf").is_file():
             return path

@@ -94,7 +94,7 @@ class PricingTable:
 
 
 def _claude_high_res(model_id: str) -> bool:
-    from snapcompact.resolve import is_claude_high_res
+    from snapcompact.pricing.resolve import is_claude_high_res
 
     return is_claude_high_res(model_id)
 
@@ -211,7 +211,7 @@ def parse_pricing_table(raw: bytes | str) -> PricingTable:
 
 @lru_cache(maxsize=1)
 def pricing_table() -> PricingTable:
-    raw = resources.files("snapcompact").joinpath("pricing.toml").read_bytes()
+    raw = resources.files("snapcompact.pricing").joinpath("pricing.toml").read_bytes()
     return parse_pricing_table(raw)
 
 
@@ -483,7 +483,7 @@ def select_rule(model: str, api: str | None = None, provider: str | None = None)
     an unmatched id falls back to the default rule of the API's billing family, and with no known
     API to the anthropic default (the reference bills unknown families like anthropic).
     """
-    from snapcompact.resolve import api_for, api_family
+    from snapcompact.pricing.resolve import api_for, api_family
 
     if not isinstance(model, str):
         raise ValueError(f"model id must be a string, got {model!r}")
@@ -506,7 +506,7 @@ def bill_image(
     provider: str | None = None,
 ) -> ImageBill:
     """Tokens ``model`` is billed for one ``width`` x ``height`` image (see module docstring)."""
-    from snapcompact.resolve import api_for, api_family
+    from snapcompact.pricing.resolve import api_for, api_family
 
     w, h = _check_edge("width", width), _check_edge("height", height)
     if detail is not None and detail not in DETAILS:

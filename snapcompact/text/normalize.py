@@ -32,9 +32,9 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from snapcompact import coverage
-from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH, WIDE_RANGES, is_wide
-from snapcompact.shapes import FONTS
+from snapcompact.text import coverage
+from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH, WIDE_RANGES, is_wide
+from snapcompact.core.shapes import FONTS
 
 __all__ = [
     "CHAR_FOLD",

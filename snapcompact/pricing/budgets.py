@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Literal, Mapping
 
-from snapcompact.billing import RequestLimit, request_limit
+from snapcompact.pricing.billing import RequestLimit, request_limit
 
 Policy = Literal["seed", "reference", "reference-unreleased"]
 POLICIES: tuple[str, ...] = ("seed", "reference", "reference-unreleased")

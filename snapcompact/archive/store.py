@@ -6,7 +6,7 @@ The frames persist under ``preserveData["snapcompact"]`` in the reference's JSON
 (``{frames[], totalChars, truncatedChars, text?, textHead?, textTail?}``), and every context
 rebuild turns them back into ordered text and image blocks (:func:`history_blocks`).
 
-Two archive policies (see :mod:`snapcompact.archive_plan`): ``pinned`` (the documented seed
+Two archive policies (see :mod:`snapcompact.archive.plan`): ``pinned`` (the documented seed
 design, the default) carries frames forward, pins the first, evicts the oldest unpinned ones
 and keeps the unframed newest slice as a text tail; ``foveated`` reproduces the reference
 18.2.11 re-layout (text edges, HQ/dense middle).
@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from snapcompact.archive_plan import (
+from snapcompact.archive.plan import (
     PlannedFrame,
     dense_companion,
     dim_open_after,
@@ -51,12 +51,12 @@ from snapcompact.archive_plan import (
     plan_pinned,
     visible_len,
 )
-from snapcompact.budgets import MAX_FRAMES_DEFAULT, provider_frame_budget
-from snapcompact.dataurl import elide_data_urls
-from snapcompact.file_ops import FileLists, FileOperations, compute_file_lists, format_file_list
-from snapcompact.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
-from snapcompact.reading_guide import NO_HISTORY, GuideFacts, render_guide, short_summary
-from snapcompact.shapes import Shape, geometry, get_shape
+from snapcompact.pricing.budgets import MAX_FRAMES_DEFAULT, provider_frame_budget
+from snapcompact.archive.dataurl import elide_data_urls
+from snapcompact.archive.file_ops import FileLists, FileOperations, compute_file_lists, format_file_list
+from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
+from snapcompact.archive.reading_guide import NO_HISTORY, GuideFacts, render_guide, short_summary
+from snapcompact.core.shapes import Shape, geometry, get_shape
 
 __all__ = [
     "POLICIES",
@@ -497,8 +497,8 @@ def _check_positive(name: str, value: object) -> int:
 
 def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: str | None,
              provider: str | None, frame_size: int | None) -> tuple[Shape, int, str | None]:
-    from snapcompact.billing import family_image_detail, frame_token_estimate
-    from snapcompact.resolve import api_family, api_for, resolve_shape_for_text
+    from snapcompact.pricing.billing import family_image_detail, frame_token_estimate
+    from snapcompact.pricing.resolve import api_family, api_for, resolve_shape_for_text
 
     family = api_family(api_for(api, provider))
     if shape is None:
@@ -516,9 +516,9 @@ def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: s
 def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
             source_chars: Sequence[int | None], workers: int | None) -> tuple[list[ArchiveFrame], bool]:
     """Render pages in order, re-opening a dim span a boundary cut and dimming stopwords."""
-    from snapcompact.normalize import dim_stopwords
-    from snapcompact.parallel import parallel_map
-    from snapcompact.render import render, warm_caches
+    from snapcompact.text.normalize import dim_stopwords
+    from snapcompact.render.parallel import parallel_map
+    from snapcompact.render.frames import render, warm_caches
 
     texts: list[str] = []
     for item in planned:
@@ -541,8 +541,8 @@ def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
 
 
 def _message_chars(messages: Sequence[Any]) -> int:
-    from snapcompact.messages import TextBlock, ThinkingBlock, ToolCallBlock, message_from_json
-    from snapcompact.serialize import js_json_stringify
+    from snapcompact.archive.messages import TextBlock, ThinkingBlock, ToolCallBlock, message_from_json
+    from snapcompact.archive.serialize import js_json_stringify
 
     total = 0
     for i, raw in enumerate(messages):
@@ -607,8 +607,8 @@ def compact(
     by default ``tokens_before`` minus an estimate of the replaced messages and previous archive)
     and :class:`CompactionRejected` is raised when it would not be smaller.
     """
-    from snapcompact.normalize import normalize
-    from snapcompact.serialize import SerializeOptions, serialize_conversation
+    from snapcompact.text.normalize import normalize
+    from snapcompact.archive.serialize import SerializeOptions, serialize_conversation
 
     if policy not in POLICIES:
         raise ValueError(f"unknown archive policy {policy!r} (known: {', '.join(POLICIES)})")

@@ -20,8 +20,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal, Mapping
 
-from snapcompact.billing import FAMILIES, family_image_detail, frame_token_estimate
-from snapcompact.shapes import SHAPE_VARIANTS, Shape, check_frame_size, get_shape
+from snapcompact.pricing.billing import FAMILIES, family_image_detail, frame_token_estimate
+from snapcompact.core.shapes import SHAPE_VARIANTS, Shape, check_frame_size, get_shape
 
 Table = Literal["seed", "reference"]
 TABLES: tuple[str, ...] = ("seed", "reference")
@@ -120,7 +120,7 @@ def parse_shape_rules(raw: bytes | str) -> ShapeTable:
 
 @lru_cache(maxsize=1)
 def shape_rules() -> ShapeTable:
-    raw = resources.files("snapcompact").joinpath("model_shapes.toml").read_bytes()
+    raw = resources.files("snapcompact.pricing").joinpath("model_shapes.toml").read_bytes()
     return parse_shape_rules(raw)
 
 
@@ -336,7 +336,7 @@ def resolve_shape_for_text(
     resolved = resolve_shape(model_id, api=api, provider=provider, variant=variant)
     if variant not in (None, "auto"):
         return resolved
-    from snapcompact.normalize import cjk_heavy, scan_renderability  # lazy: heavy tables
+    from snapcompact.text.normalize import cjk_heavy, scan_renderability  # lazy: heavy tables
 
     silver = resolve_shape(model_id, api=api, provider=provider, variant="silver16-bw")
     silver_safe = _is_safe(scan_renderability(text, silver.shape.font))

@@ -22,12 +22,12 @@ from functools import cached_property
 
 import numpy as np
 
-from snapcompact import layout
-from snapcompact.fonts import Atlas, atlas
-from snapcompact.glyphs import NEWLINE_GLYPH
-from snapcompact.parallel import parallel_map
-from snapcompact.png import BAND, BLACK, DIM, PALETTE, WHITE, encode_indexed, encode_rgb
-from snapcompact.shapes import NATURAL_CELL, Geometry, Shape, geometry, get_shape
+from snapcompact.render import layout
+from snapcompact.render.fonts import Atlas, atlas
+from snapcompact.core.glyphs import NEWLINE_GLYPH
+from snapcompact.render.parallel import parallel_map
+from snapcompact.render.png import BAND, BLACK, DIM, PALETTE, WHITE, encode_indexed, encode_rgb
+from snapcompact.core.shapes import NATURAL_CELL, Geometry, Shape, geometry, get_shape
 
 #: Bumped whenever a change alters any frame's pixels (cache keys include it).
 RENDERER_VERSION = "1"
@@ -153,8 +153,8 @@ def _draw_indexed(
     # draws glyph by glyph in text order, each writing only its inked pixels, so every pixel
     # ends with the value of the last glyph (in text order) that inked it: bitmap ink carries
     # the text index of its cell, fallback pixels the index of their glyph.
-    from snapcompact import silver
-    from snapcompact.fonts import load_font
+    from snapcompact.render import silver
+    from snapcompact.render.fonts import load_font
 
     text_index = np.arange(cps.size, dtype=np.int64)
     cell_owner = np.full(rows * grid_cols, -1, dtype=np.int64)
@@ -192,8 +192,7 @@ def _draw_indexed(
 
 
 def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.ndarray:
-    from snapcompact import silver
-
+    from snapcompact.render import silver
     cw, ch, repeat = shape.cell_width, shape.cell_height, shape.line_repeat
     rgb = np.full((cells.used_rows * repeat * ch, width, 3), 255, dtype=np.uint8)
     if repeat > 1:
@@ -255,7 +254,7 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         png = encode_rgb(_draw_silver(shape, cells, geo.grid_cols, size))
         height = cells.used_rows * shape.line_repeat * shape.cell_height
     elif shape.stretches:
-        from snapcompact.stretch import stretch_frame
+        from snapcompact.render.stretch import stretch_frame
 
         natural_cell = NATURAL_CELL[shape.font]
         natural, _ = _draw_indexed(
@@ -294,7 +293,7 @@ def render(text: str, shape: Shape | str, size: int | None = None) -> Frame:
 
 def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
     """Normalize ``text`` and split it into the page texts ``render_many`` draws."""
-    from snapcompact.normalize import dim_stopwords, normalize, wrap
+    from snapcompact.text.normalize import dim_stopwords, normalize, wrap
 
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
@@ -319,7 +318,7 @@ def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
 
 
 def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None) -> list[Frame]:
-    """Render already-paginated page texts, several at a time (see :mod:`snapcompact.parallel`).
+    """Render already-paginated page texts, several at a time (see :mod:`snapcompact.render.parallel`).
 
     ``workers`` defaults to the usable cores; 1 renders in this thread.
     """

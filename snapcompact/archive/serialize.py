@@ -29,9 +29,9 @@ from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any
 
-from snapcompact.dataurl import JS_WHITESPACE_CHARS, JS_WS, elide_data_urls
-from snapcompact.glyphs import DIM_OFF, DIM_ON
-from snapcompact.messages import (
+from snapcompact.archive.dataurl import JS_WHITESPACE_CHARS, JS_WS, elide_data_urls
+from snapcompact.core.glyphs import DIM_OFF, DIM_ON
+from snapcompact.archive.messages import (
     AssistantMessage,
     Message,
     TextBlock,

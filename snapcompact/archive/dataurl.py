@@ -95,7 +95,7 @@ def _payload_chars(payload: str) -> str:
     elided = float(digits.group(0)) if digits else 0.0
     total = float(len(payload) - len(marker.group(0))) + elided
     # Local import: serialize imports this module.
-    from snapcompact.serialize import js_number_to_string
+    from snapcompact.archive.serialize import js_number_to_string
 
     return js_number_to_string(total)
 

@@ -10,7 +10,7 @@
                                     [--strategy snapcompact|truncate|full] [--policy pinned|foveated]
                                     [--shape NAME] [--size PX] [--context-window N]
                                     [--settings FILE] --out DIR
-    python -m snapcompact session SESSION {show|transcript|tree|prune}   (see snapcompact.session_cli)
+    python -m snapcompact session SESSION {show|transcript|tree|prune}   (see snapcompact.cli.session)
 
 Every verb prints JSON on stdout; bad input exits with status 2 and a one-line message
 (``--debug`` before the verb shows the traceback instead). ``render`` refuses to draw more than
@@ -51,7 +51,7 @@ def _print(value: object) -> None:
 
 def _shape(name: str, size: int | None):
     """The shape at ``size``, refused when not even one cell fits (every verb, not just render)."""
-    from snapcompact.shapes import get_shape
+    from snapcompact.core.shapes import get_shape
 
     shape = get_shape(name, size)
     _check_fits(shape)
@@ -59,7 +59,7 @@ def _shape(name: str, size: int | None):
 
 
 def _check_fits(shape) -> None:
-    from snapcompact.shapes import geometry
+    from snapcompact.core.shapes import geometry
 
     geo = geometry(shape)
     if geo.cols < 1 or geo.rows < 1:
@@ -90,9 +90,9 @@ def _output_folder(value: str) -> Path:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from snapcompact.frame_cap import check_frame_count
-    from snapcompact.render import render_many
-    from snapcompact.shapes import geometry
+    from snapcompact.render.frame_cap import check_frame_count
+    from snapcompact.render.frames import render_many
+    from snapcompact.core.shapes import geometry
 
     shape = _shape(args.shape, args.size)
     if args.max_frames < 1:
@@ -123,14 +123,14 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 
 def _cmd_normalize(args: argparse.Namespace) -> int:
-    from snapcompact.normalize import normalize
+    from snapcompact.text.normalize import normalize
 
     _print(normalize(_read_stdin(), _shape(args.shape, None).font))
     return 0
 
 
 def _cmd_geometry(args: argparse.Namespace) -> int:
-    from snapcompact.shapes import geometry
+    from snapcompact.core.shapes import geometry
 
     shape = _shape(args.shape, args.size)
     geo = geometry(shape)
@@ -140,7 +140,7 @@ def _cmd_geometry(args: argparse.Namespace) -> int:
 
 
 def _cmd_resolve(args: argparse.Namespace) -> int:
-    from snapcompact.resolve import resolve_shape
+    from snapcompact.pricing.resolve import resolve_shape
 
     resolved = resolve_shape(_model_id(args.model), api=args.api, provider=args.provider,
                              variant=args.shape, frame_size=args.size)
@@ -150,7 +150,7 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def _cmd_bill(args: argparse.Namespace) -> int:
-    from snapcompact.billing import bill_image
+    from snapcompact.pricing.billing import bill_image
 
     bill = bill_image(_model_id(args.model), args.width, args.height, detail=args.detail, api=args.api,
                       provider=args.provider)
@@ -159,7 +159,7 @@ def _cmd_bill(args: argparse.Namespace) -> int:
 
 
 def _cmd_serialize(args: argparse.Namespace) -> int:
-    from snapcompact.serialize import serialize_conversation
+    from snapcompact.archive.serialize import serialize_conversation
 
     text = _read_stdin()
     limit = sys.getrecursionlimit()
@@ -258,7 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--settings", help="settings file (.toml or .json)")
     p.add_argument("--out", required=True)
     p.set_defaults(func=_cmd_compact)
-    from snapcompact.session_cli import add_session_parser
+    from snapcompact.cli.session import add_session_parser
 
     add_session_parser(sub)
     return parser

@@ -1,6 +1,6 @@
 """Offline demo: render a sample of real text into frames with every shape variant.
 
-    python -m snapcompact.demo [--out DIR] [--chars N]
+    python -m snapcompact.cli.demo [--out DIR] [--chars N]
 
 The sample is this package's own source (prose docstrings and code), so the demo needs nothing
 but the library.  It prints, per variant, the frame count, geometry and PNG bytes, and writes the
@@ -13,13 +13,13 @@ import argparse
 import time
 from pathlib import Path
 
-from snapcompact.render import render_many
-from snapcompact.shapes import SHAPE_VARIANT_NAMES, geometry, get_shape
+from snapcompact.render.frames import render_many
+from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, geometry, get_shape
 
 
 def sample_text(chars: int) -> str:
-    here = Path(__file__).resolve().parent
-    text = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted(here.glob("*.py")))
+    here = Path(__file__).resolve().parents[1]
+    text = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted(here.rglob("*.py")))
     return text[:chars]
 
 
