@@ -70,9 +70,11 @@ def child(args: argparse.Namespace) -> None:
     import time
     import tracemalloc
 
-    from snapcompact.archive.store import compact
-    from snapcompact.archive.file_ops import file_ops_from_messages
-    from snapcompact.archive.serialize import serialize_conversation
+    from snapcompact.archive import (
+        compact,
+        file_ops_from_messages,
+        serialize_conversation,
+    )
 
     first = session(args.chars)
     more = session(args.chars // 10, offset=args.chars)

@@ -33,13 +33,13 @@ def run_one(strategy: str, turns: int, window: int, workdir: Path) -> dict:
 
     from snapcompact.compaction import (
         DEFAULT_SETTINGS,
+        CompactionEntry,
         CompactionPipeline,
         ModelInfo,
         Session,
         build_session_context,
+        merge_settings,
     )
-    from snapcompact.compaction.entries import CompactionEntry
-    from snapcompact.compaction.settings import merge_settings
 
     model = ModelInfo("claude-sonnet-4-5", window, provider="anthropic", api="anthropic-messages")
     settings = merge_settings(DEFAULT_SETTINGS, {

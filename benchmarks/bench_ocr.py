@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from evals.readers import ocr  # noqa: E402
 from evals.readers.answer import character_error_rate  # noqa: E402
-from snapcompact.render.frames import pages, render  # noqa: E402
-from snapcompact.core.shapes import SHAPE_VARIANTS, geometry, get_shape  # noqa: E402
+from snapcompact.core import SHAPE_VARIANTS, geometry, get_shape  # noqa: E402
+from snapcompact.render import pages, render  # noqa: E402
 
 DEFAULT_SHAPES = ("11on16-bw", "8on22-bw", "8on16-bw", "8x13-bw", "6x12-dim", "8x8u-bw",
                   "8x8r-bw", "6x6u-bw", "5x8-bw")
@@ -65,7 +65,7 @@ def measure(shape_name: str, text: str, settings: ocr.OcrSettings, model: str | 
     frame = render(page, shape)
     seen = None
     if model:
-        from snapcompact.pricing.billing import bill_image
+        from snapcompact.pricing import bill_image
 
         bill = bill_image(model, frame.width, frame.height)
         seen = (bill.seen_width, bill.seen_height)

@@ -44,7 +44,7 @@ DEFAULT_UPSTREAM = ROOT.parent / "shared" / "tools" / "upstream-frames"
 
 _CHILD = r"""
 import json, resource, sys, time
-from snapcompact.render.frames import render_many
+from snapcompact.render.renderer import render_many
 from snapcompact.core.shapes import get_shape
 text = open(sys.argv[1], encoding="utf-8").read()
 shape = get_shape(sys.argv[2])
@@ -190,7 +190,7 @@ def bench_inprocess(path: str, n_chars: int, variants: list[str], repeat: int,
 
 
 def main() -> None:
-    from snapcompact.core.shapes import SHAPE_VARIANT_NAMES
+    from snapcompact.core import SHAPE_VARIANT_NAMES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mode", choices=("process", "inprocess"), default="process")

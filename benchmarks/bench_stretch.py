@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from snapcompact.render import stretch
+
 REPO = Path(__file__).resolve().parents[1]
 
 #: Ink colours of the two 6x6u variants (white paper first): black for bw; six sentence hues

@@ -22,7 +22,7 @@ from evals.twins.vision import (
     gemini_image_tokens,
     openai_image_tokens,
 )
-from snapcompact.pricing.billing import bill_image
+from snapcompact.pricing import bill_image
 
 TWIN_RULES = {
     "claude-sonnet-4-5": lambda w, h: anthropic_image_tokens("claude-sonnet-4-5", w, h)[0],

@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 
 from evals.records import Record
-from snapcompact.pricing.resolve import ShapeTable, parse_claude_id
-from snapcompact.core.shapes import SHAPE_VARIANTS
+from snapcompact.core import SHAPE_VARIANTS
+from snapcompact.pricing import ShapeTable, parse_claude_id
 
 #: Readers whose rows answer questions (recall): "qa" (schema 2) and the schema-1 readers;
 #: schema-1 "transcribe" rows carry a CER instead.

@@ -38,8 +38,8 @@ import email.utils
 import logging
 import math
 import os
-import re
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field

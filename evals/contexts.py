@@ -63,7 +63,7 @@ class Context:
 
 def model_info(spec: RunSpec):
     """The pipeline's model facts for the target, at the run's context window."""
-    from snapcompact.compaction.model import ModelInfo
+    from snapcompact.compaction import ModelInfo
 
     model = spec.model
     return ModelInfo(id=model.target_model, context_window=spec.context_window,
@@ -87,7 +87,7 @@ def _archive_text_chars(archive: Any | None) -> int:
     """Characters of archive text sent as text (head and tail edges, the pinned policy's
     unframed tail, gap notices): the text blocks :func:`snapcompact.archive.store.history_blocks`
     puts beside the frames."""
-    from snapcompact.archive.store import history_blocks
+    from snapcompact.archive import history_blocks
 
     if archive is None:
         return 0
@@ -144,9 +144,13 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
                   complete: Callable[..., Any] | None = None,
                   max_input_tokens: int | None = None) -> Context:
     """Replay ``item`` under ``arm`` and bill the next turn's context for the target."""
-    from snapcompact.compaction.chat import to_chat_messages, tool_definitions
-    from snapcompact.compaction.replay import replay_session, replay_settings
-    from snapcompact.compaction.request_bill import bill_request
+    from snapcompact.compaction import (
+        bill_request,
+        replay_session,
+        replay_settings,
+        to_chat_messages,
+        tool_definitions,
+    )
 
     model = spec.model
     shape = arm.shape if arm.is_snapcompact else None
@@ -220,8 +224,8 @@ def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
     variant the arm asked for (or production resolved, for ``auto``) when the frame matches it,
     else the variant that matches (a Silver fallback for non-Latin text).
     """
-    from snapcompact.pricing.resolve import resolve_shape
-    from snapcompact.core.shapes import SHAPE_VARIANTS
+    from snapcompact.core import SHAPE_VARIANTS
+    from snapcompact.pricing import resolve_shape
 
     archive = replay.final_archive()
     if archive is None or not arm.is_snapcompact:

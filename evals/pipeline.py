@@ -88,10 +88,9 @@ class Versions:
 def versions() -> Versions:
     from importlib.metadata import PackageNotFoundError, version
 
-    from snapcompact.pricing.billing import pricing_table_sha256
-    from snapcompact.render.frames import RENDERER_VERSION
-    from snapcompact.pricing.resolve import model_shapes_sha256
-    from snapcompact.core.shapes import shape_table_sha256
+    from snapcompact.core import shape_table_sha256
+    from snapcompact.pricing import model_shapes_sha256, pricing_table_sha256
+    from snapcompact.render import RENDERER_VERSION
 
     try:
         package = version("snapcompact-evals")
@@ -185,7 +184,7 @@ class Planned:
     def messages(self, data_url: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
         """The request: the context (placeholders, or images when ``data_url`` is given) and
         the question as the next user message."""
-        from snapcompact.compaction.chat import user_question
+        from snapcompact.compaction import user_question
 
         context = (fill_images(self.context.messages, self.context.frame_hashes, data_url)
                    if data_url is not None else [dict(m) for m in self.context.messages])
@@ -208,7 +207,7 @@ class Planned:
 def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                    ocr_cache_dir: str | None) -> list[Planned]:
     """Every question of one item against one context (none when the context was skipped)."""
-    from snapcompact.pricing.text_tokens import count_text_tokens
+    from snapcompact.pricing import count_text_tokens
 
     if context.skipped is not None:
         return []
@@ -594,7 +593,7 @@ class RunResult:
 def make_client(spec: RunSpec, *, completion_fn: Any = None, model: Any = None):
     from evals.cache import ResponseCache
     from evals.client import EvalClient, Progress, RetryPolicy, provider_of
-    from snapcompact.render.frames import RENDERER_VERSION
+    from snapcompact.render import RENDERER_VERSION
 
     model = model if model is not None else spec.model
     providers = {provider_of(model.model_for(QA_READER)), provider_of(model.litellm_id)}

@@ -89,7 +89,7 @@ def request_facts(messages: Sequence[Mapping[str, Any]]) -> RequestFacts:
 
 def _limits_for(target_model: str, provider: str | None, api: str | None
                 ) -> list[tuple[str, Any]]:
-    from snapcompact.pricing.billing import request_limit, select_rule
+    from snapcompact.pricing import request_limit, select_rule
 
     vendor = select_rule(target_model, api, provider)[0].vendor
     names = [n for n in dict.fromkeys((provider, vendor)) if n]
@@ -99,7 +99,7 @@ def _limits_for(target_model: str, provider: str | None, api: str | None
 def check_request(messages: Sequence[Mapping[str, Any]], *, target_model: str,
                   provider: str | None, api: str | None = None, label: str = "request") -> None:
     """Raise ``PreflightError`` if ``provider`` (or the model's vendor) would refuse the request."""
-    from snapcompact.pricing.billing import bill_image
+    from snapcompact.pricing import bill_image
 
     facts = request_facts(messages)
     count = len(facts.images)

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from evals.aggregate import UNMATCHED_LINE, Decision, reader_label
-from snapcompact.pricing.resolve import parse_shape_rules
-from snapcompact.core.shapes import SHAPE_VARIANTS
+from snapcompact.core import SHAPE_VARIANTS
+from snapcompact.pricing import parse_shape_rules
 
 HIGH_RES_LINE = "claude-high-res"
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
@@ -227,7 +227,7 @@ def apply_table(proposal: TableProposal, path: str | Path) -> Path:
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(proposal.text)
     tmp.replace(path)
-    from snapcompact.pricing.resolve import shape_rules
+    from snapcompact.pricing import shape_rules
 
     shape_rules.cache_clear()
     return path

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.redaction import is_secret_name
-from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, check_frame_size
+from snapcompact.core import SHAPE_VARIANT_NAMES, check_frame_size
 
 TEXT_ARM = "text"  # the shape label of an arm that sends no frames
 AUTO_SHAPE = "auto"
@@ -357,7 +357,7 @@ class RunSpec:
 
     def settings(self):
         """The compaction settings every arm starts from (snapcompact's defaults + overrides)."""
-        from snapcompact.compaction.settings import DEFAULT_SETTINGS, merge_settings
+        from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
 
         return merge_settings(DEFAULT_SETTINGS, self.settings_overrides)
 

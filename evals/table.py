@@ -32,8 +32,13 @@ from evals.aggregate import (
     summarize,
 )
 from evals.records import load_records
-from evals.shape_table import TableProposal, apply_table, library_table_path, propose_table
-from snapcompact.pricing.resolve import parse_shape_rules
+from evals.shape_table import (
+    TableProposal,
+    apply_table,
+    library_table_path,
+    propose_table,
+)
+from snapcompact.pricing import parse_shape_rules
 
 
 def _write_table(frame: pd.DataFrame, out: Path, stem: str) -> None:

@@ -21,9 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evals.costs import price_of  # noqa: E402  (sets LITELLM_LOCAL_MODEL_COST_MAP before import)
-from snapcompact.pricing.billing import bill_image, pricing_table_sha256  # noqa: E402
-from snapcompact.pricing.resolve import resolve_shape  # noqa: E402
-from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, geometry, get_shape  # noqa: E402
+from snapcompact.core import SHAPE_VARIANT_NAMES, geometry, get_shape  # noqa: E402
+from snapcompact.pricing import (  # noqa: E402
+    bill_image,
+    pricing_table_sha256,
+    resolve_shape,  # noqa: E402
+)
 
 #: (column label, model id, wire API that carries it)
 REPRESENTATIVES: tuple[tuple[str, str, str], ...] = (

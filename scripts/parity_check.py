@@ -24,10 +24,12 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from snapcompact.text.normalize import normalize  # noqa: E402
-from snapcompact.render.png import decode_rgb  # noqa: E402
-from snapcompact.render.frames import render_many  # noqa: E402
-from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, get_shape  # noqa: E402
+from snapcompact.core import SHAPE_VARIANT_NAMES, get_shape  # noqa: E402
+from snapcompact.render import (
+    decode_rgb,  # noqa: E402
+    render_many,  # noqa: E402
+)
+from snapcompact.text import normalize  # noqa: E402
 
 DEFAULT_UPSTREAM = ROOT.parent / "shared" / "tools" / "upstream-frames"
 WORDS = ("the of and to in is that it for was on are as with his they at be this from have or "

@@ -1,0 +1,103 @@
+"""snapcompact: archive long LLM conversation history as dense bitmap-font PNG frames.
+
+The package is laid out as the pipeline runs (see ``docs/architecture.md``)::
+
+    core -> text -> render            (text -> printable text -> pixels)
+                 -> pricing           (model -> shape, image -> billed tokens)
+    archive                           (history -> frames archive -> request blocks)
+    compaction                        (sessions, cut points, summaries, strategies, replay)
+    cli                               (``python -m snapcompact``)
+
+The names below are the everyday entry points; each stage's package (``snapcompact.render``,
+``snapcompact.pricing``, ...) lists its full public API in ``__all__``. Names are imported on
+first use, so ``import snapcompact`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from snapcompact.archive import (
+        Archive,
+        CompactionResult,
+        compact,
+        history_blocks,
+        serialize_conversation,
+    )
+    from snapcompact.compaction import CompactionPipeline, Session, Settings
+    from snapcompact.core import (
+        SHAPE_VARIANT_NAMES,
+        Geometry,
+        Shape,
+        geometry,
+        get_shape,
+    )
+    from snapcompact.pricing import ImageBill, ResolvedShape, bill_image, resolve_shape
+    from snapcompact.render import Frame, frames, render, render_many
+    from snapcompact.text import normalize
+
+#: Public name -> the stage package that owns it.
+_WHERE: dict[str, str] = {
+    "Archive": "archive",
+    "CompactionPipeline": "compaction",
+    "CompactionResult": "archive",
+    "Frame": "render",
+    "Geometry": "core",
+    "ImageBill": "pricing",
+    "ResolvedShape": "pricing",
+    "SHAPE_VARIANT_NAMES": "core",
+    "Session": "compaction",
+    "Settings": "compaction",
+    "Shape": "core",
+    "bill_image": "pricing",
+    "compact": "archive",
+    "frames": "render",
+    "geometry": "core",
+    "get_shape": "core",
+    "history_blocks": "archive",
+    "normalize": "text",
+    "render": "render",
+    "render_many": "render",
+    "resolve_shape": "pricing",
+    "serialize_conversation": "archive",
+}
+
+__all__ = [
+    "SHAPE_VARIANT_NAMES",
+    "Archive",
+    "CompactionPipeline",
+    "CompactionResult",
+    "Frame",
+    "Geometry",
+    "ImageBill",
+    "ResolvedShape",
+    "Session",
+    "Settings",
+    "Shape",
+    "bill_image",
+    "compact",
+    "frames",
+    "geometry",
+    "get_shape",
+    "history_blocks",
+    "normalize",
+    "render",
+    "render_many",
+    "resolve_shape",
+    "serialize_conversation",
+]
+
+
+def __getattr__(name: str) -> Any:
+    package = _WHERE.get(name)
+    if package is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{package}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,3 +1,3 @@
-from snapcompact.cli.main import main
+from snapcompact.cli import main
 
 raise SystemExit(main())

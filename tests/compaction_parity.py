@@ -16,14 +16,19 @@ from typing import Any
 
 from compaction_corpus import session_entries
 
-from snapcompact.compaction.cut_point import find_cut_point, prepare_compaction
-from snapcompact.compaction.entries import Entry, MessageEntry, entry_from_json
-from snapcompact.compaction.pruning import prune_tool_outputs
-from snapcompact.compaction.settings import PruneSettings
-from snapcompact.compaction.strategies import cumulative_file_ops
-from snapcompact.compaction.summarize import serialize_for_summary
-from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR
-from snapcompact.archive.file_ops import compute_file_lists, upsert_file_operations
+from snapcompact.archive import compute_file_lists, upsert_file_operations
+from snapcompact.compaction import (
+    DEFAULT_ESTIMATOR,
+    Entry,
+    MessageEntry,
+    PruneSettings,
+    cumulative_file_ops,
+    entry_from_json,
+    find_cut_point,
+    prepare_compaction,
+    prune_tool_outputs,
+    serialize_for_summary,
+)
 
 GOLDEN = Path(__file__).parent / "golden" / "compaction"
 

@@ -25,7 +25,7 @@ from evals.aggregate import (
     summarize,
 )
 from evals.records import Record
-from snapcompact.pricing.resolve import shape_rules
+from snapcompact.pricing import shape_rules
 
 CLAUDE = "anthropic/claude-sonnet-4-5"
 OCR = "snapocr/ocr-qa"
@@ -175,7 +175,7 @@ def test_lines_come_from_target_model_and_readers_stay_apart() -> None:
     ("o3", UNMATCHED_LINE),
 ])
 def test_model_line_follows_the_library_resolver(model_id: str, line: str) -> None:
-    from snapcompact.pricing.resolve import ideal_shape_variant
+    from snapcompact.pricing import ideal_shape_variant
 
     ideal = ideal_shape_variant(model_id)
     assert (ideal.rule if ideal else UNMATCHED_LINE) == line

@@ -21,23 +21,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from snapcompact.archive.store import (
+from snapcompact.archive import (
     Archive,
     ArchiveFrame,
     CompactionRejected,
+    FileOperations,
     LazyFrameData,
     archive_source_text,
     compact,
+    elide_middle,
     get_preserved_archive,
     history_blocks,
+    serialize_conversation,
     strip_preserved_archive,
+    visible_len,
 )
-from snapcompact.archive.plan import elide_middle, visible_len
-from snapcompact.archive.file_ops import FileOperations
-from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
-from snapcompact.text.normalize import normalize
-from snapcompact.archive.serialize import serialize_conversation
-from snapcompact.core.shapes import geometry, get_shape
+from snapcompact.core import DIM_OFF, DIM_ON, NEWLINE_GLYPH, geometry, get_shape
+from snapcompact.text import normalize
 
 GOLDEN = Path(__file__).parent / "golden" / "archive" / "reference.json.gz"
 
@@ -481,7 +481,7 @@ def test_output_is_deterministic(rounds: list[list[dict]], policy: str, variant:
 
 
 def test_history_blocks_pin_first_keeps_the_session_head_under_budgets() -> None:
-    from snapcompact.archive.store import Archive, ArchiveFrame, history_blocks
+    from snapcompact.archive import Archive, ArchiveFrame, history_blocks
 
     frames = tuple(
         ArchiveFrame(data=f"{'A' * 100}{i}", mime_type="image/png", cols=10, rows=10, chars=100)

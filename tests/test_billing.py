@@ -7,15 +7,15 @@ from importlib import resources
 
 import pytest
 
-from snapcompact.pricing.billing import (
+from snapcompact.core import SHAPE_VARIANT_NAMES, get_shape
+from snapcompact.pricing import (
     bill_image,
+    count_text_tokens,
     frame_token_estimate,
     parse_pricing_table,
     pricing_table,
     select_rule,
 )
-from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, get_shape
-from snapcompact.pricing.text_tokens import count_text_tokens
 
 OPENAI_VISION = "platform.openai.com/docs/guides/images-vision#calculating-costs"
 ANTHROPIC_VISION = "platform.claude.com/docs/en/build-with-claude/vision"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from snapcompact.pricing.budgets import (
+from snapcompact.pricing import (
     DEFAULT_PROVIDER_IMAGE_BUDGET,
     FRAME_DATA_BYTES_BUDGET,
     FRAME_DATA_BYTES_ESTIMATE,

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from snapcompact.render.png import decode_rgb
-from snapcompact.render.frames import render_many
+from snapcompact.render import decode_rgb, render_many
 
 GOLDEN = Path(__file__).parent / "golden" / "render"
 

@@ -5,20 +5,18 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from snapcompact.compaction import Session
-from snapcompact.compaction.cut_point import (
+from snapcompact.compaction import (
+    SUPERSEDED_NOTICE,
+    USELESS_NOTICE,
+    PruneSettings,
+    Session,
     adapted_keep_tokens,
     entry_tokens,
     find_cut_point,
     prepare_compaction,
-)
-from snapcompact.compaction.pruning import (
-    SUPERSEDED_NOTICE,
-    USELESS_NOTICE,
     prune_superseded_tool_results,
     prune_tool_outputs,
 )
-from snapcompact.compaction.settings import PruneSettings
 
 KINDS = ["user", "assistant_call", "assistant", "meta", "custom", "bash"]
 

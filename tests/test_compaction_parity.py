@@ -22,9 +22,12 @@ from collections import Counter
 from compaction_corpus import CORPUS_SEEDS
 from compaction_parity import GOLDEN, branch, session_checks, text_digest
 
-from snapcompact.compaction.settings import CompactionSettings, resolve_threshold_tokens
-from snapcompact.compaction.summarize import serialize_for_summary
-from snapcompact.archive.file_ops import FILE_LIST_LIMIT
+from snapcompact.archive import FILE_LIST_LIMIT
+from snapcompact.compaction import (
+    CompactionSettings,
+    resolve_threshold_tokens,
+    serialize_for_summary,
+)
 
 #: Where this library follows the seed instead of the agent core's code (name: seed's words).
 SEED_DIFFERENCES = {

@@ -13,19 +13,20 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from snapcompact.archive import strip_read_selector
 from snapcompact.compaction import (
     CANCEL,
     DEFAULT_SETTINGS,
+    SPLIT_TURN_SEPARATOR,
+    CompactionEntry,
     CompactionPipeline,
     Hooks,
+    MessageEntry,
     ModelInfo,
     Session,
     build_session_context,
+    merge_settings,
 )
-from snapcompact.compaction.entries import CompactionEntry, MessageEntry
-from snapcompact.compaction.settings import merge_settings
-from snapcompact.compaction.summarize import SPLIT_TURN_SEPARATOR
-from snapcompact.archive.file_ops import strip_read_selector
 
 CLAUDE = ModelInfo("claude-sonnet-4-5", 40_000, provider="anthropic", api="anthropic-messages")
 TEXT_ONLY = ModelInfo("text-model", 40_000, provider="openai", api="openai-completions", input=("text",))
@@ -297,7 +298,7 @@ def test_async_completion_and_litellm_adapter(monkeypatch):
     fake.completion = completion
     monkeypatch.setitem(sys.modules, "litellm", fake)
     monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
-    from snapcompact.compaction.litellm_adapter import litellm_complete
+    from snapcompact.compaction import litellm_complete
 
     reply = litellm_complete("anthropic/claude-x")("SYS", "PROMPT", max_tokens=99)
     assert reply == {"text": "adapter text", "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}}

@@ -19,18 +19,21 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from snapcompact.compaction.chat import to_chat_messages, user_question
-from snapcompact.compaction.entries import CompactionEntry
-from snapcompact.compaction.model import ModelInfo
-from snapcompact.compaction.replay import (
+from snapcompact.archive import messages_from_json
+from snapcompact.compaction import (
+    DEFAULT_SETTINGS,
+    CompactionEntry,
+    ModelInfo,
+    Session,
+    bill_request,
     load_session_messages,
+    merge_settings,
+    png_size,
     replay_session,
     replay_settings,
+    to_chat_messages,
+    user_question,
 )
-from snapcompact.compaction.request_bill import bill_request, png_size
-from snapcompact.compaction.session import Session
-from snapcompact.compaction.settings import DEFAULT_SETTINGS, merge_settings
-from snapcompact.archive.messages import messages_from_json
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -12,10 +12,17 @@ import warnings
 
 from compaction_synth import FakeLLM, Turns
 
-from snapcompact.archive.store import PRESERVE_KEY, get_preserved_archive
-from snapcompact.compaction import DEFAULT_SETTINGS, CompactionPipeline, ModelInfo, Session
-from snapcompact.compaction.entries import CompactionEntry
-from snapcompact.compaction.settings import discover_settings, merge_settings, settings_paths
+from snapcompact.archive import PRESERVE_KEY, get_preserved_archive
+from snapcompact.compaction import (
+    DEFAULT_SETTINGS,
+    CompactionEntry,
+    CompactionPipeline,
+    ModelInfo,
+    Session,
+    discover_settings,
+    merge_settings,
+    settings_paths,
+)
 
 CLAUDE = ModelInfo("claude-sonnet-4-5", 40_000, provider="anthropic", api="anthropic-messages")
 
@@ -53,7 +60,7 @@ def test_overflow_with_nothing_to_compact_fails_without_a_retry():
 
 
 def _frames_in(messages) -> tuple[int, str]:
-    from snapcompact.archive.messages import ImageBlock, TextBlock
+    from snapcompact.archive import ImageBlock, TextBlock
 
     first = messages[0]
     images = sum(isinstance(b, ImageBlock) for b in first.content)
@@ -161,7 +168,7 @@ def _session_file(tmp_path):
 
 
 def _run(capsys, *argv):
-    from snapcompact.cli.main import main
+    from snapcompact.cli import main
 
     code = main(list(argv))
     out = capsys.readouterr()
@@ -169,7 +176,7 @@ def _run(capsys, *argv):
 
 
 def test_session_command_show_transcript_tree_prune(tmp_path, capsys):
-    from snapcompact.compaction.context import DIVIDER
+    from snapcompact.compaction import DIVIDER
 
     path, p, abandoned_leaf = _session_file(tmp_path)
     before = path.read_bytes()
@@ -338,7 +345,7 @@ def _until_compaction(p: CompactionPipeline, seed: int):
 
 
 def test_auto_continue_prompt_is_injected_after_threshold_maintenance():
-    from snapcompact.compaction.prompts import prompt
+    from snapcompact.compaction import prompt
 
     p = CompactionPipeline(Session(), CLAUDE, settings=_settings(), complete=FakeLLM())
     outcome = _until_compaction(p, 14)
@@ -468,8 +475,7 @@ TOOLS = [{"type": "function", "function": {"name": "read", "parameters": {"type"
 
 
 def test_handoff_reuses_the_live_system_prompt_tools_and_history(tmp_path):
-    from snapcompact.compaction.context import to_wire_json
-    from snapcompact.compaction.prompts import prompt
+    from snapcompact.compaction import prompt, to_wire_json
 
     requests = []
 
@@ -502,7 +508,7 @@ def test_handoff_reuses_the_live_system_prompt_tools_and_history(tmp_path):
 
 
 def test_litellm_chat_sends_the_live_request_offline():
-    from snapcompact.compaction.litellm_adapter import litellm_chat, to_chat_messages
+    from snapcompact.compaction import litellm_chat, summarizer_chat_messages
 
     wire = [{"role": "user", "content": "hi"},
             {"role": "assistant", "content": [{"type": "text", "text": "reading"},
@@ -511,7 +517,7 @@ def test_litellm_chat_sends_the_live_request_offline():
             {"role": "toolResult", "toolCallId": "c1", "toolName": "read",
              "content": [{"type": "text", "text": "x = 1"}]},
             {"role": "developer", "content": [{"type": "text", "text": "note"}]}]
-    assert to_chat_messages(["S1", "S2"], wire) == [
+    assert summarizer_chat_messages(["S1", "S2"], wire) == [
         {"role": "system", "content": "S1\n\nS2"},
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},
         {"role": "assistant", "content": "reading", "tool_calls": [
@@ -597,7 +603,7 @@ def test_escape_cancels_a_branch_summary():
 
 
 def test_model_candidates_with_transient_retries():
-    from snapcompact.compaction.control import TransientError, with_candidates
+    from snapcompact.compaction import TransientError, with_candidates
 
     log, sleeps = [], []
 

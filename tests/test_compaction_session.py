@@ -7,17 +7,23 @@ import math
 
 import pytest
 
-from snapcompact.compaction import DIVIDER, Session, build_session_context, convert_to_llm
-from snapcompact.compaction.entries import CompactionEntry, MessageEntry
-from snapcompact.compaction.settings import (
+from snapcompact.archive import DeveloperMessage, ImageBlock, UserMessage
+from snapcompact.compaction import (
     DEFAULT_SETTINGS,
+    DIVIDER,
+    CompactionEntry,
     CompactionSettings,
+    MessageEntry,
+    Session,
+    build_session_context,
+    convert_to_llm,
+    decide_after_turn,
+    is_context_overflow,
     load_settings,
     merge_settings,
     resolve_threshold_tokens,
+    should_run_idle,
 )
-from snapcompact.compaction.triggers import decide_after_turn, is_context_overflow, should_run_idle
-from snapcompact.archive.messages import DeveloperMessage, ImageBlock, UserMessage
 
 
 def _ids():
@@ -78,7 +84,7 @@ def test_context_roles_convert_like_the_seed():
 
 
 def test_snapcompact_summary_reattaches_frames_as_images():
-    from snapcompact.archive.store import compact
+    from snapcompact.archive import compact
 
     s, ids = seed_diagram_session()
     msgs = [e.message for e in s.get_branch()[:3]] * 20

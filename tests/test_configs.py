@@ -23,8 +23,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from evals.run import CONFIG_DIR
-from evals.spec import POLICIES, STRATEGIES, RunSpec
-from snapcompact.core.shapes import SHAPE_VARIANT_NAMES
+from evals.spec import STRATEGIES, RunSpec
+from snapcompact.core import SHAPE_VARIANT_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 GROUPS = ("model", "shape", "strategy", "summarizer", "dataset", "reader", "experiment",
@@ -48,7 +48,7 @@ def test_config_dir_is_the_repository_configs_folder():
 
 
 def test_strategy_group_has_every_replay_strategy():
-    from snapcompact.compaction.replay import REPLAY_STRATEGIES
+    from snapcompact.compaction import REPLAY_STRATEGIES
 
     assert set(options("strategy")) == set(STRATEGIES) == set(REPLAY_STRATEGIES)
     for name in STRATEGIES:
@@ -158,8 +158,7 @@ def test_run_directories_are_deterministic_and_ignore_non_measuring_keys():
 def test_model_config_is_priced_resolved_and_billed(name):
     """Each model's target resolves to a shape, bills a real frame, and has a price offline."""
     from evals.costs import price_of
-    from snapcompact.pricing.billing import bill_image
-    from snapcompact.pricing.resolve import resolve_shape
+    from snapcompact.pricing import bill_image, resolve_shape
 
     spec = RunSpec.from_config(_compose([f"model={name}"]))
     model = spec.model

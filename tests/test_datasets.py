@@ -24,8 +24,8 @@ from evals.datasets import (
     SquadUnavailable,
     dataset_names,
     load_dataset,
+    stdlib_corpus,
 )
-from evals.datasets import stdlib_corpus
 from evals.datasets.squad import load_squad, sentence_spans
 from evals.datasets.tiny import TINY_PARAGRAPHS, load_tiny
 from evals.datasets.tool_output import ALL_KINDS, DEFAULT_KINDS

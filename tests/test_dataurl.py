@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from snapcompact.archive.dataurl import elide_data_urls
-from snapcompact.archive.serialize import serialize_conversation
+from snapcompact.archive import elide_data_urls, serialize_conversation
 
 GOLDEN_FILE = Path(__file__).parent / "golden" / "serialize" / "dataurl.json.gz"
 with gzip.open(GOLDEN_FILE, "rt", encoding="ascii") as _fh:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from snapcompact.archive.file_ops import (
+from snapcompact.archive import (
     FILE_LIST_LIMIT,
     FileOperations,
     compute_file_lists,

@@ -2,7 +2,7 @@
 hostile user would feed it. Each case must end in a correct result or in one clear line naming
 the problem (exit status 2), never a traceback.
 
-CLI cases run ``snapcompact.cli.main.main`` in-process with stdin replaced; harness cases compose
+CLI cases run ``snapcompact.cli.commands.main`` in-process with stdin replaced; harness cases compose
 the Hydra config with the override and validate it (``RunSpec.from_config``), and the cases
 that Hydra itself acts on (folder names, group choices, override syntax) go through the
 ``snapcompact-eval`` entry point as a dry run. The corpus size is asserted (>= 100).
@@ -22,7 +22,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from hydra import compose, initialize_config_dir
 
-from snapcompact.cli import main as cli
+from snapcompact.cli import commands as cli
+
 PROSE = b"The quick brown fox jumps over the lazy dog. " * 20
 
 # (name, argv, stdin, expectation): "ok" (exit 0, JSON on stdout) or a fragment the one-line

@@ -13,8 +13,8 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
+from snapcompact.core import DIM_OFF, DIM_ON, NEWLINE_GLYPH, WIDE_RANGES, is_wide
 from snapcompact.render import layout
-from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH, WIDE_RANGES, is_wide
 
 
 def _walk(text: str, cols: int, capacity: int) -> tuple[list[int], list[int]]:

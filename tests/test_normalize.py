@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
-from snapcompact.text.normalize import (
+from snapcompact.core import DIM_OFF, DIM_ON, NEWLINE_GLYPH, is_wide
+from snapcompact.text import (
     STOPWORDS,
     Renderability,
     cjk_heavy,
     dim_stopwords,
-    is_wide,
     normalize,
     scan_renderability,
     strip_ansi,

@@ -7,9 +7,8 @@ import threading
 
 import pytest
 
-from snapcompact.render import parallel
-from snapcompact.render.frames import pages, render_pages
-from snapcompact.core.shapes import get_shape
+from snapcompact.core import get_shape
+from snapcompact.render import pages, parallel, render_pages
 
 
 def _square_with_pid(x: int) -> tuple[int, int]:

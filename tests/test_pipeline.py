@@ -55,10 +55,13 @@ def session_item():
 
 def replay_by_hand(item, spec: RunSpec, arm: ArmSpec):
     """The production loop an agent runs, written out here (not the harness's replay)."""
-    from snapcompact.compaction.model import ModelInfo
-    from snapcompact.compaction.pipeline import CompactionPipeline
-    from snapcompact.compaction.session import Session
-    from snapcompact.compaction.settings import DEFAULT_SETTINGS, merge_settings
+    from snapcompact.compaction import (
+        DEFAULT_SETTINGS,
+        CompactionPipeline,
+        ModelInfo,
+        Session,
+        merge_settings,
+    )
 
     settings = merge_settings(DEFAULT_SETTINGS, {
         **dict(spec.settings_overrides),
@@ -83,7 +86,7 @@ def replay_by_hand(item, spec: RunSpec, arm: ArmSpec):
                                              ("pinned", "6x6u-bw")])
 def test_request_is_llm_messages_plus_the_question_byte_for_byte(tmp_path, session_item, policy,
                                                                    variant):
-    from snapcompact.compaction.chat import to_chat_messages, user_question
+    from snapcompact.compaction import to_chat_messages, user_question
 
     spec = spec_for(tmp_path, [*SMALL, "strategies=[snapcompact]", f"policies=[{policy}]",
                                f"shapes=[{variant}]"])
@@ -118,8 +121,7 @@ def test_request_is_llm_messages_plus_the_question_byte_for_byte(tmp_path, sessi
 
 
 def test_context_bill_is_bill_image_of_every_sent_frame_plus_text(tmp_path, session_item):
-    from snapcompact.pricing.billing import bill_image
-    from snapcompact.pricing.text_tokens import count_text_tokens
+    from snapcompact.pricing import bill_image, count_text_tokens
 
     spec = spec_for(tmp_path, SMALL)
     store = FrameStore(tmp_path / "frames")

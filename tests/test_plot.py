@@ -18,7 +18,7 @@ from evals.plot import (
     plot_recall_vs_tokens,
     write_plots,
 )
-from snapcompact.pricing.resolve import shape_rules
+from snapcompact.pricing import shape_rules
 
 
 @pytest.fixture(scope="module")

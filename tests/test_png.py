@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from snapcompact.render.png import PALETTE, encode_indexed, encode_rgb
+from snapcompact.render import PALETTE, encode_indexed, encode_rgb
 
 
 def _decode(png: bytes) -> np.ndarray:

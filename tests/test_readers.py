@@ -23,15 +23,15 @@ from PIL import Image
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from evals.readers import answer, ocr, provider  # noqa: E402
+from evals.readers import ocr, provider  # noqa: E402
 from evals.readers.answer import (  # noqa: E402
     ABSTENTION,
     answer_from_text,
     answer_from_transcript,
     character_error_rate,
 )
-from snapcompact.core.glyphs import NEWLINE_GLYPH  # noqa: E402
-from snapcompact.render.frames import render_many  # noqa: E402
+from snapcompact.core import NEWLINE_GLYPH  # noqa: E402
+from snapcompact.render import render_many  # noqa: E402
 
 pytest.importorskip("tesserocr")
 

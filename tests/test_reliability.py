@@ -408,7 +408,7 @@ def test_frame_cap_refuses_before_drawing(tmp_path):
 
 def test_unwritable_ocr_cache_warns_once_and_still_reads(tmp_path, monkeypatch):
     from evals.readers import ocr
-    from snapcompact.render.frames import render_many
+    from snapcompact.render import render_many
 
     png = render_many("The code is 7342.", "11on16-bw", 512)[0].png
     blocker = tmp_path / "file"

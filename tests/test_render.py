@@ -14,10 +14,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from snapcompact.text.normalize import normalize
-from snapcompact.render.png import decode_rgb
-from snapcompact.render.frames import Frame, frames, render, render_many
-from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, geometry, get_shape
+from snapcompact.core import SHAPE_VARIANT_NAMES, geometry, get_shape
+from snapcompact.render import Frame, decode_rgb, frames, render, render_many
+from snapcompact.text import normalize
 
 GOLDEN = Path(__file__).parent / "golden" / "render"
 CASES = sorted(p.stem for p in (GOLDEN / "cases").glob("*.txt"))

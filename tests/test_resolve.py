@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from snapcompact.pricing.resolve import (
+from snapcompact.core import SHAPE_VARIANT_NAMES, SHAPE_VARIANTS
+from snapcompact.pricing import (
     api_family,
     ideal_shape_variant,
     is_claude_high_res,
@@ -21,7 +22,6 @@ from snapcompact.pricing.resolve import (
     resolve_shape,
     resolve_shape_for_text,
 )
-from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, SHAPE_VARIANTS
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "resolve" / "reference.json").read_text())
 KIMI_IDS = {"moonshotai/kimi-k2.6", "kimi-k2.5", "kimi-k3"}
@@ -201,7 +201,7 @@ def test_table_is_validated_on_load(mutation, message):
 
 
 def _normalize_agrees(case) -> bool:
-    from snapcompact.text.normalize import scan_renderability
+    from snapcompact.text import scan_renderability
 
     return all(scan_renderability(case["text"], font).safe == case["scan"][key]["isSafe"]
                for key, font in (("8x13", "8x13"), ("silver", "silver")))
@@ -209,9 +209,9 @@ def _normalize_agrees(case) -> bool:
 
 @pytest.mark.parametrize("case", GOLDEN["texts"], ids=lambda c: f"{c['model']}|{c['text'][:12]!r}")
 def test_resolve_shape_for_text_matches_reference(case):
-    pytest.importorskip("snapcompact.text.normalize")
+    pytest.importorskip("snapcompact.text.printable")
     if not _normalize_agrees(case):
-        pytest.skip("snapcompact.text.normalize.scan_renderability disagrees with the reference for this "
+        pytest.skip("snapcompact.text.printable.scan_renderability disagrees with the reference for this "
                     "text (owned by the normalize module); resolution cannot match until it does")
     got = resolve_shape_for_text(case["text"], case["model"], api=case["api"])
     assert _ours(got) == _expected(case["shape"])

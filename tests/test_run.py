@@ -227,7 +227,7 @@ def test_multirun_runs_one_job_per_shape(tmp_path, launcher):
 
 def _user_session(path: Path) -> list[dict]:
     """A session the harness has never seen: a pipeline JSONL tree written by hand."""
-    from snapcompact.compaction.session import Session
+    from snapcompact.compaction import Session
 
     facts = {3: "The staging database password was rotated to maple-7731 on Tuesday.",
              17: "Our release branch for the mobile app is called rb-harbor-42."}

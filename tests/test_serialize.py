@@ -14,24 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from snapcompact.core.glyphs import DIM_OFF, DIM_ON
-from snapcompact.archive.messages import (
+from snapcompact.archive import (
     AssistantMessage,
+    SerializeOptions,
     TextBlock,
     ToolCallBlock,
     ToolResultMessage,
     UserMessage,
+    js_json_stringify,
     messages_from_json,
     messages_to_json,
-)
-from snapcompact.archive.serialize import (
-    SerializeOptions,
-    js_json_stringify,
-    js_number_to_string,
     serialize_conversation,
     truncate_middle,
-    utf16_len,
 )
+from snapcompact.core import DIM_OFF, DIM_ON, js_number_to_string, utf16_len
 
 GOLDEN = Path(__file__).parent / "golden" / "serialize"
 
@@ -241,7 +237,7 @@ def test_dataclass_messages_and_round_trip() -> None:
 @pytest.mark.parametrize("depth", [400, 1000, 5000])
 def test_stringify_and_serialize_deeply_nested_arguments_without_recursion(depth):
     """Tool-call arguments nested hundreds deep reach the serializer through compaction."""
-    from snapcompact.archive.serialize import js_json_stringify
+    from snapcompact.archive import js_json_stringify
 
     nested: object = {"leaf": [1, "x"]}
     for _ in range(depth):
@@ -255,7 +251,7 @@ def test_stringify_and_serialize_deeply_nested_arguments_without_recursion(depth
 
 
 def test_stringify_refuses_a_cycle():
-    from snapcompact.archive.serialize import js_json_stringify
+    from snapcompact.archive import js_json_stringify
 
     loop: list = []
     loop.append(loop)

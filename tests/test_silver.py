@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from snapcompact.core import fonts_dir
 from snapcompact.render import silver
-from snapcompact.core.assets import fonts_dir
 
 GOLDEN = Path(__file__).parent / "golden" / "silver"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from snapcompact.render import stretch
+
 GOLDEN = Path(__file__).parent / "golden" / "stretch"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
 

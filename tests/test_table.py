@@ -19,7 +19,7 @@ from evals.aggregate import choose_winners, records_frame
 from evals.records import append_records
 from evals.shape_table import apply_table, library_table_path, propose_table
 from evals.table import main
-from snapcompact.pricing.resolve import parse_shape_rules, shape_rules
+from snapcompact.pricing import parse_shape_rules, shape_rules
 
 FAST = ["--bootstrap", "400", "--no-plots"]
 

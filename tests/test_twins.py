@@ -896,7 +896,7 @@ def test_billing_drift_plot_has_the_twins_reports(smoke_runs):
     matplotlib.use("Agg")
     from evals.aggregate import records_frame
     from evals.plot import plot_billing_drift
-    from snapcompact.pricing.resolve import shape_rules
+    from snapcompact.pricing import shape_rules
 
     records = [r for _, recs, _, _ in smoke_runs.values() for r in recs]
     frame = records_frame(records, shape_rules())

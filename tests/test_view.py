@@ -27,7 +27,7 @@ from evals.records import RECORDS_FILE, Record  # noqa: E402
 from evals.transcripts import Reading, TranscriptStore  # noqa: E402
 from evals.view import build_site  # noqa: E402
 from evals.view.cli import main as view_main  # noqa: E402
-from snapcompact.pricing.text_tokens import count_text_tokens  # noqa: E402
+from snapcompact.pricing import count_text_tokens  # noqa: E402
 
 PAGE = 2
 

@@ -23,9 +23,8 @@ from typing import Any
 from evals.readers.provider import ReaderRequest, reading_of
 from evals.records import RECORDS_FILE, FrameStore, Record
 from evals.transcripts import TRANSCRIPTS_DIR, TranscriptStore
-from snapcompact.pricing.billing import bill_image
-from snapcompact.render.frames import render_many
-from snapcompact.pricing.resolve import resolve_shape
+from snapcompact.pricing import bill_image, resolve_shape
+from snapcompact.render import render_many
 
 TARGET = "openai/gpt-5"
 SYSTEM = "You are a coding agent. Earlier turns of this session were archived as images."

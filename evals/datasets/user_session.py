@@ -52,7 +52,7 @@ def _questions(path: Path) -> list[Question]:
 def load_user_session(*, path: str | None = None, questions: str | None = None,
                       seed: int = 0) -> list[SessionItem]:
     """One item: the session at ``path`` with the questions at ``questions``."""
-    from snapcompact.compaction.replay import load_session_messages
+    from snapcompact.compaction import load_session_messages
 
     if not path or not questions:
         raise ValueError("dataset=session needs dataset.params.path=SESSION and "

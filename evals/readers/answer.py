@@ -25,7 +25,7 @@ import numpy as np
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
-from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
+from snapcompact.core import DIM_OFF, DIM_ON, NEWLINE_GLYPH
 
 ABSTENTION = "unanswerable"
 #: rapidfuzz partial-alignment score (0-100) the evidence must reach to count as found.

@@ -36,7 +36,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
-from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json, request_limits
+from evals.twins.server import (
+    Billed,
+    Fault,
+    Refusal,
+    WireTwin,
+    compact_json,
+    request_limits,
+)
 from evals.twins.vision import (
     DecodedImage,
     ImageError,

@@ -28,7 +28,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json
-from evals.twins.vision import ImageError, decode_base64_image, gemini_image_tokens, text_tokens
+from evals.twins.vision import (
+    ImageError,
+    decode_base64_image,
+    gemini_image_tokens,
+    text_tokens,
+)
 
 __all__ = ["GeminiTwin"]
 

@@ -34,7 +34,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json, request_limits
+from evals.twins.server import (
+    Billed,
+    Fault,
+    Refusal,
+    WireTwin,
+    compact_json,
+    request_limits,
+)
 from evals.twins.vision import (
     DecodedImage,
     ImageError,

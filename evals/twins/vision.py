@@ -213,6 +213,6 @@ def gemini_image_tokens(model: str, width: int, height: int, resolution: str | N
 
 def text_tokens(text: str) -> int:
     """Tokens of a text part: o200k_base when it loads offline, else ceil(characters / 4)."""
-    from snapcompact.pricing.text_tokens import count_text_tokens
+    from snapcompact.pricing import count_text_tokens
 
     return count_text_tokens(text, "gpt-4o").tokens if text else 0

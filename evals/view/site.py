@@ -207,7 +207,7 @@ def _frames_of(context: Mapping[str, Any]) -> list[str]:
 def _block_tokens(context: Mapping[str, Any], target_model: str) -> list[Any]:
     """Predicted billed tokens of each part in order: text counted for the target model, images
     as the context recorded them."""
-    from snapcompact.pricing.text_tokens import count_text_tokens
+    from snapcompact.pricing import count_text_tokens
 
     out: list[Any] = []
     for message in context["messages"]:
@@ -286,7 +286,7 @@ def build_site(run_dirs: Sequence[str | Path], out: str | Path, *, page_size: in
         raise ValueError(f"frames mode {frames!r}: choose one of {', '.join(FRAME_MODES)}")
     if table is None:
         from evals.shape_table import library_table_path
-        from snapcompact.pricing.resolve import parse_shape_rules
+        from snapcompact.pricing import parse_shape_rules
 
         table = parse_shape_rules(library_table_path().read_text())
     out = Path(out)

@@ -1,1 +1,182 @@
-"""archive"""
+"""History -> archive: messages, serialization, data-URL elision, file lists, frame planning,
+the stored archive, compacting into it and reading it back as request blocks.
+
+The names below are the public API; everything else is internal and may change.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from snapcompact.archive.compactor import (
+        CharAccounting,
+        CompactionRejected,
+        CompactionResult,
+        compact,
+        strip_thinking_sections,
+    )
+    from snapcompact.archive.dataurl import elide_data_urls
+    from snapcompact.archive.file_ops import (
+        FILE_LIST_LIMIT,
+        FileOperations,
+        compute_file_lists,
+        file_ops_from_messages,
+        format_file_list,
+        format_grouped_paths,
+        is_url_scheme_path,
+        split_read_selector,
+        strip_read_selector,
+        upsert_file_operations,
+    )
+    from snapcompact.archive.history import (
+        LazyFrameData,
+        archive_blocks,
+        archive_source_text,
+        history_blocks,
+        images,
+    )
+    from snapcompact.archive.messages import (
+        AssistantMessage,
+        Block,
+        DeveloperMessage,
+        ImageBlock,
+        Message,
+        TextBlock,
+        ToolCallBlock,
+        ToolResultMessage,
+        UserMessage,
+        message_from_json,
+        messages_from_json,
+        messages_to_json,
+    )
+    from snapcompact.archive.model import (
+        Archive,
+        ArchiveFrame,
+        POLICIES,
+        PRESERVE_KEY,
+        PROVIDER_COMPACTION_KEYS,
+        get_preserved_archive,
+        strip_preserved_archive,
+    )
+    from snapcompact.archive.plan import elide_middle, visible_len
+    from snapcompact.archive.serialize import (
+        SerializeOptions,
+        js_json_stringify,
+        serialize_conversation,
+        truncate_middle,
+    )
+
+#: Public name -> the module that defines it (imported on first use, so importing one stage
+#: does not load the others).
+_WHERE: dict[str, str] = {
+    "Archive": "model",
+    "archive_blocks": "history",
+    "archive_source_text": "history",
+    "ArchiveFrame": "model",
+    "AssistantMessage": "messages",
+    "Block": "messages",
+    "CharAccounting": "compactor",
+    "compact": "compactor",
+    "CompactionRejected": "compactor",
+    "CompactionResult": "compactor",
+    "compute_file_lists": "file_ops",
+    "DeveloperMessage": "messages",
+    "elide_data_urls": "dataurl",
+    "elide_middle": "plan",
+    "FILE_LIST_LIMIT": "file_ops",
+    "file_ops_from_messages": "file_ops",
+    "FileOperations": "file_ops",
+    "format_file_list": "file_ops",
+    "format_grouped_paths": "file_ops",
+    "get_preserved_archive": "model",
+    "history_blocks": "history",
+    "ImageBlock": "messages",
+    "images": "history",
+    "is_url_scheme_path": "file_ops",
+    "js_json_stringify": "serialize",
+    "LazyFrameData": "history",
+    "Message": "messages",
+    "message_from_json": "messages",
+    "messages_from_json": "messages",
+    "messages_to_json": "messages",
+    "POLICIES": "model",
+    "PRESERVE_KEY": "model",
+    "PROVIDER_COMPACTION_KEYS": "model",
+    "serialize_conversation": "serialize",
+    "SerializeOptions": "serialize",
+    "split_read_selector": "file_ops",
+    "strip_preserved_archive": "model",
+    "strip_read_selector": "file_ops",
+    "strip_thinking_sections": "compactor",
+    "TextBlock": "messages",
+    "ToolCallBlock": "messages",
+    "ToolResultMessage": "messages",
+    "truncate_middle": "serialize",
+    "upsert_file_operations": "file_ops",
+    "UserMessage": "messages",
+    "visible_len": "plan",
+}
+
+__all__ = [
+    "Archive",
+    "ArchiveFrame",
+    "AssistantMessage",
+    "Block",
+    "CharAccounting",
+    "CompactionRejected",
+    "CompactionResult",
+    "DeveloperMessage",
+    "FILE_LIST_LIMIT",
+    "FileOperations",
+    "ImageBlock",
+    "LazyFrameData",
+    "Message",
+    "POLICIES",
+    "PRESERVE_KEY",
+    "PROVIDER_COMPACTION_KEYS",
+    "SerializeOptions",
+    "TextBlock",
+    "ToolCallBlock",
+    "ToolResultMessage",
+    "UserMessage",
+    "archive_blocks",
+    "archive_source_text",
+    "compact",
+    "compute_file_lists",
+    "elide_data_urls",
+    "elide_middle",
+    "file_ops_from_messages",
+    "format_file_list",
+    "format_grouped_paths",
+    "get_preserved_archive",
+    "history_blocks",
+    "images",
+    "is_url_scheme_path",
+    "js_json_stringify",
+    "message_from_json",
+    "messages_from_json",
+    "messages_to_json",
+    "serialize_conversation",
+    "split_read_selector",
+    "strip_preserved_archive",
+    "strip_read_selector",
+    "strip_thinking_sections",
+    "truncate_middle",
+    "upsert_file_operations",
+    "visible_len",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -24,14 +24,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from snapcompact.core import JS_WHITESPACE, JS_WS, js_number_to_string
+
 DataUrlContext = Literal["source", "archive"]
 
-#: ECMAScript ``\s`` (WhiteSpace + LineTerminator), which is also what ``String.trim`` removes.
-JS_WHITESPACE_CHARS = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-JS_WS = "[" + re.escape(JS_WHITESPACE_CHARS) + "]"
 
 #: One elision marker, with Unicode ellipses (as the serializer writes it) or ASCII dots
 #: (as it reads after normalization).
@@ -68,7 +64,7 @@ def _markdown_opener_start(text: str, data_index: int, cursor: int) -> int | Non
     wins, and a ``!`` before it is included.
     """
     i = data_index
-    while i > cursor and text[i - 1] in JS_WHITESPACE_CHARS:
+    while i > cursor and text[i - 1] in JS_WHITESPACE:
         i -= 1
     if i - 2 < cursor or text[i - 1] != "(" or text[i - 2] != "]":
         return None
@@ -95,8 +91,6 @@ def _payload_chars(payload: str) -> str:
     elided = float(digits.group(0)) if digits else 0.0
     total = float(len(payload) - len(marker.group(0))) + elided
     # Local import: serialize imports this module.
-    from snapcompact.archive.serialize import js_number_to_string
-
     return js_number_to_string(total)
 
 

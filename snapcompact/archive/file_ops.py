@@ -139,7 +139,11 @@ def js_sorted(paths: Iterable[str]) -> list[str]:
 
 
 def _tool_calls(messages: Sequence[Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
-    from snapcompact.archive.messages import AssistantMessage, ToolCallBlock, message_from_json
+    from snapcompact.archive.messages import (
+        AssistantMessage,
+        ToolCallBlock,
+        message_from_json,
+    )
 
     for i, raw in enumerate(messages):
         msg = message_from_json(raw, i)

@@ -25,11 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from snapcompact.archive.dataurl import JS_WHITESPACE_CHARS
-from snapcompact.core.glyphs import DIM_OFF, DIM_ON
-from snapcompact.render.layout import doc_pages as _group_doc_lines
-from snapcompact.render.layout import paginate_cells
-from snapcompact.core.shapes import Shape, geometry
+from snapcompact.core import DIM_OFF, DIM_ON, JS_WHITESPACE, Shape, geometry
+from snapcompact.render import doc_pages as _group_doc_lines
+from snapcompact.render import paginate_cells
 
 __all__ = [
     "HQ_EDGE_FRAMES",
@@ -52,7 +50,7 @@ __all__ = [
 HQ_EDGE_FRAMES = 3
 #: Frame capacities of verbatim text kept at each edge by the foveated policy.
 TEXT_EDGE_PAGES = 1
-_WS = frozenset(JS_WHITESPACE_CHARS)
+_WS = frozenset(JS_WHITESPACE)
 
 
 def visible_len(text: str) -> int:
@@ -88,7 +86,7 @@ class SourcePage:
 
 
 def _doc_source_pages(text: str, shape: Shape) -> list[SourcePage]:
-    from snapcompact.text.normalize import wrap
+    from snapcompact.text import wrap
 
     geo = geometry(shape)
     lines = wrap(text, geo.cols, wide_cells(shape))
@@ -226,7 +224,7 @@ def dense_companion(high: Shape) -> Shape:
 
     Doc and Silver shapes have no companion (the tier is ``high`` itself), as in the reference.
     """
-    from snapcompact.core.shapes import get_shape
+    from snapcompact.core import get_shape
 
     if high.is_doc or high.font == "silver":
         return high
@@ -251,7 +249,7 @@ def plan_foveated(text: str, high: Shape, low: Shape, max_frames: int) -> Foveat
         return FoveatedLayout((), head, tail, head + tail, len(text) - len(head) - len(tail))
     image_text = text[edge: len(text) - edge]
     if high.is_doc:
-        from snapcompact.text.normalize import wrap
+        from snapcompact.text import wrap
 
         geo = geometry(high)
         pages = _group_doc_lines(wrap(image_text, geo.cols, wide_cells(high)), geo.rows)

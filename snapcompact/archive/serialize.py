@@ -26,11 +26,9 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from decimal import Decimal
 from typing import Any
 
-from snapcompact.archive.dataurl import JS_WHITESPACE_CHARS, JS_WS, elide_data_urls
-from snapcompact.core.glyphs import DIM_OFF, DIM_ON
+from snapcompact.archive.dataurl import elide_data_urls
 from snapcompact.archive.messages import (
     AssistantMessage,
     Message,
@@ -40,6 +38,16 @@ from snapcompact.archive.messages import (
     ToolResultMessage,
     UserMessage,
     message_from_json,
+)
+from snapcompact.core import (
+    DIM_OFF,
+    DIM_ON,
+    JS_WHITESPACE,
+    JS_WS,
+    js_number_to_string,
+    js_round,
+    js_slice,
+    utf16_len,
 )
 
 __all__ = [
@@ -79,83 +87,6 @@ def _rejoin_surrogates(text: str) -> str:
     if _SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-def utf16_len(text: str) -> int:
-    """``text.length`` in JavaScript: astral characters count two code units."""
-    return len(text) + len(_ASTRAL.findall(text))
-
-
-def _to_integer_or_infinity(x: float) -> float:
-    if math.isnan(x):
-        return 0
-    if math.isinf(x):
-        return x
-    return math.trunc(x)
-
-
-def _js_slice(text: str, start: float, end: float | None = None) -> str:
-    """``String.prototype.slice`` over UTF-16 code units."""
-    has_astral = _ASTRAL.search(text) is not None
-    length = utf16_len(text) if has_astral else len(text)
-
-    def clamp(pos: float) -> int:
-        pos = _to_integer_or_infinity(pos)
-        if pos < 0:
-            return int(max(length + pos, 0))
-        return int(min(pos, length))
-
-    lo = clamp(start)
-    hi = length if end is None else clamp(end)
-    if lo >= hi:
-        return ""
-    if not has_astral:
-        return text[lo:hi]
-    units = text.encode("utf-16-le", "surrogatepass")
-    return units[2 * lo : 2 * hi].decode("utf-16-le", "surrogatepass")
-
-
-def _js_round(x: float) -> float:
-    """``Math.round``: nearest integer, halves towards +infinity."""
-    if math.isnan(x) or math.isinf(x):
-        return x
-    floor = math.floor(x)
-    return floor + 1 if x - floor >= 0.5 else floor
-
-
-def js_number_to_string(x: float) -> str:
-    """``Number.prototype.toString()`` (shortest round-trip digits, JS exponent rules)."""
-    if isinstance(x, bool):
-        raise ValueError("a boolean is not a number here")
-    if isinstance(x, int):
-        try:
-            x = float(x)
-        except OverflowError:
-            x = math.inf if x > 0 else -math.inf
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "0"
-    sign = "-" if x < 0 else ""
-    _, digit_tuple, exponent = Decimal(repr(abs(x))).as_tuple()
-    digits = "".join(map(str, digit_tuple)).rstrip("0")
-    assert isinstance(exponent, int)
-    exponent += len(digit_tuple) - len(digits)
-    k = len(digits)
-    n = exponent + k  # the value is 0.digits * 10**n
-    if k <= n <= 21:
-        body = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        body = digits[:n] + "." + digits[n:]
-    elif -6 < n <= 0:
-        body = "0." + "0" * (-n) + digits
-    else:
-        e = n - 1
-        mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
-        body = f"{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
-    return sign + body
 
 
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")
@@ -255,7 +186,7 @@ def js_json_stringify(value: Any) -> str:
 
 
 def _js_trim(text: str) -> str:
-    return text.strip(JS_WHITESPACE_CHARS)
+    return text.strip(JS_WHITESPACE)
 
 
 # ---------------------------------------------------------------------------------------
@@ -332,11 +263,11 @@ def truncate_middle(text: str, max_chars: float, head_ratio: float = TRUNCATE_HE
     if length <= max_chars:
         return text
     ratio = min(max(head_ratio, 0), 1)
-    head_chars = _js_round(max_chars * ratio)
+    head_chars = js_round(max_chars * ratio)
     tail_chars = max_chars - head_chars
     elided = length - max_chars
-    tail = _js_slice(text, -tail_chars) if tail_chars > 0 else ""
-    return f"{_js_slice(text, 0, head_chars)} [\u2026{js_number_to_string(elided)}ch elided\u2026] {tail}"
+    tail = js_slice(text, -tail_chars) if tail_chars > 0 else ""
+    return f"{js_slice(text, 0, head_chars)} [\u2026{js_number_to_string(elided)}ch elided\u2026] {tail}"
 
 
 def _strip_dim(text: str) -> str:

@@ -13,8 +13,8 @@ import argparse
 import time
 from pathlib import Path
 
-from snapcompact.render.frames import render_many
-from snapcompact.core.shapes import SHAPE_VARIANT_NAMES, geometry, get_shape
+from snapcompact.core import SHAPE_VARIANT_NAMES, geometry, get_shape
+from snapcompact.render import render_many
 
 
 def sample_text(chars: int) -> str:

@@ -30,7 +30,7 @@ _PREVIEW = 72
 
 
 def _settings(args: argparse.Namespace):
-    from snapcompact.compaction.settings import discover_settings, load_settings
+    from snapcompact.compaction import discover_settings, load_settings
 
     if args.settings:
         return load_settings(args.settings)
@@ -41,7 +41,7 @@ def _settings(args: argparse.Namespace):
 
 
 def _load(path: str):
-    from snapcompact.compaction.session import Session
+    from snapcompact.compaction import Session
 
     if not Path(path).is_file():
         raise ValueError(f"session file {path} does not exist")
@@ -90,8 +90,12 @@ def _message_text(message: Mapping[str, Any]) -> str:
 
 
 def _cmd_show(args: argparse.Namespace) -> dict[str, Any]:
-    from snapcompact.compaction.context import archive_blocks, build_session_context, to_wire_json
-    from snapcompact.compaction.tokens import TokenEstimator
+    from snapcompact.archive import archive_blocks
+    from snapcompact.compaction import (
+        TokenEstimator,
+        build_session_context,
+        to_wire_json,
+    )
 
     session, settings = _load(args.session), _settings(args)
     limit = settings.snapcompact.max_frame_data_bytes
@@ -107,7 +111,7 @@ def _cmd_show(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_transcript(args: argparse.Namespace) -> str:
-    from snapcompact.compaction.context import build_session_context
+    from snapcompact.compaction import build_session_context
 
     session = _load(args.session)
     context = build_session_context(session.get_branch(), transcript=True)
@@ -124,8 +128,7 @@ def _cmd_transcript(args: argparse.Namespace) -> str:
 
 
 def _describe(entry: Any) -> str:
-    from snapcompact.compaction.context import entry_to_message
-    from snapcompact.compaction.entries import CompactionEntry
+    from snapcompact.compaction import CompactionEntry, entry_to_message
 
     if isinstance(entry, CompactionEntry):
         return f"compaction (keeps from {entry.first_kept_entry_id}): {_one_line(entry.summary)}"
@@ -153,7 +156,7 @@ def _cmd_tree(args: argparse.Namespace) -> str:
 
 
 def _cmd_prune(args: argparse.Namespace) -> dict[str, Any]:
-    from snapcompact.compaction.pruning import prune_superseded_tool_results, prune_tool_outputs
+    from snapcompact.compaction import prune_superseded_tool_results, prune_tool_outputs
 
     session, settings = _load(args.session), _settings(args)
     branch = session.get_branch()

@@ -13,48 +13,170 @@ goes through an injected ``complete(system_prompt, prompt, *, max_tokens)`` func
 injectable :class:`~.tokens.TokenEstimator`, identical to the agent core's by default.
 """
 
-from snapcompact.compaction.context import (
-    DIVIDER,
-    SessionContext,
-    build_session_context,
-    convert_to_llm,
-)
-from snapcompact.compaction.cut_point import (
-    CompactionPreparation,
-    find_cut_point,
-    prepare_compaction,
-)
-from snapcompact.compaction.entries import (
-    BranchSummaryEntry,
-    CompactionEntry,
-    CustomMessageEntry,
-    MessageEntry,
-    MetadataEntry,
-)
-from snapcompact.compaction.hooks import CANCEL, HookCompaction, Hooks, HookSummary
-from snapcompact.compaction.model import ModelInfo
-from snapcompact.compaction.pipeline import CompactionOutcome, CompactionPipeline, NavigationOutcome
-from snapcompact.compaction.pruning import prune_superseded_tool_results, prune_tool_outputs
-from snapcompact.compaction.session import Session
-from snapcompact.compaction.settings import (
-    DEFAULT_SETTINGS,
-    Settings,
-    discover_settings,
-    load_settings,
-    resolve_threshold_tokens,
-)
-from snapcompact.compaction.tokens import TokenEstimator
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from snapcompact.compaction.chat import to_chat_messages, tool_definitions, user_question
+    from snapcompact.compaction.context import (
+        DIVIDER,
+        SessionContext,
+        build_session_context,
+        convert_to_llm,
+        entry_to_message,
+        to_wire_json,
+    )
+    from snapcompact.compaction.control import TransientError, with_candidates
+    from snapcompact.compaction.cut_point import (
+        CompactionPreparation,
+        adapted_keep_tokens,
+        entry_tokens,
+        find_cut_point,
+        prepare_compaction,
+    )
+    from snapcompact.compaction.entries import (
+        BranchSummaryEntry,
+        CompactionEntry,
+        CustomMessageEntry,
+        Entry,
+        MessageEntry,
+        MetadataEntry,
+        entry_from_json,
+    )
+    from snapcompact.compaction.hooks import CANCEL, HookCompaction, HookSummary, Hooks
+    from snapcompact.compaction.inspect import CompactRequest, compact_session_file
+    from snapcompact.compaction.litellm_adapter import (
+        litellm_chat,
+        litellm_complete,
+        summarizer_chat_messages,
+    )
+    from snapcompact.compaction.model import ModelInfo
+    from snapcompact.compaction.pipeline import (
+        CompactionOutcome,
+        CompactionPipeline,
+        NavigationOutcome,
+    )
+    from snapcompact.compaction.prompts import prompt
+    from snapcompact.compaction.pruning import (
+        SUPERSEDED_NOTICE,
+        USELESS_NOTICE,
+        prune_superseded_tool_results,
+        prune_tool_outputs,
+    )
+    from snapcompact.compaction.replay import (
+        REPLAY_STRATEGIES,
+        load_session_messages,
+        replay_session,
+        replay_settings,
+    )
+    from snapcompact.compaction.request_bill import bill_request, png_size
+    from snapcompact.compaction.session import Session
+    from snapcompact.compaction.settings import (
+        CompactionSettings,
+        DEFAULT_SETTINGS,
+        PruneSettings,
+        Settings,
+        discover_settings,
+        load_settings,
+        merge_settings,
+        resolve_threshold_tokens,
+        settings_paths,
+    )
+    from snapcompact.compaction.strategies import cumulative_file_ops
+    from snapcompact.compaction.summarize import SPLIT_TURN_SEPARATOR, serialize_for_summary
+    from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
+    from snapcompact.compaction.triggers import (
+        decide_after_turn,
+        is_context_overflow,
+        should_run_idle,
+    )
+
+#: Public name -> the module that defines it (imported on first use, so importing one stage
+#: does not load the others).
+_WHERE: dict[str, str] = {
+    "adapted_keep_tokens": "cut_point",
+    "bill_request": "request_bill",
+    "BranchSummaryEntry": "entries",
+    "build_session_context": "context",
+    "CANCEL": "hooks",
+    "compact_session_file": "inspect",
+    "CompactionEntry": "entries",
+    "CompactionOutcome": "pipeline",
+    "CompactionPipeline": "pipeline",
+    "CompactionPreparation": "cut_point",
+    "CompactionSettings": "settings",
+    "CompactRequest": "inspect",
+    "convert_to_llm": "context",
+    "cumulative_file_ops": "strategies",
+    "CustomMessageEntry": "entries",
+    "decide_after_turn": "triggers",
+    "DEFAULT_ESTIMATOR": "tokens",
+    "DEFAULT_SETTINGS": "settings",
+    "discover_settings": "settings",
+    "DIVIDER": "context",
+    "Entry": "entries",
+    "entry_from_json": "entries",
+    "entry_to_message": "context",
+    "entry_tokens": "cut_point",
+    "find_cut_point": "cut_point",
+    "HookCompaction": "hooks",
+    "Hooks": "hooks",
+    "HookSummary": "hooks",
+    "is_context_overflow": "triggers",
+    "litellm_chat": "litellm_adapter",
+    "litellm_complete": "litellm_adapter",
+    "load_session_messages": "replay",
+    "load_settings": "settings",
+    "merge_settings": "settings",
+    "MessageEntry": "entries",
+    "MetadataEntry": "entries",
+    "ModelInfo": "model",
+    "NavigationOutcome": "pipeline",
+    "png_size": "request_bill",
+    "prepare_compaction": "cut_point",
+    "prompt": "prompts",
+    "prune_superseded_tool_results": "pruning",
+    "prune_tool_outputs": "pruning",
+    "PruneSettings": "settings",
+    "replay_session": "replay",
+    "replay_settings": "replay",
+    "REPLAY_STRATEGIES": "replay",
+    "resolve_threshold_tokens": "settings",
+    "serialize_for_summary": "summarize",
+    "Session": "session",
+    "SessionContext": "context",
+    "Settings": "settings",
+    "settings_paths": "settings",
+    "should_run_idle": "triggers",
+    "SPLIT_TURN_SEPARATOR": "summarize",
+    "summarizer_chat_messages": "litellm_adapter",
+    "SUPERSEDED_NOTICE": "pruning",
+    "to_chat_messages": "chat",
+    "to_wire_json": "context",
+    "TokenEstimator": "tokens",
+    "tool_definitions": "chat",
+    "TransientError": "control",
+    "USELESS_NOTICE": "pruning",
+    "user_question": "chat",
+    "with_candidates": "control",
+}
 
 __all__ = [
-    "CANCEL",
-    "DEFAULT_SETTINGS",
-    "DIVIDER",
     "BranchSummaryEntry",
+    "CANCEL",
+    "CompactRequest",
     "CompactionEntry",
     "CompactionOutcome",
     "CompactionPipeline",
     "CompactionPreparation",
+    "CompactionSettings",
     "CustomMessageEntry",
+    "DEFAULT_ESTIMATOR",
+    "DEFAULT_SETTINGS",
+    "DIVIDER",
+    "Entry",
     "HookCompaction",
     "HookSummary",
     "Hooks",
@@ -62,17 +184,62 @@ __all__ = [
     "MetadataEntry",
     "ModelInfo",
     "NavigationOutcome",
+    "PruneSettings",
+    "REPLAY_STRATEGIES",
+    "SPLIT_TURN_SEPARATOR",
+    "SUPERSEDED_NOTICE",
     "Session",
     "SessionContext",
     "Settings",
     "TokenEstimator",
+    "TransientError",
+    "USELESS_NOTICE",
+    "adapted_keep_tokens",
+    "bill_request",
     "build_session_context",
+    "compact_session_file",
     "convert_to_llm",
+    "cumulative_file_ops",
+    "decide_after_turn",
     "discover_settings",
+    "entry_from_json",
+    "entry_to_message",
+    "entry_tokens",
     "find_cut_point",
+    "is_context_overflow",
+    "litellm_chat",
+    "litellm_complete",
+    "load_session_messages",
     "load_settings",
+    "merge_settings",
+    "png_size",
     "prepare_compaction",
+    "prompt",
     "prune_superseded_tool_results",
     "prune_tool_outputs",
+    "replay_session",
+    "replay_settings",
     "resolve_threshold_tokens",
+    "serialize_for_summary",
+    "settings_paths",
+    "should_run_idle",
+    "summarizer_chat_messages",
+    "to_chat_messages",
+    "to_wire_json",
+    "tool_definitions",
+    "user_question",
+    "with_candidates",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -21,7 +21,12 @@ from snapcompact.compaction.context import (
     entry_to_message,
     estimate_message_tokens,
 )
-from snapcompact.compaction.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
+from snapcompact.compaction.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    Entry,
+    MessageEntry,
+)
 from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.settings import Settings
@@ -32,8 +37,8 @@ from snapcompact.compaction.summarize import (
     serialize_for_summary,
     summary_max_tokens,
 )
-
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
+
 __all__ = [
     "DEFAULT_BRANCH_WINDOW",
     "BranchPreparation",
@@ -74,7 +79,7 @@ def _message(entry: Entry) -> Mapping[str, Any] | None:
 
 def prepare_branch_entries(entries: Sequence[Entry], token_budget: int,
                            estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> BranchPreparation:
-    from snapcompact.archive.file_ops import FileOperations, file_ops_from_messages
+    from snapcompact.archive import FileOperations, file_ops_from_messages
 
     if token_budget < 1:
         raise ValueError(f"branch summary token budget must be positive, got {token_budget}")
@@ -108,7 +113,7 @@ def generate_branch_summary(entries: Sequence[Entry], complete: CompleteFn | Non
                             estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> tuple[
         str, dict[str, Any], Mapping[str, Any] | None]:
     """(summary with preamble and ``<files>``, details, usage) for the abandoned entries."""
-    from snapcompact.archive.file_ops import compute_file_lists, upsert_file_operations
+    from snapcompact.archive import compute_file_lists, upsert_file_operations
 
     if complete is None:
         raise ValueError("branch summaries need a completion function (complete=...)")

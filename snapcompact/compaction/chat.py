@@ -28,7 +28,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from snapcompact.archive.messages import (
+from snapcompact.archive import (
     AssistantMessage,
     Block,
     DeveloperMessage,

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from snapcompact.archive import archive_blocks, message_from_json
 from snapcompact.compaction.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -28,7 +29,12 @@ from snapcompact.compaction.entries import (
     MetadataEntry,
 )
 from snapcompact.compaction.prompts import render
-from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, IMAGE_TOKEN_ESTIMATE, TokenEstimator
+from snapcompact.compaction.tokens import (
+    DEFAULT_ESTIMATOR,
+    IMAGE_TOKEN_ESTIMATE,
+    TokenEstimator,
+)
+from snapcompact.pricing import FRAME_DATA_BYTES_BUDGET
 
 __all__ = [
     "DIVIDER",
@@ -49,7 +55,6 @@ __all__ = [
 #: How the display transcript marks a compaction (expanding it reveals the summary).
 DIVIDER = "\u2500\u2500 \U0001f4f7 compacted \u00b7 ctrl+o \u2500\u2500"
 #: Per-request cap on frame base64 bytes when re-attaching an archive.
-MAX_FRAME_DATA_BYTES = 3_000_000
 
 
 @dataclass(frozen=True)
@@ -159,19 +164,6 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def archive_blocks(message: Mapping[str, Any],
-                   max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> list[dict[str, Any]] | None:
-    from snapcompact.archive.store import get_preserved_archive, history_blocks
-
-    archive = get_preserved_archive(message.get("preserveData"))
-    if archive is None:
-        return None
-    # Pinned-policy archives mark their frames with the source span they cover; their earliest
-    # frame (the session head) is the last to be left out under the byte budget.
-    pinned = any(frame.source_chars is not None for frame in archive.frames)
-    return history_blocks(archive, max_frame_data_bytes=max_frame_data_bytes, pin_first=pinned)
-
-
 def _bash_text(message: Mapping[str, Any]) -> str:
     command = message.get("command", "")
     output = message.get("output", "")
@@ -185,7 +177,7 @@ def _bash_text(message: Mapping[str, Any]) -> str:
 
 
 def to_wire_json(message: Mapping[str, Any], *,
-                 max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> dict[str, Any] | None:
+                 max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET) -> dict[str, Any] | None:
     """One agent message as a wire-role JSON message (None when it does not reach the LLM).
 
     ``max_frame_data_bytes`` caps the base64 bytes of archive frames re-attached to a
@@ -214,10 +206,8 @@ def to_wire_json(message: Mapping[str, Any], *,
 
 
 def convert_to_llm(messages: Sequence[Mapping[str, Any]], *,
-                   max_frame_data_bytes: int = MAX_FRAME_DATA_BYTES) -> list[Any]:
+                   max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET) -> list[Any]:
     """Agent messages -> :mod:`snapcompact.archive.messages` wire messages, dropping what the LLM never sees."""
-    from snapcompact.archive.messages import message_from_json
-
     out = []
     for i, message in enumerate(messages):
         wire = to_wire_json(message, max_frame_data_bytes=max_frame_data_bytes)

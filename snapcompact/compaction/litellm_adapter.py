@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["litellm_chat", "litellm_complete", "to_chat_messages"]
+__all__ = ["litellm_chat", "litellm_complete", "summarizer_chat_messages"]
 
 
 def _usage(response: Any) -> dict[str, Any] | None:
@@ -81,7 +81,7 @@ def _parts(content: Any) -> list[dict[str, Any]]:
     return out
 
 
-def to_chat_messages(system_prompt: str | Sequence[str], messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def summarizer_chat_messages(system_prompt: str | Sequence[str], messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Agent wire JSON (user/developer/assistant/toolResult) as OpenAI-style chat messages."""
     system = system_prompt if isinstance(system_prompt, str) else "\n\n".join(system_prompt)
     out: list[dict[str, Any]] = [{"role": "system", "content": system}]
@@ -114,7 +114,7 @@ def litellm_chat(model: str, **litellm_kwargs: Any) -> Callable[..., Any]:
         import litellm
 
         kwargs: dict[str, Any] = {"model": model, "max_tokens": max_tokens,
-                                  "messages": to_chat_messages(system_prompt, messages), **litellm_kwargs}
+                                  "messages": summarizer_chat_messages(system_prompt, messages), **litellm_kwargs}
         if tools:
             kwargs["tools"], kwargs["tool_choice"] = list(tools), tool_choice
         response = litellm.completion(**kwargs)

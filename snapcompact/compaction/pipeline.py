@@ -62,7 +62,11 @@ from snapcompact.compaction.pruning import (
     prune_tool_outputs,
 )
 from snapcompact.compaction.session import Session
-from snapcompact.compaction.settings import DEFAULT_SETTINGS, Settings, resolve_threshold_tokens
+from snapcompact.compaction.settings import (
+    DEFAULT_SETTINGS,
+    Settings,
+    resolve_threshold_tokens,
+)
 from snapcompact.compaction.strategies import (
     CompactionPayload,
     StrategyFallback,
@@ -174,7 +178,7 @@ class CompactionPipeline:
         if self._estimator is None:
             frame_tokens = self.model.image_tokens
             if frame_tokens is None:
-                from snapcompact.pricing.resolve import resolve_shape
+                from snapcompact.pricing import resolve_shape
 
                 sc = self.settings.snapcompact
                 frame_tokens = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,

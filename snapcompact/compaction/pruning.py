@@ -30,11 +30,11 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from snapcompact.archive import split_read_selector, strip_read_selector
 from snapcompact.compaction.context import estimate_entry_tokens
 from snapcompact.compaction.entries import CompactionEntry, Entry, MessageEntry
 from snapcompact.compaction.settings import PruneSettings
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
-from snapcompact.archive.file_ops import split_read_selector, strip_read_selector
 
 __all__ = [
     "MIN_PRUNE_TOKENS",

@@ -20,8 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from snapcompact.pricing.billing import ImageBill, bill_image
-from snapcompact.pricing.text_tokens import count_text_tokens
+from snapcompact.pricing import ImageBill, bill_image, count_text_tokens
 
 __all__ = ["RequestBill", "bill_request", "png_size", "request_images", "request_text"]
 

@@ -151,7 +151,7 @@ class SnapcompactSettings:
         if not isinstance(self.shape, str):
             raise ValueError(f"snapcompact.shape must be a string, got {self.shape!r}")
         if self.shape != "auto":
-            from snapcompact.core.shapes import SHAPE_VARIANTS
+            from snapcompact.core import SHAPE_VARIANTS
 
             if self.shape not in SHAPE_VARIANTS:
                 raise ValueError(f"snapcompact.shape {self.shape!r} is not a known variant (or 'auto')")

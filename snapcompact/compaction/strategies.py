@@ -84,7 +84,7 @@ def _assistant_only(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, 
 
 def cumulative_file_ops(prep: CompactionPreparation):
     """File operations of the summarized messages, the split-turn prefix and the previous entry."""
-    from snapcompact.archive.file_ops import FileOperations, file_ops_from_messages
+    from snapcompact.archive import FileOperations, file_ops_from_messages
 
     ops = file_ops_from_messages(_assistant_only([*prep.messages_to_summarize, *prep.turn_prefix_messages]))
     prev = prep.previous_compaction
@@ -95,7 +95,7 @@ def cumulative_file_ops(prep: CompactionPreparation):
 
 def _carried_preserve(prev_preserve: Mapping[str, Any] | None, extra: Mapping[str, Any] | None,
                       keep_archive: bool) -> dict[str, Any] | None:
-    from snapcompact.archive.store import PRESERVE_KEY
+    from snapcompact.archive import PRESERVE_KEY
 
     out = {k: v for k, v in (prev_preserve or {}).items()
            if k not in _PROVIDER_KEYS and (keep_archive or k != PRESERVE_KEY)}
@@ -105,7 +105,7 @@ def _carried_preserve(prev_preserve: Mapping[str, Any] | None, extra: Mapping[st
 
 def _previous_summary_for_llm(prep: CompactionPreparation) -> str | None:
     """The previous summary, with a previous archive's source text appended (it is being replaced)."""
-    from snapcompact.archive.store import archive_source_text, get_preserved_archive
+    from snapcompact.archive import archive_source_text, get_preserved_archive
 
     prev = prep.previous_compaction
     if prev is None:
@@ -121,7 +121,7 @@ def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | Non
                          settings: Settings, *, custom_instructions: str | None = None,
                          overrides: CompactingOverrides = _NO_OVERRIDES) -> CompactionPayload:
     """Structured LLM summary (split turns summarized in two parts and merged)."""
-    from snapcompact.archive.file_ops import compute_file_lists, upsert_file_operations
+    from snapcompact.archive import compute_file_lists, upsert_file_operations
 
     if complete is None:
         raise ValueError("context-full compaction needs a completion function (complete=...)")
@@ -191,7 +191,7 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
                         kept_tokens: int, custom_instructions: str | None = None,
                         overrides: CompactingOverrides = _NO_OVERRIDES) -> CompactionPayload:
     """Archive the summarized history as frames; raises :class:`StrategyFallback` when it cannot."""
-    from snapcompact.archive.store import CompactionRejected, compact, get_preserved_archive
+    from snapcompact.archive import CompactionRejected, compact, get_preserved_archive
 
     if not model.supports_images:
         raise StrategyFallback(f"snapcompact needs a model with image input; {model.id} has none: "

@@ -143,8 +143,8 @@ def serialize_for_summary(messages: Sequence[Mapping[str, Any]], include_thinkin
     (a user message quoting command and output; the agent core's converter drops them).
     ``include_thinking=False`` leaves out ``[Think]:`` (as the agent does for Anthropic targets).
     """
+    from snapcompact.archive import js_json_stringify
     from snapcompact.compaction.context import to_wire_json
-    from snapcompact.archive.serialize import js_json_stringify
 
     wire = [w for w in (to_wire_json(m) for m in messages) if w is not None]
     useless = {str(m.get("toolCallId")) for m in wire

@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from snapcompact.archive import archive_blocks
+
 __all__ = [
     "DEFAULT_ESTIMATOR",
     "FRAME_TOKEN_ESTIMATE",
@@ -85,12 +87,6 @@ def _blocks(content: Any) -> Sequence[Mapping[str, Any]]:
     return ()
 
 
-def _session_archive_blocks(message: Mapping[str, Any]) -> Sequence[Mapping[str, Any]] | None:
-    from snapcompact.compaction.context import archive_blocks
-
-    return archive_blocks(message)
-
-
 @dataclass(frozen=True)
 class TokenEstimator:
     """Counts a message's tokens; inject one to change the counter or the image charges.
@@ -106,7 +102,7 @@ class TokenEstimator:
     count_text: Callable[[Sequence[str]], int] = byte_estimate
     exclude_encrypted_reasoning: bool = False
     archive_blocks: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]] | None] | None = (
-        lambda message: _session_archive_blocks(message))
+        archive_blocks)
 
     def __post_init__(self) -> None:
         for name in ("image_tokens", "frame_tokens"):

@@ -1,1 +1,107 @@
-"""core"""
+"""Facts every stage shares: control glyphs, frame shapes, JavaScript text semantics, the
+token estimate and where the fonts live. Imports nothing else from snapcompact.
+
+The names below are the public API; everything else is internal and may change.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from snapcompact.core.assets import fonts_dir
+    from snapcompact.core.checks import check_text
+    from snapcompact.core.estimate import CHARS_PER_TOKEN, estimate_text_tokens
+    from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH, WIDE_RANGES, is_wide
+    from snapcompact.core.js import (
+        JS_WHITESPACE,
+        JS_WS,
+        js_number_to_string,
+        js_round,
+        js_slice,
+        utf16_len,
+    )
+    from snapcompact.core.shapes import (
+        FONTS,
+        Geometry,
+        NATURAL_CELL,
+        SHAPE_VARIANTS,
+        SHAPE_VARIANT_NAMES,
+        Shape,
+        check_frame_size,
+        geometry,
+        get_shape,
+        shape_table_sha256,
+    )
+
+#: Public name -> the module that defines it (imported on first use, so importing one stage
+#: does not load the others).
+_WHERE: dict[str, str] = {
+    "CHARS_PER_TOKEN": "estimate",
+    "check_frame_size": "shapes",
+    "check_text": "checks",
+    "DIM_OFF": "glyphs",
+    "DIM_ON": "glyphs",
+    "estimate_text_tokens": "estimate",
+    "FONTS": "shapes",
+    "fonts_dir": "assets",
+    "Geometry": "shapes",
+    "geometry": "shapes",
+    "get_shape": "shapes",
+    "is_wide": "glyphs",
+    "js_number_to_string": "js",
+    "js_round": "js",
+    "js_slice": "js",
+    "JS_WHITESPACE": "js",
+    "JS_WS": "js",
+    "NATURAL_CELL": "shapes",
+    "NEWLINE_GLYPH": "glyphs",
+    "Shape": "shapes",
+    "shape_table_sha256": "shapes",
+    "SHAPE_VARIANT_NAMES": "shapes",
+    "SHAPE_VARIANTS": "shapes",
+    "utf16_len": "js",
+    "WIDE_RANGES": "glyphs",
+}
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "DIM_OFF",
+    "DIM_ON",
+    "FONTS",
+    "Geometry",
+    "JS_WHITESPACE",
+    "JS_WS",
+    "NATURAL_CELL",
+    "NEWLINE_GLYPH",
+    "SHAPE_VARIANTS",
+    "SHAPE_VARIANT_NAMES",
+    "Shape",
+    "WIDE_RANGES",
+    "check_frame_size",
+    "check_text",
+    "estimate_text_tokens",
+    "fonts_dir",
+    "geometry",
+    "get_shape",
+    "is_wide",
+    "js_number_to_string",
+    "js_round",
+    "js_slice",
+    "shape_table_sha256",
+    "utf16_len",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

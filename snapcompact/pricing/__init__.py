@@ -1,1 +1,152 @@
-"""pricing"""
+"""Model -> shape and image -> tokens: the model table, the providers' image bills, frame
+budgets and text-token counts, with their TOML tables. Depends on core and text.
+
+The names below are the public API; everything else is internal and may change.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from snapcompact.pricing.billing import (
+        DETAILS,
+        ImageBill,
+        PricingTable,
+        RequestLimit,
+        bill_image,
+        family_image_detail,
+        frame_token_estimate,
+        parse_pricing_table,
+        pricing_table,
+        pricing_table_sha256,
+        request_limit,
+        select_rule,
+    )
+    from snapcompact.pricing.budgets import (
+        DEFAULT_PROVIDER_IMAGE_BUDGET,
+        FRAME_DATA_BYTES_BUDGET,
+        FRAME_DATA_BYTES_ESTIMATE,
+        MAX_FRAMES,
+        MAX_FRAMES_DEFAULT,
+        REFERENCE_PROVIDER_IMAGE_BUDGETS,
+        frame_fits_provider,
+        max_frames_for_data_budget,
+        provider_frame_budget,
+        provider_image_budget,
+        provider_request_limit,
+    )
+    from snapcompact.pricing.model_table import (
+        FAMILIES,
+        ShapeTable,
+        api_family,
+        api_for,
+        is_claude_high_res,
+        model_shapes_sha256,
+        parse_claude_id,
+        parse_shape_rules,
+        shape_rules,
+    )
+    from snapcompact.pricing.resolve import (
+        ResolvedShape,
+        ideal_shape_variant,
+        resolve_shape,
+        resolve_shape_for_text,
+    )
+    from snapcompact.pricing.text_tokens import count_text_tokens
+
+#: Public name -> the module that defines it (imported on first use, so importing one stage
+#: does not load the others).
+_WHERE: dict[str, str] = {
+    "api_family": "model_table",
+    "api_for": "model_table",
+    "bill_image": "billing",
+    "count_text_tokens": "text_tokens",
+    "DEFAULT_PROVIDER_IMAGE_BUDGET": "budgets",
+    "DETAILS": "billing",
+    "FAMILIES": "model_table",
+    "family_image_detail": "billing",
+    "FRAME_DATA_BYTES_BUDGET": "budgets",
+    "FRAME_DATA_BYTES_ESTIMATE": "budgets",
+    "frame_fits_provider": "budgets",
+    "frame_token_estimate": "billing",
+    "ideal_shape_variant": "resolve",
+    "ImageBill": "billing",
+    "is_claude_high_res": "model_table",
+    "MAX_FRAMES": "budgets",
+    "MAX_FRAMES_DEFAULT": "budgets",
+    "max_frames_for_data_budget": "budgets",
+    "model_shapes_sha256": "model_table",
+    "parse_claude_id": "model_table",
+    "parse_pricing_table": "billing",
+    "parse_shape_rules": "model_table",
+    "pricing_table": "billing",
+    "pricing_table_sha256": "billing",
+    "PricingTable": "billing",
+    "provider_frame_budget": "budgets",
+    "provider_image_budget": "budgets",
+    "provider_request_limit": "budgets",
+    "REFERENCE_PROVIDER_IMAGE_BUDGETS": "budgets",
+    "request_limit": "billing",
+    "RequestLimit": "billing",
+    "resolve_shape": "resolve",
+    "resolve_shape_for_text": "resolve",
+    "ResolvedShape": "resolve",
+    "select_rule": "billing",
+    "shape_rules": "model_table",
+    "ShapeTable": "model_table",
+}
+
+__all__ = [
+    "DEFAULT_PROVIDER_IMAGE_BUDGET",
+    "DETAILS",
+    "FAMILIES",
+    "FRAME_DATA_BYTES_BUDGET",
+    "FRAME_DATA_BYTES_ESTIMATE",
+    "ImageBill",
+    "MAX_FRAMES",
+    "MAX_FRAMES_DEFAULT",
+    "PricingTable",
+    "REFERENCE_PROVIDER_IMAGE_BUDGETS",
+    "RequestLimit",
+    "ResolvedShape",
+    "ShapeTable",
+    "api_family",
+    "api_for",
+    "bill_image",
+    "count_text_tokens",
+    "family_image_detail",
+    "frame_fits_provider",
+    "frame_token_estimate",
+    "ideal_shape_variant",
+    "is_claude_high_res",
+    "max_frames_for_data_budget",
+    "model_shapes_sha256",
+    "parse_claude_id",
+    "parse_pricing_table",
+    "parse_shape_rules",
+    "pricing_table",
+    "pricing_table_sha256",
+    "provider_frame_budget",
+    "provider_image_budget",
+    "provider_request_limit",
+    "request_limit",
+    "resolve_shape",
+    "resolve_shape_for_text",
+    "select_rule",
+    "shape_rules",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

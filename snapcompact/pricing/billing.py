@@ -23,7 +23,13 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable, Mapping
 
-FAMILIES: tuple[str, ...] = ("anthropic", "openai", "google", "unknown")
+from snapcompact.pricing.model_table import (
+    FAMILIES,
+    api_family,
+    api_for,
+    is_claude_high_res,
+)
+
 DETAILS: tuple[str, ...] = ("auto", "low", "medium", "high", "original", "ultra_high")
 #: Larger edges are not images any provider accepts; they signal a bug upstream of billing.
 MAX_IMAGE_EDGE = 32768
@@ -93,13 +99,7 @@ class PricingTable:
     sha256: str
 
 
-def _claude_high_res(model_id: str) -> bool:
-    from snapcompact.pricing.resolve import is_claude_high_res
-
-    return is_claude_high_res(model_id)
-
-
-_SELECTORS: Mapping[str, Callable[[str], bool]] = {"claude-high-res": _claude_high_res}
+_SELECTORS: Mapping[str, Callable[[str], bool]] = {"claude-high-res": is_claude_high_res}
 
 _RULE_KEYS = {"id", "vendor", "method", "models", "selector", "family_default", "source", "checked",
               "confidence", "notes"}
@@ -483,8 +483,6 @@ def select_rule(model: str, api: str | None = None, provider: str | None = None)
     an unmatched id falls back to the default rule of the API's billing family, and with no known
     API to the anthropic default (the reference bills unknown families like anthropic).
     """
-    from snapcompact.pricing.resolve import api_for, api_family
-
     if not isinstance(model, str):
         raise ValueError(f"model id must be a string, got {model!r}")
     table = pricing_table()
@@ -506,8 +504,6 @@ def bill_image(
     provider: str | None = None,
 ) -> ImageBill:
     """Tokens ``model`` is billed for one ``width`` x ``height`` image (see module docstring)."""
-    from snapcompact.pricing.resolve import api_for, api_family
-
     w, h = _check_edge("width", width), _check_edge("height", height)
     if detail is not None and detail not in DETAILS:
         raise ValueError(f"unknown detail {detail!r} (known: {', '.join(DETAILS)})")

@@ -12,203 +12,20 @@ differs from the reference implementation the reference value is kept beside it,
 
 from __future__ import annotations
 
-import hashlib
-import re
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
-from typing import Any, Literal, Mapping
+from typing import Any, Mapping
 
-from snapcompact.pricing.billing import FAMILIES, family_image_detail, frame_token_estimate
-from snapcompact.core.shapes import SHAPE_VARIANTS, Shape, check_frame_size, get_shape
-
-Table = Literal["seed", "reference"]
-TABLES: tuple[str, ...] = ("seed", "reference")
-
-
-@dataclass(frozen=True)
-class ShapeRule:
-    name: str
-    pattern: re.Pattern[str]
-    variant: str
-    frame_size: int | None
-    reference_variant: str
-    note: str
-
-
-@dataclass(frozen=True)
-class ShapeTable:
-    apis: Mapping[str, str]
-    provider_apis: Mapping[str, str]
-    family_variants: Mapping[str, str]
-    reference_family_variants: Mapping[str, str]
-    high_res_variant: str
-    high_res_frame_size: int
-    high_res_families: tuple[str, ...]
-    opus_min_version: tuple[int, ...]
-    rules: tuple[ShapeRule, ...]
-    sha256: str
-
-
-def _known_variant(name: object, where: str) -> str:
-    if not isinstance(name, str) or name not in SHAPE_VARIANTS:
-        raise ValueError(f"model shape table: {where}: unknown shape variant {name!r}")
-    return name
-
-
-def parse_shape_rules(raw: bytes | str) -> ShapeTable:
-    """Parse and validate ``model_shapes.toml``."""
-    text = raw.decode() if isinstance(raw, bytes) else raw
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"model shape table is not valid TOML: {exc}") from exc
-    apis = data.get("apis", {})
-    for api, fam in apis.items():
-        if fam not in FAMILIES or fam == "unknown":
-            raise ValueError(f"model shape table: api {api!r} maps to unknown family {fam!r}")
-    provider_apis = data.get("provider_apis", {})
-    for prov, api in provider_apis.items():
-        if api not in apis:
-            raise ValueError(f"model shape table: provider {prov!r} maps to unknown api {api!r}")
-    fam_seed: dict[str, str] = {}
-    fam_ref: dict[str, str] = {}
-    raw_fams = data.get("family_variants", {})
-    for fam in FAMILIES:
-        entry = raw_fams.get(fam)
-        if entry is None:
-            raise ValueError(f"model shape table: no family_variants.{fam}")
-        if isinstance(entry, dict):
-            fam_seed[fam] = _known_variant(entry.get("variant"), f"family_variants.{fam}")
-            fam_ref[fam] = _known_variant(entry.get("reference_variant", entry.get("variant")),
-                                          f"family_variants.{fam}")
-        else:
-            fam_seed[fam] = fam_ref[fam] = _known_variant(entry, f"family_variants.{fam}")
-    hr = data.get("claude_high_res")
-    if not isinstance(hr, dict):
-        raise ValueError("model shape table: missing [claude_high_res]")
-    version = hr.get("opus_min_version")
-    if not (isinstance(version, list) and version and all(isinstance(v, int) for v in version)):
-        raise ValueError("model shape table: claude_high_res.opus_min_version must be a list of ints")
-    rules = []
-    for i, row in enumerate(data.get("rules", [])):
-        name = row.get("name", f"#{i}")
-        where = f"rule {name!r}"
-        try:
-            pattern = re.compile(row["pattern"], re.IGNORECASE)
-        except (KeyError, re.error) as exc:
-            raise ValueError(f"model shape table: {where}: bad or missing pattern ({exc})") from exc
-        variant = _known_variant(row.get("variant"), where)
-        size = row.get("frame_size")
-        if size is not None:
-            check_frame_size(size)
-        rules.append(ShapeRule(
-            name=name, pattern=pattern, variant=variant, frame_size=size,
-            reference_variant=_known_variant(row.get("reference_variant", variant), where),
-            note=row.get("note", "")))
-    if not rules:
-        raise ValueError("model shape table: no [[rules]]")
-    return ShapeTable(
-        apis=dict(apis), provider_apis=dict(provider_apis), family_variants=fam_seed,
-        reference_family_variants=fam_ref,
-        high_res_variant=_known_variant(hr.get("variant"), "claude_high_res"),
-        high_res_frame_size=check_frame_size(hr.get("frame_size")),
-        high_res_families=tuple(hr.get("families", ())), opus_min_version=tuple(version),
-        rules=tuple(rules), sha256=hashlib.sha256(text.encode()).hexdigest())
-
-
-@lru_cache(maxsize=1)
-def shape_rules() -> ShapeTable:
-    raw = resources.files("snapcompact.pricing").joinpath("model_shapes.toml").read_bytes()
-    return parse_shape_rules(raw)
-
-
-def model_shapes_sha256() -> str:
-    """Hash of the model -> shape table, recorded with every eval result."""
-    return shape_rules().sha256
-
-
-# ---------------------------------------------------------------------------------------------
-# Wire API and Claude identity
-
-
-def api_for(api: str | None, provider: str | None = None) -> str | None:
-    """The wire API of a request: ``api`` itself, else the provider's usual API, else None."""
-    if api is not None and not isinstance(api, str):
-        raise ValueError(f"api must be a string, got {api!r}")
-    if provider is not None and not isinstance(provider, str):
-        raise ValueError(f"provider must be a string, got {provider!r}")
-    if api:
-        return api
-    if provider:
-        return shape_rules().provider_apis.get(provider)
-    return None
-
-
-def api_family(api: str | None) -> str:
-    """Billing family of a wire API; anything unlisted (or none) is ``unknown``."""
-    if api is None:
-        return "unknown"
-    return shape_rules().apis.get(api, "unknown")
-
-
-_CLAUDE_FAMILIES = ("opus", "sonnet", "haiku", "fable", "mythos")
-_NUM = r"(\d{1,3})(?!\d)"
-_AFTER = re.compile(rf"^[-_.]?{_NUM}(?:[-_.]{_NUM})?")
-_BEFORE = re.compile(rf"(?<!\d){_NUM}(?:[-_.]{_NUM})?[-_.]?$")
-
-
-@dataclass(frozen=True)
-class ClaudeId:
-    family: str
-    version: tuple[int, ...]
-
-
-def parse_claude_id(model_id: str) -> ClaudeId | None:
-    """Family token and version of a Claude model id, or None when it is not a Claude id.
-
-    Our approximation of the reference's catalog parser: lowercase, drop ``@...`` suffixes,
-    find the family token, read the version right after it (else right before it); 8-digit
-    dates are never version components. Handles ``claude-opus-4-7-20260416``,
-    ``anthropic--claude-4.8-opus``, ``claude-opus-4-10``, ``CLAUDE-OPUS-5``.
-    """
-    low = model_id.lower().split("@", 1)[0]
-    if "claude" not in low:
-        return None
-    best: tuple[int, str] | None = None
-    for fam in _CLAUDE_FAMILIES:
-        pos = low.find(fam, low.find("claude"))
-        if pos < 0:
-            pos = low.find(fam)
-        if pos >= 0 and (best is None or pos < best[0]):
-            best = (pos, fam)
-    if best is None:
-        return None
-    pos, fam = best
-    after = _AFTER.match(low[pos + len(fam):])
-    before = _BEFORE.search(low[:pos])
-    found = after or before
-    version = tuple(int(g) for g in found.groups() if g is not None) if found else ()
-    return ClaudeId(family=fam, version=version)
-
-
-def is_claude_high_res(model_id: str) -> bool:
-    """Opus >= 4.7, Fable and Mythos read 1932 px frames (Anthropic's 4,784-patch tier)."""
-    if not isinstance(model_id, str):
-        return False
-    parsed = parse_claude_id(model_id)
-    if parsed is None:
-        return False
-    table = shape_rules()
-    if parsed.family in table.high_res_families:
-        return True
-    if parsed.family != "opus" or not parsed.version:
-        return False
-    width = max(len(parsed.version), len(table.opus_min_version))
-    pad = lambda v: tuple(v) + (0,) * (width - len(v))  # noqa: E731
-    return pad(parsed.version) >= pad(table.opus_min_version)
-
+from snapcompact.core import Shape, check_frame_size, get_shape
+from snapcompact.pricing.billing import family_image_detail, frame_token_estimate
+from snapcompact.pricing.model_table import (
+    TABLES,
+    Table,
+    api_family,
+    api_for,
+    is_claude_high_res,
+    shape_rules,
+)
+from snapcompact.text import cjk_heavy, scan_renderability
 
 # ---------------------------------------------------------------------------------------------
 # Resolution
@@ -336,8 +153,6 @@ def resolve_shape_for_text(
     resolved = resolve_shape(model_id, api=api, provider=provider, variant=variant)
     if variant not in (None, "auto"):
         return resolved
-    from snapcompact.text.normalize import cjk_heavy, scan_renderability  # lazy: heavy tables
-
     silver = resolve_shape(model_id, api=api, provider=provider, variant="silver16-bw")
     silver_safe = _is_safe(scan_renderability(text, silver.shape.font))
     if not _is_safe(scan_renderability(text, resolved.shape.font)):

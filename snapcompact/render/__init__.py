@@ -1,1 +1,79 @@
-"""render"""
+"""Printable text -> pixels: fonts and Silver glyphs, page layout, stretch, PNG frames.
+Depends on :mod:`snapcompact.core` and :mod:`snapcompact.text`.
+
+The names below are the public API; everything else is internal and may change.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from snapcompact.render.frame_cap import check_frame_count
+    from snapcompact.render.layout import doc_pages, paginate_cells
+    from snapcompact.render.parallel import parallel_map
+    from snapcompact.render.png import PALETTE, decode_rgb, encode_indexed, encode_rgb
+    from snapcompact.render.renderer import (
+        Frame,
+        RENDERER_VERSION,
+        frames,
+        pages,
+        render,
+        render_many,
+        render_pages,
+        warm_caches,
+    )
+
+#: Public name -> the module that defines it (imported on first use, so importing one stage
+#: does not load the others).
+_WHERE: dict[str, str] = {
+    "check_frame_count": "frame_cap",
+    "decode_rgb": "png",
+    "doc_pages": "layout",
+    "encode_indexed": "png",
+    "encode_rgb": "png",
+    "Frame": "renderer",
+    "frames": "renderer",
+    "pages": "renderer",
+    "paginate_cells": "layout",
+    "PALETTE": "png",
+    "parallel_map": "parallel",
+    "render": "renderer",
+    "render_many": "renderer",
+    "render_pages": "renderer",
+    "RENDERER_VERSION": "renderer",
+    "warm_caches": "renderer",
+}
+
+__all__ = [
+    "Frame",
+    "PALETTE",
+    "RENDERER_VERSION",
+    "check_frame_count",
+    "decode_rgb",
+    "doc_pages",
+    "encode_indexed",
+    "encode_rgb",
+    "frames",
+    "pages",
+    "paginate_cells",
+    "parallel_map",
+    "render",
+    "render_many",
+    "render_pages",
+    "warm_caches",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -17,9 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from snapcompact.core.assets import fonts_dir
-from snapcompact.text.coverage import supported
-from snapcompact.core.glyphs import NEWLINE_GLYPH
+from snapcompact.core import NEWLINE_GLYPH, fonts_dir
+from snapcompact.text import supported
 
 BITMAP_FONTS = ("5x8", "6x12", "8x13", "8x8")
 _FILES = {"5x8": "5x8.bdf", "6x12": "6x12.bdf", "8x13": "8x13.bdf", "8x8": "unscii-8.hex"}

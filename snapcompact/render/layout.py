@@ -18,7 +18,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from snapcompact.core.glyphs import DIM_OFF, DIM_ON, WIDE_RANGES
+from snapcompact.core import DIM_OFF, DIM_ON, WIDE_RANGES
 
 _DIM_ON = ord(DIM_ON)
 _DIM_OFF = ord(DIM_OFF)

@@ -62,8 +62,10 @@ from typing import Iterable
 
 import numpy as np
 
-from snapcompact.core.assets import fonts_dir
-from snapcompact.core.glyphs import is_wide  # noqa: F401  (re-exported: wide glyphs span two cells)
+from snapcompact.core import (
+    fonts_dir,
+    is_wide,  # noqa: F401  (re-exported: wide glyphs span two cells)
+)
 
 FONT_FILE = "Silver.ttf"
 #: Silver's design size and square cell: pixel sizes scale from it.

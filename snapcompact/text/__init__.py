@@ -1,1 +1,69 @@
-"""text"""
+"""Text -> printable text: normalization exactly as the reference, renderability, stopword
+dimming, word wrap. Depends on :mod:`snapcompact.core` only.
+
+The names below are the public API; everything else is internal and may change.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from snapcompact.text.ansi import strip_ansi
+    from snapcompact.text.coverage import supported
+    from snapcompact.text.dimming import STOPWORDS, dim_stopwords
+    from snapcompact.text.folds import CHAR_FOLD, EMOJI_FOLD
+    from snapcompact.text.printable import (
+        Renderability,
+        SAFE_FALLBACK_RATIO,
+        cjk_heavy,
+        normalize,
+        scan_renderability,
+    )
+    from snapcompact.text.word_wrap import wrap
+
+#: Public name -> the module that defines it (imported on first use, so importing one stage
+#: does not load the others).
+_WHERE: dict[str, str] = {
+    "CHAR_FOLD": "folds",
+    "cjk_heavy": "printable",
+    "dim_stopwords": "dimming",
+    "EMOJI_FOLD": "folds",
+    "normalize": "printable",
+    "Renderability": "printable",
+    "SAFE_FALLBACK_RATIO": "printable",
+    "scan_renderability": "printable",
+    "STOPWORDS": "dimming",
+    "strip_ansi": "ansi",
+    "supported": "coverage",
+    "wrap": "word_wrap",
+}
+
+__all__ = [
+    "CHAR_FOLD",
+    "EMOJI_FOLD",
+    "Renderability",
+    "SAFE_FALLBACK_RATIO",
+    "STOPWORDS",
+    "cjk_heavy",
+    "dim_stopwords",
+    "normalize",
+    "scan_renderability",
+    "strip_ansi",
+    "supported",
+    "wrap",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

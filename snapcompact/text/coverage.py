@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from snapcompact.core.assets import fonts_dir
+from snapcompact.core import fonts_dir
 
 COVERAGE_FILE = "coverage.json"
 

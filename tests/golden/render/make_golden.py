@@ -22,7 +22,7 @@ CASES = HERE / "cases"
 FRAMES = HERE / "frames"
 sys.path.insert(0, str(HERE.parents[2]))
 
-from snapcompact.core.shapes import SHAPE_VARIANT_NAMES  # noqa: E402
+from snapcompact.core import SHAPE_VARIANT_NAMES  # noqa: E402
 
 #: case name -> frame size (small frames keep the fixtures small; "prose-full" checks a full frame)
 SIZES = {

@@ -466,7 +466,7 @@ def main() -> int:
     print(f"{len(corpus)} conversations x {len(OPTION_SETS)} option sets = {len(jobs)} reference outputs")
 
     if args.check:
-        from snapcompact.archive.serialize import serialize_conversation
+        from snapcompact.archive import serialize_conversation
 
         same = 0
         for case, opt in jobs:
@@ -476,7 +476,7 @@ def main() -> int:
             else:
                 print(f"DIFF {case} / {opt}")
         print(f"serialize identical: {same}/{len(jobs)}")
-        from snapcompact.archive.dataurl import elide_data_urls
+        from snapcompact.archive import elide_data_urls
 
         url_same = 0
         for name, entry in dataurl_golden.items():

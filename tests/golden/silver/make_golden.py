@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from snapcompact.text.coverage import supported
-from snapcompact.render.silver import is_wide
+from snapcompact.core import is_wide
+from snapcompact.text import supported
 
 HERE = Path(__file__).resolve().parent
 TOOL = os.environ.get("UPSTREAM_FRAMES", str(Path(__file__).resolve().parents[4] / "shared" / "tools" / "upstream-frames"))

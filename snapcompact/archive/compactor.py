@@ -1,4 +1,4 @@
-"""The snapcompact frame archive: compaction entry point, persisted model, history blocks.
+"""Compacting into the archive: new history serialized, planned onto frames, rendered, accounted.
 
 Why it exists: a compaction discards old turns; snapcompact keeps them, serialized, normalized
 and printed onto PNG frames that a vision model reads back for a fraction of the text tokens.
@@ -38,11 +38,27 @@ foveated policy) is unfolded and re-framed from its text.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from snapcompact.archive.dataurl import elide_data_urls
+from snapcompact.archive.file_ops import (
+    FileLists,
+    FileOperations,
+    compute_file_lists,
+    format_file_list,
+)
+from snapcompact.archive.history import _previous_text, _to_plain, history_blocks
+from snapcompact.archive.model import (
+    POLICIES,
+    PRESERVE_KEY,
+    PROVIDER_COMPACTION_KEYS,
+    Archive,
+    ArchiveFrame,
+    Policy,
+    get_preserved_archive,
+)
 from snapcompact.archive.plan import (
     PlannedFrame,
     dense_companion,
@@ -51,377 +67,21 @@ from snapcompact.archive.plan import (
     plan_pinned,
     visible_len,
 )
-from snapcompact.pricing.budgets import MAX_FRAMES_DEFAULT, provider_frame_budget
-from snapcompact.archive.dataurl import elide_data_urls
-from snapcompact.archive.file_ops import FileLists, FileOperations, compute_file_lists, format_file_list
-from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH
-from snapcompact.archive.reading_guide import NO_HISTORY, GuideFacts, render_guide, short_summary
-from snapcompact.core.shapes import Shape, geometry, get_shape
-
-__all__ = [
-    "POLICIES",
-    "PRESERVE_KEY",
-    "Archive",
-    "ArchiveFrame",
-    "CharAccounting",
-    "CompactionRejected",
-    "CompactionResult",
-    "LazyFrameData",
-    "archive_source_text",
-    "compact",
-    "get_preserved_archive",
-    "history_blocks",
-    "images",
-    "strip_preserved_archive",
-    "strip_thinking_sections",
-]
-
-PRESERVE_KEY = "snapcompact"
-Policy = Literal["pinned", "foveated"]
-POLICIES: tuple[str, ...] = ("pinned", "foveated")
-#: Provider-native compaction payloads a snapcompact pass supersedes.
-_PROVIDER_COMPACTION_KEYS = ("openaiRemoteCompaction", "anthropicCompaction")
-_BLOB_PREFIX = "blob:sha256:"
-_CHARS_PER_TOKEN = 4
-
-
-# ---------------------------------------------------------------------------------------------
-# Persisted model
-
-
-def _int(raw: Mapping[str, Any], key: str, where: str, default: int | None = None) -> int:
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise ValueError(f"{where}: {key} must be a number, got {value!r}")
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError(f"{where}: {key} must be a whole number, got {value!r}")
-        value = int(value)
-    return value
-
-
-def _opt_str(raw: Mapping[str, Any], key: str, where: str) -> str | None:
-    value = raw.get(key)
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"{where}: {key} must be a string, got {value!r}")
-    return value
-
-
-@dataclass(frozen=True)
-class ArchiveFrame:
-    """One persisted frame: base64 PNG (or a ``blob:sha256:`` reference) plus its reading grid."""
-
-    data: str
-    mime_type: str
-    cols: int
-    rows: int
-    chars: int
-    font: str | None = None
-    variant: str | None = None
-    line_repeat: int | None = None
-    columns: int | None = None
-    stopword_dim: bool | None = None
-    detail: str | None = None
-    source_chars: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"data": self.data, "mimeType": self.mime_type, "cols": self.cols,
-                               "rows": self.rows, "chars": self.chars}
-        for key, value in (("font", self.font), ("variant", self.variant),
-                           ("lineRepeat", self.line_repeat), ("columns", self.columns),
-                           ("stopwordDim", self.stopword_dim), ("detail", self.detail),
-                           ("sourceChars", self.source_chars)):
-            if value is not None:
-                out[key] = value
-        return out
-
-    @classmethod
-    def from_json(cls, raw: Any, where: str = "frame") -> ArchiveFrame:
-        if not isinstance(raw, Mapping):
-            raise ValueError(f"{where} must be an object, got {type(raw).__name__}")
-        data = raw.get("data")
-        if not isinstance(data, str) or not data:
-            raise ValueError(f"{where}: data must be a non-empty string")
-        mime = raw.get("mimeType")
-        if not isinstance(mime, str):
-            raise ValueError(f"{where}: mimeType must be a string, got {mime!r}")
-        dim = raw.get("stopwordDim")
-        if dim is not None and not isinstance(dim, bool):
-            raise ValueError(f"{where}: stopwordDim must be a boolean, got {dim!r}")
-        opt_ints = {k: (_int(raw, k, where) if raw.get(k) is not None else None)
-                    for k in ("lineRepeat", "columns", "sourceChars")}
-        if opt_ints["sourceChars"] is not None and opt_ints["sourceChars"] < 0:
-            raise ValueError(f"{where}: sourceChars must be non-negative")
-        return cls(data, mime, _int(raw, "cols", where), _int(raw, "rows", where),
-                   _int(raw, "chars", where), _opt_str(raw, "font", where),
-                   _opt_str(raw, "variant", where), opt_ints["lineRepeat"], opt_ints["columns"], dim,
-                   _opt_str(raw, "detail", where), opt_ints["sourceChars"])
-
-
-@dataclass(frozen=True)
-class Archive:
-    """The persisted archive: frames oldest to newest, counters, and the text they came from.
-
-    ``text`` is the kept normalized source (the frames' text, then the tail); ``text_head`` and
-    ``text_tail`` are the verbatim regions before and after the imaged middle.
-    """
-
-    frames: tuple[ArchiveFrame, ...] = ()
-    total_chars: int = 0
-    truncated_chars: int = 0
-    text: str | None = None
-    text_head: str | None = None
-    text_tail: str | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "frames", tuple(self.frames))
-        for name in ("text", "text_head", "text_tail"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
-                raise ValueError(f"archive {name} must be a string, got {type(value).__name__}")
-            if value == "":
-                object.__setattr__(self, name, None)
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.frames and self.text is None and self.text_head is None and self.text_tail is None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"frames": [f.to_json() for f in self.frames],
-                               "totalChars": self.total_chars, "truncatedChars": self.truncated_chars}
-        for key, value in (("text", self.text), ("textHead", self.text_head), ("textTail", self.text_tail)):
-            if value is not None:
-                out[key] = value
-        return out
-
-    @classmethod
-    def from_json(cls, raw: Any) -> Archive:
-        """Strict parse: every frame must be valid, and an archive must hold frames or text."""
-        if not isinstance(raw, Mapping):
-            raise ValueError(f"archive must be an object, got {type(raw).__name__}")
-        frames_raw = raw.get("frames", [])
-        if not isinstance(frames_raw, list):
-            raise ValueError("archive frames must be a list")
-        frames = tuple(ArchiveFrame.from_json(f, f"frame {i}") for i, f in enumerate(frames_raw))
-        texts = {k: _opt_str(raw, k, "archive") for k in ("text", "textHead", "textTail")}
-        archive = cls(frames, _int(raw, "totalChars", "archive", 0), _int(raw, "truncatedChars", "archive", 0),
-                      texts["text"], texts["textHead"], texts["textTail"])
-        if archive.is_empty:
-            raise ValueError("archive holds neither frames nor text")
-        return archive
-
-
-def get_preserved_archive(preserve_data: Mapping[str, Any] | None) -> Archive | None:
-    """The archive under ``preserve_data["snapcompact"]``, or None (reference semantics).
-
-    Lenient like the reference: frames missing a field are skipped, non-string or empty texts
-    ignored, counters that are not numbers read as 0; an archive left with neither frames nor
-    text is rejected (None). Use :meth:`Archive.from_json` for a strict parse.
-    """
-    if not isinstance(preserve_data, Mapping):
-        return None
-    raw = preserve_data.get(PRESERVE_KEY)
-    if not isinstance(raw, Mapping):
-        return None
-    frames: list[ArchiveFrame] = []
-    if isinstance(raw.get("frames"), list):
-        for i, item in enumerate(raw["frames"]):
-            try:
-                frames.append(ArchiveFrame.from_json(item, f"frame {i}"))
-            except ValueError:
-                continue
-
-    def text(key: str) -> str | None:
-        value = raw.get(key)
-        return value if isinstance(value, str) and value else None
-
-    def counter(key: str) -> int:
-        value = raw.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            return 0
-        return int(value) if float(value).is_integer() else value  # type: ignore[return-value]
-
-    archive = Archive(tuple(frames), counter("totalChars"), counter("truncatedChars"),
-                      text("text"), text("textHead"), text("textTail"))
-    return None if archive.is_empty else archive
-
-
-def strip_preserved_archive(preserve_data: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """``preserve_data`` without the archive key; None when nothing else remains."""
-    if preserve_data is None:
-        return None
-    if not isinstance(preserve_data, Mapping):
-        raise ValueError(f"preserve data must be a mapping, got {type(preserve_data).__name__}")
-    if PRESERVE_KEY not in preserve_data:
-        return dict(preserve_data)
-    rest = {k: v for k, v in preserve_data.items() if k != PRESERVE_KEY}
-    return rest or None
-
-
-def _to_plain(text: str) -> str:
-    return text.replace(DIM_ON, "").replace(DIM_OFF, "").replace(NEWLINE_GLYPH, "\n")
-
-
-def _previous_text(archive: Archive) -> str:
-    if archive.text is not None:
-        return archive.text
-    return NEWLINE_GLYPH.join(p for p in (archive.text_head, archive.text_tail) if p)
-
-
-def archive_source_text(archive: Archive) -> str | None:
-    """The archive's kept text as plain text (for an LLM summary that replaces the archive)."""
-    text = _previous_text(archive)
-    return elide_data_urls(_to_plain(text), "archive") if text else None
-
-
-def images(archive: Archive) -> list[dict[str, Any]]:
-    """Image blocks for every frame, oldest first (``detail`` only when the frame has one)."""
-    return [_image_block(f) for f in archive.frames]
-
-
-def _image_block(frame: ArchiveFrame) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "image", "data": frame.data, "mimeType": frame.mime_type}
-    if frame.detail:
-        block["detail"] = frame.detail
-    return block
-
-
-# ---------------------------------------------------------------------------------------------
-# History blocks
-
-
-@dataclass(frozen=True)
-class LazyFrameData:
-    """A frame payload priced before it is loaded (``read`` returns the base64)."""
-
-    bytes: int
-    read: Callable[[], str]
-
-
-def _format_bytes(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f} MB"
-    if n >= 1_000:
-        return f"{n / 1_000:.1f} KB"
-    return f"{n} B"
-
-
-def _unavailable_notice(count: int) -> str:
-    s = "" if count == 1 else "s"
-    return f"-------------- {count:,} archived image frame{s} unavailable here --------------"
-
-
-def _omitted_notice(count: int, omitted_bytes: int) -> str:
-    s = "" if count == 1 else "s"
-    budget = (f" {_format_bytes(omitted_bytes)} of base64 exceeded the per-request snapcompact payload budget."
-              if omitted_bytes > 0 else "")
-    return "\n".join([
-        "-------------- snapcompact image middle omitted",
-        (f"{count:,} archived image frame{s} could not be included.{budget} "
-         "The compacted summary and visible text edges remain available."),
-        "--------------",
-    ])
-
-
-def history_blocks(
-    archive: Archive,
-    max_frame_data_bytes: int | None = None,
-    max_images: int | None = None,
-    resolve_frame_data: Callable[[str], LazyFrameData | None] | None = None,
-    pin_first: bool = False,
-) -> list[dict[str, Any]]:
-    """Ordered text and image blocks for the compaction summary message, oldest to newest.
-
-    The text head comes first, then the frames, then the text tail (reference ``historyBlocks``).
-    Frames are priced newest first: a frame whose payload cannot be resolved (or an unresolved
-    ``blob:sha256:`` reference) becomes an "unavailable" gap; a frame that would push the
-    base64 total past ``max_frame_data_bytes``, or the image count past ``max_images``, becomes
-    an "omitted" gap (later, older frames may still fit). Each run of same-kind gaps turns into
-    one notice at its chronological position.
-
-    ``pin_first`` (the pinned policy's promise) prices the earliest frame before all others, so
-    under a byte or image-count budget the session head is the last frame to be left out.
-    """
-    for name, value in (("max_frame_data_bytes", max_frame_data_bytes), ("max_images", max_images)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    slots: list[tuple[str, Any]] = []
-    unresolved = any(f.data.startswith(_BLOB_PREFIX) for f in archive.frames)
-    if max_frame_data_bytes is None and max_images is None and resolve_frame_data is None and not unresolved:
-        slots = [("frame", f) for f in archive.frames]
-    else:
-        used_bytes = used_images = 0
-        priced = list(reversed(archive.frames))
-        if pin_first and len(priced) > 1:
-            priced = [priced[-1], *priced[:-1]]  # the earliest frame first, then newest first
-        for frame in priced:
-            lazy = resolve_frame_data(frame.data) if resolve_frame_data is not None else None
-            if lazy is None and (resolve_frame_data is not None or frame.data.startswith(_BLOB_PREFIX)):
-                slots.append(("unavailable", None))
-                continue
-            size = lazy.bytes if lazy is not None else len(frame.data)
-            if ((max_frame_data_bytes is not None and used_bytes + size > max_frame_data_bytes)
-                    or (max_images is not None and used_images + 1 > max_images)):
-                slots.append(("omitted", size if max_frame_data_bytes is not None
-                              and used_bytes + size > max_frame_data_bytes else 0))
-                continue
-            used_bytes += size
-            used_images += 1
-            if lazy is not None:
-                frame = ArchiveFrame(**{**frame.__dict__, "data": lazy.read()})
-            slots.append(("frame", frame))
-        if pin_first and len(slots) > 1:
-            slots = [*slots[1:], slots[0]]  # back to newest-first order, the pinned one oldest
-        slots.reverse()
-
-    middle: list[dict[str, Any]] = []
-    gap_kind: str | None = None
-    gap_frames = gap_bytes = 0
-
-    def flush() -> None:
-        nonlocal gap_kind, gap_frames, gap_bytes
-        if gap_kind is not None:
-            text = _unavailable_notice(gap_frames) if gap_kind == "unavailable" else _omitted_notice(gap_frames, gap_bytes)
-            middle.append({"type": "text", "text": text})
-        gap_kind, gap_frames, gap_bytes = None, 0, 0
-
-    for kind, value in slots:
-        if kind == "frame":
-            flush()
-            middle.append(_image_block(value))
-            continue
-        if gap_kind is not None and gap_kind != kind:
-            flush()
-        gap_kind = kind
-        gap_frames += 1
-        if kind == "omitted":
-            gap_bytes += value
-    flush()
-
-    has_images = any(b["type"] == "image" for b in middle)
-    has_gaps = any(b["type"] == "text" for b in middle)
-    blocks: list[dict[str, Any]] = []
-    if archive.text_head:
-        suffix = "\n-------------- imaged middle below\n" if has_images else ""
-        blocks.append({"type": "text", "text": elide_data_urls(_to_plain(archive.text_head), "archive") + suffix})
-    blocks.extend(middle)
-    if archive.text_tail:
-        if has_images:
-            prefix = "-------------- imaged middle above\n"
-        elif archive.truncated_chars > 0 or has_gaps:
-            prefix = "\n-------------- middle history omitted above\n"
-        else:
-            prefix = ""
-        tail = prefix + elide_data_urls(_to_plain(archive.text_tail), "archive")
-        if blocks and blocks[-1]["type"] == "text":
-            blocks[-1] = {**blocks[-1], "text": blocks[-1]["text"] + tail}
-        else:
-            blocks.append({"type": "text", "text": tail})
-    return blocks
-
-
-# ---------------------------------------------------------------------------------------------
-# Compaction
+from snapcompact.archive.reading_guide import (
+    NO_HISTORY,
+    GuideFacts,
+    render_guide,
+    short_summary,
+)
+from snapcompact.core import (
+    DIM_ON,
+    NEWLINE_GLYPH,
+    Shape,
+    estimate_text_tokens,
+    geometry,
+    get_shape,
+)
+from snapcompact.pricing import MAX_FRAMES_DEFAULT, provider_frame_budget
 
 
 @dataclass(frozen=True)
@@ -497,8 +157,13 @@ def _check_positive(name: str, value: object) -> int:
 
 def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: str | None,
              provider: str | None, frame_size: int | None) -> tuple[Shape, int, str | None]:
-    from snapcompact.pricing.billing import family_image_detail, frame_token_estimate
-    from snapcompact.pricing.resolve import api_family, api_for, resolve_shape_for_text
+    from snapcompact.pricing import (
+        api_family,
+        api_for,
+        family_image_detail,
+        frame_token_estimate,
+        resolve_shape_for_text,
+    )
 
     family = api_family(api_for(api, provider))
     if shape is None:
@@ -516,9 +181,8 @@ def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: s
 def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
             source_chars: Sequence[int | None], workers: int | None) -> tuple[list[ArchiveFrame], bool]:
     """Render pages in order, re-opening a dim span a boundary cut and dimming stopwords."""
-    from snapcompact.text.normalize import dim_stopwords
-    from snapcompact.render.parallel import parallel_map
-    from snapcompact.render.frames import render, warm_caches
+    from snapcompact.render import parallel_map, render, warm_caches
+    from snapcompact.text import dim_stopwords
 
     texts: list[str] = []
     for item in planned:
@@ -541,7 +205,12 @@ def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
 
 
 def _message_chars(messages: Sequence[Any]) -> int:
-    from snapcompact.archive.messages import TextBlock, ThinkingBlock, ToolCallBlock, message_from_json
+    from snapcompact.archive.messages import (
+        TextBlock,
+        ThinkingBlock,
+        ToolCallBlock,
+        message_from_json,
+    )
     from snapcompact.archive.serialize import js_json_stringify
 
     total = 0
@@ -562,7 +231,7 @@ def _message_chars(messages: Sequence[Any]) -> int:
 
 
 def _tokens_of_text(chars: int) -> int:
-    return math.ceil(chars / _CHARS_PER_TOKEN)
+    return estimate_text_tokens(chars)
 
 
 def _archive_tokens(summary: str, archive: Archive, frame_tokens: int) -> int:
@@ -607,8 +276,8 @@ def compact(
     by default ``tokens_before`` minus an estimate of the replaced messages and previous archive)
     and :class:`CompactionRejected` is raised when it would not be smaller.
     """
-    from snapcompact.text.normalize import normalize
     from snapcompact.archive.serialize import SerializeOptions, serialize_conversation
+    from snapcompact.text import normalize
 
     if policy not in POLICIES:
         raise ValueError(f"unknown archive policy {policy!r} (known: {', '.join(POLICIES)})")
@@ -683,7 +352,7 @@ def compact(
             stopword_dim=high.stopword_dim, line_repeat=high.line_repeat,
             included_previous_summary=included_summary, truncated_chars=archive.truncated_chars,
             include_thinking=options.include_thinking, files=files))
-    base = {k: v for k, v in prev_preserve.items() if k not in _PROVIDER_COMPACTION_KEYS}
+    base = {k: v for k, v in prev_preserve.items() if k not in PROVIDER_COMPACTION_KEYS}
     preserve = {**base, PRESERVE_KEY: archive.to_json()}
     result = CompactionResult(
         summary=summary,

@@ -22,12 +22,26 @@ from functools import cached_property
 
 import numpy as np
 
+from snapcompact.core import (
+    NATURAL_CELL,
+    NEWLINE_GLYPH,
+    Geometry,
+    Shape,
+    geometry,
+    get_shape,
+)
 from snapcompact.render import layout
 from snapcompact.render.fonts import Atlas, atlas
-from snapcompact.core.glyphs import NEWLINE_GLYPH
 from snapcompact.render.parallel import parallel_map
-from snapcompact.render.png import BAND, BLACK, DIM, PALETTE, WHITE, encode_indexed, encode_rgb
-from snapcompact.core.shapes import NATURAL_CELL, Geometry, Shape, geometry, get_shape
+from snapcompact.render.png import (
+    BAND,
+    BLACK,
+    DIM,
+    PALETTE,
+    WHITE,
+    encode_indexed,
+    encode_rgb,
+)
 
 #: Bumped whenever a change alters any frame's pixels (cache keys include it).
 RENDERER_VERSION = "1"
@@ -293,7 +307,7 @@ def render(text: str, shape: Shape | str, size: int | None = None) -> Frame:
 
 def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
     """Normalize ``text`` and split it into the page texts ``render_many`` draws."""
-    from snapcompact.text.normalize import dim_stopwords, normalize, wrap
+    from snapcompact.text import dim_stopwords, normalize, wrap
 
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")

@@ -51,7 +51,7 @@ def _print(value: object) -> None:
 
 def _shape(name: str, size: int | None):
     """The shape at ``size``, refused when not even one cell fits (every verb, not just render)."""
-    from snapcompact.core.shapes import get_shape
+    from snapcompact.core import get_shape
 
     shape = get_shape(name, size)
     _check_fits(shape)
@@ -59,7 +59,7 @@ def _shape(name: str, size: int | None):
 
 
 def _check_fits(shape) -> None:
-    from snapcompact.core.shapes import geometry
+    from snapcompact.core import geometry
 
     geo = geometry(shape)
     if geo.cols < 1 or geo.rows < 1:
@@ -90,9 +90,8 @@ def _output_folder(value: str) -> Path:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from snapcompact.render.frame_cap import check_frame_count
-    from snapcompact.render.frames import render_many
-    from snapcompact.core.shapes import geometry
+    from snapcompact.core import geometry
+    from snapcompact.render import check_frame_count, render_many
 
     shape = _shape(args.shape, args.size)
     if args.max_frames < 1:
@@ -123,14 +122,14 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 
 def _cmd_normalize(args: argparse.Namespace) -> int:
-    from snapcompact.text.normalize import normalize
+    from snapcompact.text import normalize
 
     _print(normalize(_read_stdin(), _shape(args.shape, None).font))
     return 0
 
 
 def _cmd_geometry(args: argparse.Namespace) -> int:
-    from snapcompact.core.shapes import geometry
+    from snapcompact.core import geometry
 
     shape = _shape(args.shape, args.size)
     geo = geometry(shape)
@@ -140,7 +139,7 @@ def _cmd_geometry(args: argparse.Namespace) -> int:
 
 
 def _cmd_resolve(args: argparse.Namespace) -> int:
-    from snapcompact.pricing.resolve import resolve_shape
+    from snapcompact.pricing import resolve_shape
 
     resolved = resolve_shape(_model_id(args.model), api=args.api, provider=args.provider,
                              variant=args.shape, frame_size=args.size)
@@ -150,7 +149,7 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def _cmd_bill(args: argparse.Namespace) -> int:
-    from snapcompact.pricing.billing import bill_image
+    from snapcompact.pricing import bill_image
 
     bill = bill_image(_model_id(args.model), args.width, args.height, detail=args.detail, api=args.api,
                       provider=args.provider)
@@ -159,7 +158,7 @@ def _cmd_bill(args: argparse.Namespace) -> int:
 
 
 def _cmd_serialize(args: argparse.Namespace) -> int:
-    from snapcompact.archive.serialize import serialize_conversation
+    from snapcompact.archive import serialize_conversation
 
     text = _read_stdin()
     limit = sys.getrecursionlimit()
@@ -181,7 +180,7 @@ def _cmd_serialize(args: argparse.Namespace) -> int:
 
 
 def _cmd_compact(args: argparse.Namespace) -> int:
-    from snapcompact.compaction.inspect import CompactRequest, compact_session_file
+    from snapcompact.compaction import CompactRequest, compact_session_file
 
     _print(compact_session_file(CompactRequest(
         session=args.session, model=_model_id(args.model), out=str(_output_folder(args.out)),
