@@ -52,11 +52,11 @@ if TYPE_CHECKING:
         messages_to_json,
     )
     from snapcompact.archive.model import (
-        Archive,
-        ArchiveFrame,
         POLICIES,
         PRESERVE_KEY,
         PROVIDER_COMPACTION_KEYS,
+        Archive,
+        ArchiveFrame,
         get_preserved_archive,
         strip_preserved_archive,
     )

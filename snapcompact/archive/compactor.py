@@ -50,6 +50,12 @@ from snapcompact.archive.file_ops import (
     format_file_list,
 )
 from snapcompact.archive.history import _previous_text, _to_plain, history_blocks
+from snapcompact.archive.messages import (
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    message_from_json,
+)
 from snapcompact.archive.model import (
     POLICIES,
     PRESERVE_KEY,
@@ -73,6 +79,11 @@ from snapcompact.archive.reading_guide import (
     render_guide,
     short_summary,
 )
+from snapcompact.archive.serialize import (
+    SerializeOptions,
+    js_json_stringify,
+    serialize_conversation,
+)
 from snapcompact.core import (
     DIM_ON,
     NEWLINE_GLYPH,
@@ -81,7 +92,17 @@ from snapcompact.core import (
     geometry,
     get_shape,
 )
-from snapcompact.pricing import MAX_FRAMES_DEFAULT, provider_frame_budget
+from snapcompact.pricing import (
+    MAX_FRAMES_DEFAULT,
+    api_family,
+    api_for,
+    family_image_detail,
+    frame_token_estimate,
+    provider_frame_budget,
+    resolve_shape_for_text,
+)
+from snapcompact.render import parallel_map, render, warm_caches
+from snapcompact.text import dim_stopwords, normalize
 
 
 @dataclass(frozen=True)
@@ -157,13 +178,6 @@ def _check_positive(name: str, value: object) -> int:
 
 def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: str | None,
              provider: str | None, frame_size: int | None) -> tuple[Shape, int, str | None]:
-    from snapcompact.pricing import (
-        api_family,
-        api_for,
-        family_image_detail,
-        frame_token_estimate,
-        resolve_shape_for_text,
-    )
 
     family = api_family(api_for(api, provider))
     if shape is None:
@@ -181,8 +195,6 @@ def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: s
 def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
             source_chars: Sequence[int | None], workers: int | None) -> tuple[list[ArchiveFrame], bool]:
     """Render pages in order, re-opening a dim span a boundary cut and dimming stopwords."""
-    from snapcompact.render import parallel_map, render, warm_caches
-    from snapcompact.text import dim_stopwords
 
     texts: list[str] = []
     for item in planned:
@@ -205,13 +217,6 @@ def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
 
 
 def _message_chars(messages: Sequence[Any]) -> int:
-    from snapcompact.archive.messages import (
-        TextBlock,
-        ThinkingBlock,
-        ToolCallBlock,
-        message_from_json,
-    )
-    from snapcompact.archive.serialize import js_json_stringify
 
     total = 0
     for i, raw in enumerate(messages):
@@ -276,8 +281,6 @@ def compact(
     by default ``tokens_before`` minus an estimate of the replaced messages and previous archive)
     and :class:`CompactionRejected` is raised when it would not be smaller.
     """
-    from snapcompact.archive.serialize import SerializeOptions, serialize_conversation
-    from snapcompact.text import normalize
 
     if policy not in POLICIES:
         raise ValueError(f"unknown archive policy {policy!r} (known: {', '.join(POLICIES)})")

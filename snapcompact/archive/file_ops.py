@@ -23,6 +23,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from snapcompact.archive.messages import (
+    AssistantMessage,
+    ToolCallBlock,
+    message_from_json,
+)
+
 __all__ = [
     "FILE_LIST_LIMIT",
     "FileLists",
@@ -139,11 +145,6 @@ def js_sorted(paths: Iterable[str]) -> list[str]:
 
 
 def _tool_calls(messages: Sequence[Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
-    from snapcompact.archive.messages import (
-        AssistantMessage,
-        ToolCallBlock,
-        message_from_json,
-    )
 
     for i, raw in enumerate(messages):
         msg = message_from_json(raw, i)

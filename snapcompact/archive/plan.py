@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from snapcompact.core import DIM_OFF, DIM_ON, JS_WHITESPACE, Shape, geometry
+from snapcompact.core import DIM_OFF, DIM_ON, JS_WHITESPACE, Shape, geometry, get_shape
 from snapcompact.render import doc_pages as _group_doc_lines
 from snapcompact.render import paginate_cells
+from snapcompact.text import wrap
 
 __all__ = [
     "HQ_EDGE_FRAMES",
@@ -86,7 +87,6 @@ class SourcePage:
 
 
 def _doc_source_pages(text: str, shape: Shape) -> list[SourcePage]:
-    from snapcompact.text import wrap
 
     geo = geometry(shape)
     lines = wrap(text, geo.cols, wide_cells(shape))
@@ -224,7 +224,6 @@ def dense_companion(high: Shape) -> Shape:
 
     Doc and Silver shapes have no companion (the tier is ``high`` itself), as in the reference.
     """
-    from snapcompact.core import get_shape
 
     if high.is_doc or high.font == "silver":
         return high
@@ -249,7 +248,6 @@ def plan_foveated(text: str, high: Shape, low: Shape, max_frames: int) -> Foveat
         return FoveatedLayout((), head, tail, head + tail, len(text) - len(head) - len(tail))
     image_text = text[edge: len(text) - edge]
     if high.is_doc:
-        from snapcompact.text import wrap
 
         geo = geometry(high)
         pages = _group_doc_lines(wrap(image_text, geo.cols, wide_cells(high)), geo.rows)

@@ -16,6 +16,10 @@ Every verb prints JSON on stdout; bad input exits with status 2 and a one-line m
 (``--debug`` before the verb shows the traceback instead). ``render`` refuses to draw more than
 ``--max-frames`` frames (default 1,000) and replaces the frames of an earlier render in ``--out``
 (files named ``frameNNN.png`` and ``meta.json``), leaving other files alone.
+
+Each verb imports its stage inside its handler, on purpose: a ``render`` must not pay for loading
+the compaction pipeline (importing every stage up front took 2.0 s against 0.25 s, measured on
+this module), and the whole-process render time is what a user meets.
 """
 
 from __future__ import annotations

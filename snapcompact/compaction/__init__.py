@@ -19,7 +19,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from snapcompact.compaction.chat import to_chat_messages, tool_definitions, user_question
+    from snapcompact.compaction.chat import (
+        to_chat_messages,
+        tool_definitions,
+        user_question,
+    )
     from snapcompact.compaction.context import (
         DIVIDER,
         SessionContext,
@@ -45,7 +49,7 @@ if TYPE_CHECKING:
         MetadataEntry,
         entry_from_json,
     )
-    from snapcompact.compaction.hooks import CANCEL, HookCompaction, HookSummary, Hooks
+    from snapcompact.compaction.hooks import CANCEL, HookCompaction, Hooks, HookSummary
     from snapcompact.compaction.inspect import CompactRequest, compact_session_file
     from snapcompact.compaction.litellm_adapter import (
         litellm_chat,
@@ -74,8 +78,8 @@ if TYPE_CHECKING:
     from snapcompact.compaction.request_bill import bill_request, png_size
     from snapcompact.compaction.session import Session
     from snapcompact.compaction.settings import (
-        CompactionSettings,
         DEFAULT_SETTINGS,
+        CompactionSettings,
         PruneSettings,
         Settings,
         discover_settings,
@@ -85,7 +89,10 @@ if TYPE_CHECKING:
         settings_paths,
     )
     from snapcompact.compaction.strategies import cumulative_file_ops
-    from snapcompact.compaction.summarize import SPLIT_TURN_SEPARATOR, serialize_for_summary
+    from snapcompact.compaction.summarize import (
+        SPLIT_TURN_SEPARATOR,
+        serialize_for_summary,
+    )
     from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
     from snapcompact.compaction.triggers import (
         decide_after_turn,

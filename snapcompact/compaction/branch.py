@@ -16,6 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from snapcompact.archive import (
+    FileOperations,
+    compute_file_lists,
+    file_ops_from_messages,
+    upsert_file_operations,
+)
 from snapcompact.compaction.context import (
     compaction_summary_message,
     entry_to_message,
@@ -79,7 +85,6 @@ def _message(entry: Entry) -> Mapping[str, Any] | None:
 
 def prepare_branch_entries(entries: Sequence[Entry], token_budget: int,
                            estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> BranchPreparation:
-    from snapcompact.archive import FileOperations, file_ops_from_messages
 
     if token_budget < 1:
         raise ValueError(f"branch summary token budget must be positive, got {token_budget}")
@@ -113,7 +118,6 @@ def generate_branch_summary(entries: Sequence[Entry], complete: CompleteFn | Non
                             estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> tuple[
         str, dict[str, Any], Mapping[str, Any] | None]:
     """(summary with preamble and ``<files>``, details, usage) for the abandoned entries."""
-    from snapcompact.archive import compute_file_lists, upsert_file_operations
 
     if complete is None:
         raise ValueError("branch summaries need a completion function (complete=...)")

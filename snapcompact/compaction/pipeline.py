@@ -61,6 +61,7 @@ from snapcompact.compaction.pruning import (
     prune_superseded_tool_results,
     prune_tool_outputs,
 )
+from snapcompact.compaction.remote import remote_complete
 from snapcompact.compaction.session import Session
 from snapcompact.compaction.settings import (
     DEFAULT_SETTINGS,
@@ -83,6 +84,7 @@ from snapcompact.compaction.triggers import (
     failure_message,
     should_run_idle,
 )
+from snapcompact.pricing import resolve_shape
 
 __all__ = ["CompactionOutcome", "CompactionPipeline", "NavigationOutcome"]
 
@@ -178,7 +180,6 @@ class CompactionPipeline:
         if self._estimator is None:
             frame_tokens = self.model.image_tokens
             if frame_tokens is None:
-                from snapcompact.pricing import resolve_shape
 
                 sc = self.settings.snapcompact
                 frame_tokens = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
@@ -391,7 +392,6 @@ class CompactionPipeline:
         always use the latter)."""
         cs = self.settings.compaction
         if cs.remote_enabled and cs.remote_endpoint:
-            from snapcompact.compaction.remote import remote_complete
 
             return remote_complete(cs.remote_endpoint, model=self.model.id)
         return self.complete

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from snapcompact.archive import get_preserved_archive
 from snapcompact.compaction.context import build_session_context
 from snapcompact.compaction.entries import (
     CompactionEntry,
@@ -98,7 +99,6 @@ class Replay:
     def archives(self) -> list[Any]:
         """The frame archive of every compaction on the live branch, oldest first (a
         compaction without one, e.g. an LLM summary, contributes nothing)."""
-        from snapcompact.archive import get_preserved_archive
 
         out = []
         for entry in self.pipeline.session.get_branch():
@@ -110,7 +110,6 @@ class Replay:
 
     def final_archive(self) -> Any | None:
         """The archive the next turn's summary carries (the latest compaction's), if any."""
-        from snapcompact.archive import get_preserved_archive
 
         for entry in reversed(self.pipeline.session.get_branch()):
             if isinstance(entry, CompactionEntry):
@@ -245,7 +244,6 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
             continue
         frames = 0
         if outcome.entry is not None:
-            from snapcompact.archive import get_preserved_archive
 
             archive = get_preserved_archive(outcome.entry.preserve_data)
             frames = len(archive.frames) if archive is not None else 0

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from snapcompact.compaction.entries import (
+    METADATA_TYPES,
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,
@@ -228,7 +229,6 @@ class Session:
         return entry
 
     def append_metadata(self, kind: str, **data: Any) -> MetadataEntry:
-        from snapcompact.compaction.entries import METADATA_TYPES
 
         if kind not in METADATA_TYPES:
             raise ValueError(f"unknown metadata entry type {kind!r} (known: {', '.join(METADATA_TYPES)})")

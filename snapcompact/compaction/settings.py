@@ -34,6 +34,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from snapcompact.core import SHAPE_VARIANTS
+
 __all__ = [
     "DEFAULT_SETTINGS",
     "STRATEGIES",
@@ -151,7 +153,6 @@ class SnapcompactSettings:
         if not isinstance(self.shape, str):
             raise ValueError(f"snapcompact.shape must be a string, got {self.shape!r}")
         if self.shape != "auto":
-            from snapcompact.core import SHAPE_VARIANTS
 
             if self.shape not in SHAPE_VARIANTS:
                 raise ValueError(f"snapcompact.shape {self.shape!r} is not a known variant (or 'auto')")

@@ -23,6 +23,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from snapcompact.archive import (
+    PRESERVE_KEY,
+    CompactionRejected,
+    FileOperations,
+    archive_source_text,
+    compact,
+    compute_file_lists,
+    file_ops_from_messages,
+    get_preserved_archive,
+    upsert_file_operations,
+)
+from snapcompact.compaction.context import to_wire_json
 from snapcompact.compaction.cut_point import CompactionPreparation
 from snapcompact.compaction.hooks import CompactingOverrides
 from snapcompact.compaction.model import ModelInfo
@@ -30,6 +42,7 @@ from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.settings import Settings
 from snapcompact.compaction.summarize import (
     CompleteFn,
+    _run_coroutine,
     build_summary_prompt,
     call_complete,
     escape_boundary_tags,
@@ -84,7 +97,6 @@ def _assistant_only(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, 
 
 def cumulative_file_ops(prep: CompactionPreparation):
     """File operations of the summarized messages, the split-turn prefix and the previous entry."""
-    from snapcompact.archive import FileOperations, file_ops_from_messages
 
     ops = file_ops_from_messages(_assistant_only([*prep.messages_to_summarize, *prep.turn_prefix_messages]))
     prev = prep.previous_compaction
@@ -95,7 +107,6 @@ def cumulative_file_ops(prep: CompactionPreparation):
 
 def _carried_preserve(prev_preserve: Mapping[str, Any] | None, extra: Mapping[str, Any] | None,
                       keep_archive: bool) -> dict[str, Any] | None:
-    from snapcompact.archive import PRESERVE_KEY
 
     out = {k: v for k, v in (prev_preserve or {}).items()
            if k not in _PROVIDER_KEYS and (keep_archive or k != PRESERVE_KEY)}
@@ -105,7 +116,6 @@ def _carried_preserve(prev_preserve: Mapping[str, Any] | None, extra: Mapping[st
 
 def _previous_summary_for_llm(prep: CompactionPreparation) -> str | None:
     """The previous summary, with a previous archive's source text appended (it is being replaced)."""
-    from snapcompact.archive import archive_source_text, get_preserved_archive
 
     prev = prep.previous_compaction
     if prev is None:
@@ -121,7 +131,6 @@ def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | Non
                          settings: Settings, *, custom_instructions: str | None = None,
                          overrides: CompactingOverrides = _NO_OVERRIDES) -> CompactionPayload:
     """Structured LLM summary (split turns summarized in two parts and merged)."""
-    from snapcompact.archive import compute_file_lists, upsert_file_operations
 
     if complete is None:
         raise ValueError("context-full compaction needs a completion function (complete=...)")
@@ -191,7 +200,6 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
                         kept_tokens: int, custom_instructions: str | None = None,
                         overrides: CompactingOverrides = _NO_OVERRIDES) -> CompactionPayload:
     """Archive the summarized history as frames; raises :class:`StrategyFallback` when it cannot."""
-    from snapcompact.archive import CompactionRejected, compact, get_preserved_archive
 
     if not model.supports_images:
         raise StrategyFallback(f"snapcompact needs a model with image input; {model.id} has none: "
@@ -234,7 +242,6 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
 
 def _wire_json(prep: CompactionPreparation) -> list[dict[str, Any]]:
     """The summarized messages as wire JSON (custom roles converted like the LLM would see them)."""
-    from snapcompact.compaction.context import to_wire_json
 
     out = []
     for message in [*prep.messages_to_summarize, *prep.turn_prefix_messages]:
@@ -280,7 +287,6 @@ def generate_handoff_live(messages: Sequence[Mapping[str, Any]], chat: Callable[
     reused. ``chat(system_prompt, messages, *, tools, tool_choice, max_tokens)`` returns the
     reply text (or ``{"text": ...}``); the text is returned stripped.
     """
-    from snapcompact.compaction.context import to_wire_json
 
     wire = [w for w in (to_wire_json(m) for m in messages) if w is not None]
     wire.append({"role": "user", "attribution": "agent",
@@ -288,7 +294,6 @@ def generate_handoff_live(messages: Sequence[Mapping[str, Any]], chat: Callable[
     reply = chat(system_prompt, wire, tools=list(tools) if tools else None, tool_choice="none",
                  max_tokens=summary_max_tokens(settings.compaction.reserve_tokens))
     if inspect.isawaitable(reply):
-        from snapcompact.compaction.summarize import _run_coroutine
 
         reply = _run_coroutine(reply)
     text = reply.get("text") if isinstance(reply, Mapping) else reply

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from snapcompact.archive import js_json_stringify
+from snapcompact.compaction.context import to_wire_json
 from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.tokens import utf16_len
 
@@ -143,8 +145,6 @@ def serialize_for_summary(messages: Sequence[Mapping[str, Any]], include_thinkin
     (a user message quoting command and output; the agent core's converter drops them).
     ``include_thinking=False`` leaves out ``[Think]:`` (as the agent does for Anthropic targets).
     """
-    from snapcompact.archive import js_json_stringify
-    from snapcompact.compaction.context import to_wire_json
 
     wire = [w for w in (to_wire_json(m) for m in messages) if w is not None]
     useless = {str(m.get("toolCallId")) for m in wire

@@ -13,7 +13,13 @@ if TYPE_CHECKING:
     from snapcompact.core.assets import fonts_dir
     from snapcompact.core.checks import check_text
     from snapcompact.core.estimate import CHARS_PER_TOKEN, estimate_text_tokens
-    from snapcompact.core.glyphs import DIM_OFF, DIM_ON, NEWLINE_GLYPH, WIDE_RANGES, is_wide
+    from snapcompact.core.glyphs import (
+        DIM_OFF,
+        DIM_ON,
+        NEWLINE_GLYPH,
+        WIDE_RANGES,
+        is_wide,
+    )
     from snapcompact.core.js import (
         JS_WHITESPACE,
         JS_WS,
@@ -24,10 +30,10 @@ if TYPE_CHECKING:
     )
     from snapcompact.core.shapes import (
         FONTS,
-        Geometry,
         NATURAL_CELL,
-        SHAPE_VARIANTS,
         SHAPE_VARIANT_NAMES,
+        SHAPE_VARIANTS,
+        Geometry,
         Shape,
         check_frame_size,
         geometry,

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from snapcompact.render.parallel import parallel_map
     from snapcompact.render.png import PALETTE, decode_rgb, encode_indexed, encode_rgb
     from snapcompact.render.renderer import (
-        Frame,
         RENDERER_VERSION,
+        Frame,
         frames,
         pages,
         render,

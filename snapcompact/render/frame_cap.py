@@ -15,6 +15,8 @@ big without paginating; otherwise the exact page count decides.
 from __future__ import annotations
 
 from snapcompact.core import Shape, geometry
+from snapcompact.render.renderer import pages
+from snapcompact.text import normalize
 
 __all__ = ["TooManyFrames", "check_frame_count"]
 
@@ -25,8 +27,6 @@ class TooManyFrames(ValueError):
 
 def check_frame_count(text: str, shape: Shape, max_frames: int) -> int:
     """The number of frames ``text`` renders to at ``shape``; ``TooManyFrames`` past the cap."""
-    from snapcompact.render.renderer import pages
-    from snapcompact.text import normalize
 
     if isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 1:
         raise ValueError(f"the frame cap must be an integer >= 1, got {max_frames!r}")

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from snapcompact.text.dimming import STOPWORDS, dim_stopwords
     from snapcompact.text.folds import CHAR_FOLD, EMOJI_FOLD
     from snapcompact.text.printable import (
-        Renderability,
         SAFE_FALLBACK_RATIO,
+        Renderability,
         cjk_heavy,
         normalize,
         scan_renderability,

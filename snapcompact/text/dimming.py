@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 
-from snapcompact.core import DIM_OFF, DIM_ON
-from snapcompact.core import check_text
+from snapcompact.core import DIM_OFF, DIM_ON, check_text
 
 # ---------------------------------------------------------------------------------------------
 # Stopword dimming

@@ -38,9 +38,9 @@ from snapcompact.core import (
     FONTS,
     JS_WHITESPACE,
     NEWLINE_GLYPH,
+    check_text,
     is_wide,
 )
-from snapcompact.core import check_text
 from snapcompact.text import coverage
 from snapcompact.text.ansi import strip_ansi
 from snapcompact.text.folds import CHAR_FOLD, EMOJI_FOLD

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import re
 
-from snapcompact.core import DIM_OFF, DIM_ON, JS_WHITESPACE, WIDE_RANGES, is_wide
-from snapcompact.core import check_text
+from snapcompact.core import (
+    DIM_OFF,
+    DIM_ON,
+    JS_WHITESPACE,
+    WIDE_RANGES,
+    check_text,
+    is_wide,
+)
 from snapcompact.text.unicode17 import char_class
 
 # ---------------------------------------------------------------------------------------------
