@@ -4,6 +4,7 @@ reference numbers (recorded by tests/golden/resolve/make_golden.py; digest (k) i
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,40 @@ def test_bad_input_raises(call):
 def test_small_byte_budget_still_allows_one_frame():
     assert max_frames_for_data_budget(1000) == 1
     assert max_frames_for_data_budget(340_000) == 2
+
+
+def _budget_tables():
+    import tomllib
+    from importlib import resources
+
+    raw = resources.files("snapcompact.pricing").joinpath("pricing.toml").read_text()
+    return tomllib.loads(raw)
+
+
+def test_image_budgets_sit_below_the_documented_provider_limits():
+    # Anthropic documents 100 images per request; the reference budgets 90 (upstream digest).
+    from snapcompact.pricing import provider_request_limit
+
+    limit = provider_request_limit("anthropic")
+    assert limit is not None and limit.max_images == 100
+    assert REFERENCE_PROVIDER_IMAGE_BUDGETS["anthropic"] == 90
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["image_budgets"]["seed"].pop("source"), "image_budgets.seed has no source"),
+        (lambda d: d["image_budgets"]["seed"].update(based_on="nope"), "based_on 'nope'"),
+        (lambda d: d["image_budgets"]["reference"]["providers"].update(anthropic=0),
+         "image_budgets.reference.providers.anthropic must be a positive integer"),
+        (lambda d: d["image_budgets"].pop("reference-unreleased"), "must hold exactly"),
+        (lambda d: d["image_budgets"]["seed"].update(max_images=3), "unknown keys ['max_images']"),
+    ],
+)
+def test_a_bad_budget_row_is_refused_naming_it(mutate, message):
+    from snapcompact.pricing.budgets import parse_image_budgets
+
+    data = _budget_tables()
+    mutate(data)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_image_budgets(data)

@@ -12,14 +12,15 @@ from __future__ import annotations
 import platform
 from collections.abc import Sequence
 
-CHARS_PER_TOKEN = 4  # estimate, see module docstring
+from snapcompact.core import CHARS_PER_TOKEN, estimate_text_tokens
+
 MAX_TARGET_TOKENS = 200_000
 PARAGRAPH_SEPARATOR = "\n\n"
 
 
 def estimate_tokens(text: str) -> int:
     """Estimated token count of `text` at CHARS_PER_TOKEN characters per token."""
-    return -(-len(text) // CHARS_PER_TOKEN)
+    return estimate_text_tokens(len(text))
 
 
 def target_chars(target_tokens: int) -> int:

@@ -46,7 +46,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import math
 import os
 import re
 import time
@@ -57,6 +56,7 @@ from typing import Any
 from evals.readers.answer import ABSTENTION, MIN_EVIDENCE_SCORE, locate, reading_form
 from evals.readers.ocr import DEFAULT_SETTINGS, OcrSettings, transcribe
 from evals.transcripts import Reading
+from snapcompact.core import estimate_text_tokens
 
 PROVIDER = "snapocr"
 METADATA_KEY = "snapocr"
@@ -295,7 +295,7 @@ def run_reader(request: ReaderRequest) -> ReaderReply:
         details["evidence_score"] = round(found.score, 2)
     details["abstained"] = text == ABSTENTION
     return ReaderReply(text=text, prompt_tokens=request.billed_prompt_tokens,
-                       completion_tokens=math.ceil(len(text) / 4), details=details)
+                       completion_tokens=estimate_text_tokens(len(text)), details=details)
 
 
 # --------------------------------------------------------------------------------------------

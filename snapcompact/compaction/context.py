@@ -14,7 +14,6 @@ becomes a user message quoting the command and its output.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +33,7 @@ from snapcompact.compaction.tokens import (
     IMAGE_TOKEN_ESTIMATE,
     TokenEstimator,
 )
+from snapcompact.core import estimate_text_tokens
 from snapcompact.pricing import FRAME_DATA_BYTES_BUDGET
 
 __all__ = [
@@ -220,8 +220,8 @@ def convert_to_llm(messages: Sequence[Mapping[str, Any]], *,
 
 
 def text_tokens(chars: int) -> int:
-    """Four characters per token, rounded up (a rough figure for prose; counts use the estimator)."""
-    return math.ceil(chars / 4)
+    """The rough character estimate (:data:`snapcompact.core.CHARS_PER_TOKEN`); counts use the estimator."""
+    return estimate_text_tokens(chars)
 
 
 def estimate_message_tokens(message: Mapping[str, Any], estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:

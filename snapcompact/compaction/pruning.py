@@ -24,7 +24,6 @@ useless results, and only where rewriting them will not throw away a warm prompt
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from snapcompact.compaction.context import estimate_entry_tokens
 from snapcompact.compaction.entries import CompactionEntry, Entry, MessageEntry
 from snapcompact.compaction.settings import PruneSettings
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
+from snapcompact.core import estimate_text_tokens
 
 __all__ = [
     "MIN_PRUNE_TOKENS",
@@ -72,7 +72,7 @@ def _result_text(message: Mapping[str, Any]) -> str:
 
 
 def _notice_tokens(notice: str) -> int:
-    return math.ceil(len(notice) / 4)
+    return estimate_text_tokens(len(notice))
 
 
 def _savings(tokens: int, notice: str) -> int:

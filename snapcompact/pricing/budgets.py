@@ -6,43 +6,106 @@ reference 18.2.11 later raised its caps (80 frames, OpenRouter 90 images) and an
 commit added a wire-API fallback. Production follows the seed; the reference numbers are kept
 as data so the harness can compare. Byte budgets follow the reference constants (a rebuilt
 request carries at most 3,000,000 base64 bytes of frames, about 170,000 per frame); per-provider
-byte and image limits are data rows with sources in ``pricing.toml``.
+byte and image limits, and the image budgets of each policy, are data rows with sources in
+``pricing.toml`` (``[[request_limits]]``, ``[image_budgets.*]``).
 """
 
 from __future__ import annotations
 
-from typing import Literal, Mapping
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Literal, Mapping
 
 from snapcompact.pricing.billing import RequestLimit, request_limit
 
 Policy = Literal["seed", "reference", "reference-unreleased"]
 POLICIES: tuple[str, ...] = ("seed", "reference", "reference-unreleased")
 
-#: Seed: the per-provider image cap is clamped to this many frames.
-MAX_FRAMES = 8
-#: Reference 18.2.11 upper bound on archive frames.
-MAX_FRAMES_DEFAULT = 80
-#: Unknown providers (Groq, about 5 images, was the strictest measured).
-DEFAULT_PROVIDER_IMAGE_BUDGET = 5
 #: Conservative base64 size of one frame (measured high-res frames are about 159 KB).
 FRAME_DATA_BYTES_ESTIMATE = 170_000
 #: Maximum total frame base64 carried per rebuilt request.
 FRAME_DATA_BYTES_BUDGET = 3_000_000
 
+
+@dataclass(frozen=True)
+class ImageBudgetPolicy:
+    """One ``[image_budgets.<policy>]`` table of ``pricing.toml``, ``based_on`` already applied."""
+
+    policy: str
+    max_frames: int
+    default_images: int
+    providers: Mapping[str, int]
+    apis: Mapping[str, int]
+    source: str
+    checked: str
+
+
+def _count(value: object, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"pricing table: {where} must be a positive integer, got {value!r}")
+    return value
+
+
+def parse_image_budgets(data: Mapping[str, Any]) -> dict[str, ImageBudgetPolicy]:
+    """The ``[image_budgets]`` tables of a parsed ``pricing.toml``; a ValueError names a bad row."""
+    raw = data.get("image_budgets")
+    if not isinstance(raw, Mapping) or set(raw) != set(POLICIES):
+        found = sorted(raw) if isinstance(raw, Mapping) else raw
+        raise ValueError(f"pricing table: [image_budgets] must hold exactly {list(POLICIES)}, got {found}")
+    known = {"source", "checked", "based_on", "max_frames", "default_images", "providers", "apis"}
+    out: dict[str, ImageBudgetPolicy] = {}
+
+    def build(policy: str, seen: tuple[str, ...] = ()) -> ImageBudgetPolicy:
+        if policy in out:
+            return out[policy]
+        if policy in seen or policy not in raw:
+            raise ValueError(f"pricing table: image_budgets.{seen[-1]} based_on {policy!r} is unknown or circular")
+        row = raw[policy]
+        unknown = set(row) - known
+        if unknown:
+            raise ValueError(f"pricing table: image_budgets.{policy} has unknown keys {sorted(unknown)}")
+        base = build(row["based_on"], seen + (policy,)) if "based_on" in row else None
+        where = f"image_budgets.{policy}"
+        providers = {**(base.providers if base else {}),
+                     **{k: _count(v, f"{where}.providers.{k}") for k, v in row.get("providers", {}).items()}}
+        apis = {**(base.apis if base else {}),
+                **{k: _count(v, f"{where}.apis.{k}") for k, v in row.get("apis", {}).items()}}
+        max_frames = row.get("max_frames", base.max_frames if base else None)
+        default_images = row.get("default_images", base.default_images if base else None)
+        if not row.get("source"):
+            raise ValueError(f"pricing table: {where} has no source")
+        out[policy] = ImageBudgetPolicy(
+            policy=policy, max_frames=_count(max_frames, f"{where}.max_frames"),
+            default_images=_count(default_images, f"{where}.default_images"),
+            providers=providers, apis=apis, source=str(row["source"]), checked=str(row.get("checked", "")))
+        return out[policy]
+
+    for policy in POLICIES:
+        build(policy)
+    return out
+
+
+@lru_cache(maxsize=1)
+def image_budgets() -> dict[str, ImageBudgetPolicy]:
+    """The image budget policies of the packaged ``pricing.toml``."""
+    raw = resources.files("snapcompact.pricing").joinpath("pricing.toml").read_text()
+    return parse_image_budgets(tomllib.loads(raw))
+
+
+#: Seed: the per-provider image cap is clamped to this many frames.
+MAX_FRAMES = image_budgets()["seed"].max_frames
+#: Reference 18.2.11 upper bound on archive frames.
+MAX_FRAMES_DEFAULT = image_budgets()["reference"].max_frames
+#: Unknown providers (Groq, about 5 images, was the strictest measured).
+DEFAULT_PROVIDER_IMAGE_BUDGET = image_budgets()["reference"].default_images
 #: Reference 18.2.11 ``PROVIDER_IMAGE_BUDGETS`` (images per request, all images counted).
-REFERENCE_PROVIDER_IMAGE_BUDGETS: Mapping[str, int] = {
-    "anthropic": 90, "amazon-bedrock": 90, "openai": 200, "openai-codex": 200, "google": 200,
-    "google-vertex": 200, "google-gemini-cli": 200, "openrouter": 90, "umans": 10,
-}
+REFERENCE_PROVIDER_IMAGE_BUDGETS: Mapping[str, int] = image_budgets()["reference"].providers
 #: Seed policy: the same caps, but OpenRouter at its measured hard limit of 8 images.
-SEED_PROVIDER_IMAGE_BUDGETS: Mapping[str, int] = {**REFERENCE_PROVIDER_IMAGE_BUDGETS, "openrouter": 8}
+SEED_PROVIDER_IMAGE_BUDGETS: Mapping[str, int] = image_budgets()["seed"].providers
 #: Unreleased reference commit 2da08f26 ``API_IMAGE_BUDGETS`` (used when the provider is unknown).
-#: openai-completions is absent on purpose: generic routers keep the floor of 5.
-REFERENCE_API_IMAGE_BUDGETS: Mapping[str, int] = {
-    "anthropic-messages": 90, "bedrock-converse-stream": 90, "openai-responses": 200,
-    "openai-codex-responses": 200, "azure-openai-responses": 200, "google-generative-ai": 200,
-    "google-gemini-cli": 200, "google-vertex": 200, "openrouter": 90,
-}
+REFERENCE_API_IMAGE_BUDGETS: Mapping[str, int] = image_budgets()["reference-unreleased"].apis
 
 
 def _check(provider: object, api: object, policy: str) -> None:
@@ -61,18 +124,17 @@ def provider_image_budget(provider: str | None, api: str | None = None, policy: 
     table, else the wire-API table, else 5. ``api`` is consulted only by that last policy.
     """
     _check(provider, api, policy)
-    table = SEED_PROVIDER_IMAGE_BUDGETS if policy == "seed" else REFERENCE_PROVIDER_IMAGE_BUDGETS
-    if provider and provider in table:
-        return table[provider]
-    if policy == "reference-unreleased" and api in REFERENCE_API_IMAGE_BUDGETS:
-        return REFERENCE_API_IMAGE_BUDGETS[api]
-    return DEFAULT_PROVIDER_IMAGE_BUDGET
+    budget = image_budgets()[policy]
+    if provider and provider in budget.providers:
+        return budget.providers[provider]
+    if api in budget.apis:
+        return budget.apis[api]
+    return budget.default_images
 
 
 def provider_frame_budget(provider: str | None, api: str | None = None, policy: Policy = "seed") -> int:
     """Archive frames per request: the image budget clamped to 8 (seed) or 80 (reference)."""
-    cap = MAX_FRAMES if policy == "seed" else MAX_FRAMES_DEFAULT
-    return min(provider_image_budget(provider, api, policy), cap)
+    return min(provider_image_budget(provider, api, policy), image_budgets()[policy].max_frames)
 
 
 def max_frames_for_data_budget(budget: int = FRAME_DATA_BYTES_BUDGET,

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import math
 import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from snapcompact.core import estimate_text_tokens
 
 _BPE_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 #: Model id patterns -> the tiktoken encoding that is the model's real tokenizer.
@@ -27,7 +28,6 @@ _EXACT: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"gpt-4o|gpt-4\.[15]|gpt-5|gpt-[6-9]|(^|/)o[1-9]|codex|chatgpt", re.I), "o200k_base"),
     (re.compile(r"gpt-4(?![o.])|gpt-3\.5|text-embedding-3", re.I), "cl100k_base"),
 )
-CHARS_PER_TOKEN = 4.0
 
 
 @dataclass(frozen=True)
@@ -109,4 +109,4 @@ def count_text_tokens(text: str, model: str | None = None) -> TextTokens:
     if proxy is not None:
         return TextTokens(len(proxy.encode(text, disallowed_special=())), "estimate:o200k-proxy",
                           False, "o200k_base")
-    return TextTokens(math.ceil(len(text) / CHARS_PER_TOKEN), "estimate:chars/4", False)
+    return TextTokens(estimate_text_tokens(len(text)), "estimate:chars/4", False)
