@@ -233,3 +233,32 @@ def test_cli_finds_its_configs_from_any_directory(tmp_path):
     assert cfg["model"]["litellm_id"] == "openai/gpt-5"
     assert cfg["shape"]["variant"] == "6x6u-bw"
     assert not (tmp_path / "results").exists()  # printing the config writes nothing
+
+
+def test_generated_shape_configs_match_the_shape_table():
+    """configs/shape/*.yaml and the all_shapes list are generated from shapes.toml (not hand-kept)."""
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "generate_configs.py"), "--check"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_generator_check_names_a_stale_shape_config(tmp_path, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("generate_configs", REPO / "scripts" / "generate_configs.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    shapes = tmp_path / "shape"
+    shapes.mkdir()
+    for path, text in gen.expected_files().items():
+        if path.parent == gen.SHAPES_DIR:
+            (shapes / path.name).write_text(text)
+    (shapes / "5x8-bw.yaml").write_text("variant: 5x8-bw\nframe_size: 512\n")
+    (shapes / "retired-shape.yaml").write_text("variant: retired-shape\n")
+    monkeypatch.setattr(gen, "SHAPES_DIR", shapes)
+    monkeypatch.setattr(gen, "ROOT", tmp_path)
+    all_shapes = tmp_path / "all_shapes.yaml"
+    all_shapes.write_text(gen.ALL_SHAPES.read_text().replace("6x6u-sent, ", ""))
+    monkeypatch.setattr(gen, "ALL_SHAPES", all_shapes)
+    assert gen.stale_files() == ["all_shapes.yaml", "shape/5x8-bw.yaml",
+                                 "shape/retired-shape.yaml (no such shape)"]
