@@ -125,7 +125,9 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     data = []
     for rec in rows:
         row = rec.to_json()
-        for name in ("frame_px", "frame_hashes", "gold_answers", "extra"):
+        for name in ("frame_px", "frame_hashes", "gold_answers", "extra", "seen_px", "bill_rules",
+                     "image_tokens_per_frame", "replay_warnings", "settings", "question_meta",
+                     "reading"):
             row[name] = json.dumps(row[name], sort_keys=True)
         data.append(row)
     df = pd.DataFrame(data)
@@ -232,8 +234,8 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
             recall_discarded=discarded["correct"].mean() if len(discarded) else np.nan,
             n_discarded=len(discarded),
             compactions_mean=rows["compactions"].mean(),
-            context_text_tokens=ok["context_text_tokens"].mean(),
-            context_image_tokens=ok["context_image_tokens"].mean(),
+            text_tokens=ok["text_tokens"].mean(),
+            predicted_image_tokens=ok["predicted_image_tokens"].mean(),
             compaction_cost_tokens=ok["compaction_cost_tokens"].mean(),
         )
         row["recall_per_1k_tokens"] = _per_1k(row["recall"], row["tokens_predicted"])

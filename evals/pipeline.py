@@ -351,33 +351,7 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
     evidence_round = context.discarded_round[item.evidence_index[question.question_id]]
     text_tokens = p.text_tokens if p is not None else context.text_tokens
     prompt_tokens = text_tokens + context.predicted_image_tokens
-    extra: dict[str, Any] = {
-        "model_config": model.name,
-        "api": model.api,
-        "provider": model.provider,
-        "price_model": model.price_model,
-        "shape_choice": context.arm.shape.variant if context.arm.is_snapcompact else "",
-        "image_detail": model.image_detail,
-        "bill_rules": list(context.bill_rules),
-        "seen_px": [list(s) for s in context.seen_px],
-        "image_tokens_per_frame": list(context.image_tokens),
-        "context_window": spec.context_window,
-        "settings": dict(spec.settings_overrides),
-        "summarizer": spec.summarizer.litellm_id if spec.summarizer is not None else None,
-        "prompt_version": prompts.PROMPT_VERSION,
-        "model_shapes_sha256": v.model_shapes_sha256,
-        "predicted_completion_tokens": spec.reader.answer_max_tokens,
-        "spend_predicted_usd": p.spend_predicted_usd if p is not None else 0.0,
-        "cache_key": response.key if response is not None else None,
-        "replay_warnings": list(context.replay_warnings[:5]),
-    }
-    extra.update({k: question.meta[k] for k in ("kind", "depth", "template", "place")
-                  if k in question.meta})
-    if model.offline_reader:
-        extra["note"] = OCR_NOTE
-        extra["reader_version"] = offline_reader_version()
-    if reading is not None:
-        extra["reading"] = dict(reading)
+    extra: dict[str, Any] = {"note": OCR_NOTE} if model.offline_reader else {}
     return Record(
         run_id=run_id,
         experiment=spec.experiment,
@@ -421,17 +395,36 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         policy=context.arm.policy,
         compactions=context.compactions,
         evidence_round=evidence_round,
-        frames_sent=len(context.frame_hashes),
         frames_evicted=context.frames_evicted,
         text_tail_chars=context.text_tail_chars,
-        context_text_tokens=text_tokens,
-        context_image_tokens=context.predicted_image_tokens,
-        context_billed_tokens=prompt_tokens,
         compaction_cost_tokens=context.compaction_cost_tokens,
         context_hash=context.context_hash,
         skipped=context.skipped,
+        model_config=model.name,
+        api=model.api,
+        provider=model.provider,
+        price_model=model.price_model,
+        shape_requested=context.arm.shape.variant if context.arm.is_snapcompact else "",
+        image_detail=model.image_detail,
+        context_window=spec.context_window,
+        settings=dict(spec.settings_overrides),
+        summarizer=spec.summarizer.litellm_id if spec.summarizer is not None else None,
+        bill_rules=tuple(context.bill_rules),
+        seen_px=tuple(tuple(s) for s in context.seen_px),
+        image_tokens_per_frame=tuple(context.image_tokens),
+        predicted_completion_tokens=spec.reader.answer_max_tokens,
+        spend_predicted_usd=p.spend_predicted_usd if p is not None else 0.0,
+        prompt_version=prompts.PROMPT_VERSION,
+        model_shapes_sha256=v.model_shapes_sha256,
+        reader_version=offline_reader_version() if model.offline_reader else None,
+        cache_key=response.key if response is not None else None,
+        replay_warnings=tuple(context.replay_warnings[:5]),
         question=question.question,
         gold_answers=question.answers,
+        question_kind=question.meta.get("kind"),
+        question_meta={k: question.meta[k] for k in ("depth", "template", "place")
+                       if k in question.meta},
+        reading=dict(reading) if reading is not None else None,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         extra=extra,
     )
@@ -490,8 +483,8 @@ def summarize(records: Iterable[Record]) -> list[dict[str, Any]]:
             "n_discarded": len(discarded),
             "f1": sum(r.f1 for r in ok) / n,
             "compactions": max((r.compactions for r in rs), default=0),
-            "frames": max((r.frames_sent for r in rs), default=0),
-            "context_tokens": (sum(r.context_billed_tokens for r in rs) / len(rs)) if rs else 0,
+            "frames": max((r.frames for r in rs), default=0),
+            "context_tokens": (sum(r.predicted_prompt_tokens for r in rs) / len(rs)) if rs else 0,
             "predicted_usd": sum(r.predicted_cost_usd or 0.0 for r in asked),
         })
     return rows

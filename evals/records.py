@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RECORDS_FILE = "records.jsonl"
 
 
@@ -88,21 +88,42 @@ class Record:
     policy: str = ""  # pinned | foveated for snapcompact, else ""
     compactions: int = 0  # compaction rounds before the question
     evidence_round: int | None = None  # 0 = evidence in the kept tail, k = discarded by round k
-    frames_sent: int = 0
     frames_evicted: int = 0  # frames of earlier rounds no longer in the archive
     text_tail_chars: int = 0  # the archive's verbatim text (head + tail) in the summary
-    context_text_tokens: int = 0  # the whole request, predicted
-    context_image_tokens: int = 0
-    context_billed_tokens: int = 0
     compaction_cost_tokens: int = 0  # summarizer input + output over every round
     context_hash: str = ""  # contexts/<hh>/<sha256>.json: the request without the question
     skipped: str | None = None  # why the question was not asked (e.g. exceeds the window)
-    # --- context -----------------------------------------------------------------------------
+    # --- the arm and the target, every coordinate a field (schema 3) -------------------------
+    model_config: str = ""  # configs/model/<name>.yaml that answered
+    api: str | None = None  # wire API of the target (anthropic-messages, openai-responses, ...)
+    provider: str | None = None  # provider id of the target (anthropic, openrouter, ...)
+    price_model: str | None = None  # litellm cost-map id the dollars come from
+    shape_requested: str = ""  # the arm's shape ("auto" or a name); `shape` is what was drawn
+    image_detail: str | None = None  # the detail every image was sent with (OpenAI, Gemini)
+    context_window: int | None = None  # tokens the replay compacts against
+    settings: Mapping[str, Any] = field(default_factory=dict)  # snapcompact settings overrides
+    summarizer: str | None = None  # litellm id of the summarizer (context-full, handoff)
+    # --- how the request was billed (per frame) ----------------------------------------------
+    bill_rules: tuple[str, ...] = ()  # pricing rule applied to each image
+    seen_px: tuple[tuple[int, int], ...] = ()  # (width, height) each image is read at
+    image_tokens_per_frame: tuple[int, ...] = ()
+    predicted_completion_tokens: int = 0  # the reader's answer cap
+    spend_predicted_usd: float = 0.0  # dollars the budget reserved for the request
+    # --- versions of what shaped the request -------------------------------------------------
+    prompt_version: str = ""
+    model_shapes_sha256: str = ""
+    reader_version: str | None = None  # the offline OCR reader's version (None for API models)
+    cache_key: str | None = None  # the response cache entry (no secrets: see evals.cache)
+    replay_warnings: tuple[str, ...] = ()  # the first five warnings of the replay
+    # --- the question ------------------------------------------------------------------------
     question: str = ""
     gold_answers: tuple[str, ...] = ()
+    question_kind: str | None = None  # the generator's question kind (e.g. "fact", "needle")
+    question_meta: Mapping[str, Any] = field(default_factory=dict)  # depth, template, place
+    reading: Mapping[str, Any] | None = None  # the offline reader's transcript summary
     created_at: str = ""
     schema_version: int = SCHEMA_VERSION
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # free-form notes only
 
     def key(self) -> tuple:
         """Identity of the measurement: a resumed run skips rows whose key is present."""
@@ -115,13 +136,20 @@ class Record:
         data["frame_px"] = [list(p) for p in self.frame_px]
         data["frame_hashes"] = list(self.frame_hashes)
         data["gold_answers"] = list(self.gold_answers)
-        data["extra"] = dict(self.extra)
+        data["seen_px"] = [list(p) for p in self.seen_px]
+        for name in ("bill_rules", "image_tokens_per_frame", "replay_warnings"):
+            data[name] = list(getattr(self, name))
+        for name in ("settings", "question_meta", "extra"):
+            data[name] = dict(getattr(self, name))
+        if self.reading is not None:
+            data["reading"] = dict(self.reading)
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Record":
         if not isinstance(data, Mapping):
             raise ValueError(f"a record is a JSON object, got {type(data).__name__}")
+        data = upgrade_record(data)
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - names
         if unknown:
@@ -137,10 +165,65 @@ class Record:
         values["frame_px"] = tuple(tuple(p) for p in values.get("frame_px", ()))
         values["frame_hashes"] = tuple(values.get("frame_hashes", ()))
         values["gold_answers"] = tuple(values.get("gold_answers", ()))
+        values["seen_px"] = tuple(tuple(p) for p in values.get("seen_px", ()))
+        for name in ("bill_rules", "image_tokens_per_frame", "replay_warnings"):
+            values[name] = tuple(values.get(name, ()))
         try:
             return cls(**values)
         except TypeError as exc:
             raise ValueError(f"malformed record: {exc}") from exc
+
+
+#: Schema 2 kept these coordinates in ``extra``; schema 3 makes each a field.
+_EXTRA_TO_FIELD = {
+    "model_config": "model_config", "api": "api", "provider": "provider",
+    "price_model": "price_model", "shape_choice": "shape_requested", "image_detail": "image_detail",
+    "bill_rules": "bill_rules", "seen_px": "seen_px",
+    "image_tokens_per_frame": "image_tokens_per_frame", "context_window": "context_window",
+    "settings": "settings", "summarizer": "summarizer", "prompt_version": "prompt_version",
+    "model_shapes_sha256": "model_shapes_sha256",
+    "predicted_completion_tokens": "predicted_completion_tokens",
+    "spend_predicted_usd": "spend_predicted_usd", "cache_key": "cache_key",
+    "replay_warnings": "replay_warnings", "reader_version": "reader_version", "reading": "reading",
+    "kind": "question_kind",
+}
+_QUESTION_META = ("depth", "template", "place")
+#: Schema 2 fields that repeated another field under a second name (same value by construction).
+_SCHEMA2_DUPLICATES = {"frames_sent": "frames", "context_text_tokens": "text_tokens",
+                       "context_image_tokens": "predicted_image_tokens",
+                       "context_billed_tokens": "predicted_prompt_tokens"}
+
+
+def upgrade_record(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema 1 or 2 row in schema 3's fields; a schema 3 row unchanged.
+
+    Schema 2 coordinates move out of ``extra`` into their fields and the four duplicated token
+    and frame counts are dropped after checking they agree with the field they repeat (a row
+    where they disagree is refused: it was not written by this harness).
+    """
+    values = dict(data)
+    version = values.get("schema_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version > SCHEMA_VERSION:
+        raise ValueError(f"record schema_version {version!r} is newer than this reader "
+                         f"({SCHEMA_VERSION}); upgrade snapcompact-evals")
+    if version == SCHEMA_VERSION:
+        return values
+    for old, kept in _SCHEMA2_DUPLICATES.items():
+        if old in values:
+            value = values.pop(old)
+            if kept in values and value != values[kept]:
+                raise ValueError(f"schema {version} record: {old}={value!r} disagrees with "
+                                 f"{kept}={values[kept]!r}")
+    extra = dict(values.get("extra") or {}) if isinstance(values.get("extra"), Mapping) else {}
+    for old, new in _EXTRA_TO_FIELD.items():
+        if old in extra:
+            values[new] = extra.pop(old)
+    meta = {k: extra.pop(k) for k in _QUESTION_META if k in extra}
+    if meta:
+        values["question_meta"] = meta
+    values["extra"] = extra
+    values["schema_version"] = SCHEMA_VERSION if version == 2 else version
+    return values
 
 
 _FIELD_TYPES: dict[str, Any] = {}

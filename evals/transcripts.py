@@ -6,7 +6,7 @@ which stretch became the answer. A transcript is kilobytes (the text arm's is th
 history) and every question about the same frames shares it, so the text is stored once under
 ``<run_dir>/transcripts/ab/<sha256>.json`` (the frame store's layout; the hash is over the exact
 bytes stored, so equal transcripts are one file and a name proves its content), and the record
-carries only the small per-question part in ``extra["reading"]``: the transcript's hash, the
+carries only the small per-question part in ``reading`` field: the transcript's hash, the
 evidence, the alignment score and the evidence and answer spans.
 
 Spans index the stored ``reading``: the reader's *reading form* of the transcript (whitespace
@@ -37,7 +37,7 @@ class Reading:
     answer: str
 
     def record_part(self, transcript_hash: str) -> dict[str, Any]:
-        """What a record keeps of this reading (``extra["reading"]``): all but the text."""
+        """What a record keeps of this reading (``reading`` field): all but the text."""
         return {
             "transcript": transcript_hash,
             "reader": self.reader,

@@ -208,16 +208,15 @@ def test_rows_say_where_the_evidence_was_and_what_the_context_cost(tmp_path):
     assert result.requests_sent == len(rows) == 2 * len(spec.arms())
     for r in rows:
         assert r.strategy in ("full", "truncate", "snapcompact") and r.reader == "qa"
-        assert r.context_billed_tokens == r.context_text_tokens + r.context_image_tokens
-        assert r.predicted_prompt_tokens == r.context_billed_tokens
-        assert r.frames_sent == len(r.frame_hashes) == len(r.frame_px)
+        assert r.predicted_prompt_tokens == r.text_tokens + r.predicted_image_tokens
+        assert r.frames == len(r.frame_hashes) == len(r.frame_px)
         assert r.evidence_round is not None and r.evidence_round <= r.compactions
         assert (r.policy == "pinned") == (r.strategy == "snapcompact")
         assert ContextStore(tmp_path / "run" / "contexts").path(r.context_hash).is_file()
         assert r.answer == "mock answer" and r.error is None
     snap = [r for r in rows if r.strategy == "snapcompact"]
     assert {r.shape for r in snap} == {"11on16-bw", "6x6u-bw"}
-    assert all(r.frames_sent > 0 and r.compaction_cost_tokens == 0 for r in snap)
+    assert all(r.frames > 0 and r.compaction_cost_tokens == 0 for r in snap)
     full = [r for r in rows if r.strategy == "full"]
     assert all(r.compactions == 0 and r.evidence_round == 0 for r in full)
 

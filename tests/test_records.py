@@ -112,3 +112,51 @@ def test_frame_store_is_content_addressed(tmp_path) -> None:
     assert store.path(d1).parent.name == d1[:2]
     assert not [p for p in tmp_path.rglob("*.tmp")]
     assert os.listdir(store.path(d1).parent) == [f"{d1}.png"]
+
+
+def _schema2_row() -> dict:
+    """A row as schema 2 wrote it: coordinates in ``extra``, four counts under two names each."""
+    row = make_record(frames=2, text_tokens=300, predicted_image_tokens=3042,
+                      predicted_prompt_tokens=3342).to_json()
+    for name in ("model_config", "api", "provider", "price_model", "shape_requested", "image_detail",
+                 "context_window", "settings", "summarizer", "bill_rules", "seen_px",
+                 "image_tokens_per_frame", "predicted_completion_tokens", "spend_predicted_usd",
+                 "prompt_version", "model_shapes_sha256", "reader_version", "cache_key",
+                 "replay_warnings", "question_kind", "question_meta", "reading"):
+        row.pop(name)
+    row.update(schema_version=2, frames_sent=2, context_text_tokens=300,
+               context_image_tokens=3042, context_billed_tokens=3342)
+    row["extra"] = {"model_config": "claude-sonnet-4-5", "api": "anthropic-messages",
+                    "provider": "anthropic", "shape_choice": "auto",
+                    "seen_px": [[1092, 1092], [1092, 546]], "image_tokens_per_frame": [1521, 1521],
+                    "bill_rules": ["anthropic-patch: 28x28 patches", "anthropic-patch: 28x28 patches"],
+                    "kind": "fact", "depth": 0.25, "note": "free text stays here"}
+    return row
+
+
+def test_a_schema2_row_reads_as_schema3_with_its_coordinates_as_fields() -> None:
+    record = Record.from_json(_schema2_row())
+    assert record.schema_version == 3
+    assert (record.model_config, record.api, record.provider, record.shape_requested) == (
+        "claude-sonnet-4-5", "anthropic-messages", "anthropic", "auto")
+    assert record.seen_px == ((1092, 1092), (1092, 546))
+    assert record.image_tokens_per_frame == (1521, 1521)
+    assert record.question_kind == "fact" and record.question_meta == {"depth": 0.25}
+    assert (record.frames, record.text_tokens, record.predicted_image_tokens,
+            record.predicted_prompt_tokens) == (2, 300, 3042, 3342)
+    assert record.extra == {"note": "free text stays here"}
+    assert Record.from_json(record.to_json()) == record
+
+
+def test_a_schema2_row_whose_duplicate_counts_disagree_is_refused() -> None:
+    row = _schema2_row()
+    row["context_billed_tokens"] = 9999
+    with pytest.raises(ValueError, match="context_billed_tokens=9999 disagrees"):
+        Record.from_json(row)
+
+
+def test_a_row_from_a_newer_schema_is_refused_naming_the_version() -> None:
+    row = make_record().to_json()
+    row["schema_version"] = 4
+    with pytest.raises(ValueError, match="schema_version 4 is newer"):
+        Record.from_json(row)

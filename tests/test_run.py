@@ -270,7 +270,7 @@ def test_a_users_session_and_questions_run_and_rerun_for_free(tmp_path):
     assert len(records) == 2 * 4 and {r.dataset for r in records} == {"session"}
     for r in records:
         assert r.strategy in ("full", "truncate", "snapcompact") and r.question_id in ("pw", "rb")
-        assert r.context_billed_tokens == r.context_text_tokens + r.context_image_tokens > 0
+        assert r.predicted_prompt_tokens == r.text_tokens + r.predicted_image_tokens > 0
         assert r.evidence_round is not None and r.compactions >= (r.strategy != "full")
         assert r.context_hash and r.skipped is None
     # the password sat early in the session: a compaction discarded it except under `full`

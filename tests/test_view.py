@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from view_fixture import CELLS, QUESTIONS, TARGET, build_fixture_run  # noqa: E402
 
 from evals.readers.answer import locate, reading_form  # noqa: E402
-from evals.records import RECORDS_FILE, Record  # noqa: E402
+from evals.records import RECORDS_FILE, Record, upgrade_record  # noqa: E402
 from evals.transcripts import Reading, TranscriptStore  # noqa: E402
 from evals.view import build_site  # noqa: E402
 from evals.view.cli import main as view_main  # noqa: E402
@@ -140,8 +140,10 @@ def test_contexts_and_transcripts_pass_through_unchanged(site):
 def test_question_pages_carry_the_record_and_its_context(site):
     run, out, _ = site
     qs = questions_of(out)
+    # every page carries its row in the current schema (the legacy schema-2 row upgraded)
     assert sorted(json.dumps(q["record"], sort_keys=True) for q in qs.values()) == sorted(
-        json.dumps(r, sort_keys=True) for r in run.rows)
+        json.dumps(upgrade_record(r), sort_keys=True) for r in run.rows)
+    assert any(r["schema_version"] == 2 for r in run.rows)
     for q in qs.values():
         rec = q["record"]
         if rec.get("context_hash"):
@@ -149,15 +151,15 @@ def test_question_pages_carry_the_record_and_its_context(site):
             context = run.contexts[rec["context_hash"]]
             assert q["fields"]["strategy"] == rec["strategy"]
             assert q["fields"]["evidence_round"] == rec["evidence_round"]
-            assert q["transcript"] == {"hash": rec["extra"]["reading"]["transcript"]}
-            assert q["reading"] == rec["extra"]["reading"]
-            assert q["billed_tokens"] == rec["context_billed_tokens"]
+            assert q["transcript"] == {"hash": rec["reading"]["transcript"]}
+            assert q["reading"] == rec["reading"]
+            assert q["billed_tokens"] == rec["predicted_prompt_tokens"]
         else:  # old format: frames and question rebuilt from the record
             context = q["context"]["inline"]
             parts = context["messages"][0]["content"]
             assert [p["frame_hash"] for p in parts[:-1]] == rec["frame_hashes"]
             assert [[p["seen_width"], p["seen_height"]] for p in parts[:-1]] == \
-                rec["extra"]["seen_px"]
+                rec["seen_px"]
             assert parts[-1] == {"type": "text", "text": rec["question"]}
             assert q["fields"]["strategy"] == "" and q["fields"]["evidence_round"] is None
             assert q["transcript"] is None
@@ -303,7 +305,7 @@ def test_an_offline_run_stores_its_readings_and_views(tmp_path):
     qa = [r for r in rows if r.reader != "transcribe"]
     assert qa and all(r.error is None for r in rows)
     for r in qa:
-        part = r.extra["reading"]
+        part = r.reading
         digest = part["transcript"]
         path = tmp_path / "run" / "transcripts" / digest[:2] / f"{digest}.json"
         assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
@@ -318,4 +320,4 @@ def test_an_offline_run_stores_its_readings_and_views(tmp_path):
     stats = build_site([tmp_path / "run"], tmp_path / "site", log=lambda _: None)
     assert stats.questions == len(qa) and stats.missing_frames == 0
     assert stats.frames == len({h for r in qa for h in r.frame_hashes})
-    assert stats.transcripts == len({r.extra["reading"]["transcript"] for r in qa})
+    assert stats.transcripts == len({r.reading["transcript"] for r in qa})

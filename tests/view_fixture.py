@@ -155,16 +155,14 @@ def build_fixture_run(run_dir: Path) -> FixtureRun:
                 frame_hashes=tuple(p["frame_hash"] for p in images),
                 predicted_image_tokens=image_tokens,
                 predicted_prompt_tokens=image_tokens + text_tokens,
-                extra={"note": "offline OCR reader: legibility floor, not a model ranking",
-                       "reading": reading_part})
+                text_tokens=text_tokens, reading=reading_part,
+                extra={"note": "offline OCR reader: legibility floor, not a model ranking"})
             row = record.to_json()
             row.update({
                 "strategy": strategy, "policy": policy, "compactions": 2,
-                "evidence_round": evidence_round, "frames_sent": len(images),
+                "evidence_round": evidence_round,
                 "frames_evicted": 1 if policy == "foveated" else 0,
-                "text_tail_chars": len(tail), "context_text_tokens": text_tokens,
-                "context_image_tokens": image_tokens,
-                "context_billed_tokens": image_tokens + text_tokens,
+                "text_tail_chars": len(tail),
                 "compaction_cost_tokens": 900, "context_hash": context_hash,
             })
             run.rows.append(row)
@@ -185,7 +183,9 @@ def build_fixture_run(run_dir: Path) -> FixtureRun:
                "image_tokens_per_frame": [p["tokens"] for p in
                                           run.contexts[first["context_hash"]]["messages"][1]
                                           ["content"][1:]]})
-    run.rows.append(legacy.to_json())
+    legacy_row = legacy.to_json()
+    legacy_row["schema_version"] = 2  # the coordinates below still sit in extra, as schema 2 kept them
+    run.rows.append(legacy_row)
     run.cells[("", "", "11on16-bw")] = ["q1"]
     with (run_dir / RECORDS_FILE).open("w", encoding="utf-8") as fh:
         for row in run.rows:

@@ -185,7 +185,7 @@ def drift_rows(config: str, records: Sequence[Any], exchanges: Sequence[Exchange
         if match is not None and (match.image_tokens or not frames):
             twin_images = match.image_tokens
         out.append(DriftRow(config, twin, r.reader, r.shape, frames,
-                            tuple(r.extra.get("image_tokens_per_frame") or ()), twin_images,
+                            tuple(r.image_tokens_per_frame), twin_images,
                             r.predicted_prompt_tokens, r.reported_prompt_tokens))
     return out
 

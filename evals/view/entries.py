@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.aggregate import OFFLINE_PROVIDER, model_line, reader_id, reader_label
-from evals.records import find_record_files, iter_rows
+from evals.records import find_record_files, iter_rows, upgrade_record
 
 #: Fields the compaction harness adds to a record (absent in older rows), and their defaults.
 COMPACTION_FIELDS: dict[str, Any] = {
@@ -34,12 +34,8 @@ COMPACTION_FIELDS: dict[str, Any] = {
     "policy": "",
     "compactions": None,
     "evidence_round": None,
-    "frames_sent": None,
     "frames_evicted": None,
     "text_tail_chars": None,
-    "context_text_tokens": None,
-    "context_image_tokens": None,
-    "context_billed_tokens": None,
     "compaction_cost_tokens": None,
     "context_hash": None,
 }
@@ -121,7 +117,7 @@ def load_rows(run_dirs: Sequence[str | Path]) -> list[SourceRow]:
     out: list[SourceRow] = []
     for path in find_record_files(run_dirs):
         for row in iter_rows(path):
-            out.append(SourceRow(row=row, run_dir=path.parent, order=len(out)))
+            out.append(SourceRow(row=upgrade_record(row), run_dir=path.parent, order=len(out)))
     if not out:
         raise ValueError(f"no records found under {', '.join(str(p) for p in run_dirs)}")
     return out
@@ -162,9 +158,7 @@ def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
                 int(row.get("frame_size") or 0))
         group = [row.get(k) for k in ("dataset", "item_id", "question_id", "seed")]
         evidence_round = field_of(row, "evidence_round")
-        # schema-1 rows (and rows of schema-2 defaults) carry no context bill: the prediction
-        billed = (field_of(row, "context_billed_tokens", None)
-                  or row.get("predicted_prompt_tokens") or 0)
+        billed = row.get("predicted_prompt_tokens") or 0
         entries.append(Entry(
             entry_id=key,
             cell_id=_digest(list(cell), 12),

@@ -167,9 +167,8 @@ def _legacy_context(row: Mapping[str, Any]) -> dict[str, Any]:
     """A context rebuilt from an old record: its frames (with sizes and tokens) and question."""
     hashes = list(row.get("frame_hashes") or [])
     px = list(row.get("frame_px") or [])
-    extra = row.get("extra") if isinstance(row.get("extra"), Mapping) else {}
-    seen = list(extra.get("seen_px") or [])
-    tokens = list(extra.get("image_tokens_per_frame") or [])
+    seen = list(row.get("seen_px") or [])
+    tokens = list(row.get("image_tokens_per_frame") or [])
     parts: list[dict[str, Any]] = []
     for i, digest in enumerate(hashes):
         width, height = px[i] if i < len(px) else (0, 0)

@@ -350,10 +350,10 @@
       row("evidence round", f.evidence_round === null ? "not recorded" :
         f.evidence_round === 0 ? "0: the evidence is in the kept tail" : f.evidence_round + ": discarded by compaction " + f.evidence_round),
       row("compactions", dash(f.compactions)),
-      row("frames sent · evicted", dash(f.frames_sent ?? r.frames) + " · " + dash(f.frames_evicted)),
+      row("frames sent · evicted", dash(r.frames) + " · " + dash(f.frames_evicted)),
       row("text tail", f.text_tail_chars === null ? "–" : fmt(f.text_tail_chars) + " chars"),
-      row("context tokens", "text " + fmt(f.context_text_tokens) + " · image " + fmt(f.context_image_tokens) +
-        " · billed " + fmt(f.context_billed_tokens ?? q.billed_tokens)),
+      row("context tokens", "text " + fmt(r.text_tokens) + " · image " + fmt(r.predicted_image_tokens) +
+        " · billed " + fmt(r.predicted_prompt_tokens ?? q.billed_tokens)),
       row("prompt tokens", "predicted " + fmt(r.predicted_prompt_tokens) + " · reported " + reported),
       row("compaction cost", f.compaction_cost_tokens === null ? "–" : fmt(f.compaction_cost_tokens) + " tokens"),
       row("item · question", r.dataset + " · " + r.item_id + " · " + r.question_id + " · seed " + r.seed));
