@@ -9,7 +9,10 @@ model facts, the settings, the injected completion function and the hooks.
 
 Strategy choice per reason: ``off`` disables automatic maintenance (manual still summarizes);
 ``handoff`` is never used for overflow (the handoff request would overflow too) nor for manual
-compaction; snapcompact falls back to context-full with a warning when it cannot run.
+compaction; snapcompact falls back to context-full with a warning when it cannot run; ``shake``
+elides heavy content in place (no entry written) and falls back to context-full when it frees
+nothing on overflow or leaves the context above 80 % of the threshold (manual compaction
+summarizes; :meth:`CompactionPipeline.shake` is the manual shake).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -63,6 +66,17 @@ from snapcompact.compaction.pruning import (
 )
 from snapcompact.compaction.session import Session
 from snapcompact.compaction.settings import DEFAULT_SETTINGS, Settings, resolve_threshold_tokens
+from snapcompact.compaction.shake import (
+    AGGRESSIVE_SHAKE_CONFIG,
+    DEFAULT_SHAKE_CONFIG,
+    ShakeApplied,
+    ShakeConfig,
+    apply_shake_regions,
+    collect_shake_regions,
+    latest_compaction_boundary,
+    shake_artifact_text,
+    shake_placeholder,
+)
 from snapcompact.compaction.strategies import (
     CompactionPayload,
     StrategyFallback,
@@ -102,6 +116,8 @@ class CompactionOutcome:
     warnings: tuple[str, ...] = field(default_factory=tuple)
     #: Context promotion: the larger model switched to instead of compacting.
     promoted_to: str | None = None
+    #: The shake strategy: what it elided in place (no entry is written).
+    shaken: ShakeApplied | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +133,11 @@ class NavigationOutcome:
 def _has_tool_calls(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
     return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "toolCall" for b in content)
+
+
+#: After an automatic shake the context must be back under this share of the threshold (the coding
+#: agent's recovery band), else the next method runs: shaking again would find nothing new.
+SHAKE_RECOVERY_BAND = 0.8
 
 
 def _iso_to_ms(stamp: str) -> float:
@@ -240,6 +261,8 @@ class CompactionPipeline:
             return "context-full"
         if strategy == "snapcompact" and custom_instructions:
             return "context-full"
+        if strategy == "shake" and reason == "manual":
+            return "context-full"  # a manual compaction asks for a summary; shake() is the manual shake
         return strategy
 
     def _kept_tokens(self, prep: CompactionPreparation) -> int:
@@ -285,6 +308,14 @@ class CompactionPipeline:
 
     def _compact(self, custom_instructions: str | None, reason: Reason, will_retry: bool,
                  measured: int | None, auto_continue: bool) -> CompactionOutcome:
+        shake_notes: list[str] = []
+        if self._strategy_for(reason, custom_instructions) == "shake":
+            # Shake runs first and inline (cheap, no LLM); when it cannot recover enough context
+            # the next method of the agent's default order, a context-full summary, runs instead.
+            shaken, note = self._auto_shake(reason, will_retry, measured, auto_continue)
+            if shaken is not None:
+                return shaken
+            shake_notes.append(self._notice(note))
         path = self.session.get_branch()
         prep = prepare_compaction(path, self.settings.compaction.keep_recent_tokens,
                                   measured_prompt_tokens=measured, estimator=self.estimator)
@@ -293,13 +324,15 @@ class CompactionPipeline:
                 # Retrying would send the same oversized context again: recovery failed, no retry.
                 return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False,
                                          error=self._notice(failure_message(
-                                             reason, "nothing to compact (the kept recent turn alone is too large)")))
-            return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False)
+                                             reason, "nothing to compact (the kept recent turn alone is too large)")),
+                                         warnings=tuple(shake_notes))
+            return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False,
+                                     warnings=tuple(shake_notes))
         hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path), custom_instructions, reason,
                                                                 will_retry))
         if isinstance(hook, Cancel):
             return CompactionOutcome(reason, cancelled=True, skipped=hook.reason)
-        notes: list[str] = []
+        notes: list[str] = list(shake_notes)
         if isinstance(hook, HookCompaction):
             payload = CompactionPayload(
                 summary=hook.summary, first_kept_entry_id=hook.first_kept_entry_id or prep.first_kept_entry_id,
@@ -310,6 +343,8 @@ class CompactionPipeline:
             strategy = self._strategy_for(reason, custom_instructions)
             overrides = self.hooks.run_compacting(CompactingEvent(prep, reason))
             payload = None
+            if strategy == "shake":
+                strategy = "context-full"
             if strategy == "handoff":
                 outcome = self._handoff(reason, custom_instructions, prep)
                 if outcome is not None:
@@ -336,6 +371,68 @@ class CompactionPipeline:
             reason, payload.strategy, entry, will_retry=will_retry,
             auto_continue_prompt=prompt("auto-continue") if auto_continue else None,
             tokens_before=payload.tokens_before, tokens_after=self.estimate_tokens(), warnings=tuple(notes))
+
+    # ------------------------------------------------------------------ shake
+
+    def _shake_config(self, base: ShakeConfig) -> ShakeConfig:
+        """``base`` at the latest compaction boundary, with the caller's protected paths (the plan)."""
+        return replace(base, keep_boundary_id=latest_compaction_boundary(self.session.get_branch()),
+                       protected_paths=(*base.protected_paths, *self.protected_paths))
+
+    def _save_shake_artifact(self, text: str) -> str | None:
+        """Keep the shaken originals next to the session file; the artifact id, or None in memory."""
+        if self.session.path is None:
+            return None
+        folder = self.session.path.with_name(self.session.path.stem + ".artifacts")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            number = sum(1 for _ in folder.glob("shake-*.md")) + 1
+            while (folder / f"shake-{number}.md").exists():
+                number += 1
+            (folder / f"shake-{number}.md").write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self._notice(f"shake could not save a recovery artifact ({exc}); placeholders carry no link")
+            return None
+        return f"shake-{number}"
+
+    def shake(self, config: ShakeConfig = AGGRESSIVE_SHAKE_CONFIG) -> ShakeApplied:
+        """Elide heavy content now (the manual shake: aggressive by default); the session is rewritten
+        when anything was elided. The originals go to a recovery artifact when the session has a file."""
+        self.abort_signal.check()
+        path = self.session.get_branch()
+        regions = collect_shake_regions(path, self._shake_config(config), estimator=self.estimator)
+        if not regions:
+            return ShakeApplied({}, 0, 0, 0)
+        artifact_id = self._save_shake_artifact(shake_artifact_text(regions))
+        self.abort_signal.check()
+        applied = apply_shake_regions(path, regions, [shake_placeholder(r, i, artifact_id)
+                                                      for i, r in enumerate(regions)],
+                                      now_ms=int(self.clock() * 1000), estimator=self.estimator)
+        self.session.replace_entries(applied.replacements)
+        return applied
+
+    def _auto_shake(self, reason: Reason, will_retry: bool, measured: int | None,
+                    auto_continue: bool) -> tuple[CompactionOutcome | None, str]:
+        """The shake strategy: an outcome when shake handled the maintenance, else (None, why)."""
+        tokens_before = max(measured or 0, self.estimate_tokens())
+        applied = self.shake(DEFAULT_SHAKE_CONFIG)
+        reclaimed = applied.tool_results_dropped + applied.blocks_dropped > 0
+        threshold = self.threshold()
+        if measured is not None:
+            # Provider-anchored: the measured prompt less what shake freed, against the recovery band.
+            still_over = max(0, measured - applied.tokens_freed) > int(threshold * SHAKE_RECOVERY_BAND)
+        else:
+            still_over = self.estimate_tokens() > threshold
+        if reason != "idle" and ((reason == "overflow" and not reclaimed) or still_over):
+            if reclaimed:
+                return None, (f"shake freed ~{applied.tokens_freed} tokens but the context is still above "
+                              "the threshold: falling back to context-full")
+            return None, "shake found nothing to elide: falling back to context-full"
+        return CompactionOutcome(reason, "shake", will_retry=will_retry,
+                                 auto_continue_prompt=prompt("auto-continue") if auto_continue and reclaimed
+                                 else None,
+                                 tokens_before=tokens_before, tokens_after=self.estimate_tokens(),
+                                 shaken=applied), ""
 
     def _handoff(self, reason: Reason, custom_instructions: str | None,
                  prep: CompactionPreparation) -> CompactionOutcome | None:
@@ -483,7 +580,8 @@ class CompactionPipeline:
 
     def _inject_auto_continue(self, outcome: CompactionOutcome) -> None:
         """After threshold maintenance, the agent-authored developer prompt that resumes the work."""
-        if outcome.auto_continue_prompt and outcome.entry is not None and outcome.error is None:
+        wrote = outcome.entry is not None or (outcome.shaken is not None and outcome.shaken.replacements)
+        if outcome.auto_continue_prompt and wrote and outcome.error is None:
             self.session.append_message({"role": "developer", "attribution": "agent",
                                          "content": [{"type": "text", "text": outcome.auto_continue_prompt}],
                                          "timestamp": int(self.clock() * 1000)})

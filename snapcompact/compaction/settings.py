@@ -50,8 +50,8 @@ __all__ = [
     "settings_paths",
 ]
 
-#: Strategies the pipeline implements (``shake`` from the seed's list is not built).
-STRATEGIES: tuple[str, ...] = ("context-full", "snapcompact", "handoff", "off")
+#: Strategies the pipeline implements (the seed's list).
+STRATEGIES: tuple[str, ...] = ("context-full", "snapcompact", "handoff", "shake", "off")
 _POLICIES = ("pinned", "foveated")
 
 
