@@ -39,6 +39,7 @@ from snapcompact.compaction.context import (
     convert_to_llm,
     estimate_branch_tokens,
     estimate_entry_tokens,
+    to_wire_json,
 )
 from snapcompact.compaction.control import (
     AbortSignal,
@@ -57,6 +58,7 @@ from snapcompact.compaction.hooks import (
     Hooks,
     TreeEvent,
 )
+from snapcompact.compaction.inline import InlineImager, InlineOptions, InlineRequest
 from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.pruning import (
@@ -178,6 +180,7 @@ class CompactionPipeline:
         self.tools = tools
         self.notices: list[str] = []
         self._handoff_pending = False
+        self._inline: InlineImager | None = None
 
     # ------------------------------------------------------------------ views
 
@@ -220,6 +223,19 @@ class CompactionPipeline:
     def llm_messages(self) -> list[Any]:
         return convert_to_llm(self.context().messages,
                               max_frame_data_bytes=self.settings.snapcompact.max_frame_data_bytes)
+
+    def inline_request(self, system_prompt: str | Sequence[str] | None = None) -> InlineRequest:
+        """The next request after inline imaging (``snapcompact.systemPrompt``/``toolResults``):
+        the system prompt (default: the pipeline's) and the wire-role messages, with large older
+        tool results and the prompt as frames where that pays. The session is not changed; frames
+        are cached across calls."""
+        options = InlineOptions.from_settings(self.settings.snapcompact)
+        if self._inline is None or self._inline.options != options or self._inline.estimator is not self.estimator:
+            self._inline = InlineImager(options, self.estimator)
+        limit = self.settings.snapcompact.max_frame_data_bytes
+        wire = [w for m in self.context().messages if (w := to_wire_json(m, max_frame_data_bytes=limit)) is not None]
+        return self._inline.transform(self.system_prompt if system_prompt is None else system_prompt, wire,
+                                      self.model)
 
     def estimate_tokens(self) -> int:
         return estimate_branch_tokens(self.session.get_branch(), self.estimator)
