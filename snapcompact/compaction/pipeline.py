@@ -60,6 +60,11 @@ from snapcompact.compaction.hooks import (
 )
 from snapcompact.compaction.inline import InlineImager, InlineOptions, InlineRequest
 from snapcompact.compaction.model import ModelInfo
+from snapcompact.compaction.openai_compact import (
+    ResponsesCompactFn,
+    compact_openai_remote,
+    uses_openai_remote_compaction,
+)
 from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.pruning import (
     PruneResult,
@@ -142,6 +147,11 @@ def _has_tool_calls(message: Mapping[str, Any]) -> bool:
 SHAKE_RECOVERY_BAND = 0.8
 
 
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 def _iso_to_ms(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
 
@@ -154,7 +164,8 @@ class CompactionPipeline:
                  estimator: TokenEstimator | None = None,
                  models: Collection[ModelInfo] = (), chat: Callable[..., Any] | None = None,
                  system_prompt: str | Sequence[str] | None = None,
-                 tools: Sequence[Mapping[str, Any]] | None = None) -> None:
+                 tools: Sequence[Mapping[str, Any]] | None = None,
+                 responses_compact: ResponsesCompactFn | None = None) -> None:
         self.session = session
         self.model = model
         self.settings = settings
@@ -178,6 +189,8 @@ class CompactionPipeline:
         self.chat = chat
         self.system_prompt = system_prompt
         self.tools = tools
+        #: OpenAI's ``/responses/compact`` (see :mod:`.openai_compact`), tried first for OpenAI models.
+        self.responses_compact = responses_compact
         self.notices: list[str] = []
         self._handoff_pending = False
         self._inline: InlineImager | None = None
@@ -374,6 +387,8 @@ class CompactionPipeline:
                 except StrategyFallback as exc:
                     notes.append(self._notice(str(exc)))
             if payload is None:
+                payload = self._openai_remote(prep, notes)
+            if payload is None:
                 payload = compact_context_full(prep, guarded_complete(self.summary_complete(), self.abort_signal),
                                                self.model, self.settings,
                                                custom_instructions=custom_instructions, overrides=overrides)
@@ -387,6 +402,22 @@ class CompactionPipeline:
             reason, payload.strategy, entry, will_retry=will_retry,
             auto_continue_prompt=prompt("auto-continue") if auto_continue else None,
             tokens_before=payload.tokens_before, tokens_after=self.estimate_tokens(), warnings=tuple(notes))
+
+    def _openai_remote(self, prep: CompactionPreparation, notes: list[str]) -> CompactionPayload | None:
+        """OpenAI/Codex models: the provider's compact endpoint first; None = summarize locally."""
+        if (self.responses_compact is None or not self.settings.compaction.remote_enabled
+                or not uses_openai_remote_compaction(self.model)):
+            return None
+        self.abort_signal.check()
+        try:
+            payload = compact_openai_remote(prep, self.responses_compact, self.model, prompt("summarization-system"))
+        except CompactionAborted:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure of the native request: summarize locally
+            notes.append(self._notice(f"OpenAI remote compaction failed ({_one_line(exc)}): summarizing locally"))
+            return None
+        self.abort_signal.check()
+        return payload
 
     # ------------------------------------------------------------------ shake
 
