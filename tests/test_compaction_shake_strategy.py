@@ -45,7 +45,8 @@ def _messages(results: int, *, opening: str = "start") -> list[dict]:
 
 
 def _pipeline(session: Session, strategy: str = "shake", complete=None) -> CompactionPipeline:
-    return CompactionPipeline(session, MODEL, settings=_settings(strategy), complete=complete or FakeLLM())
+    return CompactionPipeline(session, MODEL, settings=_settings(strategy), complete=complete or FakeLLM(),
+                              clock=lambda: 5_000.0)
 
 
 def _feed(p: CompactionPipeline, messages: list[dict]) -> None:
@@ -83,8 +84,9 @@ def test_threshold_shake_elides_old_results_in_place_with_recovery_artifact(tmp_
     artifact = (tmp_path / "s.artifacts" / "shake-1.md").read_text()
     assert artifact == "".join(f"### region {k + 1} (read, ~2000 tok)\n\n{RESULT}\n\n" for k in range(9))[:-1]
     # Elided results are stamped like pruned ones; the tool calls are untouched.
-    elided = [e for e in p.session.get_branch() if e.type == "message" and e.role == "toolResult"][:9]
-    assert all(e.message["prunedAt"] == int(p.clock() * 1000) or e.message["prunedAt"] > 0 for e in elided)
+    results = [e for e in p.session.get_branch() if e.type == "message" and e.role == "toolResult"]
+    assert {e.message["prunedAt"] for e in results[:9]} == {5_000_000}  # the pipeline clock, in ms
+    assert all("prunedAt" not in e.message for e in results[9:])
     # Threshold maintenance resumes the work; the session file reloads to the same context.
     last = p.session.get_branch()[-1]
     assert last.message["content"] == [{"type": "text", "text": prompt("auto-continue")}]
