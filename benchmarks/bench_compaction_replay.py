@@ -1,7 +1,7 @@
 """A long session replayed through the compaction pipeline with every strategy (LLM mocked).
 
     python benchmarks/bench_compaction_replay.py [--turns 2000] [--window 60000]
-                                                 [--strategies context-full,snapcompact,handoff,off]
+                                                 [--strategies context-full,snapcompact,handoff,shake,off]
 
 Each strategy runs in a fresh subprocess (so peak RSS is its own): a synthetic agent session of
 ``--turns`` user turns (1-3 tool rounds each, reads/writes/edits/bash with results of 20-400
@@ -49,17 +49,19 @@ def run_one(strategy: str, turns: int, window: int, workdir: Path) -> dict:
                            complete=FakeLLM())
     t = Turns(11)
     compaction_seconds: list[float] = []
-    handoffs = prunes = split_pairs = lost = over_threshold = checks = 0
+    handoffs = shakes = prunes = split_pairs = lost = over_threshold = checks = 0
 
     def record(outcome, seconds):
-        nonlocal handoffs, prunes, over_threshold
+        nonlocal handoffs, shakes, prunes, over_threshold
         if outcome is None:
             return
         if outcome.pruned is not None and outcome.pruned.changed:
             prunes += 1
-        if outcome.entry is not None or outcome.handoff_session is not None:
+        # A shake round rewrites the context in place (no entry); it counts as a compaction.
+        if outcome.entry is not None or outcome.handoff_session is not None or outcome.shaken is not None:
             compaction_seconds.append(seconds)
             handoffs += outcome.handoff_session is not None
+            shakes += outcome.shaken is not None
             if outcome.tokens_after is not None and outcome.tokens_after >= p.threshold():
                 over_threshold += 1
 
@@ -108,7 +110,7 @@ def run_one(strategy: str, turns: int, window: int, workdir: Path) -> dict:
                  and build_session_context(reloaded.get_branch(), transcript=True) == p.transcript())
     n = len(compaction_seconds)
     return {"strategy": strategy, "turns": turns, "entries": len(p.session.entries), "compactions": n,
-            "handoffs": handoffs, "prunes": prunes, "seconds": round(elapsed, 2),
+            "handoffs": handoffs, "shakes": shakes, "prunes": prunes, "seconds": round(elapsed, 2),
             "seconds_per_compaction": round(sum(compaction_seconds) / n, 4) if n else None,
             "max_seconds_per_compaction": round(max(compaction_seconds), 4) if n else None,
             "turns_per_second": round(turns / elapsed, 1),
@@ -121,7 +123,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--turns", type=int, default=2000)
     ap.add_argument("--window", type=int, default=60_000)
-    ap.add_argument("--strategies", default="context-full,snapcompact,handoff,off")
+    ap.add_argument("--strategies", default="context-full,snapcompact,handoff,shake,off")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default="/tmp/bench-compaction-replay")
     args = ap.parse_args()

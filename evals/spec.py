@@ -35,8 +35,8 @@ from snapcompact.core import SHAPE_VARIANT_NAMES, check_frame_size
 TEXT_ARM = "text"  # the shape label of an arm that sends no frames
 AUTO_SHAPE = "auto"
 READERS = ("qa",)
-STRATEGIES = ("full", "truncate", "snapcompact", "context-full", "handoff")
-SUMMARIZER_STRATEGIES = ("context-full", "handoff")
+STRATEGIES = ("full", "truncate", "snapcompact", "context-full", "handoff", "shake")
+SUMMARIZER_STRATEGIES = ("context-full", "handoff", "shake")
 POLICIES = ("pinned", "foveated")
 
 

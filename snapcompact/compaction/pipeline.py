@@ -9,7 +9,10 @@ model facts, the settings, the injected completion function and the hooks.
 
 Strategy choice per reason: ``off`` disables automatic maintenance (manual still summarizes);
 ``handoff`` is never used for overflow (the handoff request would overflow too) nor for manual
-compaction; snapcompact falls back to context-full with a warning when it cannot run.
+compaction; snapcompact falls back to context-full with a warning when it cannot run; ``shake``
+elides heavy content in place (no entry written) and falls back to context-full when it frees
+nothing on overflow or leaves the context above 80 % of the threshold (manual compaction
+summarizes; :meth:`CompactionPipeline.shake` is the manual shake).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,7 @@ from snapcompact.compaction.context import (
     convert_to_llm,
     estimate_branch_tokens,
     estimate_entry_tokens,
+    to_wire_json,
 )
 from snapcompact.compaction.control import (
     AbortSignal,
@@ -54,7 +58,13 @@ from snapcompact.compaction.hooks import (
     Hooks,
     TreeEvent,
 )
+from snapcompact.compaction.inline import InlineImager, InlineOptions, InlineRequest
 from snapcompact.compaction.model import ModelInfo
+from snapcompact.compaction.openai_compact import (
+    ResponsesCompactFn,
+    compact_openai_remote,
+    uses_openai_remote_compaction,
+)
 from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.pruning import (
     PruneResult,
@@ -67,6 +77,17 @@ from snapcompact.compaction.settings import (
     DEFAULT_SETTINGS,
     Settings,
     resolve_threshold_tokens,
+)
+from snapcompact.compaction.shake import (
+    AGGRESSIVE_SHAKE_CONFIG,
+    DEFAULT_SHAKE_CONFIG,
+    ShakeApplied,
+    ShakeConfig,
+    apply_shake_regions,
+    collect_shake_regions,
+    latest_compaction_boundary,
+    shake_artifact_text,
+    shake_placeholder,
 )
 from snapcompact.compaction.strategies import (
     CompactionPayload,
@@ -108,6 +129,8 @@ class CompactionOutcome:
     warnings: tuple[str, ...] = field(default_factory=tuple)
     #: Context promotion: the larger model switched to instead of compacting.
     promoted_to: str | None = None
+    #: The shake strategy: what it elided in place (no entry is written).
+    shaken: ShakeApplied | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +148,16 @@ def _has_tool_calls(message: Mapping[str, Any]) -> bool:
     return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "toolCall" for b in content)
 
 
+#: After an automatic shake the context must be back under this share of the threshold (the coding
+#: agent's recovery band), else the next method runs: shaking again would find nothing new.
+SHAKE_RECOVERY_BAND = 0.8
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 def _iso_to_ms(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
 
@@ -137,7 +170,8 @@ class CompactionPipeline:
                  estimator: TokenEstimator | None = None,
                  models: Collection[ModelInfo] = (), chat: Callable[..., Any] | None = None,
                  system_prompt: str | Sequence[str] | None = None,
-                 tools: Sequence[Mapping[str, Any]] | None = None) -> None:
+                 tools: Sequence[Mapping[str, Any]] | None = None,
+                 responses_compact: ResponsesCompactFn | None = None) -> None:
         self.session = session
         self.model = model
         self.settings = settings
@@ -161,8 +195,11 @@ class CompactionPipeline:
         self.chat = chat
         self.system_prompt = system_prompt
         self.tools = tools
+        #: OpenAI's ``/responses/compact`` (see :mod:`.openai_compact`), tried first for OpenAI models.
+        self.responses_compact = responses_compact
         self.notices: list[str] = []
         self._handoff_pending = False
+        self._inline: InlineImager | None = None
 
     # ------------------------------------------------------------------ views
 
@@ -205,6 +242,19 @@ class CompactionPipeline:
         return convert_to_llm(self.context().messages,
                               max_frame_data_bytes=self.settings.snapcompact.max_frame_data_bytes)
 
+    def inline_request(self, system_prompt: str | Sequence[str] | None = None) -> InlineRequest:
+        """The next request after inline imaging (``snapcompact.systemPrompt``/``toolResults``):
+        the system prompt (default: the pipeline's) and the wire-role messages, with large older
+        tool results and the prompt as frames where that pays. The session is not changed; frames
+        are cached across calls."""
+        options = InlineOptions.from_settings(self.settings.snapcompact)
+        if self._inline is None or self._inline.options != options or self._inline.estimator is not self.estimator:
+            self._inline = InlineImager(options, self.estimator)
+        limit = self.settings.snapcompact.max_frame_data_bytes
+        wire = [w for m in self.context().messages if (w := to_wire_json(m, max_frame_data_bytes=limit)) is not None]
+        return self._inline.transform(self.system_prompt if system_prompt is None else system_prompt, wire,
+                                      self.model)
+
     def estimate_tokens(self) -> int:
         return estimate_branch_tokens(self.session.get_branch(), self.estimator)
 
@@ -245,6 +295,8 @@ class CompactionPipeline:
             return "context-full"
         if strategy == "snapcompact" and custom_instructions:
             return "context-full"
+        if strategy == "shake" and reason == "manual":
+            return "context-full"  # a manual compaction asks for a summary; shake() is the manual shake
         return strategy
 
     def _kept_tokens(self, prep: CompactionPreparation) -> int:
@@ -290,6 +342,14 @@ class CompactionPipeline:
 
     def _compact(self, custom_instructions: str | None, reason: Reason, will_retry: bool,
                  measured: int | None, auto_continue: bool) -> CompactionOutcome:
+        shake_notes: list[str] = []
+        if self._strategy_for(reason, custom_instructions) == "shake":
+            # Shake runs first and inline (cheap, no LLM); when it cannot recover enough context
+            # the next method of the agent's default order, a context-full summary, runs instead.
+            shaken, note = self._auto_shake(reason, will_retry, measured, auto_continue)
+            if shaken is not None:
+                return shaken
+            shake_notes.append(self._notice(note))
         path = self.session.get_branch()
         prep = prepare_compaction(path, self.settings.compaction.keep_recent_tokens,
                                   measured_prompt_tokens=measured, estimator=self.estimator)
@@ -298,13 +358,15 @@ class CompactionPipeline:
                 # Retrying would send the same oversized context again: recovery failed, no retry.
                 return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False,
                                          error=self._notice(failure_message(
-                                             reason, "nothing to compact (the kept recent turn alone is too large)")))
-            return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False)
+                                             reason, "nothing to compact (the kept recent turn alone is too large)")),
+                                         warnings=tuple(shake_notes))
+            return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False,
+                                     warnings=tuple(shake_notes))
         hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path), custom_instructions, reason,
                                                                 will_retry))
         if isinstance(hook, Cancel):
             return CompactionOutcome(reason, cancelled=True, skipped=hook.reason)
-        notes: list[str] = []
+        notes: list[str] = list(shake_notes)
         if isinstance(hook, HookCompaction):
             payload = CompactionPayload(
                 summary=hook.summary, first_kept_entry_id=hook.first_kept_entry_id or prep.first_kept_entry_id,
@@ -315,6 +377,8 @@ class CompactionPipeline:
             strategy = self._strategy_for(reason, custom_instructions)
             overrides = self.hooks.run_compacting(CompactingEvent(prep, reason))
             payload = None
+            if strategy == "shake":
+                strategy = "context-full"
             if strategy == "handoff":
                 outcome = self._handoff(reason, custom_instructions, prep)
                 if outcome is not None:
@@ -327,6 +391,8 @@ class CompactionPipeline:
                                                   custom_instructions=custom_instructions, overrides=overrides)
                 except StrategyFallback as exc:
                     notes.append(self._notice(str(exc)))
+            if payload is None:
+                payload = self._openai_remote(prep, notes)
             if payload is None:
                 payload = compact_context_full(prep, guarded_complete(self.summary_complete(), self.abort_signal),
                                                self.model, self.settings,
@@ -341,6 +407,84 @@ class CompactionPipeline:
             reason, payload.strategy, entry, will_retry=will_retry,
             auto_continue_prompt=prompt("auto-continue") if auto_continue else None,
             tokens_before=payload.tokens_before, tokens_after=self.estimate_tokens(), warnings=tuple(notes))
+
+    def _openai_remote(self, prep: CompactionPreparation, notes: list[str]) -> CompactionPayload | None:
+        """OpenAI/Codex models: the provider's compact endpoint first; None = summarize locally."""
+        if (self.responses_compact is None or not self.settings.compaction.remote_enabled
+                or not uses_openai_remote_compaction(self.model)):
+            return None
+        self.abort_signal.check()
+        try:
+            payload = compact_openai_remote(prep, self.responses_compact, self.model, prompt("summarization-system"))
+        except CompactionAborted:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure of the native request: summarize locally
+            notes.append(self._notice(f"OpenAI remote compaction failed ({_one_line(exc)}): summarizing locally"))
+            return None
+        self.abort_signal.check()
+        return payload
+
+    # ------------------------------------------------------------------ shake
+
+    def _shake_config(self, base: ShakeConfig) -> ShakeConfig:
+        """``base`` at the latest compaction boundary, with the caller's protected paths (the plan)."""
+        return replace(base, keep_boundary_id=latest_compaction_boundary(self.session.get_branch()),
+                       protected_paths=(*base.protected_paths, *self.protected_paths))
+
+    def _save_shake_artifact(self, text: str) -> str | None:
+        """Keep the shaken originals next to the session file; the artifact id, or None in memory."""
+        if self.session.path is None:
+            return None
+        folder = self.session.path.with_name(self.session.path.stem + ".artifacts")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            number = sum(1 for _ in folder.glob("shake-*.md")) + 1
+            while (folder / f"shake-{number}.md").exists():
+                number += 1
+            (folder / f"shake-{number}.md").write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self._notice(f"shake could not save a recovery artifact ({exc}); placeholders carry no link")
+            return None
+        return f"shake-{number}"
+
+    def shake(self, config: ShakeConfig = AGGRESSIVE_SHAKE_CONFIG) -> ShakeApplied:
+        """Elide heavy content now (the manual shake: aggressive by default); the session is rewritten
+        when anything was elided. The originals go to a recovery artifact when the session has a file."""
+        self.abort_signal.check()
+        path = self.session.get_branch()
+        regions = collect_shake_regions(path, self._shake_config(config), estimator=self.estimator)
+        if not regions:
+            return ShakeApplied({}, 0, 0, 0)
+        artifact_id = self._save_shake_artifact(shake_artifact_text(regions))
+        self.abort_signal.check()
+        applied = apply_shake_regions(path, regions, [shake_placeholder(r, i, artifact_id)
+                                                      for i, r in enumerate(regions)],
+                                      now_ms=int(self.clock() * 1000), estimator=self.estimator)
+        self.session.replace_entries(applied.replacements)
+        return applied
+
+    def _auto_shake(self, reason: Reason, will_retry: bool, measured: int | None,
+                    auto_continue: bool) -> tuple[CompactionOutcome | None, str]:
+        """The shake strategy: an outcome when shake handled the maintenance, else (None, why)."""
+        tokens_before = max(measured or 0, self.estimate_tokens())
+        applied = self.shake(DEFAULT_SHAKE_CONFIG)
+        reclaimed = applied.tool_results_dropped + applied.blocks_dropped > 0
+        threshold = self.threshold()
+        if measured is not None:
+            # Provider-anchored: the measured prompt less what shake freed, against the recovery band.
+            still_over = max(0, measured - applied.tokens_freed) > int(threshold * SHAKE_RECOVERY_BAND)
+        else:
+            still_over = self.estimate_tokens() > threshold
+        if reason != "idle" and ((reason == "overflow" and not reclaimed) or still_over):
+            if reclaimed:
+                return None, (f"shake freed ~{applied.tokens_freed} tokens but the context is still above "
+                              "the threshold: falling back to context-full")
+            return None, "shake found nothing to elide: falling back to context-full"
+        return CompactionOutcome(reason, "shake", will_retry=will_retry,
+                                 auto_continue_prompt=prompt("auto-continue") if auto_continue and reclaimed
+                                 else None,
+                                 tokens_before=tokens_before, tokens_after=self.estimate_tokens(),
+                                 shaken=applied), ""
 
     def _handoff(self, reason: Reason, custom_instructions: str | None,
                  prep: CompactionPreparation) -> CompactionOutcome | None:
@@ -487,7 +631,8 @@ class CompactionPipeline:
 
     def _inject_auto_continue(self, outcome: CompactionOutcome) -> None:
         """After threshold maintenance, the agent-authored developer prompt that resumes the work."""
-        if outcome.auto_continue_prompt and outcome.entry is not None and outcome.error is None:
+        wrote = outcome.entry is not None or (outcome.shaken is not None and outcome.shaken.replacements)
+        if outcome.auto_continue_prompt and wrote and outcome.error is None:
             self.session.append_message({"role": "developer", "attribution": "agent",
                                          "content": [{"type": "text", "text": outcome.auto_continue_prompt}],
                                          "timestamp": int(self.clock() * 1000)})

@@ -17,6 +17,8 @@ PROMPT_NAMES: tuple[str, ...] = (
     "summarization-system", "compaction-summary", "compaction-update-summary", "compaction-turn-prefix",
     "compaction-short-summary", "handoff-document", "branch-summary", "branch-summary-preamble",
     "compaction-summary-context", "branch-summary-context", "auto-continue",
+    "inline-system-note", "inline-system-stub", "inline-context-note", "inline-context-stub",
+    "inline-tool-result-note",
 )
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 

@@ -14,7 +14,10 @@ Replay strategies are production strategies plus two baselines an evaluation nee
 * ``truncate``: production's cut points, with the discarded part dropped instead of summarized.
   It runs through the pipeline's own extension hook (``before_compact`` returning an empty
   summary), so cut points, pruning and the kept tail are production's;
-* ``snapcompact``, ``context-full``, ``handoff``: the pipeline's strategies as configured.
+* ``snapcompact``, ``context-full``, ``handoff``, ``shake``: the pipeline's strategies as
+  configured. A shake round elides tool results and large blocks in place; the messages it
+  rewrote count as discarded in that round (their content is now a placeholder). Shake falls back
+  to a context-full summary when eliding is not enough, so it needs the summarizer too.
 
 Every source message gets the round that discarded it (0 = still in the context), so a question
 about it can be scored by where its evidence ended up. Ids and timestamps come from a counter
@@ -55,9 +58,10 @@ __all__ = [
 ]
 
 #: What a replay can do with the history that no longer fits.
-REPLAY_STRATEGIES: tuple[str, ...] = ("full", "truncate", "snapcompact", "context-full", "handoff")
+REPLAY_STRATEGIES: tuple[str, ...] = ("full", "truncate", "snapcompact", "context-full", "handoff",
+                                      "shake")
 #: Strategies that call an LLM (the injected ``complete`` function) when they compact.
-LLM_STRATEGIES: tuple[str, ...] = ("context-full", "handoff")
+LLM_STRATEGIES: tuple[str, ...] = ("context-full", "handoff", "shake")
 #: The replay clock's start (2026-01-01T00:00:00Z) and step: fixed, so contexts are reproducible.
 _EPOCH_S = 1_767_225_600.0
 _STEP_S = 1.0
@@ -207,9 +211,9 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
     assigned = [False] * len(messages)
     notes: list[str] = []
 
-    def settle(round_index: int) -> None:
+    def settle(round_index: int, shaken: frozenset[str] = frozenset()) -> None:
         live = pipeline.session
-        in_context = set(build_session_context(live.get_branch()).entry_ids)
+        in_context = set(build_session_context(live.get_branch()).entry_ids) - shaken
         current = sessions.index(live)
         for i, where in enumerate(entry_of):
             if where is None or assigned[i]:
@@ -240,7 +244,8 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
             notes.append(f"message {index}: {outcome.error}")
         if outcome.handoff_session is not None:
             sessions.append(outcome.handoff_session)
-        if outcome.entry is None and outcome.handoff_session is None:
+        shaken = frozenset(outcome.shaken.replacements) if outcome.shaken is not None else frozenset()
+        if outcome.entry is None and outcome.handoff_session is None and not shaken:
             continue
         frames = 0
         if outcome.entry is not None:
@@ -252,7 +257,7 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
             strategy="truncate" if strategy == "truncate" else (outcome.strategy or strategy),
             after_message=index, tokens_before=outcome.tokens_before,
             tokens_after=outcome.tokens_after, frames=frames, usage=_usage_of(outcome)))
-        settle(len(rounds))
+        settle(len(rounds), shaken)
     return Replay(pipeline=pipeline, strategy=strategy, rounds=tuple(rounds),
                   discarded_round=tuple(discarded), warnings=tuple(dict.fromkeys(notes)),
                   llm_calls=calls, llm_usage=dict(usage_total))

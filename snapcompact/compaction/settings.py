@@ -52,9 +52,11 @@ __all__ = [
     "settings_paths",
 ]
 
-#: Strategies the pipeline implements (``shake`` from the seed's list is not built).
-STRATEGIES: tuple[str, ...] = ("context-full", "snapcompact", "handoff", "off")
+#: Strategies the pipeline implements (the seed's list).
+STRATEGIES: tuple[str, ...] = ("context-full", "snapcompact", "handoff", "shake", "off")
 _POLICIES = ("pinned", "foveated")
+#: ``snapcompact.systemPrompt``: what of the system prompt inline imaging may send as frames.
+SYSTEM_PROMPT_MODES: tuple[str, ...] = ("none", "agents-md", "all")
 
 
 @dataclass(frozen=True)
@@ -148,8 +150,17 @@ class SnapcompactSettings:
     max_frames: int | None = None
     frame_size: int | None = None
     max_frame_data_bytes: int = 3_000_000
+    #: Inline imaging of each request (:mod:`.inline`): the system prompt's loaded context files
+    #: (``agents-md``) or all of it (``all``) sent as frames on the first user message ...
+    system_prompt: str = "none"
+    #: ... and large older tool results sent as frames.
+    tool_results: bool = False
 
     def __post_init__(self) -> None:
+        if self.system_prompt not in SYSTEM_PROMPT_MODES:
+            raise ValueError(f"snapcompact.systemPrompt must be one of {', '.join(SYSTEM_PROMPT_MODES)}, "
+                             f"got {self.system_prompt!r}")
+        _check_bool("snapcompact.toolResults", self.tool_results)
         if not isinstance(self.shape, str):
             raise ValueError(f"snapcompact.shape must be a string, got {self.shape!r}")
         if self.shape != "auto":

@@ -1,0 +1,436 @@
+"""Shake: drop heavy content out of the live context in place, without an LLM call.
+
+Why: a coding session's context is mostly tool output and pasted blocks (code fences, XML
+documents). Shake replaces whole tool-result texts and large fenced/XML blocks older than a
+protected recent tail with a one-line placeholder, keeps every tool call and its result message
+(so provider history replay stays valid) and every non-text block (images stay), and keeps the
+originals in a recovery artifact. It is the ``shake`` compaction strategy: cheap and local, tried
+before a summary; when it frees nothing, or not enough to get back under the threshold, the
+pipeline falls back to context-full.
+
+The seeds name the strategy and leave its behaviour open, so this follows the agent core
+(pi-agent-core 18.2.11 ``compaction/shake.ts``: region detection and in-place mutation) and the
+coding agent (18.3.4 ``session-maintenance.ts``: placeholders, artifact, recovery band)
+one-for-one; ``tests/test_compaction_shake.py`` checks the regions and the rewritten entries
+against the agent core's recorded answers. Offsets here are Python string indices (code points);
+the agent core's are UTF-16 units (the tests convert).
+
+This module is pure: it finds regions and builds replacement entries; the pipeline persists them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from snapcompact.archive import strip_read_selector
+from snapcompact.compaction.context import estimate_entry_tokens
+from snapcompact.compaction.entries import (
+    CompactionEntry,
+    CustomMessageEntry,
+    Entry,
+    MessageEntry,
+)
+from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
+
+__all__ = [
+    "AGGRESSIVE_SHAKE_CONFIG",
+    "DEFAULT_SHAKE_CONFIG",
+    "PLACEHOLDER_TOKEN_ESTIMATE",
+    "RESCUE_SHAKE_CONFIG",
+    "ShakeApplied",
+    "ShakeConfig",
+    "ShakeRegion",
+    "apply_shake_regions",
+    "collect_shake_regions",
+    "format_shake_summary",
+    "latest_compaction_boundary",
+    "scan_block_ranges",
+    "shake_artifact_text",
+    "shake_placeholder",
+]
+
+#: Rough token cost of one placeholder line; used only for the savings gate.
+PLACEHOLDER_TOKEN_ESTIMATE = 16
+
+
+@dataclass(frozen=True)
+class ShakeConfig:
+    """What may be shaken.
+
+    ``protect_tokens``: the newest context tokens (all entries) stay intact; ``min_savings``: do
+    nothing unless the regions together save this much; ``fence_min_tokens``: the smallest
+    fenced/XML block worth dropping. Protected results: tools named in ``protected_tools``, reads of
+    ``skill://`` paths (``protect_skill_reads``), reads of ``artifact://`` paths and results whose
+    ``details.meta.source`` is an internal artifact (``protect_artifact_reads``: eliding a recovery
+    read would only mint another artifact), and reads of ``protected_paths`` (the active plan).
+    ``keep_boundary_id``: the latest compaction's first kept entry; entries before it are never
+    sent, so they are not shaken.
+    """
+
+    protect_tokens: int = 16_000
+    min_savings: int = 4_000
+    fence_min_tokens: int = 400
+    protected_tools: tuple[str, ...] = ("skill",)
+    protect_skill_reads: bool = True
+    protect_artifact_reads: bool = True
+    protected_paths: tuple[str, ...] = ()
+    keep_boundary_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("protect_tokens", "min_savings", "fence_min_tokens"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"shake {name} must be a non-negative integer, got {value!r}")
+        object.__setattr__(self, "protected_tools", tuple(self.protected_tools))
+        object.__setattr__(self, "protected_paths", tuple(self.protected_paths))
+
+
+#: Automatic shake (the ``shake`` strategy): protects the live tail, conservative thresholds.
+DEFAULT_SHAKE_CONFIG = ShakeConfig()
+#: Manual shake: no savings threshold, a small recent tail, artifact recovery reads included.
+AGGRESSIVE_SHAKE_CONFIG = ShakeConfig(protect_tokens=4_000, min_savings=0, protect_artifact_reads=False)
+#: Dead-end rescue: aggressive reach with no tail at all, artifact recovery reads protected.
+RESCUE_SHAKE_CONFIG = ShakeConfig(protect_tokens=0, min_savings=0)
+
+
+@dataclass(frozen=True)
+class ShakeRegion:
+    """One droppable region: a whole tool-result text, or ``[start, end)`` of one text slot.
+
+    ``block_index`` is the content block holding the text, -1 for string content; ``tokens`` the
+    estimate of the removable text only (retained images excluded); ``label`` the tool name, role
+    or custom type (for the artifact).
+    """
+
+    kind: Literal["toolResult", "block"]
+    entry_id: str
+    tokens: int
+    original_text: str
+    label: str
+    block_index: int = -1
+    start: int = 0
+    end: int = 0
+
+
+# JavaScript's whitespace (String.prototype.trimStart and the regex class \s), not Python's.
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+_S = "[" + re.escape(_JS_SPACE) + "]"
+# Top-level XML element lines: lowercase tag names only, as the agent's prompt renderer detects them.
+_OPENING_XML = re.compile(rf"<([a-z_-]+)(?:{_S}+[^>]*)?>")
+_CLOSING_XML = re.compile(r"</([a-z_-]+)>")
+
+
+def scan_block_ranges(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of every fenced code block and top-level XML element in ``text``.
+
+    A range covers the opening and closing fence/tag lines, not the newline after them. An
+    unterminated fence or tag yields nothing; XML is not looked for inside a fence; an opening tag
+    counts only unindented, a closing one may be indented. Nested ranges keep the outermost.
+    """
+    if "```" not in text and "~~~" not in text and "</" not in text:
+        return []  # no fence line and no closing tag: nothing can close
+    ranges: list[tuple[int, int]] = []
+    in_fence = False
+    fence_start = -1
+    tags: list[str] = []
+    xml_start = -1
+    line_start = 0
+    n = len(text)
+    while line_start <= n:
+        newline = text.find("\n", line_start)
+        line_end = n if newline < 0 else newline
+        line = text[line_start:line_end]
+        trimmed = line.lstrip(_JS_SPACE)
+        if trimmed.startswith(("```", "~~~")):
+            if not in_fence:
+                in_fence, fence_start = True, line_start
+            else:
+                in_fence = False
+                ranges.append((fence_start, line_end))
+        elif not in_fence:
+            opening = _OPENING_XML.fullmatch(trimmed) if len(line) == len(trimmed) else None
+            if opening is not None:
+                if not tags:
+                    xml_start = line_start
+                tags.append(opening.group(1))
+            else:
+                closing = _CLOSING_XML.fullmatch(trimmed)
+                if closing is not None and tags and tags[-1] == closing.group(1):
+                    tags.pop()
+                    if not tags and xml_start >= 0:
+                        ranges.append((xml_start, line_end))
+                        xml_start = -1
+        if newline < 0:
+            break
+        line_start = newline + 1
+    ranges.sort(key=lambda r: r[0])
+    kept: list[tuple[int, int]] = []
+    last_end = -1
+    for start, end in ranges:
+        if start >= last_end:
+            kept.append((start, end))
+            last_end = end
+    return kept
+
+
+def _blocks(content: Any) -> list[Mapping[str, Any]]:
+    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, (list, tuple)) else []
+
+
+def _custom_tokens(entry: CustomMessageEntry, estimator: TokenEstimator) -> int:
+    if isinstance(entry.content, str):
+        return estimator.count_text([entry.content]) if entry.content else 0
+    fragments = [str(b.get("text", "")) for b in _blocks(entry.content) if b.get("type") == "text"]
+    return estimator.count_text(fragments) if fragments else 0
+
+
+def _entry_tokens(entry: Entry, estimator: TokenEstimator) -> int:
+    """The protect window counts message and custom-message entries only (summaries count 0)."""
+    if isinstance(entry, MessageEntry):
+        return estimate_entry_tokens(entry, estimator)
+    if isinstance(entry, CustomMessageEntry):
+        return _custom_tokens(entry, estimator)
+    return 0
+
+
+def _result_fragments(message: Mapping[str, Any]) -> list[str]:
+    content = message.get("content")
+    if isinstance(content, str):  # not an agent-core shape; shaken as one text block
+        return [content] if content else []
+    return [str(b["text"]) for b in _blocks(content) if b.get("type") == "text" and b.get("text")]
+
+
+def _calls_by_id(path: Sequence[Entry]) -> dict[str, Mapping[str, Any]]:
+    calls: dict[str, Mapping[str, Any]] = {}
+    for entry in path:
+        if isinstance(entry, MessageEntry) and entry.role == "assistant":
+            for block in _blocks(entry.message.get("content")):
+                if block.get("type") == "toolCall":
+                    calls[str(block.get("id"))] = block
+    return calls
+
+
+def _read_path(message: Mapping[str, Any], call: Mapping[str, Any] | None) -> str | None:
+    if message.get("toolName") != "read" or call is None or call.get("name") != "read":
+        return None
+    args = call.get("arguments")
+    path = args.get("path") if isinstance(args, Mapping) else None
+    return path if isinstance(path, str) else None
+
+
+def _internal_artifact_source(message: Mapping[str, Any]) -> bool:
+    details = message.get("details")
+    meta = details.get("meta") if isinstance(details, Mapping) else None
+    source = meta.get("source") if isinstance(meta, Mapping) else None
+    if not isinstance(source, Mapping) or source.get("type") != "internal":
+        return False
+    value = source.get("value")
+    return isinstance(value, str) and value.startswith("artifact://")
+
+
+def _protected(message: Mapping[str, Any], call: Mapping[str, Any] | None, config: ShakeConfig) -> bool:
+    if message.get("toolName") in config.protected_tools:
+        return True
+    path = _read_path(message, call)
+    if config.protect_skill_reads and path is not None and path.startswith("skill://"):
+        return True
+    if config.protect_artifact_reads and ((path is not None and path.startswith("artifact://"))
+                                          or _internal_artifact_source(message)):
+        return True
+    return path is not None and bool(config.protected_paths) and (
+        path in config.protected_paths or strip_read_selector(path) in config.protected_paths)
+
+
+def _text_slots(entry: Entry) -> tuple[str, list[tuple[int, str]]]:
+    """(label, [(block index or -1, text)]) of the texts fenced/XML blocks are looked for in."""
+    if isinstance(entry, CustomMessageEntry):
+        content: Any = entry.content
+        label = entry.custom_type
+    elif isinstance(entry, MessageEntry) and entry.role in ("user", "developer", "assistant"):
+        content = entry.message.get("content")
+        label = entry.role
+        if entry.role == "assistant" and isinstance(content, str):
+            return label, []
+    else:
+        return "", []
+    if isinstance(content, str):
+        return label, [(-1, content)]
+    slots = []
+    for index, block in enumerate(content if isinstance(content, (list, tuple)) else ()):
+        if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            slots.append((index, block["text"]))
+    return label, slots
+
+
+def _boundary_index(path: Sequence[Entry], boundary_id: str | None) -> int:
+    if boundary_id is None:
+        return 0
+    return next((i for i, e in enumerate(path) if e.id == boundary_id), 0)
+
+
+def latest_compaction_boundary(path: Sequence[Entry]) -> str | None:
+    """The latest compaction's ``firstKeptEntryId`` (what the caller passes as the boundary)."""
+    for entry in reversed(path):
+        if isinstance(entry, CompactionEntry):
+            return entry.first_kept_entry_id
+    return None
+
+
+def collect_shake_regions(path: Sequence[Entry], config: ShakeConfig = DEFAULT_SHAKE_CONFIG, *,
+                          estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> list[ShakeRegion]:
+    """Every eligible region of the branch ``path``, in document order; [] below ``min_savings``.
+
+    An entry is eligible once the entries after it hold ``protect_tokens``; a tool result flagged
+    ``useless`` (and not an error) is eligible at any age. Already pruned results (``prunedAt``)
+    and protected ones are skipped; tool calls are never touched and regions never span messages.
+    """
+    n = len(path)
+    if n == 0:
+        return []
+    after = [0] * n
+    running = 0
+    for i in range(n - 1, -1, -1):
+        after[i] = running
+        running += _entry_tokens(path[i], estimator)
+    calls: dict[str, Mapping[str, Any]] | None = None
+    regions: list[ShakeRegion] = []
+    for i in range(_boundary_index(path, config.keep_boundary_id), n):
+        entry = path[i]
+        result = entry.message if isinstance(entry, MessageEntry) and entry.role == "toolResult" else None
+        useless = result is not None and result.get("useless") is True and result.get("isError") is not True
+        if not useless and after[i] < config.protect_tokens:
+            continue
+        if result is not None:
+            if "prunedAt" in result:
+                continue
+            if calls is None:
+                calls = _calls_by_id(path)
+            if _protected(result, calls.get(str(result.get("toolCallId"))), config):
+                continue
+            fragments = _result_fragments(result)
+            if fragments:
+                regions.append(ShakeRegion("toolResult", entry.id, estimator.count_text(fragments),
+                                           "\n".join(fragments), str(result.get("toolName"))))
+            continue
+        label, slots = _text_slots(entry)
+        for block_index, text in slots:
+            for start, end in scan_block_ranges(text):
+                if end <= start:
+                    continue
+                piece = text[start:end]
+                tokens = estimator.count_text([piece])
+                if tokens >= config.fence_min_tokens:
+                    regions.append(ShakeRegion("block", entry.id, tokens, piece, label, block_index, start, end))
+    savings = sum(max(0, r.tokens - PLACEHOLDER_TOKEN_ESTIMATE) for r in regions)
+    return regions if savings >= config.min_savings else []
+
+
+def shake_placeholder(region: ShakeRegion, index: int, artifact_id: str | None = None) -> str:
+    """The line that replaces a region (``index`` from 0; the artifact names regions from 1)."""
+    if artifact_id:
+        return f"[shaken ~{region.tokens} tokens \u2014 recover: artifact://{artifact_id} (region {index + 1})]"
+    return f"[shaken ~{region.tokens} tokens]"
+
+
+def shake_artifact_text(regions: Sequence[ShakeRegion]) -> str:
+    """The recovery artifact: every original region under a numbered heading."""
+    parts: list[str] = []
+    for i, region in enumerate(regions):
+        parts += [f"### region {i + 1} ({region.label}, ~{region.tokens} tok)", "", region.original_text, ""]
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class ShakeApplied:
+    """Replacement entries by id, and what the shake did."""
+
+    replacements: Mapping[str, Entry]
+    tool_results_dropped: int
+    blocks_dropped: int
+    tokens_freed: int
+
+
+def _splice(text: str, edits: list[tuple[int, int, str]]) -> str:
+    for start, end, replacement in sorted(edits, key=lambda e: e[0], reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text
+
+
+def _shaken_content(content: Any, edits: Mapping[int, list[tuple[int, int, str]]]) -> Any:
+    if isinstance(content, str):
+        return _splice(content, edits.get(-1, [])) if -1 in edits else content
+    out = []
+    for index, block in enumerate(content):
+        if index in edits and isinstance(block, Mapping) and block.get("type") == "text":
+            block = {**block, "text": _splice(str(block["text"]), edits[index])}
+        out.append(dict(block) if isinstance(block, Mapping) else block)
+    return out
+
+
+def _shaken_result(message: Mapping[str, Any], placeholder: str, now_ms: int) -> dict[str, Any]:
+    content = message.get("content")
+    if isinstance(content, str):
+        kept: list[Any] = [{"type": "text", "text": placeholder}]
+    else:
+        blocks = list(content or ())
+        first = next((i for i, b in enumerate(blocks) if isinstance(b, Mapping) and b.get("type") == "text"
+                      and b.get("text")), None)
+        kept = [dict(b) if i != first else {"type": "text", "text": placeholder} for i, b in enumerate(blocks)
+                if not (isinstance(b, Mapping) and b.get("type") == "text") or i == first]
+    return {**message, "content": kept, "prunedAt": now_ms}
+
+
+def apply_shake_regions(path: Sequence[Entry], regions: Sequence[ShakeRegion], replacements: Sequence[str], *,
+                        now_ms: int, estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> ShakeApplied:
+    """New entries with every region replaced (``replacements[i]`` for ``regions[i]``).
+
+    A tool result keeps its non-text blocks, its first non-empty text becomes the placeholder,
+    its other texts go, and it is stamped ``prunedAt``; a block region is spliced out of its text
+    (several in one text are applied highest offset first, so offsets stay valid).
+    """
+    if len(regions) != len(replacements):
+        raise ValueError(f"{len(regions)} shake regions but {len(replacements)} replacements")
+    by_id = {e.id: e for e in path}
+    results: dict[str, str] = {}
+    edits: dict[str, dict[int, list[tuple[int, int, str]]]] = {}
+    freed = 0
+    for region, text in zip(regions, replacements, strict=True):
+        if region.entry_id not in by_id:
+            raise ValueError(f"shake region names entry {region.entry_id!r}, which is not on the branch")
+        freed += region.tokens - (estimator.count_text([text]) if text else 0)
+        if region.kind == "toolResult":
+            results[region.entry_id] = text
+        else:
+            edits.setdefault(region.entry_id, {}).setdefault(region.block_index, []).append(
+                (region.start, region.end, text))
+    out: dict[str, Entry] = {}
+    for entry_id, text in results.items():
+        entry = by_id[entry_id]
+        assert isinstance(entry, MessageEntry)
+        out[entry_id] = replace(entry, message=_shaken_result(entry.message, text, now_ms))
+    for entry_id, slots in edits.items():
+        entry = by_id[entry_id]
+        if isinstance(entry, CustomMessageEntry):
+            content = _shaken_content(entry.content, slots)
+            out[entry_id] = replace(entry, content=content if isinstance(content, str) else tuple(content))
+        elif isinstance(entry, MessageEntry):
+            out[entry_id] = replace(entry, message={**entry.message,
+                                                    "content": _shaken_content(entry.message.get("content"), slots)})
+    blocks = sum(1 for r in regions if r.kind == "block")
+    return ShakeApplied(out, len(regions) - blocks, blocks, max(0, freed))
+
+
+def format_shake_summary(applied: ShakeApplied) -> str:
+    """One line for the operator: what was shaken and roughly how much it freed."""
+    parts = []
+    if applied.tool_results_dropped:
+        parts.append(f"{applied.tool_results_dropped} tool result{'' if applied.tool_results_dropped == 1 else 's'}")
+    if applied.blocks_dropped:
+        parts.append(f"{applied.blocks_dropped} block{'' if applied.blocks_dropped == 1 else 's'}")
+    if not parts:
+        return "Nothing to shake."
+    return f"Shook {' + '.join(parts)} (~{applied.tokens_freed} tokens freed)."
