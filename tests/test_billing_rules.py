@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pytest
 
 from snapcompact.billing import bill_image, pricing_table
+from snapcompact.shapes import SHAPE_VARIANT_NAMES, get_shape
 
 CHECKED = "2026-11-30"
 OPENAI_COSTS = "platform.openai.com/docs/guides/images-vision#calculating-costs"
@@ -118,11 +119,46 @@ EXAMPLES = [
     Worked("kimi-patches", "moonshot-v1-128k-vision", 2576, 2576, None, 4096, (1792, 1792),
            MOONSHOT, "estimate: downscaled to the reference's measured 1792 px limit, "
            "64*64 = 4096"),
+    Worked("kimi-patches", "kimi-k2.5", 2576, 700, None, 1152, (1792, 487),
+           MOONSHOT, "estimate: long edge to 1792 px (700*1792/2576 = 486.96 -> 487), "
+           "ceil(1792/28)*ceil(487/28) = 64*18 = 1152"),
     Worked("glm-patches", "glm-4.5v", 1568, 1568, None, 3136, (1568, 1568),
            ZHIPU, "estimate: 14 px ViT patches merged 2x2 = 28 px, 56*56 = 3136"),
     Worked("glm-patches", "glm-4.6v", 2576, 1456, None, 4784, (2576, 1456),
            ZHIPU, "estimate: 92*52 = 4784 (placeholder caps never bind at <= 2576 px)"),
 ]
+
+#: A full square frame of every shape variant, per model line: (model, frame side) -> (tokens,
+#: seen side). Worked by hand from the same rules as EXAMPLES (variants are 1568 or 2576 px).
+FULL_FRAME = {
+    # high-res Claude: 56*56; 2576 px = 92*92 = 8464 > 4784, largest fit 1932 px = 69*69 = 4761
+    ("claude-opus-4-8", 1568): (3136, 1568), ("claude-opus-4-8", 2576): (4761, 1932),
+    # older Claude lines: over ~1568 tokens, resized to the documented 1092 px square, 39*39
+    ("claude-sonnet-4-5", 1568): (1521, 1092), ("claude-sonnet-4-5", 2576): (1521, 1092),
+    # patch flagship at detail auto (= high, 2500 patches): 49*49 * 1.2 = 2881.2; 2576 px is
+    # 81*81 = 6561 patches, shrunk to 1600 px = 50*50 = 2500 * 1.2
+    ("gpt-5.5", 1568): (2881, 1568), ("gpt-5.5", 2576): (3000, 1600),
+    # tile model: shortest side to 768 px, 2*2 tiles: 85 + 4*170
+    ("gpt-4.1", 1568): (765, 768), ("gpt-4.1", 2576): (765, 768),
+    # Gemini 2 (estimated tiling): ceil(1568/768)^2 = 9 tiles, ceil(2576/768)^2 = 16 tiles, * 258
+    ("gemini-2.5-flash", 1568): (2322, 1568), ("gemini-2.5-flash", 2576): (4128, 2576),
+    # Gemini 3: HIGH, fixed
+    ("gemini-3.5-flash", 1568): (1120, 1568), ("gemini-3.5-flash", 2576): (1120, 2576),
+    # Kimi (estimate): 56*56; 2576 px to 1792 px = 64*64
+    ("kimi-k2.5", 1568): (3136, 1568), ("kimi-k2.5", 2576): (4096, 1792),
+    # GLM (estimate): 56*56; 92*92, caps never bind
+    ("glm-4.5v", 1568): (3136, 1568), ("glm-4.5v", 2576): (8464, 2576),
+}
+
+
+@pytest.mark.parametrize("name", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("model", sorted({model for model, _ in FULL_FRAME}))
+def test_full_frame_of_every_variant(name, model):
+    side = get_shape(name).frame_size
+    tokens, seen = FULL_FRAME[(model, side)]
+    bill = bill_image(model, side, side)
+    assert (bill.tokens, bill.seen_width, bill.seen_height) == (tokens, seen, seen)
+
 
 #: Rows whose numbers no provider document gives: they must say so in the table.
 ESTIMATE_RULES = {"kimi-patches", "glm-patches"}
