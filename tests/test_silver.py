@@ -1,13 +1,14 @@
 """Silver glyphs against frames rendered by the reference (tests/golden/silver, make_golden.py).
 
-Every frame packs hundreds to thousands of glyphs, so each comparison covers every Silver code
-point at one pixel size (Silver shape) or every fallback glyph of one bitmap shape.
+Every frame packs thousands of glyphs, so each comparison covers every Silver code point the
+reference draws (13,778, listed by the reference itself) at one pixel size (Silver shape), or
+every fallback glyph of one bitmap shape.
 """
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from PIL import Image
 
 from snapcompact.core import fonts_dir
 from snapcompact.render import silver
+from snapcompact.text import supported
 
 GOLDEN = Path(__file__).parent / "golden" / "silver"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
@@ -28,14 +30,15 @@ BAND_RGB = (255, 247, 194)
 HUE_RED = (109, 2, 2)
 #: FONT_ASCENT of each bitmap font (the BDF headers; unscii: 7).
 BITMAP_ASCENT = {"5x8": 7, "6x12": 10, "8x13": 11, "8x8": 7}
-COLS = 64  # columns of the silver_px frames (make_golden.SILVER_COLS)
+#: Code points the renderer interprets itself (make_golden.CONTROL), never drawn as glyphs.
+CONTROL = {0x09, 0x0A, 0x0D, 0x0E, 0x0F, 0x2588}
 
 
 def text_of(entry: dict) -> list[int]:
     return [ord(c) for c in MANIFEST["texts"][entry["text"]]]
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference_indexed(file: str) -> np.ndarray:
     rgb = np.asarray(Image.open(GOLDEN / file).convert("RGB"))
     out = np.full(rgb.shape[:2], 255, dtype=np.uint8)
@@ -62,17 +65,31 @@ def describe_mismatch(ours: np.ndarray, ref: np.ndarray) -> str:
     return f"{len(diff)} pixels differ, first at (y, x) = {tuple(diff[0]) if len(diff) else None}"
 
 
+# --- Coverage: the goldens hold every code point the reference draws -----------------------------
+
+
+def test_goldens_cover_every_silver_code_point_the_reference_draws():
+    drawn = text_of({"text": "silver"})
+    assert len(drawn) == len(set(drawn)) == 13_778  # reference snapcompactSupportedChars, 18.2.3
+    assert set(drawn) == set(supported("silver")) - CONTROL
+    for entry in MANIFEST["silver"]:
+        assert entry["text"] == "silver"
+    for entry in MANIFEST["fallback"]:
+        # every Silver code point the bitmap font lacks, by the reference's own coverage
+        assert set(text_of(entry)) == set(drawn) - set(supported(entry["font"]))
+
+
 # --- Silver shape (RGB alpha blend) --------------------------------------------------------------
 
 
 @pytest.mark.parametrize("entry", MANIFEST["silver"], ids=lambda e: f"px{e['px']}")
 def test_silver_frame_is_pixel_identical(entry):
-    px = entry["px"]
+    px, cols = entry["px"], entry["cols"]
     ref = np.asarray(Image.open(GOLDEN / entry["file"]))  # gray = 255 - coverage
     cps = text_of(entry)
     rgb = np.full(ref.shape + (3,), 255, dtype=np.uint8)
-    xs = [(i % COLS) * px for i in range(len(cps))]
-    ys = [(i // COLS) * px for i in range(len(cps))]
+    xs = [(i % cols) * px for i in range(len(cps))]
+    ys = [(i // cols) * px for i in range(len(cps))]
     silver.draw_silver_cells(rgb, cps, xs, ys, px, px, (0, 0, 0))
     assert (rgb[..., 0] == rgb[..., 1]).all() and (rgb[..., 0] == rgb[..., 2]).all()
     assert np.array_equal(rgb[..., 0], ref), describe_mismatch(rgb[..., 0], ref)
@@ -81,11 +98,11 @@ def test_silver_frame_is_pixel_identical(entry):
 @pytest.mark.parametrize("entry", [e for e in MANIFEST["silver"] if e["px"] in (5, 16)],
                          ids=lambda e: f"px{e['px']}")
 def test_single_cell_path_draws_the_same_frame(entry):
-    px = entry["px"]
+    px, cols = entry["px"], entry["cols"]
     ref = np.asarray(Image.open(GOLDEN / entry["file"]))
     rgb = np.full(ref.shape + (3,), 255, dtype=np.uint8)
     for i, cp in enumerate(text_of(entry)):
-        silver.draw_silver_cell(rgb, cp, (i % COLS) * px, (i // COLS) * px, px, px, (0, 0, 0))
+        silver.draw_silver_cell(rgb, cp, (i % cols) * px, (i // cols) * px, px, px, (0, 0, 0))
     assert np.array_equal(rgb[..., 0], ref), describe_mismatch(rgb[..., 0], ref)
 
 
@@ -252,3 +269,36 @@ def test_drawing_clips_at_every_canvas_edge():
         assert np.array_equal(moved[..., 0][keep], expected[keep])
         assert (moved[..., 0][~keep] == 255).all()
         assert (moved[..., 0] < 255).sum() == (visible & keep).sum() > 0
+
+
+# --- The regeneration script refuses a text its frame cannot hold ---------------------------------
+
+
+def _make_golden():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("silver_make_golden", GOLDEN / "make_golden.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_regeneration_fails_loudly_instead_of_capping():
+    make = _make_golden()
+    cps = text_of({"text": "silver"})
+    # 64 x 64 cells (the old layout) hold 4,096 of the 13,778 code points: the reference would
+    # drop the rest without a word, the script stops.
+    capped = {"file": "x.png", "cols": 64, "options": {"size": 64 * 16, "font": "silver",
+                                                      "cellWidth": 16, "cellHeight": 16}}
+    with pytest.raises(SystemExit, match="silently drop"):
+        make.expected_height(capped, cps)
+    # Wide glyphs take two cells in a bitmap shape: 2 wide glyphs do not fit a 3-cell grid.
+    wide = {"file": "y.png", "cols": 3, "options": {"size": 24, "font": "8x8", "cellWidth": 8,
+                                                   "cellHeight": 24}}
+    with pytest.raises(SystemExit, match="silently drop"):
+        make.expected_height(wide, [0x4F60, 0x597D])
+    # Every stored frame is as high as the rows its text needs: nothing was dropped.
+    for kind in ("silver", "band", "fallback"):
+        for entry in MANIFEST[kind]:
+            with Image.open(GOLDEN / entry["file"]) as img:
+                assert img.height == make.expected_height(entry, text_of(entry)), entry["file"]
