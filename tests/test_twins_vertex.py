@@ -337,7 +337,9 @@ def test_a_vertex_run_leaves_no_credential_in_its_results(server, tmp_path):
                      overrides=["model.rate_limit_rps=null"])
     assert len(server["vertex-anthropic"].accepted()) == 8
     written = [p for p in results.rglob("*") if p.is_file()]
-    assert written and not any(p.name.endswith("service-account.json") for p in written)
+    assert any("records.jsonl" == p.name for p in written)
+    assert any("responses" in p.parts for p in written)  # the response cache is scanned too
+    assert not any(p.name.endswith("service-account.json") for p in written)
     for path in written:
         data = path.read_bytes()
         assert b"PRIVATE KEY" not in data and b"ya29." not in data, path

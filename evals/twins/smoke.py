@@ -2,7 +2,8 @@
 
 Why: this is the first run with keys, rehearsed offline. Each ``configs/model/*.yaml`` that calls
 a real provider is composed with an experiment (``smoke`` by default), its ``api_base`` pointed
-at that provider's twin and its keys set to dummies, and run through the real harness
+at that provider's twin and its keys set to dummies (Vertex: a throwaway service-account key
+file the token twin trusts, ``evals.twins.vertex``), and run through the real harness
 (``evals.run.run_config``: plan, preflight, litellm, records). The rows then carry the twin's
 reported tokens, and ``drift_rows`` sets them beside the prediction of ``snapcompact.billing``,
 per request and per frame.
