@@ -881,7 +881,8 @@ def test_billing_drift_plot_has_the_twins_reports(smoke_runs):
     assert len(ax.collections) == len({(r.model, r.target_model) for r in records})
 
 
-def test_the_documented_disagreement_shows_as_drift_on_full_frames(server, tmp_path):
+@pytest.mark.parametrize("config", ["claude-sonnet-4-5", "vertex-claude-sonnet-4-5"])
+def test_the_documented_disagreement_shows_as_drift_on_full_frames(server, tmp_path, config):
     """Claude below the high-res tier: billing caps at 1,568 visual tokens, the twin at ~1,600
     (docs/running-real-models.md): a 1568 px wide frame past either cap is resized by both, to
     at most 1,568 tokens by billing and to more than that (at most 1,600) by the twin; a frame
@@ -891,11 +892,11 @@ def test_the_documented_disagreement_shows_as_drift_on_full_frames(server, tmp_p
 
     from evals.records import iter_records
 
-    run_against_twin("claude-sonnet-4-5", server, tmp_path, overrides=[
+    run_against_twin(config, server, tmp_path, overrides=[
         "model.rate_limit_rps=null", "frame_size=1568", "shapes=[11on16-bw]",
         "strategies=[snapcompact]", "dataset.params.target_tokens=20000"])
-    records = list(iter_records(tmp_path / "runs" / "claude-sonnet-4-5" / "records.jsonl"))
-    rows = [r for r in drift_rows("claude-sonnet-4-5", records, server.exchanges()) if r.frame_px]
+    records = list(iter_records(tmp_path / "runs" / config / "records.jsonl"))
+    rows = [r for r in drift_rows(config, records, server[twin_for(config)].log) if r.frame_px]
     assert rows
     for row in rows:
         patches = [math.ceil(w / 28) * math.ceil(h / 28) for w, h in row.frame_px]

@@ -18,6 +18,7 @@ import json
 import os
 import stat
 import time
+from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
@@ -59,16 +60,25 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+#: twin -> accepted / refused / faults over this module (printed at the end with -s)
+TALLY: dict[str, Counter] = defaultdict(Counter)
+
+
 @pytest.fixture(scope="module")
 def twins():
     with all_twins() as server:
         yield server
+    print("\nrequests per twin in this module: " + "; ".join(
+        f"{name} {dict(counts)}" for name, counts in sorted(TALLY.items())))
 
 
 @pytest.fixture
 def server(twins):
     twins.reset()
-    return twins
+    yield twins
+    for exchange in twins.exchanges():
+        TALLY[exchange.twin]["accepted" if exchange.accepted else "faults" if exchange.error_kind
+                             in ("rate_limit", "overloaded") else "refused"] += 1
 
 
 def token_uri(server) -> str:

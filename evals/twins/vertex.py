@@ -50,7 +50,6 @@ import json
 import os
 import re
 import secrets
-import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -97,8 +96,10 @@ def token_project(headers: Any) -> str:
                       "Request is missing required authentication credential. Expected OAuth 2 "
                       "access token, login cookie or other valid authentication credential.")
     scheme, _, token = auth.partition(" ")
-    match = _TOKEN.match(token.strip()) if scheme.lower() == "bearer" else None
-    if match is None or not hmac.compare_digest(match["mac"], _mac(token.strip()[:-65])) \
+    token = token.strip()
+    match = _TOKEN.match(token) if scheme.lower() == "bearer" else None
+    signed_part = token.rpartition(".")[0]
+    if match is None or not hmac.compare_digest(match["mac"], _mac(signed_part)) \
             or int(match["exp"]) < time.time():
         raise Refusal(401, "UNAUTHENTICATED",
                       "Request had invalid authentication credentials. Expected OAuth 2 access "
@@ -233,9 +234,6 @@ def _verifies(public_key: Any, signing_input: bytes, signature: bytes) -> bool:
     return True
 
 
-_ACCOUNT_LOCK = threading.Lock()
-
-
 def throwaway_service_account(directory: Path, oauth: GoogleOAuthTwin, token_uri: str,
                               project: str) -> Path:
     """Write a service-account key file with a fresh RSA key whose ``token_uri`` is the twin's;
@@ -254,10 +252,8 @@ def throwaway_service_account(directory: Path, oauth: GoogleOAuthTwin, token_uri
             "private_key": pem, "client_email": email, "client_id": str(secrets.randbits(64)),
             "token_uri": token_uri, "universe_domain": "googleapis.com"}
     path = Path(directory) / "twin-service-account.json"
-    with _ACCOUNT_LOCK:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            json.dump(info, out)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+        json.dump(info, out)
     return path
 
 
