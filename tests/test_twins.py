@@ -805,7 +805,7 @@ def smoke_runs(twins, tmp_path_factory):
         twins.reset()
         result = run_against_twin(config, twins, root, overrides=["model.rate_limit_rps=null"])
         records = list(iter_records(root / "runs" / config / "records.jsonl"))
-        exchanges = list(twins.exchanges())
+        exchanges = list(twins[twin_for(config)].log)  # not the token twin's (Vertex)
         _tally(twins)
         runs[config] = (result, records, exchanges, drift_rows(config, records, exchanges))
     print("\n" + format_drift_table([row for *_, rows in runs.values() for row in rows]))
@@ -815,22 +815,12 @@ def smoke_runs(twins, tmp_path_factory):
 def test_every_provider_config_is_covered():
     assert len(CONFIGS) >= 15
     assert {twin_for(c) for c in CONFIGS} == {"anthropic", "openai", "gemini", "openrouter",
-                                              "zai", "moonshot", "bedrock", None}
+                                              "zai", "moonshot", "bedrock", "vertex",
+                                              "vertex-anthropic"}
 
 
 @pytest.mark.parametrize("config", CONFIGS)
-def test_smoke_runs_against_the_twin_end_to_end(smoke_runs, config, twins, tmp_path):
-    if twin_for(config) is None:
-        # Vertex: litellm signs with google-auth; without it the run stops before sending
-        import importlib.util
-
-        if importlib.util.find_spec("google") and importlib.util.find_spec("google.auth"):
-            pytest.skip("google-auth is installed: litellm would fetch a real Vertex token")
-        twins.reset()
-        with pytest.raises(PreflightError, match="needs google-auth"):
-            _run_vertex(config, twins, tmp_path)
-        assert twins.exchanges() == []
-        return
+def test_smoke_runs_against_the_twin_end_to_end(smoke_runs, config):
     result, records, exchanges, rows = smoke_runs[config]
     # experiment=smoke: 4 arms (full, truncate, snapcompact x 2 shapes) x 2 questions; requests
     # identical across arms (an arm that drew no frames) share one answer
@@ -875,21 +865,6 @@ def test_bedrock_config_runs_without_tool_choice_none(twins, tmp_path):
     assert len(twins.exchanges()) == 8
 
 
-def _run_vertex(config, twins, tmp_path):
-    """A Vertex config pointed at the Gemini twin (its wire is generateContent)."""
-    from hydra import compose, initialize_config_dir
-
-    from evals.run import run_config
-    from evals.twins.smoke import CONFIG_DIR, _environment, dummy_env
-
-    args = [f"model={config}", "experiment=smoke", f"results_dir={tmp_path}", "progress=false",
-            f"++model.params.api_base={twins.api_base('gemini')}"]
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        cfg = compose("eval", overrides=args)
-    with _environment(dummy_env(config)):
-        return run_config(cfg, tmp_path / "run", base_dir=tmp_path)
-
-
 def test_billing_drift_plot_has_the_twins_reports(smoke_runs):
     import matplotlib
 
@@ -906,7 +881,8 @@ def test_billing_drift_plot_has_the_twins_reports(smoke_runs):
     assert len(ax.collections) == len({(r.model, r.target_model) for r in records})
 
 
-def test_the_documented_disagreement_shows_as_drift_on_full_frames(server, tmp_path):
+@pytest.mark.parametrize("config", ["claude-sonnet-4-5", "vertex-claude-sonnet-4-5"])
+def test_the_documented_disagreement_shows_as_drift_on_full_frames(server, tmp_path, config):
     """Claude below the high-res tier: billing caps at 1,568 visual tokens, the twin at ~1,600
     (docs/running-real-models.md): a 1568 px wide frame past either cap is resized by both, to
     at most 1,568 tokens by billing and to more than that (at most 1,600) by the twin; a frame
@@ -916,11 +892,11 @@ def test_the_documented_disagreement_shows_as_drift_on_full_frames(server, tmp_p
 
     from evals.records import iter_records
 
-    run_against_twin("claude-sonnet-4-5", server, tmp_path, overrides=[
+    run_against_twin(config, server, tmp_path, overrides=[
         "model.rate_limit_rps=null", "frame_size=1568", "shapes=[11on16-bw]",
         "strategies=[snapcompact]", "dataset.params.target_tokens=20000"])
-    records = list(iter_records(tmp_path / "runs" / "claude-sonnet-4-5" / "records.jsonl"))
-    rows = [r for r in drift_rows("claude-sonnet-4-5", records, server.exchanges()) if r.frame_px]
+    records = list(iter_records(tmp_path / "runs" / config / "records.jsonl"))
+    rows = [r for r in drift_rows(config, records, server[twin_for(config)].log) if r.frame_px]
     assert rows
     for row in rows:
         patches = [math.ceil(w / 28) * math.ceil(h / 28) for w, h in row.frame_px]

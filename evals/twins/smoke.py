@@ -2,7 +2,8 @@
 
 Why: this is the first run with keys, rehearsed offline. Each ``configs/model/*.yaml`` that calls
 a real provider is composed with an experiment (``smoke`` by default), its ``api_base`` pointed
-at that provider's twin and its keys set to dummies, and run through the real harness
+at that provider's twin and its keys set to dummies (Vertex: a throwaway service-account key
+file the token twin trusts, ``evals.twins.vertex``), and run through the real harness
 (``evals.run.run_config``: plan, preflight, litellm, records). The rows then carry the twin's
 reported tokens, and ``drift_rows`` sets them beside the prediction of ``snapcompact.pricing.billing``,
 per request and per frame.
@@ -24,6 +25,12 @@ from evals.twins.anthropic import AnthropicTwin, BedrockConverseTwin
 from evals.twins.gemini import GeminiTwin
 from evals.twins.openai import OpenAITwin
 from evals.twins.server import Exchange, TwinServer
+from evals.twins.vertex import (
+    GoogleOAuthTwin,
+    VertexClaudeTwin,
+    VertexGeminiTwin,
+    throwaway_service_account,
+)
 
 __all__ = [
     "TWIN_OF_ROUTE",
@@ -41,16 +48,14 @@ __all__ = [
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
-#: litellm route (prefix of ``litellm_id``) -> twin name.
+#: litellm route (prefix of ``litellm_id``) -> twin name. Vertex serves two wires: Claude
+#: models go to ``VERTEX_CLAUDE_TWIN`` (rawPredict), the rest to "vertex" (generateContent).
 TWIN_OF_ROUTE = {"anthropic": "anthropic", "openai": "openai", "gemini": "gemini",
                  "openrouter": "openrouter", "zai": "zai", "moonshot": "moonshot",
-                 "bedrock": "bedrock"}
-#: litellm routes no twin can serve offline, and why.
-UNREACHABLE = {
-    "vertex_ai": "litellm mints a Vertex access token with google-auth before it sends anything; "
-                 "google-auth is not installed, so Vertex configs fail before the wire "
-                 "(install litellm[google] for Vertex runs)",
-}
+                 "bedrock": "bedrock", "vertex_ai": "vertex"}
+VERTEX_CLAUDE_TWIN = "vertex-anthropic"
+#: litellm routes no twin can serve offline, and why (none since the Vertex twins).
+UNREACHABLE: dict[str, str] = {}
 #: per litellm route, overrides a run needs before its requests can reach the provider at all.
 #: Bedrock: the harness asks every question with ``tool_choice="none"`` (the context's tools are
 #: declared, none may be called), but Converse's ``toolChoice`` has only auto/any/tool, and
@@ -67,6 +72,7 @@ def all_twins() -> TwinServer:
         OpenAITwin(name="openrouter", prefix="/openrouter/api/v1", flavour="openrouter"),
         OpenAITwin(name="zai", prefix="/zai/api/paas/v4", flavour="zai"),
         OpenAITwin(name="moonshot", prefix="/moonshot/v1", flavour="moonshot"),
+        GoogleOAuthTwin(), VertexGeminiTwin(), VertexClaudeTwin(),
     )
 
 
@@ -94,7 +100,10 @@ def _route(config: str) -> str:
 
 def twin_for(config: str) -> str | None:
     """The twin that serves a model config, or None (see ``UNREACHABLE``)."""
-    return TWIN_OF_ROUTE.get(_route(config))
+    route = _route(config)
+    if route == "vertex_ai" and "/claude" in _model_config(config)["litellm_id"]:
+        return VERTEX_CLAUDE_TWIN
+    return TWIN_OF_ROUTE.get(route)
 
 
 def dummy_env(config: str) -> dict[str, str]:
@@ -138,8 +147,24 @@ def run_against_twin(config: str, server: TwinServer, results_dir: Path, *,
             *(WORKAROUNDS.get(_route(config), ()) if workarounds else ()), *overrides]
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
         cfg = compose("eval", overrides=args)
-    with _environment(dummy_env(config)):
+    with _credentials(config, server) as env, _environment(env):
         return run_config(cfg, results_dir / "runs" / config, base_dir=results_dir)
+
+
+@contextlib.contextmanager
+def _credentials(config: str, server: TwinServer) -> Iterator[dict[str, str]]:
+    """The config's dummy environment; for Vertex, a throwaway service-account key file (in a
+    scratch directory outside the results, deleted after the run) that the token twin trusts."""
+    env = dummy_env(config)
+    if _route(config) != "vertex_ai":
+        yield env
+        return
+    oauth = server["google-oauth"]
+    token_uri = server.api_base("google-oauth") + "/token"
+    with tempfile.TemporaryDirectory(prefix="twin-credentials-") as scratch:
+        path = throwaway_service_account(Path(scratch), oauth, token_uri,
+                                         env["VERTEXAI_PROJECT"])
+        yield {**env, "GOOGLE_APPLICATION_CREDENTIALS": str(path)}
 
 
 @dataclass(frozen=True)
@@ -192,7 +217,7 @@ def drift_rows(config: str, records: Sequence[Any], exchanges: Sequence[Exchange
 
 def format_drift_table(rows: Sequence[DriftRow]) -> str:
     """Per config: requests, predicted vs reported prompt tokens, image tokens both ways."""
-    head = (f"{'model config':<30} {'twin':<10} {'req':>4} {'pred prompt':>11} "
+    head = (f"{'model config':<30} {'twin':<16} {'req':>4} {'pred prompt':>11} "
             f"{'reported':>9} {'drift':>7} {'pred img':>9} {'twin img':>9}  frames (px)")
     lines = [head, "-" * len(head)]
     by_config: dict[str, list[DriftRow]] = {}
@@ -207,7 +232,7 @@ def format_drift_table(rows: Sequence[DriftRow]) -> str:
                     else str(sum(sum(r.twin_image_tokens or ()) for r in rule)))
         drift = f"{100 * (reported / predicted - 1):+.1f}%" if predicted else "-"
         sizes = sorted({px for r in rule for px in r.frame_px})
-        lines.append(f"{config:<30} {group[0].twin:<10} {len(group):>4} {predicted:>11,} "
+        lines.append(f"{config:<30} {group[0].twin:<16} {len(group):>4} {predicted:>11,} "
                      f"{reported:>9,} {drift:>7} {pred_img:>9,} {twin_img:>9}  "
                      + " ".join(f"{w}x{h}" for w, h in sizes))
     return "\n".join(lines)
@@ -232,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_against_twin(config, server, Path(scratch), experiment=args.experiment,
                              overrides=["model.rate_limit_rps=null", *args.set])
             records = list(iter_records(Path(scratch) / "runs" / config / "records.jsonl"))
-            rows += drift_rows(config, records, server.exchanges())
+            rows += drift_rows(config, records, server[twin_for(config)].log)
     print(format_drift_table(rows))
     skipped = [c for c in real_provider_configs() if twin_for(c) is None]
     for config in skipped:
