@@ -117,7 +117,7 @@ def _str_list(value: Any, where: str) -> tuple[str, ...]:
 
 _MODEL_KEYS = ("name", "litellm_id", "reader_ids", "target_model", "api", "provider",
                "price_model", "required_env", "offline_reader", "concurrency", "rate_limit_rps",
-               "params", "reasoning_headroom_tokens", "image_detail", "notes")
+               "tokens_per_minute", "params", "reasoning_headroom_tokens", "image_detail", "notes")
 IMAGE_DETAILS = ("low", "high", "auto", "original")
 
 
@@ -143,6 +143,7 @@ class ModelSpec:
     offline_reader: bool = False
     concurrency: int = 4
     rate_limit_rps: float | None = None
+    tokens_per_minute: float | None = None  # input tokens per minute (evals.tpm); None: no limit
     params: Mapping[str, Any] = field(default_factory=dict)
     reasoning_headroom_tokens: int = 0
     image_detail: str | None = None  # None: the detail snapcompact.resolve gives the family
@@ -179,6 +180,8 @@ class ModelSpec:
             concurrency=_int(data.get("concurrency", 4), "model.concurrency", minimum=1),  # type: ignore[arg-type]
             rate_limit_rps=_number(data.get("rate_limit_rps"), "model.rate_limit_rps",
                                    optional=True, positive=True),
+            tokens_per_minute=_number(data.get("tokens_per_minute"), "model.tokens_per_minute",
+                                      optional=True, positive=True),
             params=params,
             reasoning_headroom_tokens=_int(data.get("reasoning_headroom_tokens", 0),  # type: ignore[arg-type]
                                            "model.reasoning_headroom_tokens", minimum=0),
@@ -306,7 +309,7 @@ class ArmSpec:
 _TOP_KEYS = ("experiment_name", "model", "dataset", "reader", "shape", "shapes", "frame_size",
              "strategy", "strategies", "policy", "policies", "context_window", "settings",
              "summarizer", "max_items", "max_questions_per_item", "budget_usd", "dry_run",
-             "progress", "results_dir", "cache_dir", "ocr_cache_dir", "timeout_s",
+             "progress", "results_dir", "cache_dir", "ocr_cache_dir", "limits_dir", "timeout_s",
              "max_attempts", "max_frames", "seed", "hydra")
 #: Frames per (item, shape) when the config does not say: above every provider's images per
 #: request, far below what a tiny frame size on a long history would produce (300 KB of text at
@@ -339,6 +342,7 @@ class RunSpec:
     timeout_s: float
     max_attempts: int
     max_frames: int = DEFAULT_MAX_FRAMES
+    limits_dir: Path | None = None  # shared token-limit state (evals.tpm); None: per process
 
     @property
     def seed(self) -> int:
@@ -366,7 +370,8 @@ class RunSpec:
         material = {
             "experiment": self.experiment,
             "model": {k: v for k, v in _dataclass_json(self.model).items()
-                      if k not in ("concurrency", "rate_limit_rps", "required_env")},
+                      if k not in ("concurrency", "rate_limit_rps", "tokens_per_minute",
+                                   "required_env")},
             "dataset": _dataclass_json(self.dataset),
             "reader": _dataclass_json(self.reader),
             "arms": [_dataclass_json(a) for a in self.arms()],
@@ -450,6 +455,7 @@ class RunSpec:
             progress=_bool(data.get("progress", True), "progress"),
             cache_dir=_path(data.get("cache_dir"), base, "cache_dir"),  # type: ignore[arg-type]
             ocr_cache_dir=_path(data.get("ocr_cache_dir"), base, "ocr_cache_dir", optional=True),
+            limits_dir=_path(data.get("limits_dir"), base, "limits_dir", optional=True),
             timeout_s=_number(data.get("timeout_s", 120), "timeout_s", positive=True),  # type: ignore[arg-type]
             max_attempts=_int(data.get("max_attempts", 6), "max_attempts", minimum=1),  # type: ignore[arg-type]
             max_frames=_int(data.get("max_frames", DEFAULT_MAX_FRAMES), "max_frames",  # type: ignore[arg-type]
