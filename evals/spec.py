@@ -185,9 +185,9 @@ class EvalConfig(_Group):
     shape: ShapeConfig | None = None
     shapes: list[Text] = []
     frame_size: Any = None  # checked by snapcompact.shapes.check_frame_size
-    strategy: ChoiceConfig | Text | None = None
+    strategy: ChoiceConfig | None = None  # one choice: ``strategy=NAME`` or its group file
     strategies: list[Text] = []
-    policy: ChoiceConfig | Text | None = None
+    policy: ChoiceConfig | None = None
     policies: list[Text] = []
     context_window: Window = 32000
     settings: dict[str, Any] = {}
@@ -205,6 +205,11 @@ class EvalConfig(_Group):
     max_attempts: PositiveCount = 6
     max_frames: PositiveCount = DEFAULT_MAX_FRAMES
     seed: Count | None = None
+
+    @field_validator("strategy", "policy", mode="before")
+    @classmethod
+    def _a_name_is_a_choice(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
 
     @field_validator("experiment_name")
     @classmethod
@@ -657,12 +662,12 @@ class RunSpec:
         return spec
 
 
-def _choices(single: ChoiceConfig | str | None, names: Sequence[str], many: str,
+def _choices(single: ChoiceConfig | None, names: Sequence[str], many: str,
              known: Sequence[str]) -> tuple[str, ...]:
     """One choice (``strategy=NAME`` or its group file ``{name: NAME}``) wins over the list
     ``many``; each must be in ``known``."""
     if single is not None:
-        chosen: tuple[str, ...] = (single.name if isinstance(single, ChoiceConfig) else single,)
+        chosen: tuple[str, ...] = (single.name,)
     else:
         chosen = tuple(names)
     bad = [n for n in chosen if n not in known]

@@ -52,7 +52,7 @@ def test_every_key_refuses_a_wrong_value_in_one_line_naming_it(tmp_path, path) -
     assert "\n" not in message
     key = ".".join(path)
     # a group-valued key (reader_ids) reports the unknown key inside it
-    assert message.startswith((f"{key} ", f"{key}[", f"{key} has unknown key")), message
+    assert message.startswith((f"{key} ", f"{key}[", f"{key}.", f"{key} config has unknown key")), message
 
 
 def test_unknown_keys_are_listed_together_with_what_is_allowed(tmp_path) -> None:
@@ -84,3 +84,23 @@ def test_a_valid_config_keeps_its_values(tmp_path) -> None:
     assert spec.model.tokens_per_minute == 45_000.0
     assert spec.budget_usd == 3.0 and isinstance(spec.budget_usd, float)
     assert spec.summarizer is not None and spec.summarizer.name == "mock-summarizer"
+
+
+@pytest.mark.parametrize("key, value, expect", [
+    ("strategy", "truncate", None),
+    ("strategy", {"name": "truncate"}, None),
+    ("strategy", {"name": "truncate", "extra": 1},
+     "strategy config has unknown key(s) ['extra']; allowed: ['name']"),
+    ("policy", {"nom": "pinned"}, "policy.name must be a non-empty string, got None"),
+    ("strategy", 5, "strategy must be a mapping, got int"),
+])
+def test_one_choice_is_a_name_or_its_group_file(tmp_path, key, value, expect) -> None:
+    data = base_config(tmp_path)
+    data.pop("summarizer")
+    data[key] = value
+    if expect is None:
+        assert RunSpec.from_config(data, base_dir=tmp_path).strategies == ("truncate",)
+    else:
+        with pytest.raises(ValueError) as refused:
+            RunSpec.from_config(data, base_dir=tmp_path)
+        assert str(refused.value) == expect
