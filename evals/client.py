@@ -758,6 +758,8 @@ class EvalClient:
                     error: BaseException | None = None
                 except Exception as exc:  # noqa: BLE001 - recorded, never raised
                     error = exc
+                    if tokens is not None:  # no answer, no input counted: give the tokens back
+                        tokens.settle(request.predicted_prompt_tokens, 0)
                 latency = time.perf_counter() - sent
             if error is None:
                 break

@@ -15,7 +15,8 @@ the steady rate. A request is never refused: a request over the minute's budget,
 finds the budget spent, waits until the tokens are back (a request larger than a whole minute
 waits for the excess). The slot is reserved before the wait, so waiters go in arrival order.
 After the answer, ``settle`` moves ``tat`` by the difference between the provider's reported
-prompt tokens and the prediction, so a prediction that was short is paid back.
+prompt tokens and the prediction, so a prediction that was short is paid back; an attempt
+that failed (a 429, a dropped connection) gives its tokens back, so retries do not pile up.
 
 Shared state: with a ``state_file`` the one number lives in that file, read and written under an
 exclusive ``flock`` (the same mechanism as the run-folder lock and the cache's claims), so every

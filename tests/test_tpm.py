@@ -197,3 +197,23 @@ def test_every_job_of_a_sweep_gets_the_shared_limits_folder(tmp_path, name, expe
     else:
         assert limiter.tokens_per_minute == expected
         assert limiter.state_file == state_file_for(spec.limits_dir, spec.model.litellm_id)
+
+
+def test_failed_attempts_give_their_tokens_back(tmp_path) -> None:
+    from evals.client import RetryPolicy
+
+    calls = []
+
+    async def flaky(**kwargs):
+        calls.append(kwargs["model"])
+        if len(calls) < 3:
+            raise ConnectionError("connection reset")  # retried; nothing reached the model
+        return await _answer(30_000)(**kwargs)
+
+    client = EvalClient(cache=None, renderer_version="r", tokens_per_minute=60_000,
+                        completion_fn=flaky, retry=RetryPolicy(4, 0.01, 0.05))
+    response = asyncio.run(client.complete(_request(30_000, "q")))
+    assert response.ok and response.attempts == 3 and client.progress.token_waits == 0
+    # three attempts, one answer: 30,000 of the minute's 60,000 are spent, so 30,000 more fit
+    assert client.token_limiter(MODEL).reserve(30_000) == 0.0
+    assert client.token_limiter(MODEL).reserve(6_000) == pytest.approx(6.0, abs=0.05)
