@@ -739,7 +739,7 @@ class EvalClient:
             async with semaphore:
                 if limiter is not None:
                     await limiter.acquire()
-                if tokens is not None:  # every attempt is billed input: each one waits its turn
+                if tokens is not None:  # every attempt sends its input: each one waits its turn
                     waited = await tokens.acquire(request.predicted_prompt_tokens)
                     if waited > 0:
                         progress.token_waits += 1
