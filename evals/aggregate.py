@@ -10,9 +10,11 @@ Statistics, stated once:
 * The resampling unit is a *question*: (dataset, item_id, question_id), and for a model line that
   pools several target models, (target_model, dataset, item_id, question_id). Seeds of the same
   question are averaged first, so a question counts once however often it was asked.
-* Intervals are percentile bootstraps over those units (``n_boot`` resamples, seeded from
-  ``seed`` and the group's own coordinates, so a group's interval does not depend on which other
-  groups were loaded).
+* Recall and exact match are proportions of questions: their intervals are Wilson score
+  intervals (``evals.intervals``), which stay informative at 0/n where a bootstrap collapses.
+  F1 is not binary: its interval is a percentile bootstrap over the units (``n_boot``
+  resamples, seeded from ``seed`` and the group's own coordinates, so a group's interval does
+  not depend on which other groups were loaded).
 * "Billed tokens" are prompt (input) tokens per question: ``predicted_prompt_tokens`` as the
   library predicts them, and ``reported_prompt_tokens`` where the provider reported them (not
   for the offline reader, whose "usage" only echoes the prediction back).
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from evals.intervals import wilson_interval
 from evals.records import Record
 from snapcompact.core import SHAPE_VARIANTS
 from snapcompact.pricing import ShapeTable, parse_claude_id
@@ -63,7 +66,7 @@ WINNER_RULE = (
     "recall per 1k predicted billed tokens (ties: higher recall, then fewer tokens, then name). "
     "More than one such shape is reported as a tie. Evidence is called thin when the winner "
     "rests on fewer than {min_q} questions, a single seed, errored requests, or a recall "
-    "interval overlapping another shape's."
+    "interval (Wilson score, {conf:g}%) overlapping another shape's."
 )
 
 
@@ -212,6 +215,8 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
         boots = bootstrap_means(scores.to_numpy(), n_boot, rng)
         lo, hi = percentile_interval(boots, alpha) if len(scores) else ([np.nan] * 3,) * 2
         means = scores.mean() if len(scores) else pd.Series(np.nan, index=scores.columns)
+        recall_lo, recall_hi = wilson_interval(float(means["correct"]), len(scores), alpha)
+        em_lo, em_hi = wilson_interval(float(means["em"]), len(scores), alpha)
         reported = ok["billed_tokens_reported"]
         row = dict(zip(GROUP_COLUMNS, key))
         row.update(
@@ -222,8 +227,8 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
             n_errors=int((rows["error"].notna()).sum()),
             n_seeds=rows["seed"].nunique(), frames_mean=ok["frames"].mean(),
             abstain_rate=ok["abstained"].astype(float).mean(),
-            recall=means["correct"], recall_lo=lo[0], recall_hi=hi[0],
-            em=means["em"], em_lo=lo[1], em_hi=hi[1],
+            recall=means["correct"], recall_lo=recall_lo, recall_hi=recall_hi,
+            em=means["em"], em_lo=em_lo, em_hi=em_hi,
             f1=means["f1"], f1_lo=lo[2], f1_hi=hi[2],
             tokens_predicted=ok["billed_tokens_predicted"].mean(),
             tokens_reported=reported.mean(), reported_share=reported.notna().mean(),
@@ -454,12 +459,11 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
     for (shape, size), part in ok.groupby(["shape", "frame_size"], sort=True):
         s = per_q.loc[(shape, size)]
         scores[(shape, size)] = s
-        rng = np.random.default_rng(stable_seed(seed, line, reader, shape, size))
-        lo, hi = percentile_interval(bootstrap_means(s.to_numpy(), n_boot, rng), alpha)
+        recall_lo, recall_hi = wilson_interval(float(s.mean()), len(s), alpha)
         tokens = part["billed_tokens_predicted"].mean()
         candidates.append(Candidate(
             shape=shape, frame_size=int(size), n_questions=len(s), recall=float(s.mean()),
-            recall_lo=float(lo[0]), recall_hi=float(hi[0]), tokens_predicted=float(tokens),
+            recall_lo=recall_lo, recall_hi=recall_hi, tokens_predicted=float(tokens),
             recall_per_1k_tokens=_per_1k(float(s.mean()), float(tokens))))
     if not candidates:
         raise ValueError(f"model line {line!r} ({reader}): every request errored")

@@ -23,8 +23,10 @@ trustworthy instrument, so this client guarantees, in order of importance:
 
 Concurrency is limited per provider (the prefix of the model id: ``anthropic``, ``openai``,
 ``snapocr``...) with one ``asyncio.Semaphore`` each, optionally with a requests-per-second
-limit per provider. A ``Progress`` object counts requests sent, cache hits, tokens and dollars,
-and ``ProgressBar`` renders it with tqdm.
+limit per provider and an input-tokens-per-minute limit per model (``evals.tpm``: requests wait
+for their predicted prompt tokens, in a state file that every job of a sweep shares). A
+``Progress`` object counts requests sent, cache hits, tokens and dollars, and ``ProgressBar``
+renders it with tqdm.
 
 ``import litellm`` takes about 5 s, so it happens on first use, after
 ``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set (no network fetch of the price map).
@@ -49,6 +51,7 @@ from typing import Any
 from evals.budget import Budget, BudgetExceeded, DryRunSummary
 from evals.cache import CacheClaim, CachedResponse, ResponseCache, request_key
 from evals.redaction import REDACTED, redact, secret_values
+from evals.tpm import TokenRateLimiter, state_file_for
 
 __all__ = [
     "REDACTED",
@@ -333,6 +336,8 @@ class Progress:
     retries: int = 0
     errors: int = 0
     budget_refusals: int = 0
+    token_waits: int = 0  # sends that waited for the input-tokens-per-minute limit
+    token_wait_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
@@ -348,6 +353,9 @@ class Progress:
             f"{self.dedup_hits} shared, {self.errors} errors, "
             f"{self.prompt_tokens + self.completion_tokens:,} tok, ${self.cost_usd:.4f}"
         )
+        if self.token_waits:
+            text += (f", {self.token_waits} waited {self.token_wait_s:,.1f} s for the "
+                     "tokens-per-minute limit")
         if self.cache_write_errors:
             text += (f" (WARNING: {self.cache_write_errors} answers could not be cached; they "
                      "are kept in the records only)")
@@ -458,7 +466,10 @@ class EvalClient:
 
     ``concurrency``: simultaneous requests per provider (an int for all, or a mapping with
     provider names and an optional ``"default"``). ``rate_limits``: requests per second per
-    provider (same forms; ``None`` = unlimited). ``renderer_version`` is part of every cache key.
+    provider (same forms; ``None`` = unlimited). ``tokens_per_minute``: input tokens per minute
+    per model id, spent by each request's ``predicted_prompt_tokens`` (``None`` = unlimited);
+    with ``limits_dir`` the limit's state is a file there, shared by every client and process
+    pointed at the same folder (``evals.tpm``). ``renderer_version`` is part of every cache key.
     ``completion_fn`` replaces ``litellm.acompletion`` (tests inject a counting wrapper).
     """
 
@@ -470,6 +481,8 @@ class EvalClient:
         budget: Budget | None = None,
         concurrency: int | Mapping[str, int] = 8,
         rate_limits: float | Mapping[str, float] | None = None,
+        tokens_per_minute: float | None = None,
+        limits_dir: str | os.PathLike[str] | None = None,
         retry: RetryPolicy = RetryPolicy(),
         timeout_s: float = 120.0,
         progress: Progress | None = None,
@@ -488,6 +501,11 @@ class EvalClient:
         for name, limit in self.concurrency.items():
             if not isinstance(limit, int) or limit < 1:
                 raise ValueError(f"concurrency[{name!r}] must be an int >= 1, got {limit!r}")
+        if tokens_per_minute is not None:
+            TokenRateLimiter(tokens_per_minute).close()  # a bad value fails here, not mid-run
+        self.tokens_per_minute = tokens_per_minute
+        self.limits_dir = limits_dir
+        self._token_limiters: dict[str, TokenRateLimiter] = {}
         self.retry = retry
         self.timeout_s = float(timeout_s)
         self.progress = progress if progress is not None else Progress()
@@ -561,6 +579,18 @@ class EvalClient:
         rate = self.rate_limits.get(provider, self.rate_limits["default"])
         limiter = None if rate is None else _RateLimiter(rate)
         state.limiters[provider] = limiter  # type: ignore[assignment]
+        return limiter
+
+    def token_limiter(self, model: str) -> TokenRateLimiter | None:
+        """The input-tokens-per-minute limiter of ``model`` (None when unlimited)."""
+        if self.tokens_per_minute is None:
+            return None
+        limiter = self._token_limiters.get(model)
+        if limiter is None:
+            state = (state_file_for(self.limits_dir, model) if self.limits_dir is not None
+                     else None)
+            limiter = self._token_limiters[model] = TokenRateLimiter(
+                self.tokens_per_minute, state_file=state)
         return limiter
 
     async def complete(self, request: Request) -> Response:
@@ -701,6 +731,7 @@ class EvalClient:
                     semaphore: asyncio.Semaphore, limiter: _RateLimiter | None,
                     hard_timeout: float, completion: CompletionFn) -> Response:
         progress = self.progress
+        tokens = self.token_limiter(request.model)
         started = time.perf_counter()
         attempt = 0
         while True:
@@ -708,6 +739,11 @@ class EvalClient:
             async with semaphore:
                 if limiter is not None:
                     await limiter.acquire()
+                if tokens is not None:  # every attempt sends its input: each one waits its turn
+                    waited = await tokens.acquire(request.predicted_prompt_tokens)
+                    if waited > 0:
+                        progress.token_waits += 1
+                        progress.token_wait_s += waited
                 progress.requests_sent += 1
                 progress.notify()
                 sent = time.perf_counter()
@@ -722,6 +758,8 @@ class EvalClient:
                     error: BaseException | None = None
                 except Exception as exc:  # noqa: BLE001 - recorded, never raised
                     error = exc
+                    if tokens is not None:  # no answer, no input counted: give the tokens back
+                        tokens.settle(request.predicted_prompt_tokens, 0)
                 latency = time.perf_counter() - sent
             if error is None:
                 break
@@ -735,6 +773,8 @@ class EvalClient:
 
         answer, prompt_tokens, completion_tokens, cost = _read_completion(raw, request.model)
         reservation.settle(cost)
+        if tokens is not None:
+            tokens.settle(request.predicted_prompt_tokens, prompt_tokens)
         progress.prompt_tokens += prompt_tokens or 0
         progress.completion_tokens += completion_tokens or 0
         progress.cost_usd += cost if cost is not None else 0.0

@@ -599,6 +599,8 @@ def make_client(spec: RunSpec, *, completion_fn: Any = None, model: Any = None):
         budget=Budget(spec.budget_usd),
         concurrency=concurrency,
         rate_limits=rates,
+        tokens_per_minute=model.tokens_per_minute,
+        limits_dir=spec.limits_dir,
         retry=RetryPolicy(max_attempts=spec.max_attempts),
         timeout_s=spec.timeout_s,
         progress=Progress(),

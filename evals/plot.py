@@ -101,7 +101,7 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
         order += [k for k in ("text-only", "Pareto frontier") if k in handles]
         fig.legend([handles[k] for k in order], order, loc="upper left",
                    bbox_to_anchor=(1.0, 0.93), frameon=False, title="arm (fewest tokens first)")
-        title = "Recall versus billed context tokens per question, 95 % bootstrap intervals"
+        title = "Recall versus billed context tokens per question, 95 % Wilson intervals"
         if one_reader:
             title += f"\nanswers by {_readers_title(summary)}"
         fig.suptitle(title, fontsize=13)
@@ -137,7 +137,7 @@ def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
             ax.set_xlabel("recall (share of questions correct)")
             ax.set_ylabel("arm (fewest billed tokens first)")
             ax.grid(True, axis="x", alpha=0.3)
-            ax.set_title("Recall by arm, 95 % bootstrap intervals\n"
+            ax.set_title("Recall by arm, 95 % Wilson intervals\n"
                          f"answers by {reader_label(reader)}")
             ax.legend(title="target model", loc="upper left", bbox_to_anchor=(1.02, 1.0),
                       borderaxespad=0, frameon=False)

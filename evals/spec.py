@@ -7,6 +7,15 @@ own tables (shape variants, strategies, policies, compaction settings, datasets)
 is rendered; unknown keys in a group raise a ``ValueError`` that names them. The pipeline never
 touches the DictConfig.
 
+How: each config group has a pydantic schema (``ModelConfig``, ``DatasetConfig``,
+``ReaderConfig``, ``ShapeConfig``, and ``EvalConfig`` for the whole composed config) that
+declares its keys, their types and their bounds, strictly (``"3"`` is not a number, ``1`` is not
+``true``) and with unknown keys forbidden. ``_one_line`` turns pydantic's report into one line
+naming the key (``model.concurrency must be an integer >= 1, got 0``), the form every error of
+the harness takes. Checks against the library's tables and across keys (a summarizer for the
+LLM strategies, the dataset's own params) follow the schema in ``from_config``. The results are
+frozen dataclasses: the pipeline's types do not depend on pydantic.
+
 Arms. Every item is a session replayed through the production compaction pipeline with a
 ``context_window``; an arm is what the pipeline does with the history that no longer fits:
 ``strategies`` (``full``: nothing compacted, the upper bound; ``truncate``: dropped, the lower
@@ -22,12 +31,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
+import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from evals.redaction import is_secret_name
 from snapcompact.core import SHAPE_VARIANT_NAMES, check_frame_size
@@ -38,6 +57,174 @@ READERS = ("qa",)
 STRATEGIES = ("full", "truncate", "snapcompact", "context-full", "handoff", "shake")
 SUMMARIZER_STRATEGIES = ("context-full", "handoff", "shake")
 POLICIES = ("pinned", "foveated")
+IMAGE_DETAILS = ("low", "high", "auto", "original")
+#: Frames per (item, shape) when the config does not say: above every provider's images per
+#: request, far below what a tiny frame size on a long history would produce (300 KB of text at
+#: 16 px is 300,000 frames).
+DEFAULT_MAX_FRAMES = 500
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,-]*$")
+
+
+# --------------------------------------------------------------------------------------------
+# the schemas: what each config group may hold
+
+Text = Annotated[str, StringConstraints(pattern=r"\S")]  # a string that is not blank
+PositiveCount = Annotated[int, Field(ge=1)]
+Count = Annotated[int, Field(ge=0)]
+PositiveNumber = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Dollars = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Window = Annotated[int, Field(ge=1000)]
+
+
+class _Group(BaseModel):
+    """A config group: strict types, no unknown keys; ``null`` for a list or a mapping is
+    taken as empty, and one string where a list is expected as a list of one."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_and_single_names(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        data = dict(data)
+        for name, info in cls.model_fields.items():
+            if name not in data:
+                continue
+            origin = typing.get_origin(info.annotation)
+            if origin is list:
+                if data[name] is None:
+                    data[name] = []
+                elif isinstance(data[name], str):
+                    data[name] = [data[name]]
+            elif origin is dict and data[name] is None:
+                data[name] = {}
+        return data
+
+
+class ReaderIdsConfig(_Group):
+    """``model.reader_ids``: the litellm model serving each reader, where not ``litellm_id``."""
+
+    qa: Text | None = None
+
+
+class ModelConfig(_Group):
+    """A ``configs/model/*.yaml`` (or ``configs/summarizer/*.yaml``) file."""
+
+    name: Text
+    litellm_id: Text
+    reader_ids: ReaderIdsConfig = ReaderIdsConfig()
+    target_model: Text
+    api: Text | None = None
+    provider: Text | None = None
+    price_model: Text
+    required_env: list[Text] = []
+    offline_reader: bool = False
+    concurrency: PositiveCount = 4
+    rate_limit_rps: PositiveNumber | None = None
+    tokens_per_minute: PositiveNumber | None = None
+    params: dict[str, Any] = {}
+    reasoning_headroom_tokens: Count = 0
+    image_detail: Literal["low", "high", "auto", "original"] | None = None
+    notes: Any = None
+
+    @field_validator("reader_ids", mode="before")
+    @classmethod
+    def _no_reader_ids(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("params")
+    @classmethod
+    def _params_are_the_callers(cls, params: dict[str, Any]) -> dict[str, Any]:
+        for reserved in ("model", "messages", "max_tokens", "metadata"):
+            if reserved in params:
+                raise ValueError(f"model.params must not set {reserved!r} (the runner sets it)")
+        for name in params:
+            if is_secret_name(name):
+                raise ValueError(
+                    f"model.params.{name} looks like a credential; API keys are read from "
+                    "the environment only (see the model's required_env)")
+        return params
+
+
+class DatasetConfig(_Group):
+    """A ``configs/dataset/*.yaml`` file: a loader of ``evals.datasets`` and its params."""
+
+    name: Text
+    params: dict[str, Any] = {}
+
+
+class ReaderConfig(_Group):
+    """A ``configs/reader/*.yaml`` file."""
+
+    name: Text
+    readers: list[Text] = ["qa"]
+    answer_max_tokens: PositiveCount = 64
+
+
+class ShapeConfig(_Group):
+    """A ``configs/shape/*.yaml`` file (checked against the shape table by ``ShapeSpec``)."""
+
+    variant: Any = None
+    frame_size: Any = None  # checked by snapcompact.core.shapes.check_frame_size
+
+
+class ChoiceConfig(_Group):
+    """A ``configs/strategy/*.yaml`` file: ``{name: ...}``."""
+
+    name: Text
+
+
+class EvalConfig(_Group):
+    """The composed config (``configs/eval.yaml`` with its groups), Hydra's own key removed."""
+
+    experiment_name: Text = "default"
+    model: ModelConfig
+    dataset: DatasetConfig
+    reader: ReaderConfig
+    shape: ShapeConfig | None = None
+    shapes: list[Text] = []
+    frame_size: Any = None  # checked by snapcompact.core.shapes.check_frame_size
+    strategy: ChoiceConfig | None = None  # one choice: ``strategy=NAME`` or its group file
+    strategies: list[Text] = []
+    policy: ChoiceConfig | None = None
+    policies: list[Text] = []
+    context_window: Window = 32000
+    settings: dict[str, Any] = {}
+    summarizer: ModelConfig | None = None
+    max_items: PositiveCount | None = None
+    max_questions_per_item: PositiveCount | None = None
+    budget_usd: Dollars | None = None
+    dry_run: bool = False
+    progress: bool = True
+    results_dir: Text | None = None
+    cache_dir: Text
+    ocr_cache_dir: Text | None = None
+    limits_dir: Text | None = None
+    timeout_s: PositiveNumber = 120.0
+    max_attempts: PositiveCount = 6
+    max_frames: PositiveCount = DEFAULT_MAX_FRAMES
+    seed: Count | None = None
+
+    @field_validator("strategy", "policy", mode="before")
+    @classmethod
+    def _a_name_is_a_choice(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    @field_validator("experiment_name")
+    @classmethod
+    def _plain_folder_name(cls, name: str) -> str:
+        if not _PLAIN_NAME.match(name) or ".." in name:
+            raise ValueError(f"experiment_name {name!r} must be a plain folder name "
+                             "(letters, digits, _ . + = , -; no '/' or '..')")
+        return name
+
+
+# --------------------------------------------------------------------------------------------
+# pydantic's report -> one line naming the key
+
+
+_Schema = typing.TypeVar("_Schema", bound=BaseModel)
 
 
 def _as_plain(value: Any) -> Any:
@@ -52,73 +239,126 @@ def _as_plain(value: Any) -> Any:
     return value
 
 
-def _mapping(value: Any, where: str) -> dict[str, Any]:
+def _validated(schema: type[_Schema], value: Any, where: tuple[str, ...]) -> _Schema:
+    """``value`` checked against ``schema``; ``ValueError`` with one line if it does not fit.
+    ``where`` is the key path of ``value`` in the composed config (``()`` for the whole)."""
     value = _as_plain(value)
     if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where} must be a mapping, got {type(value).__name__}")
-    return dict(value)
+        value = {}
+    if not isinstance(value, Mapping):  # a config error (one line, exit 2), not a TypeError
+        raise ValueError(f"{_dotted(where) or 'config'} must be a mapping, "  # noqa: TRY004
+                         f"got {type(value).__name__}")
+    try:
+        return schema.model_validate(dict(value))
+    except ValidationError as exc:
+        raise ValueError(_one_line(schema, exc, where)) from None
 
 
-def _only(data: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
-    unknown = sorted(set(data) - set(allowed))
-    if unknown:
-        raise ValueError(f"{where} has unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+def _dotted(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
 
 
-def _str(value: Any, where: str, *, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{where} must be a non-empty string, got {value!r}")
-    return value
+def _group_name(loc: tuple[Any, ...]) -> str:
+    if not loc:
+        return "eval config"
+    return f"{loc[0]} config" if len(loc) == 1 else _dotted(loc)
 
 
-def _int(value: Any, where: str, *, minimum: int, optional: bool = False) -> int | None:
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{where} must be an integer >= {minimum}, got {value!r}")
-    return value
+def _field_type(schema: type[BaseModel], loc: Sequence[Any]) -> tuple[Any, list[Any]]:
+    """The declared type at ``loc`` inside ``schema`` and its constraints (``Ge`` ...);
+    ``(None, [])`` where ``loc`` leaves the schemas."""
+    annotation: Any = schema
+    metadata: list[Any] = []
+    for part in loc:
+        if isinstance(part, int):  # an item of list[X]: X
+            annotation, metadata = next(iter(_type_args(annotation)), None), []
+            continue
+        model = _model_in(annotation)
+        if model is None or part not in model.model_fields:
+            return None, []
+        info = model.model_fields[part]
+        annotation, metadata = info.annotation, list(info.metadata)
+    return annotation, metadata
 
 
-def _number(value: Any, where: str, *, optional: bool = False, positive: bool = False
-            ) -> float | None:
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{where} must be a finite number, got {value!r}")
-    if value < 0 or (positive and value == 0):
-        raise ValueError(f"{where} must be {'> 0' if positive else '>= 0'}, got {value!r}")
-    return float(value)
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The schema in ``annotation`` (itself, or a member of ``X | None``), if any."""
+    return next((a for a in (annotation, *_type_args(annotation))
+                 if isinstance(a, type) and issubclass(a, BaseModel)), None)
 
 
-def _bool(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{where} must be true or false, got {value!r}")
-    return value
+def _type_args(annotation: Any) -> tuple[Any, ...]:
+    """Every type nested in ``annotation`` (union members, Annotated's base, list items)."""
+    out: list[Any] = []
+    for arg in typing.get_args(annotation):
+        if isinstance(arg, type) or typing.get_args(arg):
+            out += [arg, *_type_args(arg)]
+    return tuple(out)
 
 
-def _str_list(value: Any, where: str) -> tuple[str, ...]:
-    value = _as_plain(value)
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, Sequence):
-        raise ValueError(f"{where} must be a list of strings, got {value!r}")
-    return tuple(_str(v, f"{where}[{i}]") for i, v in enumerate(value))  # type: ignore[misc]
+def _minimum(annotation: Any, metadata: list[Any]) -> Any:
+    """The ``ge`` bound declared for an integer field (0 if none)."""
+    found = list(metadata)
+    for arg in (annotation, *_type_args(annotation)):
+        for meta in getattr(arg, "__metadata__", ()):
+            found += getattr(meta, "metadata", [meta])
+    return next((b.ge for b in found if getattr(b, "ge", None) is not None), 0)
+
+
+def _one_line(schema: type[BaseModel], exc: ValidationError, where: tuple[str, ...]) -> str:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = tuple(first["loc"])
+    kind = first["type"]
+    got = first.get("input")
+    ctx = first.get("ctx") or {}
+    if kind == "extra_forbidden":
+        parent = loc[:-1]
+        unknown = sorted(str(e["loc"][-1]) for e in errors
+                         if e["type"] == "extra_forbidden" and tuple(e["loc"][:-1]) == parent)
+        model = _model_in(_field_type(schema, parent)[0])
+        allowed = sorted(model.model_fields) if model is not None else []
+        return (f"{_group_name(where + parent)} has unknown key(s) {unknown}; "
+                f"allowed: {allowed}")
+    if kind == "value_error":
+        return str(ctx.get("error", first["msg"]))
+    # a union (`ChoiceConfig | Text`) reports each member: the key is the part before it
+    while loc and isinstance(loc[-1], str) and _field_type(schema, loc)[0] is None:
+        loc = loc[:-1]
+    annotation, metadata = _field_type(schema, loc)
+    name = _dotted(where + loc)
+    types = {a for a in (annotation, *_type_args(annotation)) if isinstance(a, type)}
+    if kind == "missing":
+        got = None
+    if str in types and (kind.startswith("string") or kind == "missing"):
+        return f"{name} must be a non-empty string, got {got!r}"
+    if int in types and (kind.startswith(("int", "greater_than")) or kind == "missing"):
+        minimum = ctx.get("ge", _minimum(annotation, metadata))
+        return f"{name} must be an integer >= {minimum}, got {got!r}"
+    if kind in ("float_type", "float_parsing", "finite_number"):
+        return f"{name} must be a finite number, got {got!r}"
+    if kind == "greater_than":
+        return f"{name} must be > {ctx.get('gt'):g}, got {got!r}"
+    if kind == "greater_than_equal":
+        return f"{name} must be >= {ctx.get('ge'):g}, got {got!r}"
+    if kind == "bool_type":
+        return f"{name} must be true or false, got {got!r}"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"{name} must be a mapping, got {type(got).__name__}"
+    if kind in ("list_type", "tuple_type"):
+        return f"{name} must be a list, got {got!r}"
+    if kind == "literal_error":
+        return f"{name} must be one of {ctx.get('expected')} (or null), got {got!r}"
+    if kind == "missing":
+        return f"{name} is missing"
+    return f"{name}: {first['msg']}, got {got!r}"
 
 
 # --------------------------------------------------------------------------------------------
 # model
-
-
-_MODEL_KEYS = ("name", "litellm_id", "reader_ids", "target_model", "api", "provider",
-               "price_model", "required_env", "offline_reader", "concurrency", "rate_limit_rps",
-               "params", "reasoning_headroom_tokens", "image_detail", "notes")
-IMAGE_DETAILS = ("low", "high", "auto", "original")
 
 
 @dataclass(frozen=True)
@@ -143,6 +383,7 @@ class ModelSpec:
     offline_reader: bool = False
     concurrency: int = 4
     rate_limit_rps: float | None = None
+    tokens_per_minute: float | None = None  # input tokens per minute (evals.tpm); None: no limit
     params: Mapping[str, Any] = field(default_factory=dict)
     reasoning_headroom_tokens: int = 0
     image_detail: str | None = None  # None: the detail snapcompact.pricing.resolve gives the family
@@ -153,44 +394,27 @@ class ModelSpec:
 
     @classmethod
     def from_config(cls, cfg: Any) -> ModelSpec:
-        data = _mapping(cfg, "model")
-        _only(data, _MODEL_KEYS, "model config")
-        reader_ids = _mapping(data.get("reader_ids"), "model.reader_ids")
-        _only(reader_ids, READERS, "model.reader_ids")
-        params = _mapping(data.get("params"), "model.params")
-        for reserved in ("model", "messages", "max_tokens", "metadata"):
-            if reserved in params:
-                raise ValueError(f"model.params must not set {reserved!r} (the runner sets it)")
-        for name in params:
-            if is_secret_name(name):
-                raise ValueError(
-                    f"model.params.{name} looks like a credential; API keys are read from "
-                    "the environment only (see the model's required_env)")
+        return cls.from_schema(_validated(ModelConfig, cfg, ("model",)))
+
+    @classmethod
+    def from_schema(cls, model: ModelConfig) -> ModelSpec:
         return cls(
-            name=_str(data.get("name"), "model.name"),  # type: ignore[arg-type]
-            litellm_id=_str(data.get("litellm_id"), "model.litellm_id"),  # type: ignore[arg-type]
-            target_model=_str(data.get("target_model"), "model.target_model"),  # type: ignore[arg-type]
-            api=_str(data.get("api"), "model.api", optional=True),
-            provider=_str(data.get("provider"), "model.provider", optional=True),
-            price_model=_str(data.get("price_model"), "model.price_model"),  # type: ignore[arg-type]
-            reader_ids={k: _str(v, f"model.reader_ids.{k}") for k, v in reader_ids.items()},  # type: ignore[misc]
-            required_env=_str_list(data.get("required_env"), "model.required_env"),
-            offline_reader=_bool(data.get("offline_reader", False), "model.offline_reader"),
-            concurrency=_int(data.get("concurrency", 4), "model.concurrency", minimum=1),  # type: ignore[arg-type]
-            rate_limit_rps=_number(data.get("rate_limit_rps"), "model.rate_limit_rps",
-                                   optional=True, positive=True),
-            params=params,
-            reasoning_headroom_tokens=_int(data.get("reasoning_headroom_tokens", 0),  # type: ignore[arg-type]
-                                           "model.reasoning_headroom_tokens", minimum=0),
-            image_detail=_detail(data.get("image_detail")),
+            name=model.name,
+            litellm_id=model.litellm_id,
+            target_model=model.target_model,
+            api=model.api,
+            provider=model.provider,
+            price_model=model.price_model,
+            reader_ids={k: v for k, v in model.reader_ids.model_dump().items() if v is not None},
+            required_env=tuple(model.required_env),
+            offline_reader=model.offline_reader,
+            concurrency=model.concurrency,
+            rate_limit_rps=model.rate_limit_rps,
+            tokens_per_minute=model.tokens_per_minute,
+            params=dict(model.params),
+            reasoning_headroom_tokens=model.reasoning_headroom_tokens,
+            image_detail=model.image_detail,
         )
-
-
-def _detail(value: Any) -> str | None:
-    if value is None or value in IMAGE_DETAILS:
-        return value
-    raise ValueError(f"model.image_detail must be one of {list(IMAGE_DETAILS)} or null, "
-                     f"got {value!r}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -206,19 +430,19 @@ class DatasetSpec:
 
     @classmethod
     def from_config(cls, cfg: Any) -> DatasetSpec:
+        return cls.from_schema(_validated(DatasetConfig, cfg, ("dataset",)))
+
+    @classmethod
+    def from_schema(cls, dataset: DatasetConfig) -> DatasetSpec:
         from evals.datasets import dataset_params
 
-        data = _mapping(cfg, "dataset")
-        _only(data, ("name", "params"), "dataset config")
-        name = _str(data.get("name"), "dataset.name")
-        accepted = dataset_params(name)  # ValueError for an unknown dataset
-        params = _mapping(data.get("params"), "dataset.params")
-        unknown = sorted(set(params) - set(accepted))
+        accepted = dataset_params(dataset.name)  # ValueError for an unknown dataset
+        unknown = sorted(set(dataset.params) - set(accepted))
         if unknown:
-            raise ValueError(
-                f"dataset {name!r} got unknown params {unknown}; it accepts {sorted(accepted)}")
-        params = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
-        return cls(name=name, params=params)  # type: ignore[arg-type]
+            raise ValueError(f"dataset {dataset.name!r} got unknown params {unknown}; "
+                             f"it accepts {sorted(accepted)}")
+        params = {k: tuple(v) if isinstance(v, list) else v for k, v in dataset.params.items()}
+        return cls(name=dataset.name, params=params)
 
     @property
     def seed(self) -> int:
@@ -235,22 +459,17 @@ class ReaderSpec:
 
     @classmethod
     def from_config(cls, cfg: Any) -> ReaderSpec:
-        data = _mapping(cfg, "reader")
-        _only(data, ("name", "readers", "answer_max_tokens"),
-              "reader config")
-        name = _str(data.get("name"), "reader.name")
-        readers = _str_list(data.get("readers", ["qa"]), "reader.readers")
-        if not readers:
+        return cls.from_schema(_validated(ReaderConfig, cfg, ("reader",)))
+
+    @classmethod
+    def from_schema(cls, reader: ReaderConfig) -> ReaderSpec:
+        if not reader.readers:
             raise ValueError("reader.readers is empty: name at least one of " + ", ".join(READERS))
-        bad = [r for r in readers if r not in READERS]
+        bad = [r for r in reader.readers if r not in READERS]
         if bad:
             raise ValueError(f"reader.readers has unknown reader(s) {bad}; known: {list(READERS)}")
-        return cls(
-            name=name,  # type: ignore[arg-type]
-            readers=readers,
-            answer_max_tokens=_int(data.get("answer_max_tokens", 64), "reader.answer_max_tokens",  # type: ignore[arg-type]
-                                   minimum=1),
-        )
+        return cls(name=reader.name, readers=tuple(reader.readers),
+                   answer_max_tokens=reader.answer_max_tokens)
 
 
 @dataclass(frozen=True)
@@ -262,20 +481,22 @@ class ShapeSpec:
 
     @classmethod
     def parse(cls, variant: Any, frame_size: Any, where: str) -> ShapeSpec:
-        name = _str(variant, where)
-        if name == TEXT_ARM:
+        if not isinstance(variant, str) or not variant.strip():
+            raise ValueError(f"{where} must be a non-empty string, got {variant!r}")
+        if variant == TEXT_ARM:
             raise ValueError(f"{where}: 'text' is not a shape; the whole history as text is the "
                              "strategy 'full' (strategies=[full,...])")
-        if name != AUTO_SHAPE and name not in SHAPE_VARIANT_NAMES:
+        if variant != AUTO_SHAPE and variant not in SHAPE_VARIANT_NAMES:
             raise ValueError(
-                f"{where}: unknown shape {name!r}; known: {AUTO_SHAPE}, "
+                f"{where}: unknown shape {variant!r}; known: {AUTO_SHAPE}, "
                 + ", ".join(SHAPE_VARIANT_NAMES))
+        size: int | None = None
         if frame_size is not None:
             try:
-                check_frame_size(frame_size)
+                size = check_frame_size(frame_size)
             except ValueError as exc:
                 raise ValueError(f"{where}: {exc}") from None
-        return cls(variant=name, frame_size=frame_size)  # type: ignore[arg-type]
+        return cls(variant=variant, frame_size=size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -303,17 +524,6 @@ class ArmSpec:
         return f"snapcompact/{self.policy}/{self.shape.variant}{size}"
 
 
-_TOP_KEYS = ("experiment_name", "model", "dataset", "reader", "shape", "shapes", "frame_size",
-             "strategy", "strategies", "policy", "policies", "context_window", "settings",
-             "summarizer", "max_items", "max_questions_per_item", "budget_usd", "dry_run",
-             "progress", "results_dir", "cache_dir", "ocr_cache_dir", "timeout_s",
-             "max_attempts", "max_frames", "seed", "hydra")
-#: Frames per (item, shape) when the config does not say: above every provider's images per
-#: request, far below what a tiny frame size on a long history would produce (300 KB of text at
-#: 16 px is 300,000 frames).
-DEFAULT_MAX_FRAMES = 500
-_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,-]*$")
-
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -339,6 +549,7 @@ class RunSpec:
     timeout_s: float
     max_attempts: int
     max_frames: int = DEFAULT_MAX_FRAMES
+    limits_dir: Path | None = None  # shared token-limit state (evals.tpm); None: per process
 
     @property
     def seed(self) -> int:
@@ -366,7 +577,8 @@ class RunSpec:
         material = {
             "experiment": self.experiment,
             "model": {k: v for k, v in _dataclass_json(self.model).items()
-                      if k not in ("concurrency", "rate_limit_rps", "required_env")},
+                      if k not in ("concurrency", "rate_limit_rps", "tokens_per_minute",
+                                   "required_env")},
             "dataset": _dataclass_json(self.dataset),
             "reader": _dataclass_json(self.reader),
             "arms": [_dataclass_json(a) for a in self.arms()],
@@ -383,33 +595,29 @@ class RunSpec:
     @classmethod
     def from_config(cls, cfg: Any, *, base_dir: str | Path | None = None) -> RunSpec:
         """Validate a composed config. Relative paths are taken from ``base_dir`` (the cwd)."""
-        data = _mapping(cfg, "config")
-        data.pop("hydra", None)
-        _only(data, _TOP_KEYS, "eval config")
+        data = _as_plain(cfg)
+        if isinstance(data, Mapping):
+            data = {k: v for k, v in data.items() if k != "hydra"}
+        raw = _validated(EvalConfig, data, ())
         base = Path(base_dir) if base_dir is not None else Path.cwd()
-        frame_size = data.get("frame_size")
-        shape_group = data.get("shape")
-        if shape_group is not None:
-            group = _mapping(shape_group, "shape")
-            _only(group, ("variant", "frame_size"), "shape config")
-            size = group.get("frame_size") if group.get("frame_size") is not None else frame_size
-            shapes = (ShapeSpec.parse(group.get("variant"), size, "shape.variant"),)
+        if raw.shape is not None:
+            size = raw.shape.frame_size if raw.shape.frame_size is not None else raw.frame_size
+            shapes: tuple[ShapeSpec, ...] = (ShapeSpec.parse(raw.shape.variant, size,
+                                                             "shape.variant"),)
         else:
-            names = _str_list(data.get("shapes"), "shapes")
-            shapes = tuple(ShapeSpec.parse(n, frame_size, f"shapes[{i}]")
-                           for i, n in enumerate(names))
+            shapes = tuple(ShapeSpec.parse(n, raw.frame_size, f"shapes[{i}]")
+                           for i, n in enumerate(raw.shapes))
         labels = [(s.variant, s.frame_size) for s in shapes]
         if len(set(labels)) != len(labels):
             raise ValueError(f"shapes lists a shape twice: {[s.variant for s in shapes]}")
-        strategies = _choices(data, "strategy", "strategies", STRATEGIES)
-        policies = _choices(data, "policy", "policies", POLICIES)
+        strategies = _choices(raw.strategy, raw.strategies, "strategies", STRATEGIES)
+        policies = _choices(raw.policy, raw.policies, "policies", POLICIES)
         if "snapcompact" in strategies and not shapes:
             raise ValueError("strategy snapcompact needs at least one shape (shapes=[auto] for the "
                              "shape production picks)")
         if "snapcompact" in strategies and not policies:
             raise ValueError("strategy snapcompact needs at least one policy (policies=[pinned])")
-        summarizer_cfg = data.get("summarizer")
-        summarizer = (ModelSpec.from_config(summarizer_cfg) if summarizer_cfg is not None
+        summarizer = (ModelSpec.from_schema(raw.summarizer) if raw.summarizer is not None
                       else None)
         needs = [s for s in strategies if s in SUMMARIZER_STRATEGIES]
         if needs and summarizer is None:
@@ -420,40 +628,32 @@ class RunSpec:
         if summarizer is not None and summarizer.offline_reader:
             raise ValueError(f"summarizer {summarizer.name!r} is the offline OCR reader, which "
                              "cannot write summaries: choose an LLM model config")
-        context_window = _int(data.get("context_window", 32000), "context_window", minimum=1000)
-        overrides = _mapping(data.get("settings"), "settings")
-        reader = ReaderSpec.from_config(data.get("reader"))
-        experiment = _str(data.get("experiment_name", "default"), "experiment_name")
-        if not _PLAIN_NAME.match(experiment) or ".." in experiment:  # type: ignore[arg-type]
-            raise ValueError(f"experiment_name {experiment!r} must be a plain folder name "
-                             "(letters, digits, _ . + = , -; no '/' or '..')")
-        if "results_dir" in data:
-            _path(data.get("results_dir"), base, "results_dir")
-        if data.get("seed") is not None:
-            _int(data["seed"], "seed", minimum=0)
+        if raw.results_dir is not None:
+            _path(raw.results_dir, base, "results_dir")
         spec = cls(
-            experiment=experiment,  # type: ignore[arg-type]
-            model=ModelSpec.from_config(data.get("model")),
-            dataset=DatasetSpec.from_config(data.get("dataset")),
-            reader=reader,
+            experiment=raw.experiment_name,
+            model=ModelSpec.from_schema(raw.model),
+            dataset=DatasetSpec.from_schema(raw.dataset),
+            reader=ReaderSpec.from_schema(raw.reader),
             strategies=strategies,
             policies=policies,
             shapes=shapes,
-            context_window=context_window,  # type: ignore[arg-type]
-            settings_overrides=overrides,
+            context_window=raw.context_window,
+            settings_overrides=dict(raw.settings),
             summarizer=summarizer,
-            max_items=_int(data.get("max_items"), "max_items", minimum=1, optional=True),
-            max_questions_per_item=_int(data.get("max_questions_per_item"),
-                                        "max_questions_per_item", minimum=1, optional=True),
-            budget_usd=_number(data.get("budget_usd"), "budget_usd", optional=True),
-            dry_run=_bool(data.get("dry_run", False), "dry_run"),
-            progress=_bool(data.get("progress", True), "progress"),
-            cache_dir=_path(data.get("cache_dir"), base, "cache_dir"),  # type: ignore[arg-type]
-            ocr_cache_dir=_path(data.get("ocr_cache_dir"), base, "ocr_cache_dir", optional=True),
-            timeout_s=_number(data.get("timeout_s", 120), "timeout_s", positive=True),  # type: ignore[arg-type]
-            max_attempts=_int(data.get("max_attempts", 6), "max_attempts", minimum=1),  # type: ignore[arg-type]
-            max_frames=_int(data.get("max_frames", DEFAULT_MAX_FRAMES), "max_frames",  # type: ignore[arg-type]
-                            minimum=1),
+            max_items=raw.max_items,
+            max_questions_per_item=raw.max_questions_per_item,
+            budget_usd=raw.budget_usd,
+            dry_run=raw.dry_run,
+            progress=raw.progress,
+            cache_dir=_path(raw.cache_dir, base, "cache_dir"),
+            ocr_cache_dir=(_path(raw.ocr_cache_dir, base, "ocr_cache_dir")
+                           if raw.ocr_cache_dir is not None else None),
+            timeout_s=raw.timeout_s,
+            max_attempts=raw.max_attempts,
+            max_frames=raw.max_frames,
+            limits_dir=(_path(raw.limits_dir, base, "limits_dir")
+                        if raw.limits_dir is not None else None),
         )
         try:
             spec.settings()
@@ -462,35 +662,28 @@ class RunSpec:
         return spec
 
 
-def _choices(data: Mapping[str, Any], one: str, many: str, known: Sequence[str]) -> tuple[str, ...]:
-    """``one=NAME`` (a single choice) wins over the list ``many``; each must be in ``known``."""
-    single = _as_plain(data.get(one))
-    if isinstance(single, Mapping):  # a config group file: {name: ...}
-        _only(single, ("name",), f"{one} config")
-        single = single.get("name")
+def _choices(single: ChoiceConfig | None, names: Sequence[str], many: str,
+             known: Sequence[str]) -> tuple[str, ...]:
+    """One choice (``strategy=NAME`` or its group file ``{name: NAME}``) wins over the list
+    ``many``; each must be in ``known``."""
     if single is not None:
-        names: tuple[str, ...] = (_str(single, one),)  # type: ignore[assignment]
+        chosen: tuple[str, ...] = (single.name,)
     else:
-        names = _str_list(data.get(many), many)
-    bad = [n for n in names if n not in known]
+        chosen = tuple(names)
+    bad = [n for n in chosen if n not in known]
     if bad:
         raise ValueError(f"{many} has unknown value(s) {bad}; known: {list(known)}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"{many} lists a value twice: {list(names)}")
-    return names
+    if len(set(chosen)) != len(chosen):
+        raise ValueError(f"{many} lists a value twice: {list(chosen)}")
+    return chosen
 
 
-
-
-def _path(value: Any, base: Path, where: str, *, optional: bool = False) -> Path | None:
-    """An absolute folder path; refused if empty, NUL-bearing, or if it (or a parent) is a
-    file, so the error comes now and not as a traceback when the first file is written."""
-    if value is None and optional:
-        return None
-    text = _str(value, where)
-    if "\0" in text:  # type: ignore[operator]
+def _path(text: str, base: Path, where: str) -> Path:
+    """An absolute folder path; refused if NUL-bearing, or if it (or a parent) is a file, so
+    the error comes now and not as a traceback when the first file is written."""
+    if "\0" in text:
         raise ValueError(f"{where} contains a NUL character")
-    path = Path(text).expanduser()  # type: ignore[arg-type]
+    path = Path(text).expanduser()
     path = path if path.is_absolute() else (base / path).resolve()
     for parent in (path, *path.parents):
         if parent.exists() and not parent.is_dir():
