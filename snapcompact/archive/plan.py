@@ -276,9 +276,9 @@ def plan_foveated(text: str, high: Shape, low: Shape, max_frames: int) -> Foveat
     truncated = 0
     middle_text = middle_source
     if len(middle_pages) > middle_budget:
-        dropped = "".join(middle_pages[: len(middle_pages) - middle_budget])
-        truncated = len(dropped)
-        middle_text = middle_source[len(dropped):]
+        dropped_middle = "".join(middle_pages[: len(middle_pages) - middle_budget])
+        truncated = len(dropped_middle)
+        middle_text = middle_source[len(dropped_middle):]
         middle_pages = middle_pages[len(middle_pages) - middle_budget:]
     frames = ([PlannedFrame(p, high) for p in head_pages] + [PlannedFrame(p, low) for p in middle_pages]
               + [PlannedFrame(p, high) for p in tail_pages])
