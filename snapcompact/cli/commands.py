@@ -32,6 +32,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 DEFAULT_MAX_FRAMES = 1000
 _JSON_MAX_DEPTH_LIMIT = 20000  # recursion limit while parsing stdin JSON
@@ -198,7 +199,7 @@ def _cmd_compact(args: argparse.Namespace) -> int:
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error (no usage block); ``-h`` still prints the usage."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
