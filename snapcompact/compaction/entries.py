@@ -14,7 +14,7 @@ is lossless.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -275,7 +275,7 @@ class MetadataEntry:
 
 Entry = Union[MessageEntry, CompactionEntry, BranchSummaryEntry, CustomMessageEntry, MetadataEntry]
 
-_PARSERS = {
+_PARSERS: dict[str, Callable[[Mapping[str, Any], str], Entry]] = {
     MESSAGE_ENTRY: MessageEntry.from_json,
     COMPACTION_ENTRY: CompactionEntry.from_json,
     BRANCH_SUMMARY_ENTRY: BranchSummaryEntry.from_json,

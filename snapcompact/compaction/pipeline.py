@@ -305,6 +305,7 @@ class CompactionPipeline:
         if isinstance(hook, Cancel):
             return CompactionOutcome(reason, cancelled=True, skipped=hook.reason)
         notes: list[str] = []
+        payload: CompactionPayload | None  # from the hook or a strategy; None until one answers
         if isinstance(hook, HookCompaction):
             payload = CompactionPayload(
                 summary=hook.summary, first_kept_entry_id=hook.first_kept_entry_id or prep.first_kept_entry_id,

@@ -251,7 +251,8 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
         if entry is None:
             continue
         tokens = scan.tokens(entry)
-        skip = _already_pruned(entry.message) or i < boundary or (suffix is not None and suffix[i] > warm)
+        warm_suffix = suffix is not None and warm is not None and suffix[i] > warm
+        skip = _already_pruned(entry.message) or i < boundary or warm_suffix
         if not skip:
             if i in scan.superseded:
                 chosen.append((entry, SUPERSEDED_NOTICE, "superseded"))

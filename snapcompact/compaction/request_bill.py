@@ -53,7 +53,7 @@ def png_size(png: bytes) -> tuple[int, int]:
     return width, height
 
 
-def _decode_data_url(url: str) -> bytes:
+def _decode_data_url(url: object) -> bytes:
     match = _DATA_URL.match(url) if isinstance(url, str) else None
     if match is None:
         raise ValueError("an image part must carry a base64 data: URL")

@@ -137,7 +137,7 @@ def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | Non
     max_tokens = summary_max_tokens(settings.compaction.reserve_tokens)
     previous = _previous_summary_for_llm(prep)
     usages: list[Mapping[str, Any]] = []
-    common = dict(context_window=model.context_window, custom_instructions=custom_instructions,
+    common: dict[str, Any] = dict(context_window=model.context_window, custom_instructions=custom_instructions,
                   additional_context=overrides.context, include_thinking=model.include_thinking)
     if prep.messages_to_summarize:
         run = generate_summary(prep.messages_to_summarize, complete, max_tokens=max_tokens,
@@ -213,6 +213,7 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
         prev_archive.text or prev_archive.text_head or prev_archive.text_tail)
     notes: tuple[str, ...] = ()
     if frames_only:
+        assert prev_archive is not None  # frames_only implies an archive
         # A legacy archive kept frames but no source text: nothing can be re-rendered from it, so
         # the previous summary is folded in as text (the reference's rule), and this is said.
         notes = ((f"the previous snapcompact archive holds {len(prev_archive.frames)} frame(s) without source "
@@ -222,7 +223,7 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
             _wire_json(prep),
             model_id=model.id, api=model.api, provider=model.provider,
             shape=None if sc.shape == "auto" else sc.shape, policy=sc.policy,  # type: ignore[arg-type]
-            previous=prev.preserve_data if prev_archive is not None else None,
+            previous=prev.preserve_data if prev is not None and prev_archive is not None else None,
             previous_summary=prev.summary if prev is not None and (prev_archive is None or frames_only)
             and prev.summary else None,
             max_frames=sc.max_frames, frame_size=sc.frame_size,
