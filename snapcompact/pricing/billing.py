@@ -131,7 +131,7 @@ def parse_pricing_table(raw: bytes | str) -> PricingTable:
             row = {**raw_est[row["same_as"]], "source": row.get("source", "")}
         method = row.get("method")
         if method == "patch_cap_margin":
-            needed = ("patch", "max_patches", "margin")
+            needed: tuple[str, ...] = ("patch", "max_patches", "margin")
         elif method == "fixed":
             needed = ("tokens",)
         else:
@@ -438,8 +438,10 @@ def _gemini_fixed(rule: ImageRule, w: int, h: int, detail: str | None) -> _Outco
     p = rule.params
     level = _GEMINI_LEVEL[detail] or p["default"]
     tokens = int(p[level])
-    notes = ("fixed budget per image; the resolution the model works at is not published, "
-             "seen size is the size sent",)
+    notes: tuple[str, ...] = (
+        "fixed budget per image; the resolution the model works at is not published, "
+        "seen size is the size sent",
+    )
     if detail == "original":
         notes += ("detail original mapped to media_resolution ULTRA_HIGH",)
     return _Outcome((w, h), tokens, f"media_resolution {level.upper()}: fixed {tokens}", notes)

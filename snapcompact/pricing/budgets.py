@@ -127,7 +127,7 @@ def provider_image_budget(provider: str | None, api: str | None = None, policy: 
     budget = image_budgets()[policy]
     if provider and provider in budget.providers:
         return budget.providers[provider]
-    if api in budget.apis:
+    if api is not None and api in budget.apis:
         return budget.apis[api]
     return budget.default_images
 
