@@ -57,7 +57,7 @@ def _unpack_glyphs(found: list[tuple[int, int, int, int, int, list[str]]]) -> di
     if not found:
         return {}
     widest = max((w + 7) // 8 for _, w, _, _, _, _ in found)
-    hex_rows = []
+    hex_rows: list[str] = []
     for _, w, h, _, _, rows in found:
         nbytes = (w + 7) // 8
         hex_rows.extend(r.rjust(2 * nbytes, "0").ljust(2 * widest, "0") for r in rows[:h])
@@ -207,8 +207,9 @@ def atlas(font_name: str, cell_width: int, cell_height: int) -> Atlas:
         ids[cp] = i
         has_glyph[cp] = True
     ids[ord(NEWLINE_GLYPH)] = Atlas.FULL
-    inked = masks.any(axis=(1, 2))
-    full = masks.all(axis=(1, 2))
+    # With an axis the reductions give arrays; numpy's stubs also allow a bare bool.
+    inked = np.asarray(masks.any(axis=(1, 2)))
+    full = np.asarray(masks.all(axis=(1, 2)))
     pixel_counts = masks.sum(axis=(1, 2), dtype=np.int64)
     return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph, inked, full, pixel_counts)
 

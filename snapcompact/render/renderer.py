@@ -141,7 +141,7 @@ def _draw_indexed(
     keys = np.zeros(rows * grid_cols, dtype=np.int32)  # glyph id * INKS + ink; 0 = blank cell
     keys[cells.cells] = glyph_ids * Atlas.INKS + cells.ink
     pix = font_atlas.coloured()[keys]
-    canvas = np.zeros((rows, repeat, cell_h, width), dtype=np.uint8)
+    canvas: np.ndarray = np.zeros((rows, repeat, cell_h, width), dtype=np.uint8)
     pix_grid = pix.reshape(rows, grid_cols, cell_h, cell_w).transpose(0, 2, 1, 3)
     canvas[:, 0, :, :grid_w].reshape(rows, cell_h, grid_cols, cell_w)[...] = pix_grid
     for copy in range(1, repeat):
@@ -210,9 +210,9 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
     cw, ch, repeat = shape.cell_width, shape.cell_height, shape.line_repeat
     rgb = np.full((cells.used_rows * repeat * ch, width, 3), 255, dtype=np.uint8)
     if repeat > 1:
-        for row in range(cells.used_rows):
+        for used_row in range(cells.used_rows):
             for copy in range(1, repeat):
-                y = (row * repeat + copy) * ch
+                y = (used_row * repeat + copy) * ch
                 rgb[y : y + ch] = PALETTE[BAND]
     # The reference draws cells in text order: a newline cell is a solid black fill, so glyphs
     # drawn before it that reach into it are wiped, and glyphs drawn after it (an accented

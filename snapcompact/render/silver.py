@@ -61,6 +61,7 @@ from functools import lru_cache
 from typing import Iterable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from snapcompact.core import (
     fonts_dir,
@@ -437,8 +438,8 @@ def _rasterize_batch(cps: list[int], px: np.float32) -> list[SilverGlyph]:
 
     glyphs = []
     for i in range(n):
-        w, h = int(widths[i]), int(heights[i])
-        bitmap = coverage[i, : w * h].reshape(h, w).copy()
+        glyph_w, glyph_h = int(widths[i]), int(heights[i])
+        bitmap = coverage[i, : glyph_w * glyph_h].reshape(glyph_h, glyph_w).copy()
         bitmap.setflags(write=False)
         glyphs.append(SilverGlyph(coverage=bitmap, xmin=xmins[i], ymin=ymins[i], advance=advances[i]))
     return glyphs
@@ -496,7 +497,9 @@ def _round_half_away(values: np.ndarray) -> np.ndarray:
     return (np.sign(v) * np.floor(np.abs(v) + 0.5)).astype(np.int64)
 
 
-def _tops(cell_tops, ascent: np.float32, height: np.ndarray, ymin: np.ndarray) -> np.ndarray:
+def _tops(
+    cell_tops: ArrayLike, ascent: np.float32, height: ArrayLike, ymin: ArrayLike
+) -> np.ndarray:
     """round(cellTop + ascent - height - ymin), each step in f32 like the reference."""
     v = np.asarray(cell_tops, dtype=_F32) + ascent
     v = v - np.asarray(height, dtype=_F32)
@@ -673,6 +676,7 @@ def draw_fallback_glyph(
     y1, x1 = min(top + glyph.height, indexed.shape[0]), min(left + glyph.width, indexed.shape[1])
     if y0 < y1 and x0 < x1:
         src = (slice(y0 - top, y1 - top), slice(x0 - left, x1 - left))
+        assert sprite.index is not None  # fallback sprites always carry their palette indices
         np.copyto(indexed[y0:y1, x0:x1], sprite.index[src], where=sprite.mask[src])
 
 
