@@ -162,7 +162,7 @@ _CANDIDATE = None  # kept iff the font (or Silver) draws it, else "?"
 
 
 @lru_cache(maxsize=1 << 16)
-def _font_free_decision(cp: int) -> tuple[str, int] | None:
+def _font_free_decision(cp: int) -> tuple[str, str] | None:
     """(output, kind) for a code point outside Latin-1, or ``_CANDIDATE`` when the font decides."""
     ch = chr(cp)
     if ch in (DIM_ON, DIM_OFF, NEWLINE_GLYPH):
