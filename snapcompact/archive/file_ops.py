@@ -82,6 +82,7 @@ class FileOperations:
             object.__setattr__(self, name, _paths(getattr(self, name), name))
 
     def merged(self, other: FileOperations) -> FileOperations:
+        """Union of both histories' file sets, so a new compaction keeps the earlier ones' files."""
         return FileOperations(self.read | other.read, self.written | other.written,
                               self.edited | other.edited)
 
@@ -107,6 +108,7 @@ class FileLists:
     modified_files: tuple[str, ...]
 
     def to_json(self) -> dict[str, list[str]]:
+        """The reference's ``details`` shape: ``readFiles`` and ``modifiedFiles``."""
         return {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
 
 

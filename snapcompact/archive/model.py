@@ -61,6 +61,7 @@ class ArchiveFrame:
     source_chars: int | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """Persisted camelCase JSON; optional reading-grid keys only when known."""
         out: dict[str, Any] = {"data": self.data, "mimeType": self.mime_type, "cols": self.cols,
                                "rows": self.rows, "chars": self.chars}
         for key, value in (("font", self.font), ("variant", self.variant),
@@ -73,6 +74,7 @@ class ArchiveFrame:
 
     @classmethod
     def from_json(cls, raw: Any, where: str = "frame") -> ArchiveFrame:
+        """Parse one stored frame, raising ``ValueError`` naming ``where`` on a bad field."""
         if not isinstance(raw, Mapping):
             raise ValueError(f"{where} must be an object, got {type(raw).__name__}")
         data = raw.get("data")
@@ -120,9 +122,11 @@ class Archive:
 
     @property
     def is_empty(self) -> bool:
+        """True when there is nothing to carry over: no frames and no source text."""
         return not self.frames and self.text is None and self.text_head is None and self.text_tail is None
 
     def to_json(self) -> dict[str, Any]:
+        """Persisted camelCase JSON; text keys only when present."""
         out: dict[str, Any] = {"frames": [f.to_json() for f in self.frames],
                                "totalChars": self.total_chars, "truncatedChars": self.truncated_chars}
         for key, value in (("text", self.text), ("textHead", self.text_head), ("textTail", self.text_tail)):
