@@ -204,6 +204,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``snapcompact`` argument parser with one subcommand per verb."""
     parser = _Parser(prog="snapcompact", description=__doc__.split("\n")[0])
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error instead of one line")
@@ -291,6 +292,7 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one verb and return its exit status; errors print one line unless ``--debug``."""
     args = build_parser().parse_args(argv)
     try:
         status = args.func(args)
