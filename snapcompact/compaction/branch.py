@@ -71,6 +71,8 @@ def collect_entries_for_branch_summary(session: Any, old_leaf_id: str | None, ta
 
 @dataclass(frozen=True)
 class BranchPreparation:
+    """What a branch summary is built from: the messages, their entry ids, files touched, tokens."""
+
     messages: tuple[Mapping[str, Any], ...]
     entry_ids: tuple[str, ...]
     file_ops: Any
@@ -85,7 +87,7 @@ def _message(entry: Entry) -> Mapping[str, Any] | None:
 
 def prepare_branch_entries(entries: Sequence[Entry], token_budget: int,
                            estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> BranchPreparation:
-
+    """The newest entries of an abandoned branch that fit ``token_budget``, to summarize."""
     if token_budget < 1:
         raise ValueError(f"branch summary token budget must be positive, got {token_budget}")
     ops = FileOperations()

@@ -70,6 +70,7 @@ class SessionContext:
 
 
 def compaction_summary_message(entry: CompactionEntry) -> dict[str, Any]:
+    """The context message standing in for the history a compaction replaced."""
     out: dict[str, Any] = {"role": "compactionSummary", "summary": entry.summary,
                            "tokensBefore": entry.tokens_before, "timestamp": entry.timestamp}
     if entry.short_summary is not None:
@@ -257,4 +258,5 @@ def estimate_branch_tokens(path: Sequence[Entry], estimator: TokenEstimator = DE
 
 def estimate_context_tokens(messages: Sequence[Mapping[str, Any]],
                             estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
+    """Estimated prompt tokens of a context's messages, by ``estimator``."""
     return estimator.messages(messages)

@@ -42,16 +42,20 @@ class AbortSignal:
         self._event = threading.Event()
 
     def abort(self) -> None:
+        """Ask the running compaction to stop at its next check."""
         self._event.set()
 
     def reset(self) -> None:
+        """Clear the flag so the next compaction can run."""
         self._event.clear()
 
     @property
     def aborted(self) -> bool:
+        """True once :meth:`abort` was called and not yet reset."""
         return self._event.is_set()
 
     def check(self) -> None:
+        """Raise :class:`CompactionAborted` if an abort was asked for."""
         if self._event.is_set():
             raise CompactionAborted("compaction aborted")
 

@@ -62,12 +62,14 @@ TURN_START_ROLES = frozenset({"user", "bashExecution"})
 
 
 def is_valid_cut_point(entry: Entry) -> bool:
+    """Whether history may be cut right before ``entry`` (the kept part may start there)."""
     if isinstance(entry, MessageEntry):
         return entry.role in CUT_POINT_ROLES
     return isinstance(entry, (CustomMessageEntry, BranchSummaryEntry))
 
 
 def is_turn_start(entry: Entry) -> bool:
+    """Whether ``entry`` opens a turn (a user message, a shell run, an injected message)."""
     if isinstance(entry, MessageEntry):
         return entry.role in TURN_START_ROLES
     return isinstance(entry, (CustomMessageEntry, BranchSummaryEntry))
@@ -228,6 +230,7 @@ class CompactionPreparation:
 
     @property
     def previous_summary(self) -> str | None:
+        """Summary text of the previous compaction, if there was one."""
         return self.previous_compaction.summary if self.previous_compaction is not None else None
 
 

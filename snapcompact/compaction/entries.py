@@ -94,6 +94,7 @@ class SessionHeader:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The header line's JSON; optional keys only when set."""
         out: dict[str, Any] = {"type": "session", "version": self.version, "id": self.id,
                                "timestamp": self.timestamp}
         if self.cwd is not None:
@@ -104,6 +105,7 @@ class SessionHeader:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> SessionHeader:
+        """Parse the header line, raising ``ValueError`` on a bad field."""
         where = "session header"
         version = raw.get("version", 1)
         if not isinstance(version, int) or isinstance(version, bool):
@@ -126,13 +128,16 @@ class MessageEntry:
 
     @property
     def role(self) -> str:
+        """The message's role (``user``, ``assistant``, ``toolResult`` ...)."""
         return str(self.message.get("role"))
 
     def to_json(self) -> dict[str, Any]:
+        """The entry's JSON line, unknown keys kept."""
         return {**_base_json(self.type, self), "message": dict(self.message), **self.extra}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> MessageEntry:
+        """Parse a ``message`` entry, raising ``ValueError`` naming ``where`` on a bad field."""
         message = _map(raw, "message", where)
         if message is None or not isinstance(message.get("role"), str):
             raise ValueError(f"{where}: message entry needs a 'message' object with a string 'role'")
@@ -158,6 +163,7 @@ class CompactionEntry:
     type = COMPACTION_ENTRY
 
     def to_json(self) -> dict[str, Any]:
+        """The entry's JSON line in the reference's key order; optional keys only when set."""
         out = {**_base_json(self.type, self), "summary": self.summary}
         if self.short_summary is not None:
             out["shortSummary"] = self.short_summary
@@ -172,6 +178,7 @@ class CompactionEntry:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> CompactionEntry:
+        """Parse a ``compaction`` entry (older logs' ``fromHook`` accepted), naming ``where``."""
         tokens = raw.get("tokensBefore")
         if isinstance(tokens, bool) or not isinstance(tokens, (int, float)):
             raise ValueError(f"{where}: tokensBefore must be a number, got {tokens!r}")
@@ -200,6 +207,7 @@ class BranchSummaryEntry:
     type = BRANCH_SUMMARY_ENTRY
 
     def to_json(self) -> dict[str, Any]:
+        """The entry's JSON line; optional keys only when set."""
         out = {**_base_json(self.type, self), "fromId": self.from_id, "summary": self.summary}
         for key, value in (("details", self.details), ("usage", self.usage)):
             if value is not None:
@@ -210,6 +218,7 @@ class BranchSummaryEntry:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> BranchSummaryEntry:
+        """Parse a ``branch_summary`` entry (older logs' ``fromHook`` accepted)."""
         from_ext = bool(raw.get("fromExtension", raw.get("fromHook", False)))
         known = (*_BASE, "fromId", "summary", "details", "usage", "fromExtension", "fromHook")
         return cls(*_base(raw, where), _str(raw, "fromId", where) or "", _str(raw, "summary", where) or "",
@@ -231,6 +240,7 @@ class CustomMessageEntry:
     type = CUSTOM_MESSAGE_ENTRY
 
     def to_json(self) -> dict[str, Any]:
+        """The entry's JSON line, unknown keys kept."""
         content = self.content if isinstance(self.content, str) else [dict(b) for b in self.content]
         out = {**_base_json(self.type, self), "customType": self.custom_type, "content": content,
                "display": self.display}
@@ -240,6 +250,7 @@ class CustomMessageEntry:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> CustomMessageEntry:
+        """Parse a ``custom_message`` entry, raising ``ValueError`` naming ``where``."""
         content = raw.get("content")
         if isinstance(content, list) and all(isinstance(b, Mapping) for b in content):
             content = tuple(dict(b) for b in content)
@@ -264,10 +275,12 @@ class MetadataEntry:
     data: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The entry's JSON line: the base keys plus its free-form data."""
         return {**_base_json(self.type, self), **self.data}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> MetadataEntry:
+        """Keep an entry of any other type as metadata, its fields untouched."""
         kind = raw.get("type")
         assert isinstance(kind, str)
         return cls(kind, *_base(raw, where), _extra(raw, _BASE))

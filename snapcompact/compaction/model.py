@@ -15,6 +15,8 @@ __all__ = ["ModelInfo"]
 
 @dataclass(frozen=True)
 class ModelInfo:
+    """The model an agent talks to: id, context window, wire API, output cap, input kinds."""
+
     id: str
     context_window: int
     provider: str | None = None
@@ -41,4 +43,5 @@ class ModelInfo:
 
     @property
     def supports_images(self) -> bool:
+        """Whether the model takes images, which the snapcompact strategy needs."""
         return "image" in self.input

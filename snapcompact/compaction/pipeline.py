@@ -112,6 +112,8 @@ class CompactionOutcome:
 
 @dataclass(frozen=True)
 class NavigationOutcome:
+    """Result of moving the leaf to another entry, with the branch summary written on the way."""
+
     cancelled: bool
     new_leaf_id: str | None
     old_leaf_id: str | None
@@ -130,6 +132,8 @@ def _iso_to_ms(stamp: str) -> float:
 
 
 class CompactionPipeline:
+    """An agent's compaction loop over one session: pruning, thresholds, strategies, hooks."""
+
     def __init__(self, session: Session, model: ModelInfo, *, settings: Settings = DEFAULT_SETTINGS,
                  complete: CompleteFn | None = None, hooks: Hooks | None = None,
                  protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
@@ -196,19 +200,24 @@ class CompactionPipeline:
         return self.estimator.frame_tokens
 
     def context(self) -> SessionContext:
+        """The LLM context the current branch builds (compactions applied)."""
         return build_session_context(self.session.get_branch())
 
     def transcript(self) -> SessionContext:
+        """The current branch as a transcript: every message, compactions shown in place."""
         return build_session_context(self.session.get_branch(), transcript=True)
 
     def llm_messages(self) -> list[Any]:
+        """The context as wire messages for the LLM, dropping what it never sees."""
         return convert_to_llm(self.context().messages,
                               max_frame_data_bytes=self.settings.snapcompact.max_frame_data_bytes)
 
     def estimate_tokens(self) -> int:
+        """Estimated prompt tokens of the current branch."""
         return estimate_branch_tokens(self.session.get_branch(), self.estimator)
 
     def threshold(self) -> int:
+        """Context tokens above which auto-compaction runs, for this model and settings."""
         return resolve_threshold_tokens(self.model.context_window, self.settings.compaction)
 
     def _notice(self, text: str) -> str:
@@ -227,6 +236,7 @@ class CompactionPipeline:
         return result
 
     def prune_stale(self, idle_seconds: float = 0.0) -> PruneResult:
+        """Drop superseded and useless tool results (when enabled) and rewrite the session."""
         if not self.settings.compaction.drop_useless:
             return PruneResult({}, 0, {})
         result = prune_superseded_tool_results(self.session.get_branch(), self.settings.pruning, idle_seconds=idle_seconds,

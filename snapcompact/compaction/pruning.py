@@ -55,10 +55,12 @@ _DEFAULT_PRUNE = PruneSettings()
 
 
 def truncated_notice(tokens: int) -> str:
+    """The text a tool output is replaced with when cut for size."""
     return f"[Output truncated - {tokens} tokens]"
 
 
 def is_pruned(message: Mapping[str, Any]) -> bool:
+    """Whether a tool result already holds one of the pruning notices."""
     text = _result_text(message)
     return text in (SUPERSEDED_NOTICE, USELESS_NOTICE) or (
         text.startswith("[Output truncated - ") and text.endswith(" tokens]"))
@@ -89,6 +91,7 @@ class PruneResult:
 
     @property
     def changed(self) -> bool:
+        """True when at least one message would be replaced."""
         return bool(self.replacements)
 
 

@@ -40,6 +40,7 @@ class RequestBill:
 
     @property
     def billed_tokens(self) -> int:
+        """Text and image tokens together: the predicted prompt bill."""
         return self.text_tokens + self.image_tokens
 
 

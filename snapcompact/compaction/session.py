@@ -204,6 +204,7 @@ class Session:
     # ------------------------------------------------------------------ appends
 
     def append_message(self, message: Mapping[str, Any]) -> MessageEntry:
+        """Append an agent message under the current leaf and move the leaf to it."""
         if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
             raise ValueError("a message must be a mapping with a string 'role'")
         entry = MessageEntry(self._fresh_id(), self.leaf_id, self._now(), dict(message))
@@ -214,6 +215,7 @@ class Session:
                           short_summary: str | None = None, details: Mapping[str, Any] | None = None,
                           preserve_data: Mapping[str, Any] | None = None, from_extension: bool = False,
                           usage: Mapping[str, Any] | None = None) -> CompactionEntry:
+        """Append a compaction entry; ``first_kept_entry_id`` must already be in the session."""
         if first_kept_entry_id not in self._by_id:
             raise ValueError(f"firstKeptEntryId {first_kept_entry_id!r} is not an entry of this session")
         entry = CompactionEntry(self._fresh_id(), self.leaf_id, self._now(), summary, first_kept_entry_id,
@@ -223,13 +225,14 @@ class Session:
 
     def append_custom_message(self, custom_type: str, content: str | Iterable[Mapping[str, Any]], *,
                               display: bool = True, details: Mapping[str, Any] | None = None) -> CustomMessageEntry:
+        """Append an extension message that enters the context as a developer message."""
         body = content if isinstance(content, str) else tuple(dict(b) for b in content)
         entry = CustomMessageEntry(self._fresh_id(), self.leaf_id, self._now(), custom_type, body, display, details)
         self.append(entry)
         return entry
 
     def append_metadata(self, kind: str, **data: Any) -> MetadataEntry:
-
+        """Append a state-change entry of a known metadata ``kind`` (model change, label ...)."""
         if kind not in METADATA_TYPES:
             raise ValueError(f"unknown metadata entry type {kind!r} (known: {', '.join(METADATA_TYPES)})")
         entry = MetadataEntry(kind, self._fresh_id(), self.leaf_id, self._now(), data)
@@ -282,6 +285,7 @@ class Session:
     # ------------------------------------------------------------------ tree
 
     def get(self, entry_id: str) -> Entry:
+        """The entry with this id, or ``ValueError`` naming the unknown id."""
         try:
             return self._by_id[entry_id]
         except KeyError:
@@ -291,6 +295,7 @@ class Session:
         return entry_id in self._by_id
 
     def children(self, entry_id: str | None) -> list[Entry]:
+        """Direct children of an entry (``None``: the roots), in append order."""
         return [self._by_id[c] for c in self._children.get(entry_id, [])]
 
     def get_branch(self, leaf_id: str | None = ...) -> list[Entry]:  # type: ignore[assignment]
@@ -323,6 +328,7 @@ class Session:
         return list(out)
 
     def common_ancestor(self, a: str | None, b: str | None) -> str | None:
+        """Id of the deepest entry on both branches, or None when they share no root."""
         ancestors = {e.id for e in self.get_branch(a)}
         for entry in reversed(self.get_branch(b)):
             if entry.id in ancestors:

@@ -167,6 +167,8 @@ class SnapcompactSettings:
 
 @dataclass(frozen=True)
 class Settings:
+    """All compaction settings by section, as the reference's settings file groups them."""
+
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     branch_summary: BranchSummarySettings = field(default_factory=BranchSummarySettings)
     pruning: PruneSettings = field(default_factory=PruneSettings)

@@ -57,6 +57,8 @@ CompleteFn = Callable[..., Any]
 
 @dataclass(frozen=True)
 class Completion:
+    """One LLM reply to a summary request: its text and the provider's usage, if given."""
+
     text: str
     usage: Mapping[str, Any] | None = None
 
@@ -232,6 +234,7 @@ def summary_windows(messages: Sequence[Mapping[str, Any]], budget_tokens: int,
 
 def build_summary_prompt(conversation: str, instructions: str, *, previous_summary: str | None = None,
                          additional_context: Sequence[str] = (), custom_instructions: str | None = None) -> str:
+    """The summary request text: conversation, previous summary and extra context in tags."""
     parts = [f"<conversation>\n{conversation}\n</conversation>"]
     if previous_summary:
         parts.append(f"<previous-summary>\n{previous_summary}\n</previous-summary>")

@@ -168,6 +168,7 @@ class TokenEstimator:
         return extra + (self.count_text(fragments) if fragments else 0)
 
     def messages(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        """Estimated tokens of a message list: the sum over its messages."""
         return sum(self.message(m) for m in messages)
 
 
