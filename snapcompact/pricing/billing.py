@@ -72,6 +72,7 @@ class ImageRule:
     notes: str = ""
 
     def matches(self, model_id: str) -> bool:
+        """Whether the rule applies to ``model_id`` (by named selector, else by pattern)."""
         if self.selector is not None:
             return _SELECTORS[self.selector](model_id)
         return any(p.search(model_id) for p in self.patterns)
@@ -93,6 +94,8 @@ class RequestLimit:
 
 @dataclass(frozen=True)
 class PricingTable:
+    """``pricing.toml`` parsed: token estimates per family, image rules, request limits, digest."""
+
     estimates: Mapping[str, FamilyEstimate]
     rules: tuple[ImageRule, ...]
     limits: Mapping[str, RequestLimit]
@@ -211,6 +214,7 @@ def parse_pricing_table(raw: bytes | str) -> PricingTable:
 
 @lru_cache(maxsize=1)
 def pricing_table() -> PricingTable:
+    """The shipped ``pricing.toml``, parsed."""
     raw = resources.files("snapcompact.pricing").joinpath("pricing.toml").read_bytes()
     return parse_pricing_table(raw)
 
@@ -278,6 +282,7 @@ class ImageBill:
         return self.square_estimate - self.tokens
 
     def to_json(self) -> dict[str, Any]:
+        """The bill as a flat JSON record."""
         return {
             "model": self.model, "width": self.width, "height": self.height,
             "seen_width": self.seen_width, "seen_height": self.seen_height,

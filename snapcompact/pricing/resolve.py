@@ -75,13 +75,16 @@ class ResolvedShape:
 
     @property
     def variant(self) -> str:
+        """Name of the resolved shape variant."""
         return self.shape.name
 
     @property
     def frame_size(self) -> int:
+        """Frame side in pixels of the resolved shape."""
         return self.shape.frame_size
 
     def to_json(self) -> dict[str, Any]:
+        """The resolution as a flat JSON record: geometry, billing family, estimate, reason."""
         s = self.shape
         return {
             "variant": s.name, "font": s.font, "cell_width": s.cell_width,
