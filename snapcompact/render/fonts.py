@@ -40,6 +40,8 @@ class Glyph:
 
 @dataclass(frozen=True)
 class BitmapFont:
+    """A parsed BDF font: cell size, ascent and its glyphs by code point."""
+
     name: str
     cell_width: int
     cell_height: int
@@ -188,6 +190,7 @@ class Atlas:
 
 @lru_cache(maxsize=None)
 def atlas(font_name: str, cell_width: int, cell_height: int) -> Atlas:
+    """Every glyph of a font drawn into its cell once, so pages render by array lookups."""
     font = load_font(font_name)
     codes = sorted(font.glyphs)
     masks = np.zeros((len(codes) + 2, cell_height, cell_width), dtype=np.uint8)

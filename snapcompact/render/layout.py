@@ -211,6 +211,7 @@ def place_grid(text: str, cols: int, capacity: int, wide_cells: bool) -> GridPla
 
 
 def rendered_chars_grid(text: str, cols: int, capacity: int, wide_cells: bool) -> int:
+    """How many characters of one page's ``text`` land on the grid (the rest is dropped)."""
     return int(place_grid(text, cols, capacity, wide_cells).cps.size)
 
 

@@ -39,6 +39,7 @@ def available_cores() -> int:
 
 
 def default_workers() -> int:
+    """Page workers to fork: the usable cores, capped at ``MAX_WORKERS``."""
     return max(1, min(MAX_WORKERS, available_cores()))
 
 

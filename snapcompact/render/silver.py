@@ -100,10 +100,12 @@ class SilverGlyph:
 
     @property
     def width(self) -> int:
+        """Bitmap width in pixels."""
         return int(self.coverage.shape[1])
 
     @property
     def height(self) -> int:
+        """Bitmap height in pixels."""
         return int(self.coverage.shape[0])
 
 
