@@ -231,7 +231,8 @@ def format_grouped_paths(paths: Sequence[str], annotate: Mapping[str, str] | Non
     return "\n".join(lines)
 
 
-def format_file_list(lists: FileLists, read_set: Iterable[str] = (), limit: int = FILE_LIST_LIMIT) -> str:
+def format_file_list(lists: FileLists, read_set: Iterable[str] = (),
+                     limit: int = FILE_LIST_LIMIT) -> str:
     """The grouped, marked file list (empty string when no files)."""
     reads = frozenset(read_set)
     mode: dict[str, str] = {p: "Read" for p in lists.read_files}

@@ -107,7 +107,8 @@ def history_blocks(
     under a byte or image-count budget the session head is the last frame to be left out.
     """
     for name, value in (("max_frame_data_bytes", max_frame_data_bytes), ("max_images", max_images)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 0):
             raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
     slots: list[tuple[str, Any]] = []
     unresolved = any(f.data.startswith(BLOB_PREFIX) for f in archive.frames)
@@ -120,7 +121,8 @@ def history_blocks(
             priced = [priced[-1], *priced[:-1]]  # the earliest frame first, then newest first
         for frame in priced:
             lazy = resolve_frame_data(frame.data) if resolve_frame_data is not None else None
-            if lazy is None and (resolve_frame_data is not None or frame.data.startswith(BLOB_PREFIX)):
+            if lazy is None and (resolve_frame_data is not None
+                                 or frame.data.startswith(BLOB_PREFIX)):
                 slots.append(("unavailable", None))
                 continue
             size = lazy.bytes if lazy is not None else len(frame.data)
@@ -167,7 +169,8 @@ def history_blocks(
     blocks: list[dict[str, Any]] = []
     if archive.text_head:
         suffix = "\n-------------- imaged middle below\n" if has_images else ""
-        blocks.append({"type": "text", "text": elide_data_urls(_to_plain(archive.text_head), "archive") + suffix})
+        blocks.append({"type": "text",
+                       "text": elide_data_urls(_to_plain(archive.text_head), "archive") + suffix})
     blocks.extend(middle)
     if archive.text_tail:
         if has_images:

@@ -192,8 +192,8 @@ class ToolResultMessage:
     def to_json(self) -> dict[str, Any]:
         """Wire JSON of the result; ``useless`` only when set."""
         out: dict[str, Any] = {"role": self.role, **self.extra, "toolCallId": self.tool_call_id,
-                               "toolName": self.tool_name, "content": _content_to_json(self.content),
-                               "isError": self.is_error}
+                               "toolName": self.tool_name,
+                               "content": _content_to_json(self.content), "isError": self.is_error}
         if self.useless:
             out["useless"] = True
         return out
@@ -218,7 +218,8 @@ def block_from_json(raw: Any, where: str) -> Block:
     if kind == "text":
         return TextBlock(_require_str(raw, "text", where), _extra(raw, ("type", "text")))
     if kind == "thinking":
-        return ThinkingBlock(_require_str(raw, "thinking", where), _extra(raw, ("type", "thinking")))
+        return ThinkingBlock(_require_str(raw, "thinking", where),
+                             _extra(raw, ("type", "thinking")))
     if kind == "image":
         return ImageBlock(
             _require_str(raw, "data", where),

@@ -107,7 +107,8 @@ def js_object_keys(obj: Mapping[str, Any]) -> list[str]:
     return indices + [k for k in keys if not _is_array_index(k)]
 
 
-_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                 "\t": "\\t"}
 _JSON_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
 
 
@@ -310,7 +311,8 @@ def _format_call(block: ToolCallBlock, opts: SerializeOptions) -> str:
             continue
         value = elide_data_urls(js_json_stringify(args[key]))
         rendered.append(f"{key}={truncate_middle(value, opts.tool_arg_max_chars, opts.truncate_head_ratio)}")
-    args_text = truncate_middle(", ".join(rendered), opts.tool_call_max_chars, opts.truncate_head_ratio)
+    args_text = truncate_middle(", ".join(rendered), opts.tool_call_max_chars,
+                                opts.truncate_head_ratio)
     line = f"{block.name}({args_text})"
     return f"{line}//{intent}" if intent else line
 
