@@ -41,7 +41,8 @@ _OWN_FRAME = re.compile(r"^frame\d{3,}\.png$")
 
 def _read_stdin() -> str:
     data = sys.stdin.buffer.read()
-    return data.decode("utf-8", errors="replace")  # invalid bytes become U+FFFD, as in the reference
+    return data.decode("utf-8",
+                       errors="replace")  # invalid bytes become U+FFFD, as in the reference
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -156,8 +157,8 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
 def _cmd_bill(args: argparse.Namespace) -> int:
     from snapcompact.pricing import bill_image
 
-    bill = bill_image(_model_id(args.model), args.width, args.height, detail=args.detail, api=args.api,
-                      provider=args.provider)
+    bill = bill_image(_model_id(args.model), args.width, args.height, detail=args.detail,
+                      api=args.api, provider=args.provider)
     _print(bill.to_json())
     return 0
 
