@@ -57,7 +57,8 @@ __all__ = [
 DEFAULT_BRANCH_WINDOW = 128_000
 
 
-def collect_entries_for_branch_summary(session: Any, old_leaf_id: str | None, target_id: str | None) -> tuple[
+def collect_entries_for_branch_summary(session: Any, old_leaf_id: str | None,
+                                       target_id: str | None) -> tuple[
         str | None, list[Entry]]:
     """(common ancestor id, abandoned entries oldest first): the old branch below the ancestor."""
     if old_leaf_id is None:
@@ -115,7 +116,8 @@ def prepare_branch_entries(entries: Sequence[Entry], token_budget: int,
     return BranchPreparation(tuple(m for m, _ in picked), tuple(i for _, i in picked), ops, total)
 
 
-def generate_branch_summary(entries: Sequence[Entry], complete: CompleteFn | None, model: ModelInfo | None,
+def generate_branch_summary(entries: Sequence[Entry], complete: CompleteFn | None,
+                            model: ModelInfo | None,
                             settings: Settings, *, custom_instructions: str | None = None,
                             estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> tuple[
         str, dict[str, Any], Mapping[str, Any] | None]:

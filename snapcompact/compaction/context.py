@@ -86,7 +86,8 @@ def entry_to_message(entry: Entry) -> dict[str, Any] | None:
         return dict(entry.message)
     if isinstance(entry, CustomMessageEntry):
         content = entry.content if isinstance(entry.content, str) else [dict(b) for b in entry.content]
-        out: dict[str, Any] = {"role": "custom", "customType": entry.custom_type, "content": content,
+        out: dict[str, Any] = {"role": "custom", "customType": entry.custom_type,
+                               "content": content,
                                "display": entry.display, "timestamp": entry.timestamp}
         if entry.details is not None:
             out["details"] = entry.details
@@ -161,7 +162,8 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, Sequence):
-        return "".join(b.get("text", "") for b in content if isinstance(b, Mapping) and b.get("type") == "text")
+        return "".join(b.get("text", "") for b in content if isinstance(b, Mapping)
+                       and b.get("type") == "text")
     return ""
 
 
@@ -225,7 +227,8 @@ def text_tokens(chars: int) -> int:
     return estimate_text_tokens(chars)
 
 
-def estimate_message_tokens(message: Mapping[str, Any], estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
+def estimate_message_tokens(message: Mapping[str, Any],
+                            estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
     """Estimated prompt tokens of one agent message (the agent core's count; see :mod:`.tokens`)."""
     return estimator.message(message)
 
@@ -250,10 +253,12 @@ def estimate_entry_tokens(entry: Entry, estimator: TokenEstimator = DEFAULT_ESTI
     return tokens
 
 
-def estimate_branch_tokens(path: Sequence[Entry], estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
+def estimate_branch_tokens(path: Sequence[Entry],
+                           estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
     """Estimated tokens of the LLM context rebuilt from ``path`` (same as the messages' estimate)."""
     by_id = {e.id: e for e in path}
-    return sum(estimate_entry_tokens(by_id[i], estimator) for i in build_session_context(path).entry_ids)
+    return sum(estimate_entry_tokens(by_id[i], estimator)
+               for i in build_session_context(path).entry_ids)
 
 
 def estimate_context_tokens(messages: Sequence[Mapping[str, Any]],

@@ -60,7 +60,8 @@ class AbortSignal:
             raise CompactionAborted("compaction aborted")
 
 
-def guarded_complete(complete: Callable[..., Any] | None, signal: AbortSignal) -> Callable[..., Any] | None:
+def guarded_complete(complete: Callable[..., Any] | None,
+                     signal: AbortSignal) -> Callable[..., Any] | None:
     """``complete`` checking ``signal`` before and after each call (None stays None)."""
     if complete is None:
         return None
@@ -92,7 +93,8 @@ def _retry_after(exc: BaseException) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def with_candidates(candidates: Sequence[Callable[..., Any]], *, retries: int = 2, base_delay: float = 1.0,
+def with_candidates(candidates: Sequence[Callable[..., Any]], *, retries: int = 2,
+                    base_delay: float = 1.0,
                     max_delay: float = 30.0, sleep: Callable[[float], None] = time.sleep,
                     signal: AbortSignal | None = None) -> Callable[..., Any]:
     """One completion function over several models: retry transient failures, then move on.

@@ -139,7 +139,8 @@ def find_cut_point(path: Sequence[Entry], start: int, end: int, keep_recent_toke
     return CutPoint(cut, turn_start, split)
 
 
-def adapted_keep_tokens(keep_recent_tokens: int, measured_prompt_tokens: int | None, local_estimate: int) -> int:
+def adapted_keep_tokens(keep_recent_tokens: int, measured_prompt_tokens: int | None,
+                        local_estimate: int) -> int:
     """Shrink the keep budget when the provider counts more tokens than our estimate (ratio > 1)."""
     if not measured_prompt_tokens or local_estimate <= 0:
         return keep_recent_tokens
@@ -244,7 +245,8 @@ def _messages(entries: Sequence[Entry]) -> tuple[tuple[Mapping[str, Any], ...], 
     return tuple(msgs), tuple(ids)
 
 
-def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *, measured_prompt_tokens: int | None = None,
+def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *,
+                       measured_prompt_tokens: int | None = None,
                        estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> CompactionPreparation | None:
     """Partition the branch for a compaction; None when there is nothing to replace.
 
@@ -261,7 +263,8 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *, measur
         usage = last_assistant_usage(path)
         measured_prompt_tokens = usage_prompt_tokens(usage) if usage is not None else None
     window_messages, _ = _messages(path[start:])
-    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens, estimator.messages(window_messages))
+    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens,
+                               estimator.messages(window_messages))
     cut = find_cut_point(path, start, len(path), keep, estimator)
     if cut is None:
         return None
@@ -271,10 +274,12 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *, measur
     prefix, prefix_ids = _messages(path[summarize_end:cut.first_kept_index]) if cut.is_split_turn else ((), ())
     if not to_summarize and not prefix:
         return None
-    kept_ids = tuple(e.id for e in path[cut.first_kept_index:] if not isinstance(e, CompactionEntry))
+    kept_ids = tuple(e.id for e in path[cut.first_kept_index:]
+                     if not isinstance(e, CompactionEntry))
     return CompactionPreparation(
         first_kept_entry_id=path[cut.first_kept_index].id, first_kept_index=cut.first_kept_index,
-        messages_to_summarize=to_summarize, turn_prefix_messages=prefix, summarize_entry_ids=summarize_ids,
+        messages_to_summarize=to_summarize, turn_prefix_messages=prefix,
+        summarize_entry_ids=summarize_ids,
         turn_prefix_entry_ids=prefix_ids, kept_entry_ids=kept_ids, is_split_turn=cut.is_split_turn,
         tokens_before=max(estimate, measured_prompt_tokens or 0), keep_recent_tokens=keep,
         previous_compaction=previous, window_start=start,

@@ -39,7 +39,8 @@ COMPACTION_ENTRY = "compaction"
 BRANCH_SUMMARY_ENTRY = "branch_summary"
 CUSTOM_MESSAGE_ENTRY = "custom_message"
 #: Entries that carry state but no message: never cut points, pulled into the kept side.
-METADATA_TYPES: tuple[str, ...] = ("model_change", "thinking_level_change", "label", "custom", "session_info")
+METADATA_TYPES: tuple[str, ...] = ("model_change", "thinking_level_change", "label", "custom",
+                                   "session_info")
 
 
 def _str(raw: Mapping[str, Any], key: str, where: str, optional: bool = False) -> str | None:
@@ -169,7 +170,8 @@ class CompactionEntry:
             out["shortSummary"] = self.short_summary
         out["firstKeptEntryId"] = self.first_kept_entry_id
         out["tokensBefore"] = self.tokens_before
-        for key, value in (("details", self.details), ("preserveData", self.preserve_data), ("usage", self.usage)):
+        for key, value in (("details", self.details), ("preserveData", self.preserve_data),
+                           ("usage", self.usage)):
             if value is not None:
                 out[key] = value
         if self.from_extension:
@@ -186,9 +188,11 @@ class CompactionEntry:
         from_ext = bool(raw.get("fromExtension", raw.get("fromHook", False)))
         known = (*_BASE, "summary", "shortSummary", "firstKeptEntryId", "tokensBefore", "details",
                  "preserveData", "usage", "fromExtension", "fromHook")
-        return cls(*_base(raw, where), _str(raw, "summary", where) or "", _str(raw, "firstKeptEntryId", where) or "",
+        return cls(*_base(raw, where), _str(raw, "summary", where) or "",
+                   _str(raw, "firstKeptEntryId", where) or "",
                    int(tokens), _str(raw, "shortSummary", where, True), _map(raw, "details", where),
-                   _map(raw, "preserveData", where), from_ext, _map(raw, "usage", where), _extra(raw, known))
+                   _map(raw, "preserveData", where), from_ext, _map(raw, "usage", where),
+                   _extra(raw, known))
 
 
 @dataclass(frozen=True)
@@ -221,8 +225,10 @@ class BranchSummaryEntry:
         """Parse a ``branch_summary`` entry (older logs' ``fromHook`` accepted)."""
         from_ext = bool(raw.get("fromExtension", raw.get("fromHook", False)))
         known = (*_BASE, "fromId", "summary", "details", "usage", "fromExtension", "fromHook")
-        return cls(*_base(raw, where), _str(raw, "fromId", where) or "", _str(raw, "summary", where) or "",
-                   _map(raw, "details", where), from_ext, _map(raw, "usage", where), _extra(raw, known))
+        return cls(*_base(raw, where), _str(raw, "fromId", where) or "",
+                   _str(raw, "summary", where) or "",
+                   _map(raw, "details", where), from_ext, _map(raw, "usage", where),
+                   _extra(raw, known))
 
 
 @dataclass(frozen=True)

@@ -129,10 +129,13 @@ def _as_compaction(value: Any) -> HookCompaction | Cancel | None:
         if isinstance(raw, Mapping):
             if not isinstance(raw.get("summary"), str):
                 raise ValueError("hook compaction needs a string 'summary'")
-            return HookCompaction(raw["summary"], _camel_get(raw, "first_kept_entry_id", "firstKeptEntryId"),
+            return HookCompaction(raw["summary"],
+                                  _camel_get(raw, "first_kept_entry_id", "firstKeptEntryId"),
                                   _camel_get(raw, "tokens_before", "tokensBefore"),
-                                  _camel_get(raw, "short_summary", "shortSummary"), raw.get("details"),
-                                  _camel_get(raw, "preserve_data", "preserveData"), raw.get("usage"))
+                                  _camel_get(raw, "short_summary", "shortSummary"),
+                                  raw.get("details"),
+                                  _camel_get(raw, "preserve_data", "preserveData"),
+                                  raw.get("usage"))
         if not value:
             return None
     raise ValueError(f"before_compact hook returned an unsupported value: {value!r:.80}")

@@ -70,7 +70,8 @@ def _result_text(message: Mapping[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
-    return "".join(b.get("text", "") for b in content or () if isinstance(b, Mapping) and b.get("type") == "text")
+    return "".join(b.get("text", "") for b in content or () if isinstance(b, Mapping)
+                   and b.get("type") == "text")
 
 
 def _notice_tokens(notice: str) -> int:
@@ -113,8 +114,8 @@ def _read_path(message: Mapping[str, Any], call: Mapping[str, Any] | None) -> st
     return path if isinstance(path, str) else None
 
 
-def _is_protected(message: Mapping[str, Any], call: Mapping[str, Any] | None, settings: PruneSettings,
-                  protected_paths: Collection[str]) -> bool:
+def _is_protected(message: Mapping[str, Any], call: Mapping[str, Any] | None,
+                  settings: PruneSettings, protected_paths: Collection[str]) -> bool:
     if message.get("toolName") in settings.protected_tools:
         return True
     path = _read_path(message, call)
@@ -158,7 +159,8 @@ def _boundary(path: Sequence[Entry]) -> int:
 class _Scan:
     """Per-branch facts both passes share: calls by id, token counts, supersede and useless sets."""
 
-    def __init__(self, path: Sequence[Entry], settings: PruneSettings, protected_paths: Collection[str],
+    def __init__(self, path: Sequence[Entry], settings: PruneSettings,
+                 protected_paths: Collection[str],
                  estimator: TokenEstimator, supersede: bool, useless: bool, start: int = 0) -> None:
         # Only entries from ``start`` (the compaction boundary) on can be pruned, and whether one
         # is superseded depends only on later entries, so the scans begin there: the per-turn
@@ -229,7 +231,8 @@ def _now_ms(now_ms: int | None) -> int:
 
 
 def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT_PRUNE, *,
-                       protected_paths: Collection[str] = (), estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+                       protected_paths: Collection[str] = (),
+                       estimator: TokenEstimator = DEFAULT_ESTIMATOR,
                        now_ms: int | None = None) -> PruneResult:
     """The threshold prune (see the module docstring); returns replacements, does not apply them.
 
@@ -242,8 +245,8 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
     if not settings.enabled:
         return PruneResult({}, 0, {})
     boundary = _boundary(path)
-    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, settings.prune_useless,
-                 boundary)
+    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads,
+                 settings.prune_useless, boundary)
     warm = settings.cache_warm_suffix_tokens
     suffix = scan.message_suffix() if warm is not None else None
     newer_output = 0
@@ -276,8 +279,8 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
     return PruneResult(replacements, saved, {e.id: reason for e, _, reason in chosen})
 
 
-def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings = _DEFAULT_PRUNE, *,
-                                  idle_seconds: float = 0.0, drop_useless: bool = True,
+def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings = _DEFAULT_PRUNE,
+                                  *, idle_seconds: float = 0.0, drop_useless: bool = True,
                                   protected_paths: Collection[str] = (),
                                   estimator: TokenEstimator = DEFAULT_ESTIMATOR,
                                   now_ms: int | None = None) -> PruneResult:
@@ -291,7 +294,8 @@ def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings
     if not settings.enabled:
         return PruneResult({}, 0, {})
     boundary = _boundary(path)
-    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, drop_useless, boundary)
+    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, drop_useless,
+                 boundary)
     candidates = sorted(scan.superseded | scan.useless)
     if not candidates:
         return PruneResult({}, 0, {})

@@ -132,7 +132,8 @@ class PruneSettings:
         _check_bool("pruning.supersedeReads", self.supersede_reads)
         if self.cache_warm_suffix_tokens is not None:
             _check_int("pruning.cacheWarmSuffixTokens", self.cache_warm_suffix_tokens, minimum=0)
-        for name in ("protect_tokens", "minimum_savings", "min_prune_tokens", "cache_suffix_tokens"):
+        for name in ("protect_tokens", "minimum_savings", "min_prune_tokens",
+                     "cache_suffix_tokens"):
             _check_int(f"pruning.{_camel(name)}", getattr(self, name), minimum=0)
         _check_number("pruning.cacheIdleSeconds", self.cache_idle_seconds, minimum=0)
         if not all(isinstance(t, str) for t in self.protected_tools):
@@ -175,8 +176,8 @@ class Settings:
     snapcompact: SnapcompactSettings = field(default_factory=SnapcompactSettings)
 
 
-_SECTIONS = {"compaction": "compaction", "branchSummary": "branch_summary", "branch_summary": "branch_summary",
-             "pruning": "pruning", "snapcompact": "snapcompact"}
+_SECTIONS = {"compaction": "compaction", "branchSummary": "branch_summary",
+             "branch_summary": "branch_summary", "pruning": "pruning", "snapcompact": "snapcompact"}
 
 
 def _camel(name: str) -> str:
@@ -266,8 +267,8 @@ def settings_paths(cwd: str | Path | None = None, *, home: str | Path | None = N
                    env: Mapping[str, str] | None = None) -> list[Path]:
     """The existing settings files the agent would read: the user's, then the project's.
 
-    User: ``$PI_CODING_AGENT_DIR`` or ``~/.omp/agent``; project: ``<cwd>/.omp``. In each, the first of
-    ``config.yml``, ``config.yaml``, ``settings.json`` that exists.
+    User: ``$PI_CODING_AGENT_DIR`` or ``~/.omp/agent``; project: ``<cwd>/.omp``. In each, the first
+    of ``config.yml``, ``config.yaml``, ``settings.json`` that exists.
     """
     import os
 

@@ -96,7 +96,8 @@ def _run_coroutine(coro: Any) -> Any:
     return box["value"]
 
 
-def call_complete(complete: CompleteFn, system_prompt: str, user_prompt: str, max_tokens: int) -> Completion:
+def call_complete(complete: CompleteFn, system_prompt: str, user_prompt: str,
+                  max_tokens: int) -> Completion:
     """Call a sync or async completion function and normalize its reply."""
     reply = complete(system_prompt, user_prompt, max_tokens=max_tokens)
     if inspect.isawaitable(reply):
@@ -127,7 +128,8 @@ def escape_boundary_tags(text: str) -> str:
 def _joined_text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return "".join(str(b.get("text", "")) for b in content or () if isinstance(b, Mapping) and b.get("type") == "text")
+    return "".join(str(b.get("text", "")) for b in content or () if isinstance(b, Mapping)
+                   and b.get("type") == "text")
 
 
 def _result_text(message: Mapping[str, Any]) -> str:
@@ -136,7 +138,8 @@ def _result_text(message: Mapping[str, Any]) -> str:
     return text or ("[Output truncated]" if message.get("prunedAt") is not None else "")
 
 
-def serialize_for_summary(messages: Sequence[Mapping[str, Any]], include_thinking: bool = True) -> str:
+def serialize_for_summary(messages: Sequence[Mapping[str, Any]],
+                          include_thinking: bool = True) -> str:
     """Agent messages as labelled plain text for the summarizer (one section per part).
 
     The agent core's legacy serializer: ``[User]:`` (non-empty text), ``[Think]:``, ``[Assistant]:``
@@ -150,7 +153,8 @@ def serialize_for_summary(messages: Sequence[Mapping[str, Any]], include_thinkin
 
     wire = [w for w in (to_wire_json(m) for m in messages) if w is not None]
     useless = {str(m.get("toolCallId")) for m in wire
-               if m.get("role") == "toolResult" and m.get("useless") is True and m.get("isError") is not True}
+               if m.get("role") == "toolResult" and m.get("useless") is True
+               and m.get("isError") is not True}
     parts: list[str] = []
     for msg in wire:
         role = msg.get("role")
@@ -232,14 +236,17 @@ def summary_windows(messages: Sequence[Mapping[str, Any]], budget_tokens: int,
     return windows
 
 
-def build_summary_prompt(conversation: str, instructions: str, *, previous_summary: str | None = None,
-                         additional_context: Sequence[str] = (), custom_instructions: str | None = None) -> str:
+def build_summary_prompt(conversation: str, instructions: str, *,
+                         previous_summary: str | None = None,
+                         additional_context: Sequence[str] = (),
+                         custom_instructions: str | None = None) -> str:
     """The summary request text: conversation, previous summary and extra context in tags."""
     parts = [f"<conversation>\n{conversation}\n</conversation>"]
     if previous_summary:
         parts.append(f"<previous-summary>\n{previous_summary}\n</previous-summary>")
     if additional_context:
-        parts.append("<additional-context>\n" + "\n".join(f"- {c}" for c in additional_context) + "\n</additional-context>")
+        parts.append("<additional-context>\n" + "\n".join(f"- {c}" for c in additional_context)
+                     + "\n</additional-context>")
     parts.append(instructions)
     if custom_instructions:
         parts.append(f"Additional focus requested by the user: {custom_instructions}")
@@ -258,8 +265,10 @@ class SummaryRun:
     usage: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
 
 
-def generate_summary(messages: Sequence[Mapping[str, Any]], complete: CompleteFn, *, context_window: int | None,
-                     max_tokens: int, previous_summary: str | None = None, custom_instructions: str | None = None,
+def generate_summary(messages: Sequence[Mapping[str, Any]], complete: CompleteFn, *,
+                     context_window: int | None,
+                     max_tokens: int, previous_summary: str | None = None,
+                     custom_instructions: str | None = None,
                      additional_context: Sequence[str] = (), base_prompt: str | None = None,
                      include_thinking: bool = True, turn_prefix: bool = False) -> SummaryRun:
     """Summarize ``messages`` (iteratively over windows, and over ``previous_summary`` if given).
@@ -280,7 +289,8 @@ def generate_summary(messages: Sequence[Mapping[str, Any]], complete: CompleteFn
         else:
             instructions = base_prompt or prompt("compaction-summary")
         user = build_summary_prompt(window, instructions, previous_summary=summary,
-                                    additional_context=additional_context, custom_instructions=custom_instructions)
+                                    additional_context=additional_context,
+                                    custom_instructions=custom_instructions)
         reply = call_complete(complete, system, user, max_tokens)
         if not reply.text.strip():
             raise ValueError("the summarizer returned an empty summary")

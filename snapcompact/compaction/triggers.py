@@ -75,7 +75,8 @@ def _not_older(message: Mapping[str, Any], latest_compaction_time: float | None)
     return stamp >= latest_compaction_time
 
 
-def decide_after_turn(message: Mapping[str, Any], *, context_window: int, settings: CompactionSettings,
+def decide_after_turn(message: Mapping[str, Any], *, context_window: int,
+                      settings: CompactionSettings,
                       context_tokens: int | None = None, model_id: str | None = None,
                       latest_compaction_time: float | None = None) -> Trigger | None:
     """The maintenance an assistant message calls for, or None.
