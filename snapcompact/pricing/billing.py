@@ -483,7 +483,8 @@ _APPLY: Mapping[str, Callable[[ImageRule, int, int, str | None], _Outcome]] = {
 _VENDOR_FAMILY = {"anthropic": "anthropic", "openai": "openai", "google": "google"}
 
 
-def select_rule(model: str, api: str | None = None, provider: str | None = None) -> tuple[ImageRule, str]:
+def select_rule(model: str, api: str | None = None,
+                provider: str | None = None) -> tuple[ImageRule, str]:
     """The provider rule that bills ``model``, and why it was chosen.
 
     The model's own rule wins (a Claude on Vertex is still processed by Anthropic's encoder);

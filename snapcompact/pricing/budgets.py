@@ -69,7 +69,8 @@ def parse_image_budgets(data: Mapping[str, Any]) -> dict[str, ImageBudgetPolicy]
         base = build(row["based_on"], seen + (policy,)) if "based_on" in row else None
         where = f"image_budgets.{policy}"
         providers = {**(base.providers if base else {}),
-                     **{k: _count(v, f"{where}.providers.{k}") for k, v in row.get("providers", {}).items()}}
+                     **{k: _count(v, f"{where}.providers.{k}") for k,
+                        v in row.get("providers", {}).items()}}
         apis = {**(base.apis if base else {}),
                 **{k: _count(v, f"{where}.apis.{k}") for k, v in row.get("apis", {}).items()}}
         max_frames = row.get("max_frames", base.max_frames if base else None)
@@ -79,7 +80,8 @@ def parse_image_budgets(data: Mapping[str, Any]) -> dict[str, ImageBudgetPolicy]
         out[policy] = ImageBudgetPolicy(
             policy=policy, max_frames=_count(max_frames, f"{where}.max_frames"),
             default_images=_count(default_images, f"{where}.default_images"),
-            providers=providers, apis=apis, source=str(row["source"]), checked=str(row.get("checked", "")))
+            providers=providers, apis=apis, source=str(row["source"]),
+            checked=str(row.get("checked", "")))
         return out[policy]
 
     for policy in POLICIES:
@@ -117,7 +119,8 @@ def _check(provider: object, api: object, policy: str) -> None:
         raise ValueError(f"unknown budget policy {policy!r} (known: {', '.join(POLICIES)})")
 
 
-def provider_image_budget(provider: str | None, api: str | None = None, policy: Policy = "seed") -> int:
+def provider_image_budget(provider: str | None, api: str | None = None,
+                          policy: Policy = "seed") -> int:
     """Images one request to ``provider`` may carry (archive, system prompt and tool results).
 
     ``seed`` and ``reference``: the provider table, else 5. ``reference-unreleased``: the provider
@@ -132,7 +135,8 @@ def provider_image_budget(provider: str | None, api: str | None = None, policy: 
     return budget.default_images
 
 
-def provider_frame_budget(provider: str | None, api: str | None = None, policy: Policy = "seed") -> int:
+def provider_frame_budget(provider: str | None, api: str | None = None,
+                          policy: Policy = "seed") -> int:
     """Archive frames per request: the image budget clamped to 8 (seed) or 80 (reference)."""
     return min(provider_image_budget(provider, api, policy), image_budgets()[policy].max_frames)
 

@@ -100,7 +100,8 @@ class ResolvedShape:
 def _priced(shape: Shape, family: str, rule: str, model_id: str, api: str | None,
             provider: str | None, forced: bool) -> ResolvedShape:
     return ResolvedShape(
-        shape=shape, family=family, frame_token_estimate=frame_token_estimate(family, shape.frame_size),
+        shape=shape, family=family,
+        frame_token_estimate=frame_token_estimate(family, shape.frame_size),
         image_detail=family_image_detail(family), rule=rule, model_id=model_id, api=api,
         provider=provider, forced=forced)
 
