@@ -81,7 +81,8 @@ _BDF_GLYPH = re.compile(
 )
 
 
-def _parse_bdf(text: str, wanted: frozenset[int] | None = None) -> tuple[int, int, int, dict[int, Glyph]]:
+def _parse_bdf(text: str,
+               wanted: frozenset[int] | None = None) -> tuple[int, int, int, dict[int, Glyph]]:
     """Cell size, ascent and glyphs of a BDF font (only the ``wanted`` code points, if given)."""
     header = {m[1]: (int(m[2]), int(m[3] or 0)) for m in _BDF_HEADER.finditer(text)}
     if "FONT_ASCENT" not in header or "FONTBOUNDINGBOX" not in header:
@@ -214,7 +215,8 @@ def atlas(font_name: str, cell_width: int, cell_height: int) -> Atlas:
     inked = np.asarray(masks.any(axis=(1, 2)))
     full = np.asarray(masks.all(axis=(1, 2)))
     pixel_counts = masks.sum(axis=(1, 2), dtype=np.int64)
-    return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph, inked, full, pixel_counts)
+    return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph, inked, full,
+                 pixel_counts)
 
 
 @lru_cache(maxsize=None)

@@ -66,7 +66,8 @@ def parallel_map(
         return list(pool.map(fn, items))
 
 
-def _forked_map(fn: Callable[[Item], Result], items: Sequence[Item], n_workers: int) -> list[Result]:
+def _forked_map(fn: Callable[[Item], Result], items: Sequence[Item],
+                n_workers: int) -> list[Result]:
     results: list[Result | None] = [None] * len(items)
     children: list[tuple[int, int, range]] = []  # (pid, read fd, item indices)
     try:

@@ -154,7 +154,8 @@ def _draw_indexed(
     # Pixels per palette index: every printed copy holds each cell's ink; the rest of the
     # first copy is white, the rest of later copies the band.
     ink_pixels = np.bincount(
-        keys % Atlas.INKS, weights=font_atlas.pixel_counts[keys // Atlas.INKS], minlength=len(PALETTE)
+        keys % Atlas.INKS, weights=font_atlas.pixel_counts[keys // Atlas.INKS],
+        minlength=len(PALETTE)
     ).astype(np.int64)
     blank = rows * cell_h * width - int(ink_pixels.sum())
     counts = ink_pixels * repeat
@@ -223,7 +224,8 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
     block = cells.cps == _NEWLINE
     glyph = np.flatnonzero(~block)
     inks = PALETTE[cells.ink]
-    block_cells = {int(c): i for i, c in zip(np.flatnonzero(block).tolist(), cells.cells[block].tolist())}
+    block_cells = {int(c): i for i,
+                   c in zip(np.flatnonzero(block).tolist(), cells.cells[block].tolist())}
     for copy in range(repeat):
         ys = (row * repeat + copy) * ch
         xs = col * cw
@@ -274,7 +276,8 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         natural, _ = _draw_indexed(
             shape, cells, geo.grid_cols, *natural_cell, geo.grid_cols * natural_cell[0]
         )
-        rgb = stretch_frame(PALETTE[natural], size, natural_cell, (shape.cell_width, shape.cell_height))
+        rgb = stretch_frame(PALETTE[natural], size, natural_cell,
+                            (shape.cell_width, shape.cell_height))
         height = rgb.shape[0]
         png = encode_rgb(rgb)
     else:
@@ -323,7 +326,8 @@ def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
         return []
     wide_cells = shape.font != "silver"
     if shape.is_doc:
-        out = layout.reopen_dim_spans(layout.doc_pages(wrap(normalized, geo.cols, wide_cells), geo.rows))
+        out = layout.reopen_dim_spans(layout.doc_pages(wrap(normalized, geo.cols, wide_cells),
+                                                       geo.rows))
     else:
         out = layout.paginate_cells(normalized, geo.capacity, geo.cols, wide_cells)
     if shape.stopword_dim:
@@ -338,7 +342,8 @@ def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None
     """
     if len(page_texts) > 1:
         warm_caches(shape)  # built once here, inherited by forked workers
-    return parallel_map(lambda page: _render_page(page, shape, shape.frame_size), page_texts, workers)
+    return parallel_map(lambda page: _render_page(page, shape, shape.frame_size), page_texts,
+                        workers)
 
 
 def warm_caches(shape: Shape) -> None:

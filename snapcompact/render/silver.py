@@ -49,8 +49,8 @@ Placement (checked against the reference; where the upstream digest is vague or 
 Speed: glyphs are rasterized in vectorized batches (``rasterize_many``) and cached per
 (code point, px); ``draw_silver_cells`` / ``draw_fallback_glyphs`` draw a whole page in one
 pass.  The font tables are read by a small sfnt reader here (fontTools' glyph decoding made a
-cold CJK page several times slower), limited to what Silver needs: simple, on-curve-only, rectilinear glyphs and a
-format-12 cmap; anything else raises ``ValueError``.
+cold CJK page several times slower), limited to what Silver needs: simple, on-curve-only,
+rectilinear glyphs and a format-12 cmap; anything else raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -210,7 +210,8 @@ class _Face:
         hhea = tables["hhea"][0]
         (self.ascender,) = struct.unpack_from(">h", data, hhea + 4)
         (num_hmetrics,) = struct.unpack_from(">H", data, hhea + 34)
-        # ttf-parser prefers the OS/2 typo ascender when USE_TYPO_METRICS (fsSelection bit 7) is set.
+        # ttf-parser prefers the OS/2 typo ascender when USE_TYPO_METRICS (fsSelection bit 7)
+        # is set.
         if "OS/2" in tables:
             os2 = tables["OS/2"][0]
             if struct.unpack_from(">H", data, os2 + 62)[0] & 0x80:
@@ -295,12 +296,14 @@ class _Face:
             gids.append(gid)
         flag_lists, end_lists, starts = zip(*(self._flags(gid) for gid in gids)) if gids else ((), (), ())
         counts = np.array([len(f) for f in flag_lists], dtype=np.int64)
-        flags = np.fromiter((f for fl in flag_lists for f in fl), dtype=np.int64, count=int(counts.sum()))
+        flags = np.fromiter((f for fl in flag_lists for f in fl), dtype=np.int64,
+                            count=int(counts.sum()))
         if np.any((flags & 0x01) == 0):
             raise ValueError(f"{FONT_FILE}: off-curve points; the rasterizer expects rectilinear glyphs")
         owner = np.repeat(np.arange(len(gids)), counts)
         first = _segment_starts(counts)
-        x, x_end = self._decode_axis(flags, owner, first, np.array(starts, dtype=np.int64), 0x02, 0x10)
+        x, x_end = self._decode_axis(flags, owner, first, np.array(starts, dtype=np.int64), 0x02,
+                                     0x10)
         y, _ = self._decode_axis(flags, owner, first, x_end, 0x04, 0x20)
 
         # ttf-parser walks each contour point to point and closes it back to its first point.
@@ -416,7 +419,8 @@ def _rasterize_batch(cps: list[int], px: np.float32) -> list[SilverGlyph]:
         before_last = np.where(
             dist_l == 0, y0[line_of], target_l + (dist_l - 1).astype(_F32) * sy_l
         ).astype(_F32)  # y where the final partial step starts (exact: whole numbers)
-        h = np.where(last, before_last - y1[line_of], np.where(k == 0, y0[line_of] - target_l, -sy_l))
+        h = np.where(last, before_last - y1[line_of],
+                     np.where(k == 0, y0[line_of] - target_l, -sy_l))
         h = h.astype(_F32)
         cells = np.where(last, end_index[line_of], index[line_of] + k * index_inc[line_of])
         m = h * mid_x[line_of]
@@ -443,7 +447,8 @@ def _rasterize_batch(cps: list[int], px: np.float32) -> list[SilverGlyph]:
         glyph_w, glyph_h = int(widths[i]), int(heights[i])
         bitmap = coverage[i, : glyph_w * glyph_h].reshape(glyph_h, glyph_w).copy()
         bitmap.setflags(write=False)
-        glyphs.append(SilverGlyph(coverage=bitmap, xmin=xmins[i], ymin=ymins[i], advance=advances[i]))
+        glyphs.append(SilverGlyph(coverage=bitmap, xmin=xmins[i], ymin=ymins[i],
+                                  advance=advances[i]))
     return glyphs
 
 
@@ -536,7 +541,8 @@ def _centring(glyph: SilverGlyph, span_w: int) -> int:
     return max(0, span_w - advance_px) // 2 + glyph.xmin
 
 
-def _sprite(glyph: SilverGlyph, span_w: int, ascent: np.float32, values: np.ndarray, mask: np.ndarray, index=None) -> _Sprite:
+def _sprite(glyph: SilverGlyph, span_w: int, ascent: np.float32, values: np.ndarray,
+            mask: np.ndarray, index=None) -> _Sprite:
     ys, xs = np.nonzero(mask)
     return _Sprite(glyph, _centring(glyph, span_w), ascent, ys, xs, values[ys, xs], mask, index)
 
@@ -550,7 +556,8 @@ def _silver_sprite(cp: int, cell_w: int, cell_h: int) -> _Sprite:
 
 
 @lru_cache(maxsize=None)
-def _fallback_sprite(cp: int, span_w: int, cell_w: int, cell_h: int, wide: bool, ink: int, ascent: int) -> _Sprite:
+def _fallback_sprite(cp: int, span_w: int, cell_w: int, cell_h: int, wide: bool, ink: int,
+                     ascent: int) -> _Sprite:
     glyph = rasterize(cp, pixel_size(cell_w, cell_h, 2 if wide else 1))
     cov = glyph.coverage
     index = np.zeros(cov.shape, dtype=np.uint8)
@@ -580,7 +587,8 @@ def _check_indexed(indexed: np.ndarray) -> None:
 
 
 def draw_silver_cell(
-    rgb: np.ndarray, cp: int, x: int, y: int, cell_w: int, cell_h: int, ink_rgb: tuple[int, int, int]
+    rgb: np.ndarray, cp: int, x: int, y: int, cell_w: int, cell_h: int,
+    ink_rgb: tuple[int, int, int]
 ) -> None:
     """Silver-shape path: alpha-blend ``cp`` over the RGB canvas cell at (x, y), clipped.
 
@@ -603,7 +611,8 @@ def draw_silver_cell(
 
 
 @lru_cache(maxsize=4096)
-def _silver_blend_terms(cp: int, cell_w: int, cell_h: int, ink: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+def _silver_blend_terms(cp: int, cell_w: int, cell_h: int,
+                        ink: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
     """Per-pixel terms of ``(bg * keep + add) // 255``: keep = 255 - a, add = ink * a + 127."""
     alpha = _silver_sprite(cp, cell_w, cell_h).glyph.coverage.astype(np.uint16)[..., None]
     keep = np.repeat(255 - alpha, 3, axis=2)
@@ -669,7 +678,8 @@ def draw_fallback_glyph(
     _check_indexed(indexed)
     if not 0 <= int(ink_index) <= 255:
         raise ValueError(f"ink_index must be a palette index 0..255, got {ink_index!r}")
-    sprite = _fallback_sprite(int(cp), int(span_w), cell_w, cell_h, bool(wide), int(ink_index), int(ascent))
+    sprite = _fallback_sprite(int(cp), int(span_w), cell_w, cell_h, bool(wide), int(ink_index),
+                              int(ascent))
     glyph = sprite.glyph
     if not len(sprite.ys):
         return
@@ -683,7 +693,8 @@ def draw_fallback_glyph(
 
 
 def draw_fallback_glyphs(
-    indexed: np.ndarray, cps, xs, cell_tops, cell_w: int, cell_h: int, wides, ink_indices, *, ascent: int
+    indexed: np.ndarray, cps, xs, cell_tops, cell_w: int, cell_h: int, wides, ink_indices, *,
+    ascent: int
 ) -> None:
     """Many fallback glyphs in order (later ones overwrite), like repeated :func:`draw_fallback_glyph`.
 
@@ -760,7 +771,8 @@ def _place(shape, sprites: list[_Sprite], which: np.ndarray, xs, tops_in):
         return None, None, None
     meta = np.array([(s.glyph.height, s.glyph.ymin, s.dx) for s in sprites], dtype=np.int64).reshape(m, 3)
     ascents = np.fromiter((s.ascent for s in sprites), dtype=_F32, count=m)
-    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents[which], meta[which, 0], meta[which, 1])
+    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents[which], meta[which, 0],
+                 meta[which, 1])
     lefts = np.asarray(xs, dtype=np.int64) + meta[which, 2]
     n = len(which)
     order = np.repeat(np.arange(n), counts)
