@@ -157,7 +157,8 @@ class CompactionRejected(Exception):
 
 
 def strip_thinking_sections(text: str) -> str:
-    """Drop ``¶think:`` sections from archive text (sections start at a blank-line scope boundary)."""
+    """Drop ``¶think:`` sections from archive text (sections start at a blank-line scope
+    boundary)."""
     import re
 
     boundary = re.compile("\n\n(?=\u00b6(?:user|think|ai|call):)")
@@ -187,7 +188,8 @@ def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: s
     elif isinstance(shape, Shape):
         base = shape
     else:
-        raise ValueError(f"shape must be a Shape, a variant name or None, got {type(shape).__name__}")
+        raise ValueError("shape must be a Shape, a variant name or None, got "
+                         f"{type(shape).__name__}")
     high = base.at_size(frame_size)
     return high, frame_token_estimate(family, high.frame_size), family_image_detail(family)
 
@@ -304,7 +306,8 @@ def compact(
     elif isinstance(previous, Mapping):
         prev_archive, prev_preserve = get_preserved_archive(previous), dict(previous)
     else:
-        raise ValueError(f"previous must be preserve data, an Archive or None, got {type(previous).__name__}")
+        raise ValueError("previous must be preserve data, an Archive or None, got "
+                         f"{type(previous).__name__}")
 
     serialized = serialize_conversation(list(messages), options)
     prev_raw = _previous_text(prev_archive) if prev_archive else ""
@@ -412,7 +415,8 @@ def _compact_foveated(prev: Archive | None, prev_raw: str, new_text: str, high: 
                                workers)
     tail = (DIM_ON if dim_open else "") + layout.text_tail if layout.text_tail else ""
     kept = layout.kept_text
-    persisted = kept[: len(kept) - len(layout.text_tail)] + tail if kept and layout.text_tail else kept
+    persisted = (kept[: len(kept) - len(layout.text_tail)] + tail if kept and layout.text_tail
+                 else kept)
     truncated = (prev.truncated_chars if prev else 0) + layout.truncated_chars
     total = sum(f.chars for f in frames) + len(layout.text_head) + len(tail)
     archive = Archive(tuple(frames), total, truncated, persisted or None, layout.text_head or None,

@@ -88,7 +88,8 @@ class FileOperations:
 
     @classmethod
     def from_details(cls, details: Mapping[str, Any] | None) -> FileOperations:
-        """Fold a previous compaction's ``details`` back in (readFiles -> read, modifiedFiles -> edited)."""
+        """Fold a previous compaction's ``details`` back in (readFiles -> read, modifiedFiles ->
+        edited)."""
         if not details:
             return cls()
         if not isinstance(details, Mapping):
@@ -249,7 +250,8 @@ def format_file_list(lists: FileLists, read_set: Iterable[str] = (),
 
 
 def upsert_file_operations(summary: str, lists: FileLists, read_set: Iterable[str] = ()) -> str:
-    """Replace any ``<files>`` (or legacy ``<read-files>``/``<modified-files>``) tag in an LLM summary."""
+    """Replace any ``<files>`` (or legacy ``<read-files>``/``<modified-files>``) tag in an LLM
+    summary."""
     base = _FILE_TAGS.sub("", summary).rstrip()
     files = format_file_list(lists, read_set)
     if not files:

@@ -77,7 +77,8 @@ def _unavailable_notice(count: int) -> str:
 
 def _omitted_notice(count: int, omitted_bytes: int) -> str:
     s = "" if count == 1 else "s"
-    budget = (f" {_format_bytes(omitted_bytes)} of base64 exceeded the per-request snapcompact payload budget."
+    budget = (f" {_format_bytes(omitted_bytes)} of base64 exceeded the per-request snapcompact "
+              "payload budget."
               if omitted_bytes > 0 else "")
     return "\n".join([
         "-------------- snapcompact image middle omitted",
@@ -112,7 +113,8 @@ def history_blocks(
             raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
     slots: list[tuple[str, Any]] = []
     unresolved = any(f.data.startswith(BLOB_PREFIX) for f in archive.frames)
-    if max_frame_data_bytes is None and max_images is None and resolve_frame_data is None and not unresolved:
+    if (max_frame_data_bytes is None and max_images is None and resolve_frame_data is None
+        and not unresolved):
         slots = [("frame", f) for f in archive.frames]
     else:
         used_bytes = used_images = 0
@@ -147,7 +149,8 @@ def history_blocks(
     def flush() -> None:
         nonlocal gap_kind, gap_frames, gap_bytes
         if gap_kind is not None:
-            text = _unavailable_notice(gap_frames) if gap_kind == "unavailable" else _omitted_notice(gap_frames, gap_bytes)
+            text = (_unavailable_notice(gap_frames) if gap_kind == "unavailable"
+                    else _omitted_notice(gap_frames, gap_bytes))
             middle.append({"type": "text", "text": text})
         gap_kind, gap_frames, gap_bytes = None, 0, 0
 

@@ -278,7 +278,8 @@ def message_from_json(raw: Any, index: int | None = None) -> Message:
         assert not isinstance(blocks, str)
         tool_name = raw.get("toolName", "")
         if not isinstance(tool_name, str):
-            raise ValueError(f"{where}: field 'toolName' must be a string, got {_describe(tool_name)}")
+            raise ValueError(f"{where}: field 'toolName' must be a string, got "
+                             f"{_describe(tool_name)}")
         return ToolResultMessage(
             tool_call_id=_require_str(raw, "toolCallId", where),
             content=blocks,

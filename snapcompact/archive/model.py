@@ -123,7 +123,8 @@ class Archive:
     @property
     def is_empty(self) -> bool:
         """True when there is nothing to carry over: no frames and no source text."""
-        return not self.frames and self.text is None and self.text_head is None and self.text_tail is None
+        return (not self.frames and self.text is None and self.text_head is None
+                and self.text_tail is None)
 
     def to_json(self) -> dict[str, Any]:
         """Persisted camelCase JSON; text keys only when present."""

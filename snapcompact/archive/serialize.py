@@ -325,7 +325,8 @@ def serialize_conversation(
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise ValueError(f"messages must be a list, got {type(messages).__name__}")
     parsed = [message_from_json(m, i) for i, m in enumerate(messages)]
-    opts = options if isinstance(options, SerializeOptions) else SerializeOptions.from_mapping(options)
+    opts = (options if isinstance(options, SerializeOptions)
+            else SerializeOptions.from_mapping(options))
 
     # Useless (non-error) results drop their whole call/result pair; surviving non-empty
     # results are indexed by call id (the last one wins, as with a JS Map).
@@ -344,7 +345,8 @@ def serialize_conversation(
     def result_block(raw: str) -> str:
         body = truncate_middle(elide_data_urls(_strip_dim(raw)), opts.tool_result_max_chars,
                                opts.truncate_head_ratio)
-        return f"<out>\n{DIM_ON}{body}{DIM_OFF}\n</out>" if opts.dim_tool_results else f"<out>\n{body}\n</out>"
+        return (f"<out>\n{DIM_ON}{body}{DIM_OFF}\n</out>" if opts.dim_tool_results
+                else f"<out>\n{body}\n</out>")
 
     sections = _Sections()
     merged_ids: set[str] = set()
