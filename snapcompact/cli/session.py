@@ -199,7 +199,8 @@ def add_session_parser(sub: Any) -> None:
     p.add_argument("session", help="session JSONL file")
     p.add_argument("action", choices=sorted(_COMMANDS))
     p.add_argument("--settings",
-                   help="settings file (TOML/JSON/YAML); default: the agent's user and project files")
+                   help="settings file (TOML/JSON/YAML); default: the agent's user and project "
+                        "files")
     p.add_argument("--cwd",
                    help="project directory for settings discovery (default: the session's folder)")
     p.add_argument("--expand", action="store_true",
