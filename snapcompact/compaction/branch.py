@@ -93,7 +93,8 @@ def prepare_branch_entries(entries: Sequence[Entry], token_budget: int,
         raise ValueError(f"branch summary token budget must be positive, got {token_budget}")
     ops = FileOperations()
     for entry in entries:
-        if isinstance(entry, (BranchSummaryEntry, CompactionEntry)) and not entry.from_extension and entry.details:
+        if (isinstance(entry, (BranchSummaryEntry, CompactionEntry)) and not entry.from_extension
+            and entry.details):
             ops = ops.merged(FileOperations.from_details(entry.details))
         elif isinstance(entry, MessageEntry) and entry.role == "assistant":
             ops = ops.merged(file_ops_from_messages([entry.message]))

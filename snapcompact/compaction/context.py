@@ -85,7 +85,8 @@ def entry_to_message(entry: Entry) -> dict[str, Any] | None:
     if isinstance(entry, MessageEntry):
         return dict(entry.message)
     if isinstance(entry, CustomMessageEntry):
-        content = entry.content if isinstance(entry.content, str) else [dict(b) for b in entry.content]
+        content = (entry.content if isinstance(entry.content, str)
+                   else [dict(b) for b in entry.content])
         out: dict[str, Any] = {"role": "custom", "customType": entry.custom_type,
                                "content": content,
                                "display": entry.display, "timestamp": entry.timestamp}
@@ -210,7 +211,8 @@ def to_wire_json(message: Mapping[str, Any], *,
 
 def convert_to_llm(messages: Sequence[Mapping[str, Any]], *,
                    max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET) -> list[Any]:
-    """Agent messages -> :mod:`snapcompact.archive.messages` wire messages, dropping what the LLM never sees."""
+    """Agent messages -> :mod:`snapcompact.archive.messages` wire messages, dropping what the LLM
+    never sees."""
     out = []
     for i, message in enumerate(messages):
         wire = to_wire_json(message, max_frame_data_bytes=max_frame_data_bytes)
@@ -223,7 +225,8 @@ def convert_to_llm(messages: Sequence[Mapping[str, Any]], *,
 
 
 def text_tokens(chars: int) -> int:
-    """The rough character estimate (:data:`snapcompact.core.CHARS_PER_TOKEN`); counts use the estimator."""
+    """The rough character estimate (:data:`snapcompact.core.CHARS_PER_TOKEN`); counts use the
+    estimator."""
     return estimate_text_tokens(chars)
 
 
@@ -245,7 +248,8 @@ def estimate_entry_tokens(entry: Entry, estimator: TokenEstimator = DEFAULT_ESTI
     cached = _ENTRY_TOKENS.get(id(entry))
     if cached is not None and cached[0] is entry and cached[1] is estimator:
         return cached[2]
-    message = compaction_summary_message(entry) if isinstance(entry, CompactionEntry) else entry_to_message(entry)
+    message = (compaction_summary_message(entry) if isinstance(entry, CompactionEntry)
+               else entry_to_message(entry))
     tokens = 0 if message is None else estimator.message(message)
     if len(_ENTRY_TOKENS) > 500_000:
         _ENTRY_TOKENS.clear()
@@ -255,7 +259,8 @@ def estimate_entry_tokens(entry: Entry, estimator: TokenEstimator = DEFAULT_ESTI
 
 def estimate_branch_tokens(path: Sequence[Entry],
                            estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
-    """Estimated tokens of the LLM context rebuilt from ``path`` (same as the messages' estimate)."""
+    """Estimated tokens of the LLM context rebuilt from ``path`` (same as the messages'
+    estimate)."""
     by_id = {e.id: e for e in path}
     return sum(estimate_entry_tokens(by_id[i], estimator)
                for i in build_session_context(path).entry_ids)

@@ -92,7 +92,8 @@ def _is_reset_boundary(entry: Entry) -> bool:
 
 @dataclass(frozen=True)
 class CutPoint:
-    """Indices into the branch: keep ``[first_kept_index, end)``; ``turn_start_index`` when split."""
+    """Indices into the branch: keep ``[first_kept_index, end)``; ``turn_start_index`` when
+    split."""
 
     first_kept_index: int
     turn_start_index: int | None
@@ -172,7 +173,8 @@ def last_assistant_usage(path: Sequence[Entry]) -> Mapping[str, Any] | None:
     for entry in reversed(path):
         if isinstance(entry, MessageEntry) and entry.role == "assistant":
             usage = entry.message.get("usage")
-            if entry.message.get("stopReason") not in ("aborted", "error") and isinstance(usage, Mapping):
+            if (entry.message.get("stopReason") not in ("aborted", "error")
+                and isinstance(usage, Mapping)):
                 return usage
     return None
 
@@ -271,7 +273,8 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *,
     summarize_end = cut.turn_start_index if cut.is_split_turn and cut.turn_start_index is not None \
         else cut.first_kept_index
     to_summarize, summarize_ids = _messages(path[start:summarize_end])
-    prefix, prefix_ids = _messages(path[summarize_end:cut.first_kept_index]) if cut.is_split_turn else ((), ())
+    prefix, prefix_ids = (_messages(path[summarize_end:cut.first_kept_index]) if cut.is_split_turn
+                          else ((), ()))
     if not to_summarize and not prefix:
         return None
     kept_ids = tuple(e.id for e in path[cut.first_kept_index:]

@@ -147,7 +147,8 @@ class MessageEntry:
 
 @dataclass(frozen=True)
 class CompactionEntry:
-    """History before ``first_kept_entry_id`` replaced by ``summary`` (and, for snapcompact, frames)."""
+    """History before ``first_kept_entry_id`` replaced by ``summary`` (and, for snapcompact,
+    frames)."""
 
     id: str
     parent_id: str | None

@@ -40,7 +40,8 @@ class ModelInfo:
                 raise ValueError(f"model {name} must be a positive integer, got {value!r}")
         if self.image_tokens is not None and (not isinstance(self.image_tokens, int)
                                               or self.image_tokens < 0):
-            raise ValueError(f"model image_tokens must be a non-negative integer, got {self.image_tokens!r}")
+            raise ValueError("model image_tokens must be a non-negative integer, got "
+                             f"{self.image_tokens!r}")
 
     @property
     def supports_images(self) -> bool:

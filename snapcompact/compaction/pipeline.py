@@ -266,7 +266,8 @@ class CompactionPipeline:
                    for i in prep.kept_entry_ids)
 
     def abort_compaction(self) -> None:
-        """Stop the running compaction, handoff or branch summary (it ends cancelled, writing nothing)."""
+        """Stop the running compaction, handoff or branch summary (it ends cancelled, writing
+        nothing)."""
         self.abort_signal.abort()
 
     def _emit(self, event: Mapping[str, Any]) -> None:
@@ -317,7 +318,8 @@ class CompactionPipeline:
                 return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False,
                                          error=self._notice(failure_message(
                                              reason,
-                                             "nothing to compact (the kept recent turn alone is too large)")))
+                                             "nothing to compact (the kept recent turn alone is "
+                                             "too large)")))
             return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False)
         hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path), custom_instructions, reason,
                                                                 will_retry))
@@ -341,7 +343,8 @@ class CompactionPipeline:
                 outcome = self._handoff(reason, custom_instructions, prep)
                 if outcome is not None:
                     return outcome
-                notes.append(self._notice("handoff returned no document: falling back to context-full"))
+                notes.append(self._notice("handoff returned no document: falling back to "
+                                          "context-full"))
                 strategy = "context-full"
             if strategy == "snapcompact":
                 try:
@@ -434,12 +437,14 @@ class CompactionPipeline:
         if not self.settings.compaction.context_promotion or self.model.promotion_target is None:
             return None
         target = self.models.get(self.model.promotion_target)
-        if target is None or target.id == self.model.id or target.context_window <= self.model.context_window:
+        if (target is None or target.id == self.model.id
+            or target.context_window <= self.model.context_window):
             return None
         return target
 
     def promote(self) -> ModelInfo | None:
-        """Switch to the promotion target (no compaction); the new model, or None when there is none."""
+        """Switch to the promotion target (no compaction); the new model, or None when there is
+        none."""
         target = self.promotion_target()
         if target is None:
             return None
@@ -476,7 +481,8 @@ class CompactionPipeline:
                 # Retry on the larger model without compacting (the failing message is dropped).
                 return CompactionOutcome(first.reason, strategy="promotion", will_retry=True,
                                          promoted_to=target.id,
-                                         warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
+                                         warnings=(self._notice(f"context promoted from {failed} "
+                                                                f"to {target.id}"),))
             outcome = self.compact(reason=first.reason, will_retry=True,
                                    measured_prompt_tokens=measured_prompt_tokens)
             return outcome
@@ -495,7 +501,8 @@ class CompactionPipeline:
         if tokens <= self.threshold():
             return None
         pruned = self.prune()
-        measured_after = (measured_prompt_tokens - pruned.tokens_saved) if measured_prompt_tokens else None
+        measured_after = ((measured_prompt_tokens - pruned.tokens_saved) if measured_prompt_tokens
+                          else None)
         tokens = max(measured_after or 0, self.estimate_tokens())
         trigger = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
                                     context_tokens=tokens, model_id=self.model.id)
@@ -508,7 +515,8 @@ class CompactionPipeline:
             return CompactionOutcome("threshold", strategy="promotion", pruned=pruned,
                                      tokens_before=tokens,
                                      promoted_to=target.id, tokens_after=self.estimate_tokens(),
-                                     warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
+                                     warnings=(self._notice(f"context promoted from {failed} to "
+                                                            f"{target.id}"),))
         if cs.strategy == "handoff" and has_calls:
             # A handoff starts a new session; doing it while tool results are pending would strand
             # them. Schedule it for the end of the agent's turn instead.
@@ -521,7 +529,8 @@ class CompactionPipeline:
         return CompactionOutcome(**{**outcome.__dict__, "pruned": pruned})
 
     def _inject_auto_continue(self, outcome: CompactionOutcome) -> None:
-        """After threshold maintenance, the agent-authored developer prompt that resumes the work."""
+        """After threshold maintenance, the agent-authored developer prompt that resumes the
+        work."""
         if outcome.auto_continue_prompt and outcome.entry is not None and outcome.error is None:
             self.session.append_message({"role": "developer", "attribution": "agent",
                                          "content": [{"type": "text",
@@ -549,7 +558,8 @@ class CompactionPipeline:
         if target is not None and tokens <= self.threshold():
             return CompactionOutcome("threshold", strategy="promotion", promoted_to=target.id,
                                      tokens_before=tokens, tokens_after=tokens,
-                                     warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
+                                     warnings=(self._notice(f"context promoted from {failed} to "
+                                                            f"{target.id}"),))
         return self.compact(reason="threshold", measured_prompt_tokens=measured_prompt_tokens)
 
     def run_idle(self, idle_seconds: float | None = None, *, streaming: bool = False,

@@ -121,7 +121,8 @@ def _is_protected(message: Mapping[str, Any], call: Mapping[str, Any] | None,
     path = _read_path(message, call)
     if path is None:
         return False
-    return path.startswith("skill://") or path in protected_paths or strip_read_selector(path) in protected_paths
+    return (path.startswith("skill://") or path in protected_paths
+            or strip_read_selector(path) in protected_paths)
 
 
 def read_supersede_key(call: Mapping[str, Any]) -> str | None:
@@ -192,9 +193,11 @@ class _Scan:
         if useless:
             for i in range(start, len(path)):
                 entry = _tool_result(path[i])
-                if entry is None or entry.message.get("useless") is not True or _already_pruned(entry.message):
+                if (entry is None or entry.message.get("useless") is not True
+                    or _already_pruned(entry.message)):
                     continue
-                if entry.message.get("isError") is True or i in self.superseded or self.protected(entry):
+                if (entry.message.get("isError") is True or i in self.superseded
+                    or self.protected(entry)):
                     continue
                 if _savings(self.tokens(entry), USELESS_NOTICE) > 0:
                     self.useless.add(i)
@@ -202,7 +205,8 @@ class _Scan:
     def call(self, entry: MessageEntry) -> Mapping[str, Any] | None:
         call_id = str(entry.message.get("toolCallId"))
         if call_id not in self.calls and self._start > 0:
-            self.calls, self._start = _calls_by_id(self.path), 0  # a call before the boundary: look everywhere
+            self.calls, self._start = (_calls_by_id(self.path),
+                                       0)  # a call before the boundary: look everywhere
         return self.calls.get(call_id)
 
     def protected(self, entry: MessageEntry) -> bool:

@@ -53,7 +53,8 @@ def remote_complete(endpoint: str, *, timeout: float = REMOTE_TIMEOUT_SECONDS,
     """A completion function that sends every summary call to ``endpoint``."""
     parts = urllib.parse.urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"compaction.remoteEndpoint must be an http(s) URL, got {_redacted(endpoint)!r}")
+        raise ValueError("compaction.remoteEndpoint must be an http(s) URL, got "
+                         f"{_redacted(endpoint)!r}")
     chat = parts.path.rstrip("/").endswith("/chat/completions")
     shown = _redacted(endpoint)
 
