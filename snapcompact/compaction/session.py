@@ -222,7 +222,8 @@ class Session:
                           usage: Mapping[str, Any] | None = None) -> CompactionEntry:
         """Append a compaction entry; ``first_kept_entry_id`` must already be in the session."""
         if first_kept_entry_id not in self._by_id:
-            raise ValueError(f"firstKeptEntryId {first_kept_entry_id!r} is not an entry of this session")
+            raise ValueError(f"firstKeptEntryId {first_kept_entry_id!r} is not an entry of this "
+                             "session")
         entry = CompactionEntry(self._fresh_id(), self.leaf_id, self._now(), summary,
                                 first_kept_entry_id,
                                 int(tokens_before), short_summary, details, preserve_data,
@@ -243,13 +244,15 @@ class Session:
     def append_metadata(self, kind: str, **data: Any) -> MetadataEntry:
         """Append a state-change entry of a known metadata ``kind`` (model change, label ...)."""
         if kind not in METADATA_TYPES:
-            raise ValueError(f"unknown metadata entry type {kind!r} (known: {', '.join(METADATA_TYPES)})")
+            raise ValueError(f"unknown metadata entry type {kind!r} (known: "
+                             f"{', '.join(METADATA_TYPES)})")
         entry = MetadataEntry(kind, self._fresh_id(), self.leaf_id, self._now(), data)
         self.append(entry)
         return entry
 
     def branch(self, entry_id: str | None) -> None:
-        """Move the leaf to ``entry_id`` (None = before the first entry); persisted as a leaf record."""
+        """Move the leaf to ``entry_id`` (None = before the first entry); persisted as a leaf
+        record."""
         if entry_id is not None and entry_id not in self._by_id:
             raise ValueError(f"unknown entry id {entry_id!r}")
         self.leaf_id = entry_id
@@ -259,7 +262,8 @@ class Session:
     def branch_with_summary(self, target_id: str | None, from_id: str, summary: str, *,
                             details: Mapping[str, Any] | None = None, from_extension: bool = False,
                             usage: Mapping[str, Any] | None = None) -> BranchSummaryEntry:
-        """Attach a summary of the abandoned branch as a child of ``target_id``; it becomes the leaf."""
+        """Attach a summary of the abandoned branch as a child of ``target_id``; it becomes the
+        leaf."""
         if target_id is not None and target_id not in self._by_id:
             raise ValueError(f"unknown target entry {target_id!r}")
         entry = BranchSummaryEntry(self._fresh_id(), target_id, self._now(), from_id, summary,

@@ -79,7 +79,8 @@ class CompactionSettings:
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
-            raise ValueError(f"compaction.strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
+            raise ValueError(f"compaction.strategy must be one of {', '.join(STRATEGIES)}, got "
+                             f"{self.strategy!r}")
         _check_int("compaction.reserveTokens", self.reserve_tokens, minimum=0)
         _check_int("compaction.keepRecentTokens", self.keep_recent_tokens, minimum=1)
         _check_int("compaction.thresholdTokens", self.threshold_tokens, minimum=-1)
@@ -90,7 +91,8 @@ class CompactionSettings:
                      "context_promotion"):
             _check_bool(f"compaction.{_camel(name)}", getattr(self, name))
         if self.remote_endpoint is not None and not isinstance(self.remote_endpoint, str):
-            raise ValueError(f"compaction.remoteEndpoint must be a string, got {self.remote_endpoint!r}")
+            raise ValueError("compaction.remoteEndpoint must be a string, got "
+                             f"{self.remote_endpoint!r}")
 
 
 @dataclass(frozen=True)
@@ -156,9 +158,11 @@ class SnapcompactSettings:
         if self.shape != "auto":
 
             if self.shape not in SHAPE_VARIANTS:
-                raise ValueError(f"snapcompact.shape {self.shape!r} is not a known variant (or 'auto')")
+                raise ValueError(f"snapcompact.shape {self.shape!r} is not a known variant (or "
+                                 "'auto')")
         if self.policy not in _POLICIES:
-            raise ValueError(f"snapcompact.policy must be one of {', '.join(_POLICIES)}, got {self.policy!r}")
+            raise ValueError(f"snapcompact.policy must be one of {', '.join(_POLICIES)}, got "
+                             f"{self.policy!r}")
         if self.max_frames is not None:
             _check_int("snapcompact.maxFrames", self.max_frames, minimum=1)
         if self.frame_size is not None:
@@ -219,7 +223,8 @@ def merge_settings(base: Settings, overrides: Mapping[str, Any]) -> Settings:
     for section_key, values in overrides.items():
         attr = _SECTIONS.get(section_key)
         if attr is None:
-            raise ValueError(f"unknown settings section {section_key!r} (known: compaction, branchSummary, "
+            raise ValueError(f"unknown settings section {section_key!r} (known: compaction, "
+                             "branchSummary, "
                              "pruning, snapcompact)")
         if not isinstance(values, Mapping):
             raise ValueError(f"settings section {section_key!r} must be a table/object")
@@ -239,7 +244,8 @@ def merge_settings(base: Settings, overrides: Mapping[str, Any]) -> Settings:
 
 
 def load_settings(path: str | Path | None = None, base: Settings = DEFAULT_SETTINGS) -> Settings:
-    """Defaults merged with the project file at ``path`` (``.toml`` or ``.json``); None = defaults."""
+    """Defaults merged with the project file at ``path`` (``.toml`` or ``.json``); None =
+    defaults."""
     if path is None:
         return base
     p = Path(path)
@@ -274,7 +280,8 @@ def settings_paths(cwd: str | Path | None = None, *, home: str | Path | None = N
 
     env = os.environ if env is None else env
     home_dir = Path(home) if home is not None else Path.home()
-    user_dir = Path(env["PI_CODING_AGENT_DIR"]) if env.get("PI_CODING_AGENT_DIR") else home_dir / ".omp" / "agent"
+    user_dir = (Path(env["PI_CODING_AGENT_DIR"]) if env.get("PI_CODING_AGENT_DIR")
+                else home_dir / ".omp" / "agent")
     project_dir = Path(cwd if cwd is not None else Path.cwd()) / ".omp"
     found = []
     for directory in (user_dir, project_dir):
@@ -299,7 +306,8 @@ def _read_config(path: Path) -> Mapping[str, Any]:
         else:
             data = tomllib.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"settings file {path} is not valid {path.suffix.lstrip('.') or 'TOML'}: {exc}") from exc
+        raise ValueError(f"settings file {path} is not valid {path.suffix.lstrip('.') or 'TOML'}: "
+                         f"{exc}") from exc
     except Exception as exc:
         if type(exc).__module__.startswith("yaml"):
             raise ValueError(f"settings file {path} is not valid YAML: {exc}") from exc
@@ -332,7 +340,8 @@ def discover_settings(cwd: str | Path | None = None, *, home: str | Path | None 
                 if _snake(key) in names:
                     known.setdefault(section, {})[key] = value
                 else:
-                    notes.append(f"{path}: {section}.{key} is not a setting this library uses (ignored)")
+                    notes.append(f"{path}: {section}.{key} is not a setting this library uses "
+                                 "(ignored)")
         try:
             result = merge_settings(result, known)
         except ValueError as exc:

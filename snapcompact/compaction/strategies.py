@@ -117,7 +117,8 @@ def _carried_preserve(prev_preserve: Mapping[str, Any] | None, extra: Mapping[st
 
 
 def _previous_summary_for_llm(prep: CompactionPreparation) -> str | None:
-    """The previous summary, with a previous archive's source text appended (it is being replaced)."""
+    """The previous summary, with a previous archive's source text appended (it is being
+    replaced)."""
 
     prev = prep.previous_compaction
     if prev is None:
@@ -222,7 +223,8 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
         assert prev_archive is not None  # frames_only implies an archive
         # A legacy archive kept frames but no source text: nothing can be re-rendered from it, so
         # the previous summary is folded in as text (the reference's rule), and this is said.
-        notes = ((f"the previous snapcompact archive holds {len(prev_archive.frames)} frame(s) without source "
+        notes = ((f"the previous snapcompact archive holds {len(prev_archive.frames)} frame(s) "
+                  "without source "
                   "text (a legacy archive): its summary is carried over as text instead"),)
     try:
         result = compact(
@@ -310,7 +312,8 @@ def generate_handoff_live(messages: Sequence[Mapping[str, Any]], chat: Callable[
         reply = _run_coroutine(reply)
     text = reply.get("text") if isinstance(reply, Mapping) else reply
     if not isinstance(text, str):
-        raise ValueError(f"chat function must return a string or {{'text': ...}}, got {type(reply).__name__}")
+        raise ValueError(f"chat function must return a string or {{'text': ...}}, got "
+                         f"{type(reply).__name__}")
     return text.strip()
 
 

@@ -71,7 +71,8 @@ def _normalize_reply(reply: Any) -> Completion:
     if isinstance(reply, Mapping) and isinstance(reply.get("text"), str):
         usage = reply.get("usage")
         return Completion(reply["text"], usage if isinstance(usage, Mapping) else None)
-    raise ValueError(f"completion function must return a string or {{'text': ...}}, got {type(reply).__name__}")
+    raise ValueError(f"completion function must return a string or {{'text': ...}}, got "
+                     f"{type(reply).__name__}")
 
 
 def _run_coroutine(coro: Any) -> Any:

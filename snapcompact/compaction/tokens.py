@@ -50,7 +50,8 @@ FRAME_TOKEN_ESTIMATE = 5024
 
 
 def utf8_len(text: str) -> int:
-    """UTF-8 byte length; a lone surrogate counts 3 bytes, as the replacement character does in JS."""
+    """UTF-8 byte length; a lone surrogate counts 3 bytes, as the replacement character does in
+    JS."""
     return len(text.encode("utf-8", "surrogatepass"))
 
 
@@ -60,7 +61,8 @@ def utf16_len(text: str) -> int:
 
 
 def byte_estimate(fragments: Sequence[str]) -> int:
-    """Sum over fragments of ``ceil(bytes / 4)``: the agent's estimate without a native tokenizer."""
+    """Sum over fragments of ``ceil(bytes / 4)``: the agent's estimate without a native
+    tokenizer."""
     return sum((utf8_len(f) + 3) >> 2 for f in fragments)
 
 
@@ -77,7 +79,8 @@ def _js_value(value: Any) -> Any:
 
 
 def js_json(value: Any) -> str:
-    """Compact JSON as JavaScript's ``JSON.stringify`` writes it (integral floats without ``.0``)."""
+    """Compact JSON as JavaScript's ``JSON.stringify`` writes it (integral floats without
+    ``.0``)."""
     return json.dumps(_js_value(value), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
@@ -108,7 +111,8 @@ class TokenEstimator:
         for name in ("image_tokens", "frame_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"TokenEstimator {name} must be a non-negative integer, got {value!r}")
+                raise ValueError(f"TokenEstimator {name} must be a non-negative integer, got "
+                                 f"{value!r}")
 
     def fragments(self, message: Mapping[str, Any]) -> tuple[list[str], int]:
         """The text fragments a message is counted by, and its fixed image/frame charge."""

@@ -89,7 +89,8 @@ def decide_after_turn(message: Mapping[str, Any], *, context_window: int,
     if not settings.enabled or settings.strategy == "off":
         return None
     if message.get("role") != "assistant":
-        raise ValueError(f"decide_after_turn needs an assistant message, got role {message.get('role')!r}")
+        raise ValueError("decide_after_turn needs an assistant message, got role "
+                         f"{message.get('role')!r}")
     relevant = _same_model(message, model_id) and _not_older(message, latest_compaction_time)
     if is_context_overflow(message):
         return Trigger("overflow", True, True, False) if relevant else None
