@@ -199,7 +199,8 @@ def parse_pricing_table(raw: bytes | str) -> PricingTable:
     for row in data.get("request_limits", []):
         provider = row.get("provider")
         if not provider or provider in limits:
-            raise ValueError(f"pricing table: request limit with missing/duplicate provider {provider!r}")
+            raise ValueError("pricing table: request limit with missing/duplicate provider "
+                             f"{provider!r}")
         known = {"provider", "max_image_bytes", "max_request_bytes", "max_images", "source",
                  "checked", "confidence"}
         limits[provider] = RequestLimit(

@@ -53,7 +53,8 @@ def parse_image_budgets(data: Mapping[str, Any]) -> dict[str, ImageBudgetPolicy]
     raw = data.get("image_budgets")
     if not isinstance(raw, Mapping) or set(raw) != set(POLICIES):
         found = sorted(raw) if isinstance(raw, Mapping) else raw
-        raise ValueError(f"pricing table: [image_budgets] must hold exactly {list(POLICIES)}, got {found}")
+        raise ValueError(f"pricing table: [image_budgets] must hold exactly {list(POLICIES)}, got "
+                         f"{found}")
     known = {"source", "checked", "based_on", "max_frames", "default_images", "providers", "apis"}
     out: dict[str, ImageBudgetPolicy] = {}
 
@@ -61,11 +62,13 @@ def parse_image_budgets(data: Mapping[str, Any]) -> dict[str, ImageBudgetPolicy]
         if policy in out:
             return out[policy]
         if policy in seen or policy not in raw:
-            raise ValueError(f"pricing table: image_budgets.{seen[-1]} based_on {policy!r} is unknown or circular")
+            raise ValueError(f"pricing table: image_budgets.{seen[-1]} based_on {policy!r} is "
+                             "unknown or circular")
         row = raw[policy]
         unknown = set(row) - known
         if unknown:
-            raise ValueError(f"pricing table: image_budgets.{policy} has unknown keys {sorted(unknown)}")
+            raise ValueError(f"pricing table: image_budgets.{policy} has unknown keys "
+                             f"{sorted(unknown)}")
         base = build(row["based_on"], seen + (policy,)) if "based_on" in row else None
         where = f"image_budgets.{policy}"
         providers = {**(base.providers if base else {}),

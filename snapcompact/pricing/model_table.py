@@ -92,7 +92,8 @@ def parse_shape_rules(raw: bytes | str) -> ShapeTable:
         raise ValueError("model shape table: missing [claude_high_res]")
     version = hr.get("opus_min_version")
     if not (isinstance(version, list) and version and all(isinstance(v, int) for v in version)):
-        raise ValueError("model shape table: claude_high_res.opus_min_version must be a list of ints")
+        raise ValueError("model shape table: claude_high_res.opus_min_version must be a list of "
+                         "ints")
     rules = []
     for i, row in enumerate(data.get("rules", [])):
         name = row.get("name", f"#{i}")

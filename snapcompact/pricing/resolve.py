@@ -132,7 +132,8 @@ def resolve_shape(
         return _priced(shape, family, f"forced variant {variant}", model_id, wire, provider, True)
     ideal = ideal_shape_variant(model_id, table)
     if ideal is None:
-        fams = shape_rules().family_variants if table == "seed" else shape_rules().reference_family_variants
+        fams = (shape_rules().family_variants if table == "seed"
+                else shape_rules().reference_family_variants)
         name, size = fams[family], None
         rule = f"unmeasured model: {family} family default"
     else:
@@ -160,7 +161,8 @@ def resolve_shape_for_text(
     silver = resolve_shape(model_id, api=api, provider=provider, variant="silver16-bw")
     silver_safe = _is_safe(scan_renderability(text, silver.shape.font))
     if not _is_safe(scan_renderability(text, resolved.shape.font)):
-        return _with_rule(silver, "unsafe text for the bitmap font: silver") if silver_safe else resolved
+        return (_with_rule(silver, "unsafe text for the bitmap font: silver") if silver_safe
+                else resolved)
     if resolved.shape.font != "silver" and silver_safe and cjk_heavy(text):
         return _with_rule(silver, "CJK-heavy text: silver")
     return resolved
