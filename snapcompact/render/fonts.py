@@ -129,7 +129,8 @@ def _glyph_patches() -> dict[str, dict[int, Glyph]]:
             font, code, w, h, xoff, yoff = header
             bits = np.array([[c == "#" for c in r] for r in rows], dtype=bool)
             if bits.shape != (h, w):
-                raise ValueError(f"glyph patch {font} U+{code:04X}: expected {w}x{h}, got {bits.shape}")
+                raise ValueError(f"glyph patch {font} U+{code:04X}: expected {w}x{h}, got "
+                                 f"{bits.shape}")
             patches.setdefault(font, {})[code] = Glyph(bits, xoff, yoff)
 
     for line in (fonts_dir() / "glyph-patches.txt").read_text().splitlines():

@@ -247,7 +247,8 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
             if up:
                 targets += [(r - 1 - k, cx) for k in range((up + ch - 1) // ch) for cx in reach_x]
             for tr, tc in targets:
-                i = block_cells.get(tr * grid_cols + tc) if 0 <= tc < grid_cols and tr >= 0 else None
+                i = (block_cells.get(tr * grid_cols + tc) if 0 <= tc < grid_cols and tr >= 0
+                     else None)
                 if i is None or i > j:
                     continue
                 by, bx = (tr * repeat + copy) * ch, tc * cw

@@ -294,12 +294,14 @@ class _Face:
             if gid is None:
                 raise ValueError(f"code point U+{cp:04X} has no glyph in {FONT_FILE}")
             gids.append(gid)
-        flag_lists, end_lists, starts = zip(*(self._flags(gid) for gid in gids)) if gids else ((), (), ())
+        flag_lists, end_lists, starts = (zip(*(self._flags(gid) for gid in gids)) if gids
+                                         else ((), (), ()))
         counts = np.array([len(f) for f in flag_lists], dtype=np.int64)
         flags = np.fromiter((f for fl in flag_lists for f in fl), dtype=np.int64,
                             count=int(counts.sum()))
         if np.any((flags & 0x01) == 0):
-            raise ValueError(f"{FONT_FILE}: off-curve points; the rasterizer expects rectilinear glyphs")
+            raise ValueError(f"{FONT_FILE}: off-curve points; the rasterizer expects rectilinear "
+                             "glyphs")
         owner = np.repeat(np.arange(len(gids)), counts)
         first = _segment_starts(counts)
         x, x_end = self._decode_axis(flags, owner, first, np.array(starts, dtype=np.int64), 0x02,
@@ -315,7 +317,8 @@ class _Face:
                 contour_first = int(first[g]) + end + 1
         bx, by = x[successor], y[successor]
         if np.any((x != bx) & (y != by)):
-            raise ValueError(f"{FONT_FILE}: diagonal segment; the rasterizer expects rectilinear glyphs")
+            raise ValueError(f"{FONT_FILE}: diagonal segment; the rasterizer expects rectilinear "
+                             "glyphs")
         kept = y != by  # fontdue drops horizontal segments
         line_owner = owner[kept]
         ax, ay, ey = x[kept], y[kept], by[kept]
@@ -577,13 +580,16 @@ def _check_ink(ink_rgb) -> tuple[int, int, int]:
 
 
 def _check_rgb(rgb: np.ndarray) -> None:
-    if not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
-        raise ValueError(f"rgb canvas must be a uint8 array of shape (h, w, 3), got {getattr(rgb, 'shape', rgb)!r}")
+    if (not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3
+        or rgb.dtype != np.uint8):
+        raise ValueError("rgb canvas must be a uint8 array of shape (h, w, 3), got "
+                         f"{getattr(rgb, 'shape', rgb)!r}")
 
 
 def _check_indexed(indexed: np.ndarray) -> None:
     if not isinstance(indexed, np.ndarray) or indexed.ndim != 2 or indexed.dtype != np.uint8:
-        raise ValueError(f"indexed canvas must be a 2-D uint8 array, got {getattr(indexed, 'shape', indexed)!r}")
+        raise ValueError("indexed canvas must be a 2-D uint8 array, got "
+                         f"{getattr(indexed, 'shape', indexed)!r}")
 
 
 def draw_silver_cell(
@@ -631,12 +637,14 @@ def draw_silver_cells(rgb: np.ndarray, cps, xs, ys, cell_w: int, cell_h: int, in
     if not cps:
         return
     if len(xs) != len(cps) or len(ys) != len(cps):
-        raise ValueError(f"cps, xs and ys must have the same length ({len(cps)}, {len(xs)}, {len(ys)})")
+        raise ValueError(f"cps, xs and ys must have the same length ({len(cps)}, {len(xs)}, "
+                         f"{len(ys)})")
     inks = np.asarray(ink_rgb, dtype=np.int64)
     if inks.shape == (3,):
         inks = np.broadcast_to(inks, (len(cps), 3))
     if inks.shape != (len(cps), 3) or inks.min() < 0 or inks.max() > 255:
-        raise ValueError(f"ink_rgb must be (r, g, b) or one row of 0..255 values per cell, got shape {inks.shape}")
+        raise ValueError("ink_rgb must be (r, g, b) or one row of 0..255 values per cell, got "
+                         f"shape {inks.shape}")
     distinct, which = _distinct(np.asarray(cps, dtype=np.int64))
     distinct_cps = distinct.tolist()
     rasterize_many(distinct_cps, pixel_size(cell_w, cell_h))
@@ -795,7 +803,8 @@ def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _conflict_free_batches(flat: np.ndarray):
-    """Split draw-ordered pixel entries into rounds with unique pixels, preserving per-pixel order."""
+    """Split draw-ordered pixel entries into rounds with unique pixels, preserving per-pixel
+    order."""
     sorted_idx = np.argsort(flat, kind="stable")
     sorted_flat = flat[sorted_idx]
     new_group = np.ones(len(flat), dtype=bool)
