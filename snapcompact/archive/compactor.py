@@ -290,7 +290,8 @@ def compact(
     if max_frames is not None:
         _check_positive("max_frames", max_frames)
     if previous_summary is not None and not isinstance(previous_summary, str):
-        raise ValueError(f"previous_summary must be a string, got {type(previous_summary).__name__}")
+        raise ValueError("previous_summary must be a string, got "
+                         f"{type(previous_summary).__name__}")
     if file_ops is not None and not isinstance(file_ops, FileOperations):
         raise ValueError(f"file_ops must be FileOperations, got {type(file_ops).__name__}")
     if isinstance(serialize_options, SerializeOptions):
@@ -455,7 +456,8 @@ def _compact_pinned(prev: Archive | None, prev_raw: str, new_text: str, high: Sh
         if not include_thinking and unframed:
             unframed = strip_thinking_sections(unframed)
     carried = visible_len(prev_raw)
-    cleaning_dropped = carried - sum(visible_len(s) for s in carried_sources) - visible_len(unframed)
+    cleaning_dropped = (carried - sum(visible_len(s) for s in carried_sources)
+                        - visible_len(unframed))
     joiner = 1 if unframed and new_text else 0
     material = f"{unframed}{NEWLINE_GLYPH}{new_text}" if joiner else (unframed or new_text)
 

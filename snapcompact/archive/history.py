@@ -194,8 +194,9 @@ def history_blocks(
 # Compaction
 
 
-def archive_blocks(message: Mapping[str, Any],
-                   max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET) -> list[dict[str, Any]] | None:
+def archive_blocks(
+    message: Mapping[str, Any], max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET
+) -> list[dict[str, Any]] | None:
     """History blocks of a compactionSummary message that carries an archive, else None."""
     archive = get_preserved_archive(message.get("preserveData"))
     if archive is None:

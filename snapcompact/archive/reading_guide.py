@@ -112,4 +112,5 @@ def short_summary(total_chars: int, frame_count: int, text_chars: int) -> str:
     """One line for the UI (reference format, thousands separated by commas)."""
     plural = "" if frame_count == 1 else "s"
     note = f" (+{text_chars:,} chars as text)" if text_chars > 0 else ""
-    return f"Archived {total_chars:,} chars of history onto {frame_count} snapcompact frame{plural}{note}"
+    return (f"Archived {total_chars:,} chars of history onto {frame_count} snapcompact "
+            f"frame{plural}{note}")

@@ -236,7 +236,8 @@ class SerializeOptions:
         for f in fields(cls):
             camel = _snake_to_camel(f.name)
             if f.name in mapping and camel in mapping and mapping[f.name] != mapping[camel]:
-                raise ValueError(f"options give both {f.name!r} and {camel!r} with different values")
+                raise ValueError(f"options give both {f.name!r} and {camel!r} with different "
+                                 "values")
             value = mapping.get(f.name, mapping.get(camel))
             if value is not None:
                 values[f.name] = value
@@ -268,7 +269,8 @@ def truncate_middle(text: str, max_chars: float, head_ratio: float = TRUNCATE_HE
     tail_chars = max_chars - head_chars
     elided = length - max_chars
     tail = js_slice(text, -tail_chars) if tail_chars > 0 else ""
-    return f"{js_slice(text, 0, head_chars)} [\u2026{js_number_to_string(elided)}ch elided\u2026] {tail}"
+    return (f"{js_slice(text, 0, head_chars)} "
+            f"[\u2026{js_number_to_string(elided)}ch elided\u2026] {tail}")
 
 
 def _strip_dim(text: str) -> str:
@@ -310,7 +312,8 @@ def _format_call(block: ToolCallBlock, opts: SerializeOptions) -> str:
         if key == INTENT_FIELD:
             continue
         value = elide_data_urls(js_json_stringify(args[key]))
-        rendered.append(f"{key}={truncate_middle(value, opts.tool_arg_max_chars, opts.truncate_head_ratio)}")
+        shown = truncate_middle(value, opts.tool_arg_max_chars, opts.truncate_head_ratio)
+        rendered.append(f"{key}={shown}")
     args_text = truncate_middle(", ".join(rendered), opts.tool_call_max_chars,
                                 opts.truncate_head_ratio)
     line = f"{block.name}({args_text})"
