@@ -4,13 +4,16 @@
     python -m snapcompact normalize --shape NAME                         < text
     python -m snapcompact geometry  --shape NAME [--size PX]
     python -m snapcompact resolve   --model ID [--api API] [--provider P] [--shape NAME|auto]
-    python -m snapcompact bill      --model ID --width W --height H [--detail D] [--api A] [--provider P]
+    python -m snapcompact bill      --model ID --width W --height H [--detail D] [--api A]
+                                    [--provider P]
     python -m snapcompact serialize [--options JSON]                     < messages.json
     python -m snapcompact compact   SESSION --model ID [--api A] [--provider P]
-                                    [--strategy snapcompact|truncate|full] [--policy pinned|foveated]
+                                    [--strategy snapcompact|truncate|full]
+                                    [--policy pinned|foveated]
                                     [--shape NAME] [--size PX] [--context-window N]
                                     [--settings FILE] --out DIR
-    python -m snapcompact session SESSION {show|transcript|tree|prune}   (see snapcompact.cli.session)
+    python -m snapcompact session   SESSION {show|transcript|tree|prune}
+                                    (see snapcompact.cli.session)
 
 Every verb prints JSON on stdout; bad input exits with status 2 and a one-line message
 (``--debug`` before the verb shows the traceback instead). ``render`` refuses to draw more than

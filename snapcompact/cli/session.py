@@ -1,4 +1,4 @@
-"""``python -m snapcompact session SESSION {show|transcript|tree|prune}``: a session file, read only.
+"""``python -m snapcompact session SESSION {show|transcript|tree|prune}``: a session, read only.
 
 Why a command: to see what the compaction pipeline makes of a session without writing Python.
 
@@ -85,7 +85,8 @@ def _message_text(message: Mapping[str, Any]) -> str:
         elif kind == "thinking":
             parts.append(f"(thinking) {block.get('thinking', '')}")
         elif kind == "toolCall":
-            parts.append(f"{block.get('name')}({json.dumps(block.get('arguments'), ensure_ascii=False)})")
+            arguments = json.dumps(block.get('arguments'), ensure_ascii=False)
+            parts.append(f"{block.get('name')}({arguments})")
         elif kind == "image":
             parts.append("[image]")
     return "\n".join(parts)
@@ -126,7 +127,8 @@ def _cmd_transcript(args: argparse.Namespace) -> str:
                 lines += [f"    {line}" for line in str(message.get("summary", "")).splitlines()]
             continue
         text = _message_text(message)
-        lines.append(f"[{entry_id}] {message.get('role')}: {text if args.full else _one_line(text)}")
+        shown = text if args.full else _one_line(text)
+        lines.append(f"[{entry_id}] {message.get('role')}: {shown}")
     return "\n".join(lines)
 
 
