@@ -134,8 +134,9 @@ def find_cut_point(path: Sequence[Entry], start: int, end: int, keep_recent_toke
                 break
     # Pull metadata just before the cut into the kept side (stop at messages, compactions and
     # reset boundaries).
-    while cut > start and not _is_message_bearing(path[cut - 1]) and not isinstance(path[cut - 1], CompactionEntry) \
-            and not _is_reset_boundary(path[cut - 1]):
+    while (cut > start and not _is_message_bearing(path[cut - 1])
+           and not isinstance(path[cut - 1], CompactionEntry)
+           and not _is_reset_boundary(path[cut - 1])):
         cut -= 1
     return CutPoint(cut, turn_start, split)
 
@@ -163,8 +164,8 @@ def usage_context_tokens(usage: Mapping[str, Any]) -> int:
     """Context tokens of a usage record (total, else input + output + cache reads and writes)."""
     if usage.get("contextTokens") is not None:
         return max(0, int(usage["contextTokens"]))
-    raw = int(usage.get("totalTokens") or 0) or sum(int(usage.get(k) or 0)
-                                                      for k in ("input", "output", "cacheRead", "cacheWrite"))
+    raw = int(usage.get("totalTokens") or 0) or sum(
+        int(usage.get(k) or 0) for k in ("input", "output", "cacheRead", "cacheWrite"))
     return max(0, raw)
 
 
@@ -249,7 +250,8 @@ def _messages(entries: Sequence[Entry]) -> tuple[tuple[Mapping[str, Any], ...], 
 
 def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *,
                        measured_prompt_tokens: int | None = None,
-                       estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> CompactionPreparation | None:
+                       estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+                       ) -> CompactionPreparation | None:
     """Partition the branch for a compaction; None when there is nothing to replace.
 
     ``measured_prompt_tokens`` is the provider-reported prompt size of the last request; when not

@@ -141,7 +141,8 @@ class MessageEntry:
         """Parse a ``message`` entry, raising ``ValueError`` naming ``where`` on a bad field."""
         message = _map(raw, "message", where)
         if message is None or not isinstance(message.get("role"), str):
-            raise ValueError(f"{where}: message entry needs a 'message' object with a string 'role'")
+            raise ValueError(f"{where}: message entry needs a 'message' object with a string "
+                             "'role'")
         return cls(*_base(raw, where), message, _extra(raw, (*_BASE, "message")))
 
 
@@ -262,7 +263,8 @@ class CustomMessageEntry:
         if isinstance(content, list) and all(isinstance(b, Mapping) for b in content):
             content = tuple(dict(b) for b in content)
         elif not isinstance(content, str):
-            raise ValueError(f"{where}: custom_message content must be a string or a list of blocks")
+            raise ValueError(f"{where}: custom_message content must be a string or a list of "
+                             "blocks")
         display = raw.get("display", True)
         if not isinstance(display, bool):
             raise ValueError(f"{where}: display must be true or false, got {display!r}")

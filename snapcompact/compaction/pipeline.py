@@ -188,11 +188,12 @@ class CompactionPipeline:
 
                 sc = self.settings.snapcompact
                 frame_tokens = resolve_shape(self.model.id, api=self.model.api,
-                                             provider=self.model.provider,
-                                             variant=sc.shape, frame_size=sc.frame_size).frame_token_estimate
+                                             provider=self.model.provider, variant=sc.shape,
+                                             frame_size=sc.frame_size).frame_token_estimate
             limit = self.settings.snapcompact.max_frame_data_bytes
-            self._estimator = TokenEstimator(frame_tokens=frame_tokens,
-                                             archive_blocks=lambda message: archive_blocks(message, limit))
+            self._estimator = TokenEstimator(
+                frame_tokens=frame_tokens,
+                archive_blocks=lambda message: archive_blocks(message, limit))
             self._estimator_from_model = True
         return self._estimator
 
@@ -321,7 +322,8 @@ class CompactionPipeline:
                                              "nothing to compact (the kept recent turn alone is "
                                              "too large)")))
             return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False)
-        hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path), custom_instructions, reason,
+        hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path),
+                                                                custom_instructions, reason,
                                                                 will_retry))
         if isinstance(hook, Cancel):
             return CompactionOutcome(reason, cancelled=True, skipped=hook.reason)
@@ -356,7 +358,8 @@ class CompactionPipeline:
                     notes.append(self._notice(str(exc)))
             if payload is None:
                 payload = compact_context_full(prep,
-                                               guarded_complete(self.summary_complete(), self.abort_signal),
+                                               guarded_complete(self.summary_complete(),
+                                                                self.abort_signal),
                                                self.model, self.settings,
                                                custom_instructions=custom_instructions,
                                                overrides=overrides)
@@ -607,7 +610,8 @@ class CompactionPipeline:
                     # Escape during the summary: navigation is cancelled, the leaf stays.
                     return NavigationOutcome(True, old_leaf, old_leaf, aborted=True)
                 from_ext = False
-            summary_entry = self.session.branch_with_summary(target_id, old_leaf, summary, details=details,
+            summary_entry = self.session.branch_with_summary(target_id, old_leaf, summary,
+                                                             details=details,
                                                              from_extension=from_ext, usage=usage)
         else:
             self.session.branch(target_id)

@@ -314,7 +314,8 @@ def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings
             continue
         entry = path[i]
         assert isinstance(entry, MessageEntry)
-        notice, reason = (SUPERSEDED_NOTICE, "superseded") if i in scan.superseded else (USELESS_NOTICE, "useless")
+        notice, reason = ((SUPERSEDED_NOTICE, "superseded") if i in scan.superseded
+                          else (USELESS_NOTICE, "useless"))
         replacements[entry.id] = _blank(entry.message, notice, stamp)
         reasons[entry.id] = reason
         saved += _savings(scan.tokens(entry), notice)

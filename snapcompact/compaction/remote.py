@@ -62,7 +62,7 @@ def remote_complete(endpoint: str, *, timeout: float = REMOTE_TIMEOUT_SECONDS,
         if chat:
             body: dict[str, Any] = {"model": model,
                                     "messages": [{"role": "system", "content": system_prompt},
-                                                                 {"role": "user", "content": prompt}],
+                                                 {"role": "user", "content": prompt}],
                                     "stream": False, "max_tokens": max_tokens}
         else:
             body = {"systemPrompt": system_prompt, "prompt": prompt, "maxTokens": max_tokens}
@@ -74,14 +74,16 @@ def remote_complete(endpoint: str, *, timeout: float = REMOTE_TIMEOUT_SECONDS,
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
-            raise ValueError(f"remote compaction failed ({exc.code} {exc.reason}) at {shown}") from None
+            raise ValueError(f"remote compaction failed ({exc.code} {exc.reason}) at "
+                             f"{shown}") from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ValueError(f"remote compaction endpoint {shown} unreachable: {reason}") from None
         try:
             data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise ValueError(f"remote compaction endpoint {shown} answered with invalid JSON") from None
+            raise ValueError(f"remote compaction endpoint {shown} answered with invalid "
+                             "JSON") from None
         if chat:
             return _chat_summary(data)
         summary = data.get("summary") if isinstance(data, Mapping) else None

@@ -324,7 +324,8 @@ class Session:
             if current == cached_leaf:
                 return list(cached_path)
             entry = self._by_id.get(current)
-            if entry is not None and entry.parent_id == cached_leaf and (cached_leaf is not None or not cached_path):
+            if (entry is not None and entry.parent_id == cached_leaf
+                    and (cached_leaf is not None or not cached_path)):
                 path = [*cached_path, entry]
                 self._branch_cache: tuple[list[Entry], str | None, list[Entry]] = (
                     self.entries, current, path

@@ -258,7 +258,8 @@ def load_settings(path: str | Path | None = None, base: Settings = DEFAULT_SETTI
         else:
             data = tomllib.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"settings file {p} is not valid {p.suffix.lstrip('.') or 'TOML'}: {exc}") from exc
+        raise ValueError(f"settings file {p} is not valid {p.suffix.lstrip('.') or 'TOML'}: "
+                         f"{exc}") from exc
     try:
         return merge_settings(base, data)
     except ValueError as exc:
@@ -301,7 +302,8 @@ def _read_config(path: Path) -> Mapping[str, Any]:
             try:
                 import yaml
             except ImportError as exc:
-                raise ValueError(f"settings file {path} is YAML: install PyYAML to read it") from exc
+                raise ValueError(f"settings file {path} is YAML: install PyYAML to read "
+                                 "it") from exc
             data = yaml.safe_load(raw.decode("utf-8")) or {}
         else:
             data = tomllib.loads(raw.decode("utf-8"))

@@ -274,7 +274,8 @@ def generate_handoff(messages: Sequence[Mapping[str, Any]], complete: CompleteFn
     if complete is None:
         raise ValueError("handoff needs a completion function (complete=...)")
     conversation = serialize_for_summary(messages, model.include_thinking)
-    user = f"<conversation>\n{conversation}\n</conversation>\n\n{handoff_prompt(custom_instructions)}"
+    user = (f"<conversation>\n{conversation}\n</conversation>\n\n"
+            f"{handoff_prompt(custom_instructions)}")
     reply = call_complete(complete, prompt("summarization-system"), user,
                           summary_max_tokens(settings.compaction.reserve_tokens))
     return reply.text.strip()

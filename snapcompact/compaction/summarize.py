@@ -114,7 +114,8 @@ def _cap(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:
     units = utf16_len(text)
     if units <= limit:
         return text
-    head = text.encode("utf-16-le", "surrogatepass")[:2 * limit].decode("utf-16-le", "surrogatepass")
+    head = text.encode("utf-16-le", "surrogatepass")[:2 * limit].decode("utf-16-le",
+                                                                         "surrogatepass")
     return f"{head}\n\n[... {units - limit} more characters truncated]"
 
 
@@ -224,7 +225,8 @@ def summary_windows(messages: Sequence[Mapping[str, Any]], budget_tokens: int,
         if not text:
             continue
         if len(text) > clamp_chars:
-            text = f"{text[:clamp_chars]}\n\n[... {len(text) - clamp_chars} more characters truncated]"
+            text = (f"{text[:clamp_chars]}\n\n"
+                    f"[... {len(text) - clamp_chars} more characters truncated]")
         extra = len(text) + (2 if current else 0)
         if current and size + extra > limit_chars:
             windows.append("\n\n".join(current))

@@ -67,7 +67,8 @@ def byte_estimate(fragments: Sequence[str]) -> int:
 
 
 def _js_value(value: Any) -> Any:
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 1e21:
+    if (isinstance(value, float) and math.isfinite(value) and value.is_integer()
+            and abs(value) < 1e21):
         return int(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None

@@ -107,9 +107,11 @@ def decide_after_turn(message: Mapping[str, Any], *, context_window: int,
 def should_run_idle(settings: CompactionSettings, *, context_tokens: int, idle_seconds: float,
                     streaming: bool = False, compacting: bool = False) -> Trigger | None:
     """Idle maintenance: enabled, not busy, idle long enough and the context above its own floor."""
-    if not (settings.enabled and settings.idle_enabled) or settings.strategy == "off" or streaming or compacting:
+    if (not (settings.enabled and settings.idle_enabled) or settings.strategy == "off"
+            or streaming or compacting):
         return None
-    if idle_seconds < settings.idle_timeout_seconds or context_tokens < settings.idle_threshold_tokens:
+    if (idle_seconds < settings.idle_timeout_seconds
+            or context_tokens < settings.idle_threshold_tokens):
         return None
     return Trigger("idle", False, False, False, context_tokens)
 
