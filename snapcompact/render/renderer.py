@@ -337,7 +337,7 @@ def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
 
 
 def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None) -> list[Frame]:
-    """Render already-paginated page texts, several at a time (see :mod:`snapcompact.render.parallel`).
+    """Render already-paginated page texts, several at a time (:mod:`snapcompact.render.parallel`).
 
     ``workers`` defaults to the usable cores; 1 renders in this thread.
     """

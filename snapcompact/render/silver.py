@@ -704,7 +704,7 @@ def draw_fallback_glyphs(
     indexed: np.ndarray, cps, xs, cell_tops, cell_w: int, cell_h: int, wides, ink_indices, *,
     ascent: int
 ) -> None:
-    """Many fallback glyphs in order (later ones overwrite), like repeated :func:`draw_fallback_glyph`.
+    """Many fallback glyphs in order (later ones overwrite), as :func:`draw_fallback_glyph` each.
 
     Per glyph: code point, x and cell top of its first cell, wide flag (span = 2 cells) and
     palette ink; ``cell_w``/``cell_h``/``ascent`` are the shape's.
@@ -745,7 +745,8 @@ def fallback_pixels(
     if not (len(xs) == len(cell_tops) == len(wides) == len(inks) == len(cps)):
         raise ValueError("cps, xs, cell_tops, wides and ink_indices must have the same length")
     if min(inks) < 0 or max(inks) > 255:
-        raise ValueError(f"ink indices must be palette indices 0..255, got {min(inks)}..{max(inks)}")
+        raise ValueError("ink indices must be palette indices 0..255, got "
+                         f"{min(inks)}..{max(inks)}")
     for wide in (False, True):
         subset = {cp for cp, w in zip(cps, wides) if w == wide}
         if subset:
@@ -777,7 +778,8 @@ def _place(shape, sprites: list[_Sprite], which: np.ndarray, xs, tops_in):
     total = int(counts.sum())
     if not total:
         return None, None, None
-    meta = np.array([(s.glyph.height, s.glyph.ymin, s.dx) for s in sprites], dtype=np.int64).reshape(m, 3)
+    meta = np.array([(s.glyph.height, s.glyph.ymin, s.dx) for s in sprites],
+                    dtype=np.int64).reshape(m, 3)
     ascents = np.fromiter((s.ascent for s in sprites), dtype=_F32, count=m)
     tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents[which], meta[which, 0],
                  meta[which, 1])
