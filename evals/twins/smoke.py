@@ -4,8 +4,8 @@ Why: this is the first run with keys, rehearsed offline. Each ``configs/model/*.
 a real provider is composed with an experiment (``smoke`` by default), its ``api_base`` pointed
 at that provider's twin and its keys set to dummies, and run through the real harness
 (``evals.run.run_config``: plan, preflight, litellm, records). The rows then carry the twin's
-reported tokens, and ``drift_rows`` sets them beside the prediction of ``snapcompact.pricing.billing``,
-per request and per frame.
+reported tokens, and ``drift_rows`` sets them beside the prediction of
+``snapcompact.pricing.billing``, per request and per frame.
 
 ``python -m evals.twins.smoke [config ...] [--experiment smoke]`` prints the drift table.
 """
