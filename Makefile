@@ -5,7 +5,7 @@ export HF_DATASETS_OFFLINE := 1
 export HF_HUB_OFFLINE := 1
 export OMP_THREAD_LIMIT := 1
 
-.PHONY: setup run results test bench demo golden
+.PHONY: setup run results test lint bench demo golden
 
 setup:
 	@bash scripts/setup.sh
@@ -25,6 +25,12 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# Static checks CI runs before the tests: ruff (pycodestyle, pyflakes, import order, docstrings on
+# the library's public names) on library and harness, mypy on the library ([tool.mypy] files).
+lint: setup
+	$(PY) -m ruff check snapcompact evals
+	$(PY) -m mypy
 
 bench: setup
 	$(PY) benchmarks/bench_render.py

@@ -134,7 +134,8 @@ def _canonical(value: Any, where: str) -> Any:
     if isinstance(value, BaseException):
         # litellm's mock_response may be an exception instance (tests of the retry path).
         return {"exception": type(value).__name__, "message": str(value)}
-    raise ValueError(f"{where}: {type(value).__name__} is not JSON data, cannot be part of a cache key")
+    raise ValueError(f"{where}: {type(value).__name__} is not JSON data, cannot be part of a cache "
+                     "key")
 
 
 def _prompt_material(messages: Sequence[Mapping[str, Any]], frame_hashes: Sequence[str]) -> list:
@@ -168,7 +169,8 @@ def _prompt_material(messages: Sequence[Mapping[str, Any]], frame_hashes: Sequen
                 else:
                     parts.append({k: v for k, v in part.items() if k != "cache_control"})
         else:
-            raise ValueError(f"messages[{i}].content is {type(content).__name__}, expected str or list")
+            raise ValueError(f"messages[{i}].content is {type(content).__name__}, expected str or "
+                             "list")
         rest = {k: v for k, v in message.items() if k not in ("content",)}
         out.append({**rest, "content": parts})
     if used != len(frame_hashes):

@@ -109,7 +109,8 @@ class Request:
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
-            raise ValueError("Request.model must be a model id such as 'anthropic/claude-sonnet-4-5'")
+            raise ValueError("Request.model must be a model id such as "
+                             "'anthropic/claude-sonnet-4-5'")
         if isinstance(self.messages, (str, bytes)) or not isinstance(self.messages, Sequence):
             raise ValueError("Request.messages must be a list of OpenAI-format chat messages")
         if not self.messages:
@@ -130,7 +131,8 @@ class Request:
         cost = self.predicted_cost_usd
         if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) \
                 or cost < 0:
-            raise ValueError(f"Request.predicted_cost_usd must be a finite number >= 0, got {cost!r}")
+            raise ValueError("Request.predicted_cost_usd must be a finite number >= 0, got "
+                             f"{cost!r}")
 
     @property
     def provider(self) -> str:
@@ -256,7 +258,8 @@ def retry_after_seconds(exc: BaseException) -> float | None:
 
 
 _RETRY_DELAY = re.compile(r"\"retryDelay\"\s*:\s*\"(\d+(?:\.\d+)?)s\"")
-_RESET_HEADER = re.compile(r"^(anthropic-ratelimit-(?P<a>[a-z-]+)-reset|x-ratelimit-reset-(?P<o>[a-z-]+))$")
+_RESET_HEADER = re.compile(r"^(anthropic-ratelimit-(?P<a>[a-z-]+)-reset"
+                           r"|x-ratelimit-reset-(?P<o>[a-z-]+))$")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
 
@@ -717,7 +720,8 @@ class EvalClient:
         kwargs.setdefault("timeout", self.timeout_s)
         timeout = kwargs["timeout"]
         # In case a provider (a custom one, say) ignores `timeout`; httpx.Timeout objects pass.
-        hard_timeout = (float(timeout) if isinstance(timeout, (int, float)) else self.timeout_s) + 30
+        hard_timeout = ((float(timeout) if isinstance(timeout, (int, float)) else self.timeout_s)
+                        + 30)
         completion = self._completion_fn or import_litellm().acompletion
 
         try:

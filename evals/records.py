@@ -318,7 +318,8 @@ def append_records(path: str | os.PathLike[str], records: Iterable[Record]) -> i
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [
-        (json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode()
+        (json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True, allow_nan=False)
+         + "\n").encode()
         for r in records
     ]
     if not lines:

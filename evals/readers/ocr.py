@@ -15,10 +15,11 @@ What a transcription does, in order:
   3. erase full-block newline glyphs (solid dark cells, which tesseract misreads as letters
      and which smear into their neighbours) -- they stand for whitespace;
   4. split the page into columns at wide blank vertical bands (the doc shapes print two
-     columns; grid pages have none) and read each column's text lines in order and join them as the renderer wrote them: the grid wraps rows
-     mid-word, so rows are concatenated without a separator, and a space is put back only
-     where a row visibly starts or ends with an empty cell; the second copy of a row in the
-     line-repeat shapes (8x8r) is recognised by its similarity to the row above and dropped.
+     columns; grid pages have none) and read each column's text lines in order and join them
+     as the renderer wrote them: the grid wraps rows mid-word, so rows are concatenated
+     without a separator, and a space is put back only where a row visibly starts or ends with
+     an empty cell; the second copy of a row in the line-repeat shapes (8x8r) is recognised by
+     its similarity to the row above and dropped.
 
 Transcripts are cached by (PNG hash, seen size, settings) in an in-process LRU and, when a
 directory is given (argument or SNAPCOMPACT_OCR_CACHE), on disk.

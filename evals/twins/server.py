@@ -13,8 +13,8 @@ reply with the provider's headers. Every request, accepted or refused, is append
 billed (text and image tokens), so a test can check what litellm recorded against what the
 twin computed.
 
-Limits come from ``snapcompact/pricing/pricing.toml`` (``[[request_limits]]``), read here with tomllib,
-not through ``snapcompact.pricing.billing``.
+Limits come from ``snapcompact/pricing/pricing.toml`` (``[[request_limits]]``), read here with
+tomllib, not through ``snapcompact.pricing.billing``.
 """
 
 from __future__ import annotations

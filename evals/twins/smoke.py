@@ -5,8 +5,8 @@ a real provider is composed with an experiment (``smoke`` by default), its ``api
 at that provider's twin and its keys set to dummies (Vertex: a throwaway service-account key
 file the token twin trusts, ``evals.twins.vertex``), and run through the real harness
 (``evals.run.run_config``: plan, preflight, litellm, records). The rows then carry the twin's
-reported tokens, and ``drift_rows`` sets them beside the prediction of ``snapcompact.pricing.billing``,
-per request and per frame.
+reported tokens, and ``drift_rows`` sets them beside the prediction of
+``snapcompact.pricing.billing``, per request and per frame.
 
 ``python -m evals.twins.smoke [config ...] [--experiment smoke]`` prints the drift table.
 """

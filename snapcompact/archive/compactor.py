@@ -157,7 +157,8 @@ class CompactionRejected(Exception):
 
 
 def strip_thinking_sections(text: str) -> str:
-    """Drop ``¶think:`` sections from archive text (sections start at a blank-line scope boundary)."""
+    """Drop ``¶think:`` sections from archive text (sections start at a blank-line scope
+    boundary)."""
     import re
 
     boundary = re.compile("\n\n(?=\u00b6(?:user|think|ai|call):)")
@@ -187,13 +188,15 @@ def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: s
     elif isinstance(shape, Shape):
         base = shape
     else:
-        raise ValueError(f"shape must be a Shape, a variant name or None, got {type(shape).__name__}")
+        raise ValueError("shape must be a Shape, a variant name or None, got "
+                         f"{type(shape).__name__}")
     high = base.at_size(frame_size)
     return high, frame_token_estimate(family, high.frame_size), family_image_detail(family)
 
 
 def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
-            source_chars: Sequence[int | None], workers: int | None) -> tuple[list[ArchiveFrame], bool]:
+            source_chars: Sequence[int | None],
+            workers: int | None) -> tuple[list[ArchiveFrame], bool]:
     """Render pages in order, re-opening a dim span a boundary cut and dimming stopwords."""
 
     texts: list[str] = []
@@ -287,7 +290,8 @@ def compact(
     if max_frames is not None:
         _check_positive("max_frames", max_frames)
     if previous_summary is not None and not isinstance(previous_summary, str):
-        raise ValueError(f"previous_summary must be a string, got {type(previous_summary).__name__}")
+        raise ValueError("previous_summary must be a string, got "
+                         f"{type(previous_summary).__name__}")
     if file_ops is not None and not isinstance(file_ops, FileOperations):
         raise ValueError(f"file_ops must be FileOperations, got {type(file_ops).__name__}")
     if isinstance(serialize_options, SerializeOptions):
@@ -303,7 +307,8 @@ def compact(
     elif isinstance(previous, Mapping):
         prev_archive, prev_preserve = get_preserved_archive(previous), dict(previous)
     else:
-        raise ValueError(f"previous must be preserve data, an Archive or None, got {type(previous).__name__}")
+        raise ValueError("previous must be preserve data, an Archive or None, got "
+                         f"{type(previous).__name__}")
 
     serialized = serialize_conversation(list(messages), options)
     prev_raw = _previous_text(prev_archive) if prev_archive else ""
@@ -326,7 +331,8 @@ def compact(
     new_text = elide_data_urls(new_text)
 
     if policy == "foveated":
-        archive, acct, rendered = _compact_foveated(prev_archive, prev_raw, new_text, high, max_frames,
+        archive, acct, rendered = _compact_foveated(prev_archive, prev_raw, new_text, high,
+                                                    max_frames,
                                                        detail, options.include_thinking, workers)
     else:
         budget = provider_frame_budget(provider, api)
@@ -350,7 +356,8 @@ def compact(
         # another shape) holds more: "at most N rows" must stay true for every frame.
         rows = max([geo.rows, *(f.rows for f in archive.frames)])
         summary = render_guide(GuideFacts(
-            frame_count=len(archive.frames), cols=" or ".join(map(str, cols)) if cols else str(geo.cols),
+            frame_count=len(archive.frames),
+            cols=" or ".join(map(str, cols)) if cols else str(geo.cols),
             rows=rows, doc_columns=high.is_doc, sentence_ink=high.ink == "sent",
             stopword_dim=high.stopword_dim, line_repeat=high.line_repeat,
             included_previous_summary=included_summary, truncated_chars=archive.truncated_chars,
@@ -362,7 +369,8 @@ def compact(
         short_summary=short_summary(archive.total_chars, len(archive.frames), text_chars),
         details=lists, preserve_data=preserve, archive=archive, policy=policy, shape=high,
         frame_token_estimate=frame_tokens, accounting=acct,
-        projected_tokens=0, rendered_frames=rendered, tokens_before=tokens_before, first_kept_entry_id=first_kept_entry_id)
+        projected_tokens=0, rendered_frames=rendered, tokens_before=tokens_before,
+        first_kept_entry_id=first_kept_entry_id)
     if tokens_before is None and kept_tokens is None:
         return _with_projection(result, _archive_tokens(summary, archive, frame_tokens))
     if kept_tokens is None:
@@ -377,7 +385,8 @@ def compact(
     if tokens_before is not None and projected >= tokens_before:
         raise CompactionRejected(
             f"snapcompact would not shrink the context: projected {projected:,} tokens "
-            f"({len(archive.frames)} frames at {frame_tokens:,} each) >= {tokens_before:,} before", result)
+            f"({len(archive.frames)} frames at {frame_tokens:,} each) >= {tokens_before:,} before",
+            result)
     return result
 
 
@@ -387,7 +396,8 @@ def _with_projection(result: CompactionResult, projected: int) -> CompactionResu
     return replace(result, projected_tokens=projected)
 
 
-def _compact_foveated(prev: Archive | None, prev_raw: str, new_text: str, high: Shape, max_frames: int | None,
+def _compact_foveated(prev: Archive | None, prev_raw: str, new_text: str, high: Shape,
+                      max_frames: int | None,
                       detail: str | None, include_thinking: bool, workers: int | None):
     prev_text = elide_data_urls(prev_raw, "archive") if prev_raw else ""
     if not include_thinking and prev_text:
@@ -398,21 +408,25 @@ def _compact_foveated(prev: Archive | None, prev_raw: str, new_text: str, high: 
     else:
         text = new_text
     text = elide_data_urls(text)
-    cap = max(1, min(max_frames if max_frames is not None else MAX_FRAMES_DEFAULT, MAX_FRAMES_DEFAULT))
+    cap = max(1,
+              min(max_frames if max_frames is not None else MAX_FRAMES_DEFAULT, MAX_FRAMES_DEFAULT))
     layout = plan_foveated(text, high, dense_companion(high), cap)
     dim_open = dim_open_after(layout.text_head)
-    frames, dim_open = _render(layout.frames, dim_open, detail, [None] * len(layout.frames), workers)
+    frames, dim_open = _render(layout.frames, dim_open, detail, [None] * len(layout.frames),
+                               workers)
     tail = (DIM_ON if dim_open else "") + layout.text_tail if layout.text_tail else ""
     kept = layout.kept_text
-    persisted = kept[: len(kept) - len(layout.text_tail)] + tail if kept and layout.text_tail else kept
+    persisted = (kept[: len(kept) - len(layout.text_tail)] + tail if kept and layout.text_tail
+                 else kept)
     truncated = (prev.truncated_chars if prev else 0) + layout.truncated_chars
     total = sum(f.chars for f in frames) + len(layout.text_head) + len(tail)
-    archive = Archive(tuple(frames), total, truncated, persisted or None, layout.text_head or None, tail or None)
+    archive = Archive(tuple(frames), total, truncated, persisted or None, layout.text_head or None,
+                      tail or None)
     carried = visible_len(prev_raw)
     new = visible_len(new_text)
     kept_visible = visible_len(persisted)
-    acct = CharAccounting(carried + joiner + new, kept_visible, carried + joiner + new - kept_visible,
-                          carried, joiner, new)
+    acct = CharAccounting(carried + joiner + new, kept_visible,
+                          carried + joiner + new - kept_visible, carried, joiner, new)
     return archive, acct, len(frames)
 
 
@@ -428,7 +442,8 @@ def _compact_pinned(prev: Archive | None, prev_raw: str, new_text: str, high: Sh
                     detail: str | None, include_thinking: bool, workers: int | None):
     carried_frames: list[ArchiveFrame] = []
     carried_sources: list[str] = []
-    if prev is not None and _carryable(prev) and (include_thinking or "\u00b6think:" not in prev_raw):
+    if prev is not None and _carryable(prev) and (include_thinking
+                                                  or "\u00b6think:" not in prev_raw):
         pos = 0
         for f in prev.frames:
             n = f.source_chars or 0
@@ -441,7 +456,8 @@ def _compact_pinned(prev: Archive | None, prev_raw: str, new_text: str, high: Sh
         if not include_thinking and unframed:
             unframed = strip_thinking_sections(unframed)
     carried = visible_len(prev_raw)
-    cleaning_dropped = carried - sum(visible_len(s) for s in carried_sources) - visible_len(unframed)
+    cleaning_dropped = (carried - sum(visible_len(s) for s in carried_sources)
+                        - visible_len(unframed))
     joiner = 1 if unframed and new_text else 0
     material = f"{unframed}{NEWLINE_GLYPH}{new_text}" if joiner else (unframed or new_text)
 
@@ -450,13 +466,15 @@ def _compact_pinned(prev: Archive | None, prev_raw: str, new_text: str, high: Sh
     kept_sources = [carried_sources[i] for i in layout.kept_carried]
     planned = [PlannedFrame(p.render_text, high) for p in layout.new_pages]
     dim_open = dim_open_after("".join(carried_sources))
-    new_frames, _ = _render(planned, dim_open, detail, [len(p.source) for p in layout.new_pages], workers)
+    new_frames, _ = _render(planned, dim_open, detail, [len(p.source) for p in layout.new_pages],
+                            workers)
     frames = kept_frames + new_frames
     text = "".join(kept_sources) + "".join(p.source for p in layout.new_pages) + layout.tail
     dropped = layout.dropped + cleaning_dropped
     kept_visible = visible_len(text)
     truncated = (prev.truncated_chars if prev else 0) + dropped
-    archive = Archive(tuple(frames), kept_visible, truncated, text or None, None, layout.tail or None)
+    archive = Archive(tuple(frames), kept_visible, truncated, text or None, None,
+                      layout.tail or None)
     new = visible_len(new_text)
     acct = CharAccounting(carried + joiner + new, kept_visible, dropped, carried, joiner, new)
     return archive, acct, len(new_frames)

@@ -82,12 +82,14 @@ class FileOperations:
             object.__setattr__(self, name, _paths(getattr(self, name), name))
 
     def merged(self, other: FileOperations) -> FileOperations:
+        """Union of both histories' file sets, so a new compaction keeps the earlier ones' files."""
         return FileOperations(self.read | other.read, self.written | other.written,
                               self.edited | other.edited)
 
     @classmethod
     def from_details(cls, details: Mapping[str, Any] | None) -> FileOperations:
-        """Fold a previous compaction's ``details`` back in (readFiles -> read, modifiedFiles -> edited)."""
+        """Fold a previous compaction's ``details`` back in (readFiles -> read, modifiedFiles ->
+        edited)."""
         if not details:
             return cls()
         if not isinstance(details, Mapping):
@@ -107,6 +109,7 @@ class FileLists:
     modified_files: tuple[str, ...]
 
     def to_json(self) -> dict[str, list[str]]:
+        """The reference's ``details`` shape: ``readFiles`` and ``modifiedFiles``."""
         return {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
 
 
@@ -229,7 +232,8 @@ def format_grouped_paths(paths: Sequence[str], annotate: Mapping[str, str] | Non
     return "\n".join(lines)
 
 
-def format_file_list(lists: FileLists, read_set: Iterable[str] = (), limit: int = FILE_LIST_LIMIT) -> str:
+def format_file_list(lists: FileLists, read_set: Iterable[str] = (),
+                     limit: int = FILE_LIST_LIMIT) -> str:
     """The grouped, marked file list (empty string when no files)."""
     reads = frozenset(read_set)
     mode: dict[str, str] = {p: "Read" for p in lists.read_files}
@@ -246,7 +250,8 @@ def format_file_list(lists: FileLists, read_set: Iterable[str] = (), limit: int 
 
 
 def upsert_file_operations(summary: str, lists: FileLists, read_set: Iterable[str] = ()) -> str:
-    """Replace any ``<files>`` (or legacy ``<read-files>``/``<modified-files>``) tag in an LLM summary."""
+    """Replace any ``<files>`` (or legacy ``<read-files>``/``<modified-files>``) tag in an LLM
+    summary."""
     base = _FILE_TAGS.sub("", summary).rstrip()
     files = format_file_list(lists, read_set)
     if not files:

@@ -77,7 +77,8 @@ def _unavailable_notice(count: int) -> str:
 
 def _omitted_notice(count: int, omitted_bytes: int) -> str:
     s = "" if count == 1 else "s"
-    budget = (f" {_format_bytes(omitted_bytes)} of base64 exceeded the per-request snapcompact payload budget."
+    budget = (f" {_format_bytes(omitted_bytes)} of base64 exceeded the per-request snapcompact "
+              "payload budget."
               if omitted_bytes > 0 else "")
     return "\n".join([
         "-------------- snapcompact image middle omitted",
@@ -107,11 +108,13 @@ def history_blocks(
     under a byte or image-count budget the session head is the last frame to be left out.
     """
     for name, value in (("max_frame_data_bytes", max_frame_data_bytes), ("max_images", max_images)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 0):
             raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
     slots: list[tuple[str, Any]] = []
     unresolved = any(f.data.startswith(BLOB_PREFIX) for f in archive.frames)
-    if max_frame_data_bytes is None and max_images is None and resolve_frame_data is None and not unresolved:
+    if (max_frame_data_bytes is None and max_images is None and resolve_frame_data is None
+        and not unresolved):
         slots = [("frame", f) for f in archive.frames]
     else:
         used_bytes = used_images = 0
@@ -120,7 +123,8 @@ def history_blocks(
             priced = [priced[-1], *priced[:-1]]  # the earliest frame first, then newest first
         for frame in priced:
             lazy = resolve_frame_data(frame.data) if resolve_frame_data is not None else None
-            if lazy is None and (resolve_frame_data is not None or frame.data.startswith(BLOB_PREFIX)):
+            if lazy is None and (resolve_frame_data is not None
+                                 or frame.data.startswith(BLOB_PREFIX)):
                 slots.append(("unavailable", None))
                 continue
             size = lazy.bytes if lazy is not None else len(frame.data)
@@ -145,7 +149,8 @@ def history_blocks(
     def flush() -> None:
         nonlocal gap_kind, gap_frames, gap_bytes
         if gap_kind is not None:
-            text = _unavailable_notice(gap_frames) if gap_kind == "unavailable" else _omitted_notice(gap_frames, gap_bytes)
+            text = (_unavailable_notice(gap_frames) if gap_kind == "unavailable"
+                    else _omitted_notice(gap_frames, gap_bytes))
             middle.append({"type": "text", "text": text})
         gap_kind, gap_frames, gap_bytes = None, 0, 0
 
@@ -167,7 +172,8 @@ def history_blocks(
     blocks: list[dict[str, Any]] = []
     if archive.text_head:
         suffix = "\n-------------- imaged middle below\n" if has_images else ""
-        blocks.append({"type": "text", "text": elide_data_urls(_to_plain(archive.text_head), "archive") + suffix})
+        blocks.append({"type": "text",
+                       "text": elide_data_urls(_to_plain(archive.text_head), "archive") + suffix})
     blocks.extend(middle)
     if archive.text_tail:
         if has_images:
@@ -188,8 +194,9 @@ def history_blocks(
 # Compaction
 
 
-def archive_blocks(message: Mapping[str, Any],
-                   max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET) -> list[dict[str, Any]] | None:
+def archive_blocks(
+    message: Mapping[str, Any], max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET
+) -> list[dict[str, Any]] | None:
     """History blocks of a compactionSummary message that carries an archive, else None."""
     archive = get_preserved_archive(message.get("preserveData"))
     if archive is None:

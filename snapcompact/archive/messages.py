@@ -69,10 +69,13 @@ def _extra(obj: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class TextBlock:
+    """Plain text content; ``extra`` keeps unknown wire keys for a faithful round trip."""
+
     text: str
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """Wire JSON of the block, unknown keys kept."""
         return {"type": "text", **self.extra, "text": self.text}
 
 
@@ -85,15 +88,19 @@ class ImageBlock:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """Wire JSON of the image (``data`` and ``mimeType``), unknown keys kept."""
         return {"type": "image", **self.extra, "data": self.data, "mimeType": self.mime_type}
 
 
 @dataclass(frozen=True)
 class ThinkingBlock:
+    """The model's visible reasoning; serialized as ``thinking`` text."""
+
     thinking: str
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """Wire JSON of the block, unknown keys kept."""
         return {"type": "thinking", **self.extra, "thinking": self.thinking}
 
 
@@ -108,6 +115,7 @@ class ToolCallBlock:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """Wire JSON of the call; ``intent`` only when the harness derived one."""
         out: dict[str, Any] = {"type": "toolCall", **self.extra, "id": self.id, "name": self.name,
                                "arguments": dict(self.arguments)}
         if self.intent is not None:
@@ -123,6 +131,7 @@ class OtherBlock:
     fields: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The block's fields unchanged, so an unknown type survives a round trip."""
         return {"type": self.type, **self.fields}
 
 
@@ -131,11 +140,14 @@ Block = Union[TextBlock, ImageBlock, ThinkingBlock, ToolCallBlock, OtherBlock]
 
 @dataclass(frozen=True)
 class UserMessage:
+    """A user turn: a plain string or content blocks (text, images)."""
+
     content: str | tuple[Block, ...]
     extra: Mapping[str, Any] = field(default_factory=dict)
     role = "user"
 
     def to_json(self) -> dict[str, Any]:
+        """Wire JSON of the message, unknown keys kept."""
         return {"role": self.role, **self.extra, "content": _content_to_json(self.content)}
 
 
@@ -148,16 +160,20 @@ class DeveloperMessage:
     role = "developer"
 
     def to_json(self) -> dict[str, Any]:
+        """Wire JSON of the message, unknown keys kept."""
         return {"role": self.role, **self.extra, "content": _content_to_json(self.content)}
 
 
 @dataclass(frozen=True)
 class AssistantMessage:
+    """An assistant turn: text, thinking and tool-call blocks in order."""
+
     content: tuple[Block, ...]
     extra: Mapping[str, Any] = field(default_factory=dict)
     role = "assistant"
 
     def to_json(self) -> dict[str, Any]:
+        """Wire JSON of the message, unknown keys kept."""
         return {"role": self.role, **self.extra, "content": _content_to_json(self.content)}
 
 
@@ -174,9 +190,10 @@ class ToolResultMessage:
     role = "toolResult"
 
     def to_json(self) -> dict[str, Any]:
+        """Wire JSON of the result; ``useless`` only when set."""
         out: dict[str, Any] = {"role": self.role, **self.extra, "toolCallId": self.tool_call_id,
-                               "toolName": self.tool_name, "content": _content_to_json(self.content),
-                               "isError": self.is_error}
+                               "toolName": self.tool_name,
+                               "content": _content_to_json(self.content), "isError": self.is_error}
         if self.useless:
             out["useless"] = True
         return out
@@ -201,7 +218,8 @@ def block_from_json(raw: Any, where: str) -> Block:
     if kind == "text":
         return TextBlock(_require_str(raw, "text", where), _extra(raw, ("type", "text")))
     if kind == "thinking":
-        return ThinkingBlock(_require_str(raw, "thinking", where), _extra(raw, ("type", "thinking")))
+        return ThinkingBlock(_require_str(raw, "thinking", where),
+                             _extra(raw, ("type", "thinking")))
     if kind == "image":
         return ImageBlock(
             _require_str(raw, "data", where),
@@ -260,7 +278,8 @@ def message_from_json(raw: Any, index: int | None = None) -> Message:
         assert not isinstance(blocks, str)
         tool_name = raw.get("toolName", "")
         if not isinstance(tool_name, str):
-            raise ValueError(f"{where}: field 'toolName' must be a string, got {_describe(tool_name)}")
+            raise ValueError(f"{where}: field 'toolName' must be a string, got "
+                             f"{_describe(tool_name)}")
         return ToolResultMessage(
             tool_call_id=_require_str(raw, "toolCallId", where),
             content=blocks,
@@ -282,4 +301,5 @@ def messages_from_json(raw: Any) -> list[Message]:
 
 
 def messages_to_json(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Wire JSON of a whole message list (the inverse of parsing it)."""
     return [message.to_json() for message in messages]

@@ -61,6 +61,7 @@ class ArchiveFrame:
     source_chars: int | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """Persisted camelCase JSON; optional reading-grid keys only when known."""
         out: dict[str, Any] = {"data": self.data, "mimeType": self.mime_type, "cols": self.cols,
                                "rows": self.rows, "chars": self.chars}
         for key, value in (("font", self.font), ("variant", self.variant),
@@ -73,6 +74,7 @@ class ArchiveFrame:
 
     @classmethod
     def from_json(cls, raw: Any, where: str = "frame") -> ArchiveFrame:
+        """Parse one stored frame, raising ``ValueError`` naming ``where`` on a bad field."""
         if not isinstance(raw, Mapping):
             raise ValueError(f"{where} must be an object, got {type(raw).__name__}")
         data = raw.get("data")
@@ -90,8 +92,8 @@ class ArchiveFrame:
             raise ValueError(f"{where}: sourceChars must be non-negative")
         return cls(data, mime, _int(raw, "cols", where), _int(raw, "rows", where),
                    _int(raw, "chars", where), _opt_str(raw, "font", where),
-                   _opt_str(raw, "variant", where), opt_ints["lineRepeat"], opt_ints["columns"], dim,
-                   _opt_str(raw, "detail", where), opt_ints["sourceChars"])
+                   _opt_str(raw, "variant", where), opt_ints["lineRepeat"], opt_ints["columns"],
+                   dim, _opt_str(raw, "detail", where), opt_ints["sourceChars"])
 
 
 @dataclass(frozen=True)
@@ -120,12 +122,17 @@ class Archive:
 
     @property
     def is_empty(self) -> bool:
-        return not self.frames and self.text is None and self.text_head is None and self.text_tail is None
+        """True when there is nothing to carry over: no frames and no source text."""
+        return (not self.frames and self.text is None and self.text_head is None
+                and self.text_tail is None)
 
     def to_json(self) -> dict[str, Any]:
+        """Persisted camelCase JSON; text keys only when present."""
         out: dict[str, Any] = {"frames": [f.to_json() for f in self.frames],
-                               "totalChars": self.total_chars, "truncatedChars": self.truncated_chars}
-        for key, value in (("text", self.text), ("textHead", self.text_head), ("textTail", self.text_tail)):
+                               "totalChars": self.total_chars,
+                               "truncatedChars": self.truncated_chars}
+        for key, value in (("text", self.text), ("textHead", self.text_head),
+                           ("textTail", self.text_tail)):
             if value is not None:
                 out[key] = value
         return out
@@ -140,7 +147,8 @@ class Archive:
             raise ValueError("archive frames must be a list")
         frames = tuple(ArchiveFrame.from_json(f, f"frame {i}") for i, f in enumerate(frames_raw))
         texts = {k: _opt_str(raw, k, "archive") for k in ("text", "textHead", "textTail")}
-        archive = cls(frames, _int(raw, "totalChars", "archive", 0), _int(raw, "truncatedChars", "archive", 0),
+        archive = cls(frames, _int(raw, "totalChars", "archive", 0),
+                      _int(raw, "truncatedChars", "archive", 0),
                       texts["text"], texts["textHead"], texts["textTail"])
         if archive.is_empty:
             raise ValueError("archive holds neither frames nor text")

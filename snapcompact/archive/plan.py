@@ -129,7 +129,8 @@ def source_pages(text: str, shape: Shape) -> list[SourcePage]:
         raise ValueError(f"frame size {shape.frame_size} px is too small for shape {shape.name!r}")
     if shape.is_doc:
         return _doc_source_pages(text, shape)
-    return [SourcePage(p, p) for p in paginate_cells(text, geo.capacity, geo.cols, wide_cells(shape))]
+    return [SourcePage(p, p)
+            for p in paginate_cells(text, geo.capacity, geo.cols, wide_cells(shape))]
 
 
 def _marker(elided: int) -> str:
@@ -276,14 +277,15 @@ def plan_foveated(text: str, high: Shape, low: Shape, max_frames: int) -> Foveat
     truncated = 0
     middle_text = middle_source
     if len(middle_pages) > middle_budget:
-        dropped = "".join(middle_pages[: len(middle_pages) - middle_budget])
-        truncated = len(dropped)
-        middle_text = middle_source[len(dropped):]
+        dropped_middle = "".join(middle_pages[: len(middle_pages) - middle_budget])
+        truncated = len(dropped_middle)
+        middle_text = middle_source[len(dropped_middle):]
         middle_pages = middle_pages[len(middle_pages) - middle_budget:]
-    frames = ([PlannedFrame(p, high) for p in head_pages] + [PlannedFrame(p, low) for p in middle_pages]
+    frames = ([PlannedFrame(p, high) for p in head_pages]
+              + [PlannedFrame(p, low) for p in middle_pages]
               + [PlannedFrame(p, high) for p in tail_pages])
-    return FoveatedLayout(tuple(frames), head, tail, head + image_head + middle_text + image_tail + tail,
-                          truncated)
+    return FoveatedLayout(tuple(frames), head, tail,
+                          head + image_head + middle_text + image_tail + tail, truncated)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,7 +310,8 @@ class PinnedLayout:
     dropped: int
 
 
-def plan_pinned(carried_sources: list[str], material: str, shape: Shape, budget: int) -> PinnedLayout:
+def plan_pinned(carried_sources: list[str], material: str, shape: Shape,
+                budget: int) -> PinnedLayout:
     """Fit carried frames plus new ``material`` into ``budget`` frames, the seed way.
 
     The first carried frame (or, with none carried, the first new page) is pinned. New pages are

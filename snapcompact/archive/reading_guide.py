@@ -43,16 +43,21 @@ class GuideFacts:
 
 def _frame_rules(f: GuideFacts) -> list[str]:
     lines = [
-        ("- The middle of HISTORY is shown as images: each image is one page of the same transcript, "
+        ("- The middle of HISTORY is shown as images: each image is one page of the same "
+         "transcript, "
         "in order, between the marked separators. A solid black cell is a line break; runs of "
         "spaces were squeezed to one.")
     ]
     if f.doc_columns:
-        lines.append(f"  - Each image holds two columns side by side, each {f.cols} characters wide "
-                     f"and at most {f.rows} rows high; read the left column top to bottom, then the right.")
+        lines.append(f"  - Each image holds two columns side by side, each {f.cols} characters "
+                     "wide "
+                     f"and at most {f.rows} rows high; read the left column top to bottom, then "
+                     "the right.")
     else:
-        lines.append(f"  - Each image is one grid {f.cols} characters wide and at most {f.rows} rows "
-                     "high, read left to right, top to bottom; lines are not word-wrapped, so a word "
+        lines.append(f"  - Each image is one grid {f.cols} characters wide and at most {f.rows} "
+                     "rows "
+                     "high, read left to right, top to bottom; lines are not word-wrapped, so a "
+                     "word "
                      "may continue on the next row.")
     if f.sentence_ink:
         lines.append("  - The ink colour changes with every sentence (six colours in turn).")
@@ -89,7 +94,8 @@ def render_guide(f: GuideFacts) -> str:
     if f.frame_count > 0:
         out.extend(_frame_rules(f))
     if f.included_previous_summary:
-        out.append("- HISTORY opens with a condensed digest of context older than the archived turns.")
+        out.append("- HISTORY opens with a condensed digest of context older than the archived "
+                   "turns.")
     if f.truncated_chars:
         out.append(f"- About {f.truncated_chars} characters of older history in the middle were "
                    "dropped to keep the archive within its budget.")
@@ -106,4 +112,5 @@ def short_summary(total_chars: int, frame_count: int, text_chars: int) -> str:
     """One line for the UI (reference format, thousands separated by commas)."""
     plural = "" if frame_count == 1 else "s"
     note = f" (+{text_chars:,} chars as text)" if text_chars > 0 else ""
-    return f"Archived {total_chars:,} chars of history onto {frame_count} snapcompact frame{plural}{note}"
+    return (f"Archived {total_chars:,} chars of history onto {frame_count} snapcompact "
+            f"frame{plural}{note}")

@@ -107,7 +107,8 @@ def js_object_keys(obj: Mapping[str, Any]) -> list[str]:
     return indices + [k for k in keys if not _is_array_index(k)]
 
 
-_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                 "\t": "\\t"}
 _JSON_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
 
 
@@ -235,7 +236,8 @@ class SerializeOptions:
         for f in fields(cls):
             camel = _snake_to_camel(f.name)
             if f.name in mapping and camel in mapping and mapping[f.name] != mapping[camel]:
-                raise ValueError(f"options give both {f.name!r} and {camel!r} with different values")
+                raise ValueError(f"options give both {f.name!r} and {camel!r} with different "
+                                 "values")
             value = mapping.get(f.name, mapping.get(camel))
             if value is not None:
                 values[f.name] = value
@@ -267,7 +269,8 @@ def truncate_middle(text: str, max_chars: float, head_ratio: float = TRUNCATE_HE
     tail_chars = max_chars - head_chars
     elided = length - max_chars
     tail = js_slice(text, -tail_chars) if tail_chars > 0 else ""
-    return f"{js_slice(text, 0, head_chars)} [\u2026{js_number_to_string(elided)}ch elided\u2026] {tail}"
+    return (f"{js_slice(text, 0, head_chars)} "
+            f"[\u2026{js_number_to_string(elided)}ch elided\u2026] {tail}")
 
 
 def _strip_dim(text: str) -> str:
@@ -309,8 +312,10 @@ def _format_call(block: ToolCallBlock, opts: SerializeOptions) -> str:
         if key == INTENT_FIELD:
             continue
         value = elide_data_urls(js_json_stringify(args[key]))
-        rendered.append(f"{key}={truncate_middle(value, opts.tool_arg_max_chars, opts.truncate_head_ratio)}")
-    args_text = truncate_middle(", ".join(rendered), opts.tool_call_max_chars, opts.truncate_head_ratio)
+        shown = truncate_middle(value, opts.tool_arg_max_chars, opts.truncate_head_ratio)
+        rendered.append(f"{key}={shown}")
+    args_text = truncate_middle(", ".join(rendered), opts.tool_call_max_chars,
+                                opts.truncate_head_ratio)
     line = f"{block.name}({args_text})"
     return f"{line}//{intent}" if intent else line
 
@@ -323,7 +328,8 @@ def serialize_conversation(
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise ValueError(f"messages must be a list, got {type(messages).__name__}")
     parsed = [message_from_json(m, i) for i, m in enumerate(messages)]
-    opts = options if isinstance(options, SerializeOptions) else SerializeOptions.from_mapping(options)
+    opts = (options if isinstance(options, SerializeOptions)
+            else SerializeOptions.from_mapping(options))
 
     # Useless (non-error) results drop their whole call/result pair; surviving non-empty
     # results are indexed by call id (the last one wins, as with a JS Map).
@@ -342,7 +348,8 @@ def serialize_conversation(
     def result_block(raw: str) -> str:
         body = truncate_middle(elide_data_urls(_strip_dim(raw)), opts.tool_result_max_chars,
                                opts.truncate_head_ratio)
-        return f"<out>\n{DIM_ON}{body}{DIM_OFF}\n</out>" if opts.dim_tool_results else f"<out>\n{body}\n</out>"
+        return (f"<out>\n{DIM_ON}{body}{DIM_OFF}\n</out>" if opts.dim_tool_results
+                else f"<out>\n{body}\n</out>")
 
     sections = _Sections()
     merged_ids: set[str] = set()

@@ -4,13 +4,16 @@
     python -m snapcompact normalize --shape NAME                         < text
     python -m snapcompact geometry  --shape NAME [--size PX]
     python -m snapcompact resolve   --model ID [--api API] [--provider P] [--shape NAME|auto]
-    python -m snapcompact bill      --model ID --width W --height H [--detail D] [--api A] [--provider P]
+    python -m snapcompact bill      --model ID --width W --height H [--detail D] [--api A]
+                                    [--provider P]
     python -m snapcompact serialize [--options JSON]                     < messages.json
     python -m snapcompact compact   SESSION --model ID [--api A] [--provider P]
-                                    [--strategy snapcompact|truncate|full] [--policy pinned|foveated]
+                                    [--strategy snapcompact|truncate|full]
+                                    [--policy pinned|foveated]
                                     [--shape NAME] [--size PX] [--context-window N]
                                     [--settings FILE] --out DIR
-    python -m snapcompact session SESSION {show|transcript|tree|prune}   (see snapcompact.cli.session)
+    python -m snapcompact session   SESSION {show|transcript|tree|prune}
+                                    (see snapcompact.cli.session)
 
 Every verb prints JSON on stdout; bad input exits with status 2 and a one-line message
 (``--debug`` before the verb shows the traceback instead). ``render`` refuses to draw more than
@@ -32,6 +35,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 DEFAULT_MAX_FRAMES = 1000
 _JSON_MAX_DEPTH_LIMIT = 20000  # recursion limit while parsing stdin JSON
@@ -40,7 +44,8 @@ _OWN_FRAME = re.compile(r"^frame\d{3,}\.png$")
 
 def _read_stdin() -> str:
     data = sys.stdin.buffer.read()
-    return data.decode("utf-8", errors="replace")  # invalid bytes become U+FFFD, as in the reference
+    return data.decode("utf-8",
+                       errors="replace")  # invalid bytes become U+FFFD, as in the reference
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -155,8 +160,8 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
 def _cmd_bill(args: argparse.Namespace) -> int:
     from snapcompact.pricing import bill_image
 
-    bill = bill_image(_model_id(args.model), args.width, args.height, detail=args.detail, api=args.api,
-                      provider=args.provider)
+    bill = bill_image(_model_id(args.model), args.width, args.height, detail=args.detail,
+                      api=args.api, provider=args.provider)
     _print(bill.to_json())
     return 0
 
@@ -198,11 +203,12 @@ def _cmd_compact(args: argparse.Namespace) -> int:
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error (no usage block); ``-h`` still prints the usage."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``snapcompact`` argument parser with one subcommand per verb."""
     parser = _Parser(prog="snapcompact", description=__doc__.split("\n")[0])
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error instead of one line")
@@ -290,6 +296,7 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one verb and return its exit status; errors print one line unless ``--debug``."""
     args = build_parser().parse_args(argv)
     try:
         status = args.func(args)

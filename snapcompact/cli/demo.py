@@ -18,12 +18,14 @@ from snapcompact.render import render_many
 
 
 def sample_text(chars: int) -> str:
+    """The first ``chars`` characters of this package's own source, a realistic code sample."""
     here = Path(__file__).resolve().parents[1]
     text = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted(here.rglob("*.py")))
     return text[:chars]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Render the sample text with every shape variant into ``--out``; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="out/demo")
     parser.add_argument("--chars", type=int, default=60_000)

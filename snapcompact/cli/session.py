@@ -1,4 +1,4 @@
-"""``python -m snapcompact session SESSION {show|transcript|tree|prune}``: a session file, read only.
+"""``python -m snapcompact session SESSION {show|transcript|tree|prune}``: a session, read only.
 
 Why a command: to see what the compaction pipeline makes of a session without writing Python.
 
@@ -34,7 +34,8 @@ def _settings(args: argparse.Namespace):
 
     if args.settings:
         return load_settings(args.settings)
-    settings, notes = discover_settings(Path(args.session).resolve().parent if args.cwd is None else args.cwd)
+    settings, notes = discover_settings(Path(args.session).resolve().parent if args.cwd is None
+                                        else args.cwd)
     for note in notes:
         sys.stderr.write(f"note: {note}\n")
     return settings
@@ -52,7 +53,8 @@ def _slim(value: Any) -> Any:
     """JSON with base64 payloads replaced by their length (frames are megabytes)."""
     if isinstance(value, Mapping):
         if value.get("type") == "image" and isinstance(value.get("data"), str):
-            return {**{k: _slim(v) for k, v in value.items() if k != "data"}, "dataChars": len(value["data"])}
+            return {**{k: _slim(v) for k, v in value.items() if k != "data"},
+                    "dataChars": len(value["data"])}
         return {k: _slim(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_slim(v) for v in value]
@@ -83,7 +85,8 @@ def _message_text(message: Mapping[str, Any]) -> str:
         elif kind == "thinking":
             parts.append(f"(thinking) {block.get('thinking', '')}")
         elif kind == "toolCall":
-            parts.append(f"{block.get('name')}({json.dumps(block.get('arguments'), ensure_ascii=False)})")
+            arguments = json.dumps(block.get('arguments'), ensure_ascii=False)
+            parts.append(f"{block.get('name')}({arguments})")
         elif kind == "image":
             parts.append("[image]")
     return "\n".join(parts)
@@ -105,7 +108,8 @@ def _cmd_show(args: argparse.Namespace) -> dict[str, Any]:
     for entry_id, message in zip(context.entry_ids, context.messages, strict=True):
         wire = to_wire_json(message, max_frame_data_bytes=limit)
         if wire is not None:
-            rows.append({"entryId": entry_id, "tokens": estimator.message(message), "message": _slim(wire)})
+            rows.append({"entryId": entry_id, "tokens": estimator.message(message),
+                         "message": _slim(wire)})
     return {"session": str(args.session), "leafId": session.leaf_id, "messages": len(rows),
             "estimatedTokens": sum(r["tokens"] for r in rows), "context": rows}
 
@@ -123,7 +127,8 @@ def _cmd_transcript(args: argparse.Namespace) -> str:
                 lines += [f"    {line}" for line in str(message.get("summary", "")).splitlines()]
             continue
         text = _message_text(message)
-        lines.append(f"[{entry_id}] {message.get('role')}: {text if args.full else _one_line(text)}")
+        shown = text if args.full else _one_line(text)
+        lines.append(f"[{entry_id}] {message.get('role')}: {shown}")
     return "\n".join(lines)
 
 
@@ -151,7 +156,8 @@ def _cmd_tree(args: argparse.Namespace) -> str:
         children = session.children(entry.id)
         # Siblings indent one level; a single child continues the same column (a long branch
         # stays readable).
-        stack.extend((child, depth + (1 if len(children) > 1 else 0)) for child in reversed(children))
+        stack.extend((child, depth + (1 if len(children) > 1 else 0))
+                     for child in reversed(children))
     return "\n".join(lines)
 
 
@@ -164,7 +170,8 @@ def _cmd_prune(args: argparse.Namespace) -> dict[str, Any]:
     def report(result: Any) -> dict[str, Any]:
         return {"results": len(result.replacements), "tokensSaved": result.tokens_saved,
                 "blanked": [{"entryId": i, "reason": result.reasons[i],
-                             "notice": result.replacements[i]["content"][0]["text"]} for i in result.replacements]}
+                             "notice": result.replacements[i]["content"][0]["text"]}
+                            for i in result.replacements]}
 
     threshold = prune_tool_outputs(branch, settings.pruning, now_ms=0)
     stale = prune_superseded_tool_results(branch, settings.pruning, idle_seconds=args.idle_seconds,
@@ -173,7 +180,8 @@ def _cmd_prune(args: argparse.Namespace) -> dict[str, Any]:
             "stalePass": report(stale)}
 
 
-_COMMANDS = {"show": _cmd_show, "transcript": _cmd_transcript, "tree": _cmd_tree, "prune": _cmd_prune}
+_COMMANDS = {"show": _cmd_show, "transcript": _cmd_transcript, "tree": _cmd_tree,
+             "prune": _cmd_prune}
 
 
 def run_session(args: argparse.Namespace) -> int:
@@ -188,12 +196,19 @@ def run_session(args: argparse.Namespace) -> int:
 
 def add_session_parser(sub: Any) -> None:
     """Register the ``session`` verb on the main parser's subcommands."""
-    p = sub.add_parser("session", help="inspect a session file: show | transcript | tree | prune (read only)")
+    p = sub.add_parser("session",
+                       help="inspect a session file: show | transcript | tree | prune (read only)")
     p.add_argument("session", help="session JSONL file")
     p.add_argument("action", choices=sorted(_COMMANDS))
-    p.add_argument("--settings", help="settings file (TOML/JSON/YAML); default: the agent's user and project files")
-    p.add_argument("--cwd", help="project directory for settings discovery (default: the session's folder)")
-    p.add_argument("--expand", action="store_true", help="transcript: print each compaction's summary")
-    p.add_argument("--full", action="store_true", help="transcript: whole messages instead of one line each")
-    p.add_argument("--idle-seconds", type=float, default=0.0, help="prune: how long the session has been idle")
+    p.add_argument("--settings",
+                   help="settings file (TOML/JSON/YAML); default: the agent's user and project "
+                        "files")
+    p.add_argument("--cwd",
+                   help="project directory for settings discovery (default: the session's folder)")
+    p.add_argument("--expand", action="store_true",
+                   help="transcript: print each compaction's summary")
+    p.add_argument("--full", action="store_true",
+                   help="transcript: whole messages instead of one line each")
+    p.add_argument("--idle-seconds", type=float, default=0.0,
+                   help="prune: how long the session has been idle")
     p.set_defaults(func=run_session)

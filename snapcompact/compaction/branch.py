@@ -57,7 +57,8 @@ __all__ = [
 DEFAULT_BRANCH_WINDOW = 128_000
 
 
-def collect_entries_for_branch_summary(session: Any, old_leaf_id: str | None, target_id: str | None) -> tuple[
+def collect_entries_for_branch_summary(session: Any, old_leaf_id: str | None,
+                                       target_id: str | None) -> tuple[
         str | None, list[Entry]]:
     """(common ancestor id, abandoned entries oldest first): the old branch below the ancestor."""
     if old_leaf_id is None:
@@ -71,6 +72,8 @@ def collect_entries_for_branch_summary(session: Any, old_leaf_id: str | None, ta
 
 @dataclass(frozen=True)
 class BranchPreparation:
+    """What a branch summary is built from: the messages, their entry ids, files touched, tokens."""
+
     messages: tuple[Mapping[str, Any], ...]
     entry_ids: tuple[str, ...]
     file_ops: Any
@@ -85,12 +88,13 @@ def _message(entry: Entry) -> Mapping[str, Any] | None:
 
 def prepare_branch_entries(entries: Sequence[Entry], token_budget: int,
                            estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> BranchPreparation:
-
+    """The newest entries of an abandoned branch that fit ``token_budget``, to summarize."""
     if token_budget < 1:
         raise ValueError(f"branch summary token budget must be positive, got {token_budget}")
     ops = FileOperations()
     for entry in entries:
-        if isinstance(entry, (BranchSummaryEntry, CompactionEntry)) and not entry.from_extension and entry.details:
+        if (isinstance(entry, (BranchSummaryEntry, CompactionEntry)) and not entry.from_extension
+            and entry.details):
             ops = ops.merged(FileOperations.from_details(entry.details))
         elif isinstance(entry, MessageEntry) and entry.role == "assistant":
             ops = ops.merged(file_ops_from_messages([entry.message]))
@@ -113,7 +117,8 @@ def prepare_branch_entries(entries: Sequence[Entry], token_budget: int,
     return BranchPreparation(tuple(m for m, _ in picked), tuple(i for _, i in picked), ops, total)
 
 
-def generate_branch_summary(entries: Sequence[Entry], complete: CompleteFn | None, model: ModelInfo | None,
+def generate_branch_summary(entries: Sequence[Entry], complete: CompleteFn | None,
+                            model: ModelInfo | None,
                             settings: Settings, *, custom_instructions: str | None = None,
                             estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> tuple[
         str, dict[str, Any], Mapping[str, Any] | None]:

@@ -70,6 +70,7 @@ class SessionContext:
 
 
 def compaction_summary_message(entry: CompactionEntry) -> dict[str, Any]:
+    """The context message standing in for the history a compaction replaced."""
     out: dict[str, Any] = {"role": "compactionSummary", "summary": entry.summary,
                            "tokensBefore": entry.tokens_before, "timestamp": entry.timestamp}
     if entry.short_summary is not None:
@@ -84,8 +85,10 @@ def entry_to_message(entry: Entry) -> dict[str, Any] | None:
     if isinstance(entry, MessageEntry):
         return dict(entry.message)
     if isinstance(entry, CustomMessageEntry):
-        content = entry.content if isinstance(entry.content, str) else [dict(b) for b in entry.content]
-        out: dict[str, Any] = {"role": "custom", "customType": entry.custom_type, "content": content,
+        content = (entry.content if isinstance(entry.content, str)
+                   else [dict(b) for b in entry.content])
+        out: dict[str, Any] = {"role": "custom", "customType": entry.custom_type,
+                               "content": content,
                                "display": entry.display, "timestamp": entry.timestamp}
         if entry.details is not None:
             out["details"] = entry.details
@@ -160,7 +163,8 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, Sequence):
-        return "".join(b.get("text", "") for b in content if isinstance(b, Mapping) and b.get("type") == "text")
+        return "".join(b.get("text", "") for b in content if isinstance(b, Mapping)
+                       and b.get("type") == "text")
     return ""
 
 
@@ -207,7 +211,8 @@ def to_wire_json(message: Mapping[str, Any], *,
 
 def convert_to_llm(messages: Sequence[Mapping[str, Any]], *,
                    max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET) -> list[Any]:
-    """Agent messages -> :mod:`snapcompact.archive.messages` wire messages, dropping what the LLM never sees."""
+    """Agent messages -> :mod:`snapcompact.archive.messages` wire messages, dropping what the LLM
+    never sees."""
     out = []
     for i, message in enumerate(messages):
         wire = to_wire_json(message, max_frame_data_bytes=max_frame_data_bytes)
@@ -220,11 +225,13 @@ def convert_to_llm(messages: Sequence[Mapping[str, Any]], *,
 
 
 def text_tokens(chars: int) -> int:
-    """The rough character estimate (:data:`snapcompact.core.CHARS_PER_TOKEN`); counts use the estimator."""
+    """The rough character estimate (:data:`snapcompact.core.CHARS_PER_TOKEN`); counts use the
+    estimator."""
     return estimate_text_tokens(chars)
 
 
-def estimate_message_tokens(message: Mapping[str, Any], estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
+def estimate_message_tokens(message: Mapping[str, Any],
+                            estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
     """Estimated prompt tokens of one agent message (the agent core's count; see :mod:`.tokens`)."""
     return estimator.message(message)
 
@@ -241,7 +248,8 @@ def estimate_entry_tokens(entry: Entry, estimator: TokenEstimator = DEFAULT_ESTI
     cached = _ENTRY_TOKENS.get(id(entry))
     if cached is not None and cached[0] is entry and cached[1] is estimator:
         return cached[2]
-    message = compaction_summary_message(entry) if isinstance(entry, CompactionEntry) else entry_to_message(entry)
+    message = (compaction_summary_message(entry) if isinstance(entry, CompactionEntry)
+               else entry_to_message(entry))
     tokens = 0 if message is None else estimator.message(message)
     if len(_ENTRY_TOKENS) > 500_000:
         _ENTRY_TOKENS.clear()
@@ -249,12 +257,16 @@ def estimate_entry_tokens(entry: Entry, estimator: TokenEstimator = DEFAULT_ESTI
     return tokens
 
 
-def estimate_branch_tokens(path: Sequence[Entry], estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
-    """Estimated tokens of the LLM context rebuilt from ``path`` (same as the messages' estimate)."""
+def estimate_branch_tokens(path: Sequence[Entry],
+                           estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
+    """Estimated tokens of the LLM context rebuilt from ``path`` (same as the messages'
+    estimate)."""
     by_id = {e.id: e for e in path}
-    return sum(estimate_entry_tokens(by_id[i], estimator) for i in build_session_context(path).entry_ids)
+    return sum(estimate_entry_tokens(by_id[i], estimator)
+               for i in build_session_context(path).entry_ids)
 
 
 def estimate_context_tokens(messages: Sequence[Mapping[str, Any]],
                             estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> int:
+    """Estimated prompt tokens of a context's messages, by ``estimator``."""
     return estimator.messages(messages)

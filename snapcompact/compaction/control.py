@@ -42,21 +42,26 @@ class AbortSignal:
         self._event = threading.Event()
 
     def abort(self) -> None:
+        """Ask the running compaction to stop at its next check."""
         self._event.set()
 
     def reset(self) -> None:
+        """Clear the flag so the next compaction can run."""
         self._event.clear()
 
     @property
     def aborted(self) -> bool:
+        """True once :meth:`abort` was called and not yet reset."""
         return self._event.is_set()
 
     def check(self) -> None:
+        """Raise :class:`CompactionAborted` if an abort was asked for."""
         if self._event.is_set():
             raise CompactionAborted("compaction aborted")
 
 
-def guarded_complete(complete: Callable[..., Any] | None, signal: AbortSignal) -> Callable[..., Any] | None:
+def guarded_complete(complete: Callable[..., Any] | None,
+                     signal: AbortSignal) -> Callable[..., Any] | None:
     """``complete`` checking ``signal`` before and after each call (None stays None)."""
     if complete is None:
         return None
@@ -88,7 +93,8 @@ def _retry_after(exc: BaseException) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def with_candidates(candidates: Sequence[Callable[..., Any]], *, retries: int = 2, base_delay: float = 1.0,
+def with_candidates(candidates: Sequence[Callable[..., Any]], *, retries: int = 2,
+                    base_delay: float = 1.0,
                     max_delay: float = 30.0, sleep: Callable[[float], None] = time.sleep,
                     signal: AbortSignal | None = None) -> Callable[..., Any]:
     """One completion function over several models: retry transient failures, then move on.

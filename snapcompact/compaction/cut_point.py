@@ -62,12 +62,14 @@ TURN_START_ROLES = frozenset({"user", "bashExecution"})
 
 
 def is_valid_cut_point(entry: Entry) -> bool:
+    """Whether history may be cut right before ``entry`` (the kept part may start there)."""
     if isinstance(entry, MessageEntry):
         return entry.role in CUT_POINT_ROLES
     return isinstance(entry, (CustomMessageEntry, BranchSummaryEntry))
 
 
 def is_turn_start(entry: Entry) -> bool:
+    """Whether ``entry`` opens a turn (a user message, a shell run, an injected message)."""
     if isinstance(entry, MessageEntry):
         return entry.role in TURN_START_ROLES
     return isinstance(entry, (CustomMessageEntry, BranchSummaryEntry))
@@ -90,7 +92,8 @@ def _is_reset_boundary(entry: Entry) -> bool:
 
 @dataclass(frozen=True)
 class CutPoint:
-    """Indices into the branch: keep ``[first_kept_index, end)``; ``turn_start_index`` when split."""
+    """Indices into the branch: keep ``[first_kept_index, end)``; ``turn_start_index`` when
+    split."""
 
     first_kept_index: int
     turn_start_index: int | None
@@ -131,13 +134,15 @@ def find_cut_point(path: Sequence[Entry], start: int, end: int, keep_recent_toke
                 break
     # Pull metadata just before the cut into the kept side (stop at messages, compactions and
     # reset boundaries).
-    while cut > start and not _is_message_bearing(path[cut - 1]) and not isinstance(path[cut - 1], CompactionEntry) \
-            and not _is_reset_boundary(path[cut - 1]):
+    while (cut > start and not _is_message_bearing(path[cut - 1])
+           and not isinstance(path[cut - 1], CompactionEntry)
+           and not _is_reset_boundary(path[cut - 1])):
         cut -= 1
     return CutPoint(cut, turn_start, split)
 
 
-def adapted_keep_tokens(keep_recent_tokens: int, measured_prompt_tokens: int | None, local_estimate: int) -> int:
+def adapted_keep_tokens(keep_recent_tokens: int, measured_prompt_tokens: int | None,
+                        local_estimate: int) -> int:
     """Shrink the keep budget when the provider counts more tokens than our estimate (ratio > 1)."""
     if not measured_prompt_tokens or local_estimate <= 0:
         return keep_recent_tokens
@@ -159,8 +164,8 @@ def usage_context_tokens(usage: Mapping[str, Any]) -> int:
     """Context tokens of a usage record (total, else input + output + cache reads and writes)."""
     if usage.get("contextTokens") is not None:
         return max(0, int(usage["contextTokens"]))
-    raw = int(usage.get("totalTokens") or 0) or sum(int(usage.get(k) or 0)
-                                                      for k in ("input", "output", "cacheRead", "cacheWrite"))
+    raw = int(usage.get("totalTokens") or 0) or sum(
+        int(usage.get(k) or 0) for k in ("input", "output", "cacheRead", "cacheWrite"))
     return max(0, raw)
 
 
@@ -169,7 +174,8 @@ def last_assistant_usage(path: Sequence[Entry]) -> Mapping[str, Any] | None:
     for entry in reversed(path):
         if isinstance(entry, MessageEntry) and entry.role == "assistant":
             usage = entry.message.get("usage")
-            if entry.message.get("stopReason") not in ("aborted", "error") and isinstance(usage, Mapping):
+            if (entry.message.get("stopReason") not in ("aborted", "error")
+                and isinstance(usage, Mapping)):
                 return usage
     return None
 
@@ -228,6 +234,7 @@ class CompactionPreparation:
 
     @property
     def previous_summary(self) -> str | None:
+        """Summary text of the previous compaction, if there was one."""
         return self.previous_compaction.summary if self.previous_compaction is not None else None
 
 
@@ -241,8 +248,10 @@ def _messages(entries: Sequence[Entry]) -> tuple[tuple[Mapping[str, Any], ...], 
     return tuple(msgs), tuple(ids)
 
 
-def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *, measured_prompt_tokens: int | None = None,
-                       estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> CompactionPreparation | None:
+def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *,
+                       measured_prompt_tokens: int | None = None,
+                       estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+                       ) -> CompactionPreparation | None:
     """Partition the branch for a compaction; None when there is nothing to replace.
 
     ``measured_prompt_tokens`` is the provider-reported prompt size of the last request; when not
@@ -258,20 +267,24 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *, measur
         usage = last_assistant_usage(path)
         measured_prompt_tokens = usage_prompt_tokens(usage) if usage is not None else None
     window_messages, _ = _messages(path[start:])
-    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens, estimator.messages(window_messages))
+    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens,
+                               estimator.messages(window_messages))
     cut = find_cut_point(path, start, len(path), keep, estimator)
     if cut is None:
         return None
     summarize_end = cut.turn_start_index if cut.is_split_turn and cut.turn_start_index is not None \
         else cut.first_kept_index
     to_summarize, summarize_ids = _messages(path[start:summarize_end])
-    prefix, prefix_ids = _messages(path[summarize_end:cut.first_kept_index]) if cut.is_split_turn else ((), ())
+    prefix, prefix_ids = (_messages(path[summarize_end:cut.first_kept_index]) if cut.is_split_turn
+                          else ((), ()))
     if not to_summarize and not prefix:
         return None
-    kept_ids = tuple(e.id for e in path[cut.first_kept_index:] if not isinstance(e, CompactionEntry))
+    kept_ids = tuple(e.id for e in path[cut.first_kept_index:]
+                     if not isinstance(e, CompactionEntry))
     return CompactionPreparation(
         first_kept_entry_id=path[cut.first_kept_index].id, first_kept_index=cut.first_kept_index,
-        messages_to_summarize=to_summarize, turn_prefix_messages=prefix, summarize_entry_ids=summarize_ids,
+        messages_to_summarize=to_summarize, turn_prefix_messages=prefix,
+        summarize_entry_ids=summarize_ids,
         turn_prefix_entry_ids=prefix_ids, kept_entry_ids=kept_ids, is_split_turn=cut.is_split_turn,
         tokens_before=max(estimate, measured_prompt_tokens or 0), keep_recent_tokens=keep,
         previous_compaction=previous, window_start=start,

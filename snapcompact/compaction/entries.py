@@ -14,7 +14,7 @@ is lossless.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -39,7 +39,8 @@ COMPACTION_ENTRY = "compaction"
 BRANCH_SUMMARY_ENTRY = "branch_summary"
 CUSTOM_MESSAGE_ENTRY = "custom_message"
 #: Entries that carry state but no message: never cut points, pulled into the kept side.
-METADATA_TYPES: tuple[str, ...] = ("model_change", "thinking_level_change", "label", "custom", "session_info")
+METADATA_TYPES: tuple[str, ...] = ("model_change", "thinking_level_change", "label", "custom",
+                                   "session_info")
 
 
 def _str(raw: Mapping[str, Any], key: str, where: str, optional: bool = False) -> str | None:
@@ -94,6 +95,7 @@ class SessionHeader:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The header line's JSON; optional keys only when set."""
         out: dict[str, Any] = {"type": "session", "version": self.version, "id": self.id,
                                "timestamp": self.timestamp}
         if self.cwd is not None:
@@ -104,6 +106,7 @@ class SessionHeader:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> SessionHeader:
+        """Parse the header line, raising ``ValueError`` on a bad field."""
         where = "session header"
         version = raw.get("version", 1)
         if not isinstance(version, int) or isinstance(version, bool):
@@ -126,22 +129,27 @@ class MessageEntry:
 
     @property
     def role(self) -> str:
+        """The message's role (``user``, ``assistant``, ``toolResult`` ...)."""
         return str(self.message.get("role"))
 
     def to_json(self) -> dict[str, Any]:
+        """The entry's JSON line, unknown keys kept."""
         return {**_base_json(self.type, self), "message": dict(self.message), **self.extra}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> MessageEntry:
+        """Parse a ``message`` entry, raising ``ValueError`` naming ``where`` on a bad field."""
         message = _map(raw, "message", where)
         if message is None or not isinstance(message.get("role"), str):
-            raise ValueError(f"{where}: message entry needs a 'message' object with a string 'role'")
+            raise ValueError(f"{where}: message entry needs a 'message' object with a string "
+                             "'role'")
         return cls(*_base(raw, where), message, _extra(raw, (*_BASE, "message")))
 
 
 @dataclass(frozen=True)
 class CompactionEntry:
-    """History before ``first_kept_entry_id`` replaced by ``summary`` (and, for snapcompact, frames)."""
+    """History before ``first_kept_entry_id`` replaced by ``summary`` (and, for snapcompact,
+    frames)."""
 
     id: str
     parent_id: str | None
@@ -158,12 +166,14 @@ class CompactionEntry:
     type = COMPACTION_ENTRY
 
     def to_json(self) -> dict[str, Any]:
+        """The entry's JSON line in the reference's key order; optional keys only when set."""
         out = {**_base_json(self.type, self), "summary": self.summary}
         if self.short_summary is not None:
             out["shortSummary"] = self.short_summary
         out["firstKeptEntryId"] = self.first_kept_entry_id
         out["tokensBefore"] = self.tokens_before
-        for key, value in (("details", self.details), ("preserveData", self.preserve_data), ("usage", self.usage)):
+        for key, value in (("details", self.details), ("preserveData", self.preserve_data),
+                           ("usage", self.usage)):
             if value is not None:
                 out[key] = value
         if self.from_extension:
@@ -172,6 +182,7 @@ class CompactionEntry:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> CompactionEntry:
+        """Parse a ``compaction`` entry (older logs' ``fromHook`` accepted), naming ``where``."""
         tokens = raw.get("tokensBefore")
         if isinstance(tokens, bool) or not isinstance(tokens, (int, float)):
             raise ValueError(f"{where}: tokensBefore must be a number, got {tokens!r}")
@@ -179,9 +190,11 @@ class CompactionEntry:
         from_ext = bool(raw.get("fromExtension", raw.get("fromHook", False)))
         known = (*_BASE, "summary", "shortSummary", "firstKeptEntryId", "tokensBefore", "details",
                  "preserveData", "usage", "fromExtension", "fromHook")
-        return cls(*_base(raw, where), _str(raw, "summary", where) or "", _str(raw, "firstKeptEntryId", where) or "",
+        return cls(*_base(raw, where), _str(raw, "summary", where) or "",
+                   _str(raw, "firstKeptEntryId", where) or "",
                    int(tokens), _str(raw, "shortSummary", where, True), _map(raw, "details", where),
-                   _map(raw, "preserveData", where), from_ext, _map(raw, "usage", where), _extra(raw, known))
+                   _map(raw, "preserveData", where), from_ext, _map(raw, "usage", where),
+                   _extra(raw, known))
 
 
 @dataclass(frozen=True)
@@ -200,6 +213,7 @@ class BranchSummaryEntry:
     type = BRANCH_SUMMARY_ENTRY
 
     def to_json(self) -> dict[str, Any]:
+        """The entry's JSON line; optional keys only when set."""
         out = {**_base_json(self.type, self), "fromId": self.from_id, "summary": self.summary}
         for key, value in (("details", self.details), ("usage", self.usage)):
             if value is not None:
@@ -210,10 +224,13 @@ class BranchSummaryEntry:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> BranchSummaryEntry:
+        """Parse a ``branch_summary`` entry (older logs' ``fromHook`` accepted)."""
         from_ext = bool(raw.get("fromExtension", raw.get("fromHook", False)))
         known = (*_BASE, "fromId", "summary", "details", "usage", "fromExtension", "fromHook")
-        return cls(*_base(raw, where), _str(raw, "fromId", where) or "", _str(raw, "summary", where) or "",
-                   _map(raw, "details", where), from_ext, _map(raw, "usage", where), _extra(raw, known))
+        return cls(*_base(raw, where), _str(raw, "fromId", where) or "",
+                   _str(raw, "summary", where) or "",
+                   _map(raw, "details", where), from_ext, _map(raw, "usage", where),
+                   _extra(raw, known))
 
 
 @dataclass(frozen=True)
@@ -231,6 +248,7 @@ class CustomMessageEntry:
     type = CUSTOM_MESSAGE_ENTRY
 
     def to_json(self) -> dict[str, Any]:
+        """The entry's JSON line, unknown keys kept."""
         content = self.content if isinstance(self.content, str) else [dict(b) for b in self.content]
         out = {**_base_json(self.type, self), "customType": self.custom_type, "content": content,
                "display": self.display}
@@ -240,11 +258,13 @@ class CustomMessageEntry:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> CustomMessageEntry:
+        """Parse a ``custom_message`` entry, raising ``ValueError`` naming ``where``."""
         content = raw.get("content")
         if isinstance(content, list) and all(isinstance(b, Mapping) for b in content):
             content = tuple(dict(b) for b in content)
         elif not isinstance(content, str):
-            raise ValueError(f"{where}: custom_message content must be a string or a list of blocks")
+            raise ValueError(f"{where}: custom_message content must be a string or a list of "
+                             "blocks")
         display = raw.get("display", True)
         if not isinstance(display, bool):
             raise ValueError(f"{where}: display must be true or false, got {display!r}")
@@ -264,10 +284,12 @@ class MetadataEntry:
     data: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The entry's JSON line: the base keys plus its free-form data."""
         return {**_base_json(self.type, self), **self.data}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> MetadataEntry:
+        """Keep an entry of any other type as metadata, its fields untouched."""
         kind = raw.get("type")
         assert isinstance(kind, str)
         return cls(kind, *_base(raw, where), _extra(raw, _BASE))
@@ -275,7 +297,7 @@ class MetadataEntry:
 
 Entry = Union[MessageEntry, CompactionEntry, BranchSummaryEntry, CustomMessageEntry, MetadataEntry]
 
-_PARSERS = {
+_PARSERS: dict[str, Callable[[Mapping[str, Any], str], Entry]] = {
     MESSAGE_ENTRY: MessageEntry.from_json,
     COMPACTION_ENTRY: CompactionEntry.from_json,
     BRANCH_SUMMARY_ENTRY: BranchSummaryEntry.from_json,

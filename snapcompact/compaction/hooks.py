@@ -37,6 +37,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Cancel:
+    """A hook's answer that stops the compaction or navigation, with the reason shown."""
+
     reason: str = "cancelled by hook"
 
 
@@ -45,6 +47,8 @@ CANCEL = Cancel()
 
 @dataclass(frozen=True)
 class HookCompaction:
+    """A compaction supplied by a ``before_compact`` hook instead of running a strategy."""
+
     summary: str
     first_kept_entry_id: str | None = None
     tokens_before: int | None = None
@@ -56,6 +60,8 @@ class HookCompaction:
 
 @dataclass(frozen=True)
 class HookSummary:
+    """A branch summary supplied by a ``before_tree`` hook instead of asking the LLM."""
+
     summary: str
     details: Mapping[str, Any] | None = None
     usage: Mapping[str, Any] | None = None
@@ -63,6 +69,8 @@ class HookSummary:
 
 @dataclass(frozen=True)
 class CompactingOverrides:
+    """What ``compacting`` hooks change: the prompt, extra context lines, data to preserve."""
+
     prompt: str | None = None
     context: tuple[str, ...] = ()
     preserve_data: Mapping[str, Any] | None = None
@@ -70,6 +78,8 @@ class CompactingOverrides:
 
 @dataclass(frozen=True)
 class BeforeCompactEvent:
+    """Passed to ``before_compact`` hooks: the prepared cut and why compaction runs."""
+
     preparation: Any
     branch_entries: Sequence[Any]
     custom_instructions: str | None
@@ -79,12 +89,16 @@ class BeforeCompactEvent:
 
 @dataclass(frozen=True)
 class CompactingEvent:
+    """Passed to ``compacting`` hooks once a strategy is chosen."""
+
     preparation: Any
     reason: str
 
 
 @dataclass(frozen=True)
 class BeforeTreeEvent:
+    """Passed to ``before_tree`` hooks when navigation leaves a branch that may be summarized."""
+
     target_id: str | None
     old_leaf_id: str | None
     common_ancestor_id: str | None
@@ -94,6 +108,8 @@ class BeforeTreeEvent:
 
 @dataclass(frozen=True)
 class TreeEvent:
+    """Passed to ``on_tree`` hooks after navigation, with the summary entry if one was written."""
+
     new_leaf_id: str | None
     old_leaf_id: str | None
     summary_entry: Any | None
@@ -113,10 +129,13 @@ def _as_compaction(value: Any) -> HookCompaction | Cancel | None:
         if isinstance(raw, Mapping):
             if not isinstance(raw.get("summary"), str):
                 raise ValueError("hook compaction needs a string 'summary'")
-            return HookCompaction(raw["summary"], _camel_get(raw, "first_kept_entry_id", "firstKeptEntryId"),
+            return HookCompaction(raw["summary"],
+                                  _camel_get(raw, "first_kept_entry_id", "firstKeptEntryId"),
                                   _camel_get(raw, "tokens_before", "tokensBefore"),
-                                  _camel_get(raw, "short_summary", "shortSummary"), raw.get("details"),
-                                  _camel_get(raw, "preserve_data", "preserveData"), raw.get("usage"))
+                                  _camel_get(raw, "short_summary", "shortSummary"),
+                                  raw.get("details"),
+                                  _camel_get(raw, "preserve_data", "preserveData"),
+                                  raw.get("usage"))
         if not value:
             return None
     raise ValueError(f"before_compact hook returned an unsupported value: {value!r:.80}")
@@ -150,6 +169,8 @@ def _as_tree(value: Any) -> HookSummary | Cancel | None:
 
 @dataclass
 class Hooks:
+    """Extension hooks by event, each list run in registration order."""
+
     before_compact: list[Callable[[BeforeCompactEvent], Any]] = field(default_factory=list)
     compacting: list[Callable[[CompactingEvent], Any]] = field(default_factory=list)
     on_compact: list[Callable[[Any, bool], None]] = field(default_factory=list)
@@ -157,6 +178,7 @@ class Hooks:
     on_tree: list[Callable[[TreeEvent], None]] = field(default_factory=list)
 
     def run_before_compact(self, event: BeforeCompactEvent) -> HookCompaction | Cancel | None:
+        """First compaction or cancel a ``before_compact`` hook returns, else None."""
         for handler in self.before_compact:
             result = _as_compaction(handler(event))
             if result is not None:
@@ -164,6 +186,7 @@ class Hooks:
         return None
 
     def run_compacting(self, event: CompactingEvent) -> CompactingOverrides:
+        """All ``compacting`` hooks' overrides merged: last prompt wins, context lines add up."""
         prompt: str | None = None
         context: list[str] = []
         preserve: dict[str, Any] = {}
@@ -177,6 +200,7 @@ class Hooks:
         return CompactingOverrides(prompt, tuple(context), preserve or None)
 
     def run_before_tree(self, event: BeforeTreeEvent) -> HookSummary | Cancel | None:
+        """First summary or cancel a ``before_tree`` hook returns, else None."""
         for handler in self.before_tree:
             result = _as_tree(handler(event))
             if result is not None:
@@ -184,9 +208,11 @@ class Hooks:
         return None
 
     def emit_compact(self, entry: Any, from_extension: bool) -> None:
+        """Tell every ``on_compact`` hook about the new compaction entry."""
         for handler in self.on_compact:
             handler(entry, from_extension)
 
     def emit_tree(self, event: TreeEvent) -> None:
+        """Tell every ``on_tree`` hook that navigation finished."""
         for handler in self.on_tree:
             handler(event)

@@ -36,6 +36,8 @@ __all__ = ["CompactRequest", "compact_session_file"]
 
 @dataclass(frozen=True)
 class CompactRequest:
+    """One ``compact`` command: the session file, the model, where to write the result."""
+
     session: str
     model: str
     out: str

@@ -38,7 +38,8 @@ def litellm_complete(model: str, *, temperature: float | None = None, asynchrono
     def build(system_prompt: str, prompt: str, max_tokens: int) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": model, "max_tokens": max_tokens,
                                   "messages": [{"role": "system", "content": system_prompt},
-                                               {"role": "user", "content": prompt}], **litellm_kwargs}
+                                               {"role": "user", "content": prompt}],
+                                  **litellm_kwargs}
         if temperature is not None:
             kwargs["temperature"] = temperature
         return kwargs
@@ -55,7 +56,8 @@ def litellm_complete(model: str, *, temperature: float | None = None, asynchrono
         return litellm
 
     if asynchronous:
-        async def acomplete(system_prompt: str, prompt: str, *, max_tokens: int) -> Mapping[str, Any]:
+        async def acomplete(system_prompt: str, prompt: str, *,
+                            max_tokens: int) -> Mapping[str, Any]:
             return parse(await load().acompletion(**build(system_prompt, prompt, max_tokens)))
 
         return acomplete
@@ -81,24 +83,29 @@ def _parts(content: Any) -> list[dict[str, Any]]:
     return out
 
 
-def summarizer_chat_messages(system_prompt: str | Sequence[str], messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def summarizer_chat_messages(system_prompt: str | Sequence[str],
+                             messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Agent wire JSON (user/developer/assistant/toolResult) as OpenAI-style chat messages."""
     system = system_prompt if isinstance(system_prompt, str) else "\n\n".join(system_prompt)
     out: list[dict[str, Any]] = [{"role": "system", "content": system}]
     for message in messages:
         role = message.get("role")
         if role in ("user", "developer"):
-            out.append({"role": "user" if role == "user" else "system", "content": _parts(message.get("content"))})
+            out.append({"role": "user" if role == "user" else "system",
+                        "content": _parts(message.get("content"))})
         elif role == "assistant":
             blocks = [b for b in message.get("content") or () if isinstance(b, Mapping)]
             text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
             calls = [{"id": str(b.get("id")), "type": "function",
-                      "function": {"name": str(b.get("name")), "arguments": json.dumps(b.get("arguments") or {})}}
+                      "function": {"name": str(b.get("name")),
+                                   "arguments": json.dumps(b.get("arguments") or {})}}
                      for b in blocks if b.get("type") == "toolCall"]
-            out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
+            out.append({"role": "assistant", "content": text or None,
+                        **({"tool_calls": calls} if calls else {})})
         elif role == "toolResult":
             text = "".join(p["text"] for p in _parts(message.get("content")) if p["type"] == "text")
-            out.append({"role": "tool", "tool_call_id": str(message.get("toolCallId")), "content": text})
+            out.append({"role": "tool", "tool_call_id": str(message.get("toolCallId")),
+                        "content": text})
     return out
 
 
@@ -109,16 +116,19 @@ def litellm_chat(model: str, **litellm_kwargs: Any) -> Callable[..., Any]:
     request prefix matches the agent's own) with ``tool_choice`` (``"none"`` for a handoff).
     """
     def chat(system_prompt: str | Sequence[str], messages: Sequence[Mapping[str, Any]], *,
-             tools: Sequence[Mapping[str, Any]] | None, tool_choice: str, max_tokens: int) -> Mapping[str, Any]:
+             tools: Sequence[Mapping[str, Any]] | None, tool_choice: str,
+             max_tokens: int) -> Mapping[str, Any]:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
         kwargs: dict[str, Any] = {"model": model, "max_tokens": max_tokens,
-                                  "messages": summarizer_chat_messages(system_prompt, messages), **litellm_kwargs}
+                                  "messages": summarizer_chat_messages(system_prompt, messages),
+                                  **litellm_kwargs}
         if tools:
             kwargs["tools"], kwargs["tool_choice"] = list(tools), tool_choice
         response = litellm.completion(**kwargs)
-        return {"text": getattr(response.choices[0].message, "content", None) or "", "usage": _usage(response)}
+        return {"text": getattr(response.choices[0].message, "content", None) or "",
+                "usage": _usage(response)}
 
     return chat
 

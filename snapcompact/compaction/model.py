@@ -2,8 +2,8 @@
 
 Why a small record instead of a provider client: the thresholds depend on the context window,
 snapcompact on image input and the wire API (shape and billing), the summarizer on the output
-cap, context promotion on a configured larger model; nothing else. ``include_thinking`` is False for Anthropic-dialect models, whose reasoning
-classifier rejects replayed thinking.
+cap, context promotion on a configured larger model; nothing else. ``include_thinking`` is False for
+Anthropic-dialect models, whose reasoning classifier rejects replayed thinking.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ __all__ = ["ModelInfo"]
 
 @dataclass(frozen=True)
 class ModelInfo:
+    """The model an agent talks to: id, context window, wire API, output cap, input kinds."""
+
     id: str
     context_window: int
     provider: str | None = None
@@ -22,7 +24,7 @@ class ModelInfo:
     max_tokens: int = 16384
     input: tuple[str, ...] = ("text", "image")
     include_thinking: bool = True
-    #: Estimated prompt tokens per image block; None = the snapcompact frame estimate for this model.
+    #: Estimated prompt tokens per image block; None = this model's snapcompact frame estimate.
     image_tokens: int | None = None
     #: Context promotion: a larger-window model to switch to instead of compacting (its ``id``;
     #: the pipeline looks it up among the models it was given).
@@ -36,9 +38,12 @@ class ModelInfo:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"model {name} must be a positive integer, got {value!r}")
-        if self.image_tokens is not None and (not isinstance(self.image_tokens, int) or self.image_tokens < 0):
-            raise ValueError(f"model image_tokens must be a non-negative integer, got {self.image_tokens!r}")
+        if self.image_tokens is not None and (not isinstance(self.image_tokens, int)
+                                              or self.image_tokens < 0):
+            raise ValueError("model image_tokens must be a non-negative integer, got "
+                             f"{self.image_tokens!r}")
 
     @property
     def supports_images(self) -> bool:
+        """Whether the model takes images, which the snapcompact strategy needs."""
         return "image" in self.input

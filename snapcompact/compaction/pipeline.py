@@ -135,6 +135,8 @@ class CompactionOutcome:
 
 @dataclass(frozen=True)
 class NavigationOutcome:
+    """Result of moving the leaf to another entry, with the branch summary written on the way."""
+
     cancelled: bool
     new_leaf_id: str | None
     old_leaf_id: str | None
@@ -145,7 +147,8 @@ class NavigationOutcome:
 
 def _has_tool_calls(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
-    return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "toolCall" for b in content)
+    return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "toolCall"
+                                             for b in content)
 
 
 #: After an automatic shake the context must be back under this share of the threshold (the coding
@@ -163,6 +166,8 @@ def _iso_to_ms(stamp: str) -> float:
 
 
 class CompactionPipeline:
+    """An agent's compaction loop over one session: pruning, thresholds, strategies, hooks."""
+
     def __init__(self, session: Session, model: ModelInfo, *, settings: Settings = DEFAULT_SETTINGS,
                  complete: CompleteFn | None = None, hooks: Hooks | None = None,
                  protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
@@ -219,11 +224,13 @@ class CompactionPipeline:
             if frame_tokens is None:
 
                 sc = self.settings.snapcompact
-                frame_tokens = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
-                                             variant=sc.shape, frame_size=sc.frame_size).frame_token_estimate
+                frame_tokens = resolve_shape(self.model.id, api=self.model.api,
+                                             provider=self.model.provider, variant=sc.shape,
+                                             frame_size=sc.frame_size).frame_token_estimate
             limit = self.settings.snapcompact.max_frame_data_bytes
-            self._estimator = TokenEstimator(frame_tokens=frame_tokens,
-                                             archive_blocks=lambda message: archive_blocks(message, limit))
+            self._estimator = TokenEstimator(
+                frame_tokens=frame_tokens,
+                archive_blocks=lambda message: archive_blocks(message, limit))
             self._estimator_from_model = True
         return self._estimator
 
@@ -233,12 +240,15 @@ class CompactionPipeline:
         return self.estimator.frame_tokens
 
     def context(self) -> SessionContext:
+        """The LLM context the current branch builds (compactions applied)."""
         return build_session_context(self.session.get_branch())
 
     def transcript(self) -> SessionContext:
+        """The current branch as a transcript: every message, compactions shown in place."""
         return build_session_context(self.session.get_branch(), transcript=True)
 
     def llm_messages(self) -> list[Any]:
+        """The context as wire messages for the LLM, dropping what it never sees."""
         return convert_to_llm(self.context().messages,
                               max_frame_data_bytes=self.settings.snapcompact.max_frame_data_bytes)
 
@@ -256,9 +266,11 @@ class CompactionPipeline:
                                       self.model)
 
     def estimate_tokens(self) -> int:
+        """Estimated prompt tokens of the current branch."""
         return estimate_branch_tokens(self.session.get_branch(), self.estimator)
 
     def threshold(self) -> int:
+        """Context tokens above which auto-compaction runs, for this model and settings."""
         return resolve_threshold_tokens(self.model.context_window, self.settings.compaction)
 
     def _notice(self, text: str) -> str:
@@ -277,10 +289,13 @@ class CompactionPipeline:
         return result
 
     def prune_stale(self, idle_seconds: float = 0.0) -> PruneResult:
+        """Drop superseded and useless tool results (when enabled) and rewrite the session."""
         if not self.settings.compaction.drop_useless:
             return PruneResult({}, 0, {})
-        result = prune_superseded_tool_results(self.session.get_branch(), self.settings.pruning, idle_seconds=idle_seconds,
-                                               protected_paths=self.protected_paths, estimator=self.estimator)
+        result = prune_superseded_tool_results(self.session.get_branch(), self.settings.pruning,
+                                               idle_seconds=idle_seconds,
+                                               protected_paths=self.protected_paths,
+                                               estimator=self.estimator)
         if result.changed:
             self.session.replace_messages(result.replacements)
         return result
@@ -300,18 +315,22 @@ class CompactionPipeline:
         return strategy
 
     def _kept_tokens(self, prep: CompactionPreparation) -> int:
-        return sum(estimate_entry_tokens(self.session.get(i), self.estimator) for i in prep.kept_entry_ids)
+        return sum(estimate_entry_tokens(self.session.get(i), self.estimator)
+                   for i in prep.kept_entry_ids)
 
     def abort_compaction(self) -> None:
-        """Stop the running compaction, handoff or branch summary (it ends cancelled, writing nothing)."""
+        """Stop the running compaction, handoff or branch summary (it ends cancelled, writing
+        nothing)."""
         self.abort_signal.abort()
 
     def _emit(self, event: Mapping[str, Any]) -> None:
         for listener in self.listeners:
             listener(event)
 
-    def compact(self, custom_instructions: str | None = None, *, reason: Reason = "manual", will_retry: bool = False,
-                measured_prompt_tokens: int | None = None, auto_continue: bool = False) -> CompactionOutcome:
+    def compact(self, custom_instructions: str | None = None, *, reason: Reason = "manual",
+                will_retry: bool = False,
+                measured_prompt_tokens: int | None = None,
+                auto_continue: bool = False) -> CompactionOutcome:
         """Run one compaction now. Manual failures raise; automatic ones return ``error``.
 
         A manual compaction first aborts one already running (in another thread) and waits for it
@@ -326,14 +345,15 @@ class CompactionPipeline:
             if automatic:
                 self._emit({"type": "auto_compaction_start", "reason": reason})
             try:
-                outcome = self._compact(custom_instructions, reason, will_retry, measured_prompt_tokens,
-                                        auto_continue)
+                outcome = self._compact(custom_instructions, reason, will_retry,
+                                        measured_prompt_tokens, auto_continue)
             except CompactionAborted:
                 outcome = CompactionOutcome(reason, cancelled=True, skipped="aborted")
             except Exception as exc:
                 if not automatic:
                     raise
-                outcome = CompactionOutcome(reason, error=self._notice(failure_message(reason, str(exc))),
+                outcome = CompactionOutcome(reason,
+                                            error=self._notice(failure_message(reason, str(exc))),
                                             will_retry=False)
             if automatic:
                 self._emit({"type": "auto_compaction_end", "reason": reason, "outcome": outcome,
@@ -367,10 +387,13 @@ class CompactionPipeline:
         if isinstance(hook, Cancel):
             return CompactionOutcome(reason, cancelled=True, skipped=hook.reason)
         notes: list[str] = list(shake_notes)
+        payload: CompactionPayload | None  # from the hook or a strategy; None until one answers
         if isinstance(hook, HookCompaction):
             payload = CompactionPayload(
-                summary=hook.summary, first_kept_entry_id=hook.first_kept_entry_id or prep.first_kept_entry_id,
-                tokens_before=hook.tokens_before if hook.tokens_before is not None else prep.tokens_before,
+                summary=hook.summary,
+                first_kept_entry_id=hook.first_kept_entry_id or prep.first_kept_entry_id,
+                tokens_before=hook.tokens_before if hook.tokens_before is not None
+                else prep.tokens_before,
                 strategy="extension", short_summary=hook.short_summary, details=hook.details,
                 preserve_data=hook.preserve_data, usage=hook.usage, from_extension=True)
         else:
@@ -383,12 +406,15 @@ class CompactionPipeline:
                 outcome = self._handoff(reason, custom_instructions, prep)
                 if outcome is not None:
                     return outcome
-                notes.append(self._notice("handoff returned no document: falling back to context-full"))
+                notes.append(self._notice("handoff returned no document: falling back to "
+                                          "context-full"))
                 strategy = "context-full"
             if strategy == "snapcompact":
                 try:
-                    payload = compact_snapcompact(prep, self.model, self.settings, kept_tokens=self._kept_tokens(prep),
-                                                  custom_instructions=custom_instructions, overrides=overrides)
+                    payload = compact_snapcompact(prep, self.model, self.settings,
+                                                  kept_tokens=self._kept_tokens(prep),
+                                                  custom_instructions=custom_instructions,
+                                                  overrides=overrides)
                 except StrategyFallback as exc:
                     notes.append(self._notice(str(exc)))
             if payload is None:
@@ -396,17 +422,20 @@ class CompactionPipeline:
             if payload is None:
                 payload = compact_context_full(prep, guarded_complete(self.summary_complete(), self.abort_signal),
                                                self.model, self.settings,
-                                               custom_instructions=custom_instructions, overrides=overrides)
+                                               custom_instructions=custom_instructions,
+                                               overrides=overrides)
         notes.extend(self._notice(note) for note in payload.warnings)
         entry = self.session.append_compaction(
-            payload.summary, payload.first_kept_entry_id, payload.tokens_before, short_summary=payload.short_summary,
-            details=payload.details, preserve_data=payload.preserve_data, from_extension=payload.from_extension,
-            usage=payload.usage)
+            payload.summary, payload.first_kept_entry_id, payload.tokens_before,
+            short_summary=payload.short_summary,
+            details=payload.details, preserve_data=payload.preserve_data,
+            from_extension=payload.from_extension, usage=payload.usage)
         self.hooks.emit_compact(entry, payload.from_extension)
         return CompactionOutcome(
             reason, payload.strategy, entry, will_retry=will_retry,
             auto_continue_prompt=prompt("auto-continue") if auto_continue else None,
-            tokens_before=payload.tokens_before, tokens_after=self.estimate_tokens(), warnings=tuple(notes))
+            tokens_before=payload.tokens_before, tokens_after=self.estimate_tokens(),
+            warnings=tuple(notes))
 
     def _openai_remote(self, prep: CompactionPreparation, notes: list[str]) -> CompactionPayload | None:
         """OpenAI/Codex models: the provider's compact endpoint first; None = summarize locally."""
@@ -493,7 +522,8 @@ class CompactionPipeline:
             return None
         return self._start_handoff_session(reason, document, prep.tokens_before)
 
-    def _start_handoff_session(self, reason: str, document: str, tokens_before: int) -> CompactionOutcome:
+    def _start_handoff_session(self, reason: str, document: str,
+                               tokens_before: int) -> CompactionOutcome:
         old = self.session
         if self._handoff_path is not None:
             new_path = self._handoff_path(old)
@@ -506,8 +536,8 @@ class CompactionPipeline:
         new = old.fork(new_path)
         new.append_custom_message("handoff", document)
         self.session = new
-        return CompactionOutcome(reason, "handoff", handoff_session=new, tokens_before=tokens_before,
-                                 tokens_after=self.estimate_tokens())
+        return CompactionOutcome(reason, "handoff", handoff_session=new,
+                                 tokens_before=tokens_before, tokens_after=self.estimate_tokens())
 
     def generate_handoff_document(self, custom_instructions: str | None = None) -> str:
         """The handoff document: asked of the live conversation (the agent's system prompt, tools
@@ -515,12 +545,14 @@ class CompactionPipeline:
         were given; otherwise from a serialized transcript under the summarizer prompt."""
         if self.chat is not None and self.system_prompt is not None:
             self.abort_signal.check()
-            document = generate_handoff_live(self.context().messages, self.chat, self.model, self.settings,
+            document = generate_handoff_live(self.context().messages, self.chat, self.model,
+                                             self.settings,
                                              system_prompt=self.system_prompt, tools=self.tools,
                                              custom_instructions=custom_instructions)
             self.abort_signal.check()
             return document
-        return generate_handoff(self.context().messages, guarded_complete(self.complete, self.abort_signal),
+        return generate_handoff(self.context().messages,
+                                guarded_complete(self.complete, self.abort_signal),
                                 self.model, self.settings, custom_instructions=custom_instructions)
 
     def handoff(self, custom_instructions: str | None = None) -> CompactionOutcome:
@@ -547,12 +579,14 @@ class CompactionPipeline:
         if not self.settings.compaction.context_promotion or self.model.promotion_target is None:
             return None
         target = self.models.get(self.model.promotion_target)
-        if target is None or target.id == self.model.id or target.context_window <= self.model.context_window:
+        if (target is None or target.id == self.model.id
+            or target.context_window <= self.model.context_window):
             return None
         return target
 
     def promote(self) -> ModelInfo | None:
-        """Switch to the promotion target (no compaction); the new model, or None when there is none."""
+        """Switch to the promotion target (no compaction); the new model, or None when there is
+        none."""
         target = self.promotion_target()
         if target is None:
             return None
@@ -580,15 +614,19 @@ class CompactionPipeline:
         """
         cs = self.settings.compaction
         first = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
-                                  model_id=self.model.id, latest_compaction_time=self._latest_compaction_ms())
+                                  model_id=self.model.id,
+                                  latest_compaction_time=self._latest_compaction_ms())
         if first is not None and first.reason in ("overflow", "incomplete"):
             failed = self.model.id
             target = self.promote()
             if target is not None:
                 # Retry on the larger model without compacting (the failing message is dropped).
-                return CompactionOutcome(first.reason, strategy="promotion", will_retry=True, promoted_to=target.id,
-                                         warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
-            outcome = self.compact(reason=first.reason, will_retry=True, measured_prompt_tokens=measured_prompt_tokens)
+                return CompactionOutcome(first.reason, strategy="promotion", will_retry=True,
+                                         promoted_to=target.id,
+                                         warnings=(self._notice(f"context promoted from {failed} "
+                                                                f"to {target.id}"),))
+            outcome = self.compact(reason=first.reason, will_retry=True,
+                                   measured_prompt_tokens=measured_prompt_tokens)
             return outcome
         self.session.append_message(message)
         if not cs.enabled or cs.strategy == "off":
@@ -605,25 +643,28 @@ class CompactionPipeline:
         if tokens <= self.threshold():
             return None
         pruned = self.prune()
-        measured_after = (measured_prompt_tokens - pruned.tokens_saved) if measured_prompt_tokens else None
+        measured_after = ((measured_prompt_tokens - pruned.tokens_saved) if measured_prompt_tokens
+                          else None)
         tokens = max(measured_after or 0, self.estimate_tokens())
         trigger = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
                                     context_tokens=tokens, model_id=self.model.id)
         if trigger is None:
-            return CompactionOutcome("threshold", skipped="pruning was enough", pruned=pruned, tokens_before=tokens,
-                                     tokens_after=self.estimate_tokens())
+            return CompactionOutcome("threshold", skipped="pruning was enough", pruned=pruned,
+                                     tokens_before=tokens, tokens_after=self.estimate_tokens())
         failed = self.model.id
         target = self.promote()
         if target is not None:
-            return CompactionOutcome("threshold", strategy="promotion", pruned=pruned, tokens_before=tokens,
+            return CompactionOutcome("threshold", strategy="promotion", pruned=pruned,
+                                     tokens_before=tokens,
                                      promoted_to=target.id, tokens_after=self.estimate_tokens(),
-                                     warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
+                                     warnings=(self._notice(f"context promoted from {failed} to "
+                                                            f"{target.id}"),))
         if cs.strategy == "handoff" and has_calls:
             # A handoff starts a new session; doing it while tool results are pending would strand
             # them. Schedule it for the end of the agent's turn instead.
             self._handoff_pending = True
-            return CompactionOutcome("threshold", skipped="handoff scheduled after the turn", pruned=pruned,
-                                     tokens_before=tokens)
+            return CompactionOutcome("threshold", skipped="handoff scheduled after the turn",
+                                     pruned=pruned, tokens_before=tokens)
         outcome = self.compact(reason="threshold", measured_prompt_tokens=measured_after,
                                auto_continue=trigger.auto_continue)
         self._inject_auto_continue(outcome)
@@ -634,15 +675,18 @@ class CompactionPipeline:
         wrote = outcome.entry is not None or (outcome.shaken is not None and outcome.shaken.replacements)
         if outcome.auto_continue_prompt and wrote and outcome.error is None:
             self.session.append_message({"role": "developer", "attribution": "agent",
-                                         "content": [{"type": "text", "text": outcome.auto_continue_prompt}],
+                                         "content": [{"type": "text",
+                                                      "text": outcome.auto_continue_prompt}],
                                          "timestamp": int(self.clock() * 1000)})
 
-    def before_prompt(self, *, measured_prompt_tokens: int | None = None) -> CompactionOutcome | None:
+    def before_prompt(self, *,
+                      measured_prompt_tokens: int | None = None) -> CompactionOutcome | None:
         """Pre-prompt check, before the next user message is appended: maintenance runs inline.
 
         When the context is over the threshold (or a handoff was scheduled after the last turn),
         promotion is tried, then the configured maintenance runs now, a handoff included, so it
-        cannot race the turn the prompt starts. No auto-continue: the user's prompt is the next turn.
+        cannot race the turn the prompt starts. No auto-continue: the user's prompt is the next
+        turn itself.
         """
         cs = self.settings.compaction
         if not cs.enabled or cs.strategy == "off":
@@ -654,9 +698,10 @@ class CompactionPipeline:
         failed = self.model.id
         target = self.promote()
         if target is not None and tokens <= self.threshold():
-            return CompactionOutcome("threshold", strategy="promotion", promoted_to=target.id, tokens_before=tokens,
-                                     tokens_after=tokens,
-                                     warnings=(self._notice(f"context promoted from {failed} to {target.id}"),))
+            return CompactionOutcome("threshold", strategy="promotion", promoted_to=target.id,
+                                     tokens_before=tokens, tokens_after=tokens,
+                                     warnings=(self._notice(f"context promoted from {failed} to "
+                                                            f"{target.id}"),))
         return self.compact(reason="threshold", measured_prompt_tokens=measured_prompt_tokens)
 
     def run_idle(self, idle_seconds: float | None = None, *, streaming: bool = False,
@@ -667,7 +712,8 @@ class CompactionPipeline:
             last = path[-1].timestamp if path else None
             idle_seconds = (self.clock() - _iso_to_ms(last) / 1000) if last else 0.0
         trigger = should_run_idle(self.settings.compaction, context_tokens=self.estimate_tokens(),
-                                  idle_seconds=idle_seconds, streaming=streaming, compacting=compacting)
+                                  idle_seconds=idle_seconds, streaming=streaming,
+                                  compacting=compacting)
         if trigger is None:
             return None
         self.prune_stale(idle_seconds)
@@ -684,7 +730,8 @@ class CompactionPipeline:
         if summarize is None:
             summarize = self.settings.branch_summary.enabled
         common, abandoned = collect_entries_for_branch_summary(self.session, old_leaf, target_id)
-        hook = self.hooks.run_before_tree(BeforeTreeEvent(target_id, old_leaf, common, tuple(abandoned), summarize))
+        hook = self.hooks.run_before_tree(BeforeTreeEvent(target_id, old_leaf, common,
+                                                          tuple(abandoned), summarize))
         if isinstance(hook, Cancel):
             return NavigationOutcome(True, old_leaf, old_leaf)
         summary_entry = None
@@ -695,13 +742,15 @@ class CompactionPipeline:
                 self.abort_signal.reset()
                 try:
                     summary, details, usage = generate_branch_summary(
-                        abandoned, guarded_complete(self.complete, self.abort_signal), self.model, self.settings,
+                        abandoned, guarded_complete(self.complete, self.abort_signal), self.model,
+                        self.settings,
                         custom_instructions=custom_instructions, estimator=self.estimator)
                 except CompactionAborted:
                     # Escape during the summary: navigation is cancelled, the leaf stays.
                     return NavigationOutcome(True, old_leaf, old_leaf, aborted=True)
                 from_ext = False
-            summary_entry = self.session.branch_with_summary(target_id, old_leaf, summary, details=details,
+            summary_entry = self.session.branch_with_summary(target_id, old_leaf, summary,
+                                                             details=details,
                                                              from_extension=from_ext, usage=usage)
         else:
             self.session.branch(target_id)

@@ -14,7 +14,8 @@ __all__ = ["PROMPT_NAMES", "prompt", "render"]
 
 _DIR = Path(__file__).resolve().parent / "prompts"
 PROMPT_NAMES: tuple[str, ...] = (
-    "summarization-system", "compaction-summary", "compaction-update-summary", "compaction-turn-prefix",
+    "summarization-system", "compaction-summary", "compaction-update-summary",
+    "compaction-turn-prefix",
     "compaction-short-summary", "handoff-document", "branch-summary", "branch-summary-preamble",
     "compaction-summary-context", "branch-summary-context", "auto-continue",
     "inline-system-note", "inline-system-stub", "inline-context-note", "inline-context-stub",

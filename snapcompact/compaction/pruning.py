@@ -55,10 +55,12 @@ _DEFAULT_PRUNE = PruneSettings()
 
 
 def truncated_notice(tokens: int) -> str:
+    """The text a tool output is replaced with when cut for size."""
     return f"[Output truncated - {tokens} tokens]"
 
 
 def is_pruned(message: Mapping[str, Any]) -> bool:
+    """Whether a tool result already holds one of the pruning notices."""
     text = _result_text(message)
     return text in (SUPERSEDED_NOTICE, USELESS_NOTICE) or (
         text.startswith("[Output truncated - ") and text.endswith(" tokens]"))
@@ -68,7 +70,8 @@ def _result_text(message: Mapping[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
-    return "".join(b.get("text", "") for b in content or () if isinstance(b, Mapping) and b.get("type") == "text")
+    return "".join(b.get("text", "") for b in content or () if isinstance(b, Mapping)
+                   and b.get("type") == "text")
 
 
 def _notice_tokens(notice: str) -> int:
@@ -89,6 +92,7 @@ class PruneResult:
 
     @property
     def changed(self) -> bool:
+        """True when at least one message would be replaced."""
         return bool(self.replacements)
 
 
@@ -110,14 +114,15 @@ def _read_path(message: Mapping[str, Any], call: Mapping[str, Any] | None) -> st
     return path if isinstance(path, str) else None
 
 
-def _is_protected(message: Mapping[str, Any], call: Mapping[str, Any] | None, settings: PruneSettings,
-                  protected_paths: Collection[str]) -> bool:
+def _is_protected(message: Mapping[str, Any], call: Mapping[str, Any] | None,
+                  settings: PruneSettings, protected_paths: Collection[str]) -> bool:
     if message.get("toolName") in settings.protected_tools:
         return True
     path = _read_path(message, call)
     if path is None:
         return False
-    return path.startswith("skill://") or path in protected_paths or strip_read_selector(path) in protected_paths
+    return (path.startswith("skill://") or path in protected_paths
+            or strip_read_selector(path) in protected_paths)
 
 
 def read_supersede_key(call: Mapping[str, Any]) -> str | None:
@@ -155,7 +160,8 @@ def _boundary(path: Sequence[Entry]) -> int:
 class _Scan:
     """Per-branch facts both passes share: calls by id, token counts, supersede and useless sets."""
 
-    def __init__(self, path: Sequence[Entry], settings: PruneSettings, protected_paths: Collection[str],
+    def __init__(self, path: Sequence[Entry], settings: PruneSettings,
+                 protected_paths: Collection[str],
                  estimator: TokenEstimator, supersede: bool, useless: bool, start: int = 0) -> None:
         # Only entries from ``start`` (the compaction boundary) on can be pruned, and whether one
         # is superseded depends only on later entries, so the scans begin there: the per-turn
@@ -187,9 +193,11 @@ class _Scan:
         if useless:
             for i in range(start, len(path)):
                 entry = _tool_result(path[i])
-                if entry is None or entry.message.get("useless") is not True or _already_pruned(entry.message):
+                if (entry is None or entry.message.get("useless") is not True
+                    or _already_pruned(entry.message)):
                     continue
-                if entry.message.get("isError") is True or i in self.superseded or self.protected(entry):
+                if (entry.message.get("isError") is True or i in self.superseded
+                    or self.protected(entry)):
                     continue
                 if _savings(self.tokens(entry), USELESS_NOTICE) > 0:
                     self.useless.add(i)
@@ -197,7 +205,8 @@ class _Scan:
     def call(self, entry: MessageEntry) -> Mapping[str, Any] | None:
         call_id = str(entry.message.get("toolCallId"))
         if call_id not in self.calls and self._start > 0:
-            self.calls, self._start = _calls_by_id(self.path), 0  # a call before the boundary: look everywhere
+            self.calls, self._start = (_calls_by_id(self.path),
+                                       0)  # a call before the boundary: look everywhere
         return self.calls.get(call_id)
 
     def protected(self, entry: MessageEntry) -> bool:
@@ -226,7 +235,8 @@ def _now_ms(now_ms: int | None) -> int:
 
 
 def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT_PRUNE, *,
-                       protected_paths: Collection[str] = (), estimator: TokenEstimator = DEFAULT_ESTIMATOR,
+                       protected_paths: Collection[str] = (),
+                       estimator: TokenEstimator = DEFAULT_ESTIMATOR,
                        now_ms: int | None = None) -> PruneResult:
     """The threshold prune (see the module docstring); returns replacements, does not apply them.
 
@@ -239,8 +249,8 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
     if not settings.enabled:
         return PruneResult({}, 0, {})
     boundary = _boundary(path)
-    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, settings.prune_useless,
-                 boundary)
+    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads,
+                 settings.prune_useless, boundary)
     warm = settings.cache_warm_suffix_tokens
     suffix = scan.message_suffix() if warm is not None else None
     newer_output = 0
@@ -251,7 +261,8 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
         if entry is None:
             continue
         tokens = scan.tokens(entry)
-        skip = _already_pruned(entry.message) or i < boundary or (suffix is not None and suffix[i] > warm)
+        warm_suffix = suffix is not None and warm is not None and suffix[i] > warm
+        skip = _already_pruned(entry.message) or i < boundary or warm_suffix
         if not skip:
             if i in scan.superseded:
                 chosen.append((entry, SUPERSEDED_NOTICE, "superseded"))
@@ -272,8 +283,8 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
     return PruneResult(replacements, saved, {e.id: reason for e, _, reason in chosen})
 
 
-def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings = _DEFAULT_PRUNE, *,
-                                  idle_seconds: float = 0.0, drop_useless: bool = True,
+def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings = _DEFAULT_PRUNE,
+                                  *, idle_seconds: float = 0.0, drop_useless: bool = True,
                                   protected_paths: Collection[str] = (),
                                   estimator: TokenEstimator = DEFAULT_ESTIMATOR,
                                   now_ms: int | None = None) -> PruneResult:
@@ -287,7 +298,8 @@ def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings
     if not settings.enabled:
         return PruneResult({}, 0, {})
     boundary = _boundary(path)
-    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, drop_useless, boundary)
+    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, drop_useless,
+                 boundary)
     candidates = sorted(scan.superseded | scan.useless)
     if not candidates:
         return PruneResult({}, 0, {})
@@ -302,7 +314,8 @@ def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings
             continue
         entry = path[i]
         assert isinstance(entry, MessageEntry)
-        notice, reason = (SUPERSEDED_NOTICE, "superseded") if i in scan.superseded else (USELESS_NOTICE, "useless")
+        notice, reason = ((SUPERSEDED_NOTICE, "superseded") if i in scan.superseded
+                          else (USELESS_NOTICE, "useless"))
         replacements[entry.id] = _blank(entry.message, notice, stamp)
         reasons[entry.id] = reason
         saved += _savings(scan.tokens(entry), notice)

@@ -40,42 +40,50 @@ def _chat_summary(data: Any) -> str:
         choices[0], Mapping) else None
     content = message.get("content") if isinstance(message, Mapping) else None
     if isinstance(content, list):
-        content = "".join(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+        content = "".join(p["text"] for p in content if isinstance(p, Mapping)
+                          and isinstance(p.get("text"), str))
     if not isinstance(content, str) or not content:
         raise ValueError("remote compaction response missing choices[0].message.content")
     return content
 
 
 def remote_complete(endpoint: str, *, timeout: float = REMOTE_TIMEOUT_SECONDS,
-                    headers: Mapping[str, str] | None = None, model: str | None = None) -> Callable[..., str]:
+                    headers: Mapping[str, str] | None = None,
+                    model: str | None = None) -> Callable[..., str]:
     """A completion function that sends every summary call to ``endpoint``."""
     parts = urllib.parse.urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"compaction.remoteEndpoint must be an http(s) URL, got {_redacted(endpoint)!r}")
+        raise ValueError("compaction.remoteEndpoint must be an http(s) URL, got "
+                         f"{_redacted(endpoint)!r}")
     chat = parts.path.rstrip("/").endswith("/chat/completions")
     shown = _redacted(endpoint)
 
     def complete(system_prompt: str, prompt: str, *, max_tokens: int) -> str:
         if chat:
-            body: dict[str, Any] = {"model": model, "messages": [{"role": "system", "content": system_prompt},
-                                                                 {"role": "user", "content": prompt}],
+            body: dict[str, Any] = {"model": model,
+                                    "messages": [{"role": "system", "content": system_prompt},
+                                                 {"role": "user", "content": prompt}],
                                     "stream": False, "max_tokens": max_tokens}
         else:
             body = {"systemPrompt": system_prompt, "prompt": prompt, "maxTokens": max_tokens}
-        request = urllib.request.Request(endpoint, data=json.dumps(body).encode("utf-8"), method="POST",
-                                         headers={"content-type": "application/json", **(headers or {})})
+        request = urllib.request.Request(endpoint, data=json.dumps(body).encode("utf-8"),
+                                         method="POST",
+                                         headers={"content-type": "application/json",
+                                                  **(headers or {})})
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
-            raise ValueError(f"remote compaction failed ({exc.code} {exc.reason}) at {shown}") from None
+            raise ValueError(f"remote compaction failed ({exc.code} {exc.reason}) at "
+                             f"{shown}") from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ValueError(f"remote compaction endpoint {shown} unreachable: {reason}") from None
         try:
             data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise ValueError(f"remote compaction endpoint {shown} answered with invalid JSON") from None
+            raise ValueError(f"remote compaction endpoint {shown} answered with invalid "
+                             "JSON") from None
         if chat:
             return _chat_summary(data)
         summary = data.get("summary") if isinstance(data, Mapping) else None

@@ -95,9 +95,11 @@ class Replay:
 
     @property
     def compactions(self) -> int:
+        """How many compactions ran during the replay."""
         return len(self.rounds)
 
     def llm_messages(self) -> list[Any]:
+        """The final context as wire messages for the LLM."""
         return self.pipeline.llm_messages()
 
     def archives(self) -> list[Any]:
@@ -125,6 +127,7 @@ class Replay:
         return len({f.data for archive in self.archives() for f in archive.frames})
 
     def frames_in_archive(self) -> int:
+        """Distinct frames in the last archive (0 when none was made)."""
         archive = self.final_archive()
         return len({f.data for f in archive.frames}) if archive is not None else 0
 

@@ -3,10 +3,10 @@
 Why a whole-request bill: a frame saves money only if the *request* it sits in is cheaper than
 the same history as text. The compaction pipeline's own estimate (chars/4 and one flat number per
 image) decides when to compact; the bill here is what the provider charges for what is sent:
-each image priced by :func:`snapcompact.pricing.billing.bill_image` at its decoded PNG size (with the
-provider's resize, e.g. an older Claude line seeing a 1568 px frame at 1092 px), and the text by
-:func:`snapcompact.pricing.text_tokens.count_text_tokens` (exact for OpenAI models, a labelled estimate
-elsewhere). Per-message framing tokens that providers add are not modelled.
+each image priced by :func:`snapcompact.pricing.billing.bill_image` at its decoded PNG size (with
+the provider's resize, e.g. an older Claude line seeing a 1568 px frame at 1092 px), and the text by
+:func:`snapcompact.pricing.text_tokens.count_text_tokens` (exact for OpenAI models, a labelled
+estimate elsewhere). Per-message framing tokens that providers add are not modelled.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class RequestBill:
 
     @property
     def billed_tokens(self) -> int:
+        """Text and image tokens together: the predicted prompt bill."""
         return self.text_tokens + self.image_tokens
 
 
@@ -53,7 +54,7 @@ def png_size(png: bytes) -> tuple[int, int]:
     return width, height
 
 
-def _decode_data_url(url: str) -> bytes:
+def _decode_data_url(url: object) -> bytes:
     match = _DATA_URL.match(url) if isinstance(url, str) else None
     if match is None:
         raise ValueError("an image part must carry a base64 data: URL")

@@ -76,7 +76,8 @@ class Session:
         if _header is not None:
             self.header = _header
             return
-        self.header = SessionHeader(uuid.uuid4().hex, self._now(), cwd=cwd, parent_session=parent_session)
+        self.header = SessionHeader(uuid.uuid4().hex, self._now(), cwd=cwd,
+                                    parent_session=parent_session)
         if self.path is not None:
             if self.path.exists() and self.path.stat().st_size > 0:
                 raise ValueError(f"session file {self.path} already exists; use Session.load")
@@ -127,7 +128,8 @@ class Session:
             records.append(obj)
         if not records or records[0].get("type") != "session":
             raise ValueError(f"{p}: the first line must be a session header")
-        session = cls(p, id_factory=id_factory, clock=clock, fsync=fsync, _header=SessionHeader.from_json(records[0]))
+        session = cls(p, id_factory=id_factory, clock=clock, fsync=fsync,
+                      _header=SessionHeader.from_json(records[0]))
         for n, obj in enumerate(records[1:], 2):
             if obj.get("type") == LEAF_RECORD:
                 leaf = obj.get("leafId")
@@ -180,7 +182,8 @@ class Session:
             return
         lines = [_line(self.header.to_json())] + [self._entry_line(e) for e in self.entries]
         if self._leaf_moved:
-            lines.append(_line({"type": LEAF_RECORD, "leafId": self.leaf_id, "timestamp": self._now()}))
+            lines.append(_line({"type": LEAF_RECORD, "leafId": self.leaf_id,
+                                "timestamp": self._now()}))
         fd, tmp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -204,6 +207,7 @@ class Session:
     # ------------------------------------------------------------------ appends
 
     def append_message(self, message: Mapping[str, Any]) -> MessageEntry:
+        """Append an agent message under the current leaf and move the leaf to it."""
         if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
             raise ValueError("a message must be a mapping with a string 'role'")
         entry = MessageEntry(self._fresh_id(), self.leaf_id, self._now(), dict(message))
@@ -211,33 +215,44 @@ class Session:
         return entry
 
     def append_compaction(self, summary: str, first_kept_entry_id: str, tokens_before: int, *,
-                          short_summary: str | None = None, details: Mapping[str, Any] | None = None,
-                          preserve_data: Mapping[str, Any] | None = None, from_extension: bool = False,
+                          short_summary: str | None = None,
+                          details: Mapping[str, Any] | None = None,
+                          preserve_data: Mapping[str, Any] | None = None,
+                          from_extension: bool = False,
                           usage: Mapping[str, Any] | None = None) -> CompactionEntry:
+        """Append a compaction entry; ``first_kept_entry_id`` must already be in the session."""
         if first_kept_entry_id not in self._by_id:
-            raise ValueError(f"firstKeptEntryId {first_kept_entry_id!r} is not an entry of this session")
-        entry = CompactionEntry(self._fresh_id(), self.leaf_id, self._now(), summary, first_kept_entry_id,
-                                int(tokens_before), short_summary, details, preserve_data, from_extension, usage)
+            raise ValueError(f"firstKeptEntryId {first_kept_entry_id!r} is not an entry of this "
+                             "session")
+        entry = CompactionEntry(self._fresh_id(), self.leaf_id, self._now(), summary,
+                                first_kept_entry_id,
+                                int(tokens_before), short_summary, details, preserve_data,
+                                from_extension, usage)
         self.append(entry)
         return entry
 
     def append_custom_message(self, custom_type: str, content: str | Iterable[Mapping[str, Any]], *,
-                              display: bool = True, details: Mapping[str, Any] | None = None) -> CustomMessageEntry:
+                              display: bool = True,
+                              details: Mapping[str, Any] | None = None) -> CustomMessageEntry:
+        """Append an extension message that enters the context as a developer message."""
         body = content if isinstance(content, str) else tuple(dict(b) for b in content)
-        entry = CustomMessageEntry(self._fresh_id(), self.leaf_id, self._now(), custom_type, body, display, details)
+        entry = CustomMessageEntry(self._fresh_id(), self.leaf_id, self._now(), custom_type, body,
+                                   display, details)
         self.append(entry)
         return entry
 
     def append_metadata(self, kind: str, **data: Any) -> MetadataEntry:
-
+        """Append a state-change entry of a known metadata ``kind`` (model change, label ...)."""
         if kind not in METADATA_TYPES:
-            raise ValueError(f"unknown metadata entry type {kind!r} (known: {', '.join(METADATA_TYPES)})")
+            raise ValueError(f"unknown metadata entry type {kind!r} (known: "
+                             f"{', '.join(METADATA_TYPES)})")
         entry = MetadataEntry(kind, self._fresh_id(), self.leaf_id, self._now(), data)
         self.append(entry)
         return entry
 
     def branch(self, entry_id: str | None) -> None:
-        """Move the leaf to ``entry_id`` (None = before the first entry); persisted as a leaf record."""
+        """Move the leaf to ``entry_id`` (None = before the first entry); persisted as a leaf
+        record."""
         if entry_id is not None and entry_id not in self._by_id:
             raise ValueError(f"unknown entry id {entry_id!r}")
         self.leaf_id = entry_id
@@ -247,11 +262,12 @@ class Session:
     def branch_with_summary(self, target_id: str | None, from_id: str, summary: str, *,
                             details: Mapping[str, Any] | None = None, from_extension: bool = False,
                             usage: Mapping[str, Any] | None = None) -> BranchSummaryEntry:
-        """Attach a summary of the abandoned branch as a child of ``target_id``; it becomes the leaf."""
+        """Attach a summary of the abandoned branch as a child of ``target_id``; it becomes the
+        leaf."""
         if target_id is not None and target_id not in self._by_id:
             raise ValueError(f"unknown target entry {target_id!r}")
-        entry = BranchSummaryEntry(self._fresh_id(), target_id, self._now(), from_id, summary, details,
-                                   from_extension, usage)
+        entry = BranchSummaryEntry(self._fresh_id(), target_id, self._now(), from_id, summary,
+                                   details, from_extension, usage)
         self.append(entry)
         return entry
 
@@ -282,6 +298,7 @@ class Session:
     # ------------------------------------------------------------------ tree
 
     def get(self, entry_id: str) -> Entry:
+        """The entry with this id, or ``ValueError`` naming the unknown id."""
         try:
             return self._by_id[entry_id]
         except KeyError:
@@ -291,6 +308,7 @@ class Session:
         return entry_id in self._by_id
 
     def children(self, entry_id: str | None) -> list[Entry]:
+        """Direct children of an entry (``None``: the roots), in append order."""
         return [self._by_id[c] for c in self._children.get(entry_id, [])]
 
     def get_branch(self, leaf_id: str | None = ...) -> list[Entry]:  # type: ignore[assignment]
@@ -306,9 +324,12 @@ class Session:
             if current == cached_leaf:
                 return list(cached_path)
             entry = self._by_id.get(current)
-            if entry is not None and entry.parent_id == cached_leaf and (cached_leaf is not None or not cached_path):
+            if (entry is not None and entry.parent_id == cached_leaf
+                    and (cached_leaf is not None or not cached_path)):
                 path = [*cached_path, entry]
-                self._branch_cache = (self.entries, current, path)
+                self._branch_cache: tuple[list[Entry], str | None, list[Entry]] = (
+                    self.entries, current, path
+                )
                 return list(path)
         out: list[Entry] = []
         walk = current
@@ -321,6 +342,7 @@ class Session:
         return list(out)
 
     def common_ancestor(self, a: str | None, b: str | None) -> str | None:
+        """Id of the deepest entry on both branches, or None when they share no root."""
         ancestors = {e.id for e in self.get_branch(a)}
         for entry in reversed(self.get_branch(b)):
             if entry.id in ancestors:
@@ -330,5 +352,5 @@ class Session:
     def fork(self, path: str | Path | None = None) -> Session:
         """A new, empty session whose header points back at this one (handoff)."""
         parent = str(self.path) if self.path is not None else self.header.id
-        return Session(path, cwd=self.header.cwd, parent_session=parent, id_factory=self._new_id, clock=self._clock,
-                       fsync=self.fsync)
+        return Session(path, cwd=self.header.cwd, parent_session=parent, id_factory=self._new_id,
+                       clock=self._clock, fsync=self.fsync)

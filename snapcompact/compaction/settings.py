@@ -81,7 +81,8 @@ class CompactionSettings:
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
-            raise ValueError(f"compaction.strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
+            raise ValueError(f"compaction.strategy must be one of {', '.join(STRATEGIES)}, got "
+                             f"{self.strategy!r}")
         _check_int("compaction.reserveTokens", self.reserve_tokens, minimum=0)
         _check_int("compaction.keepRecentTokens", self.keep_recent_tokens, minimum=1)
         _check_int("compaction.thresholdTokens", self.threshold_tokens, minimum=-1)
@@ -92,7 +93,8 @@ class CompactionSettings:
                      "context_promotion"):
             _check_bool(f"compaction.{_camel(name)}", getattr(self, name))
         if self.remote_endpoint is not None and not isinstance(self.remote_endpoint, str):
-            raise ValueError(f"compaction.remoteEndpoint must be a string, got {self.remote_endpoint!r}")
+            raise ValueError("compaction.remoteEndpoint must be a string, got "
+                             f"{self.remote_endpoint!r}")
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,8 @@ class PruneSettings:
         _check_bool("pruning.supersedeReads", self.supersede_reads)
         if self.cache_warm_suffix_tokens is not None:
             _check_int("pruning.cacheWarmSuffixTokens", self.cache_warm_suffix_tokens, minimum=0)
-        for name in ("protect_tokens", "minimum_savings", "min_prune_tokens", "cache_suffix_tokens"):
+        for name in ("protect_tokens", "minimum_savings", "min_prune_tokens",
+                     "cache_suffix_tokens"):
             _check_int(f"pruning.{_camel(name)}", getattr(self, name), minimum=0)
         _check_number("pruning.cacheIdleSeconds", self.cache_idle_seconds, minimum=0)
         if not all(isinstance(t, str) for t in self.protected_tools):
@@ -166,9 +169,11 @@ class SnapcompactSettings:
         if self.shape != "auto":
 
             if self.shape not in SHAPE_VARIANTS:
-                raise ValueError(f"snapcompact.shape {self.shape!r} is not a known variant (or 'auto')")
+                raise ValueError(f"snapcompact.shape {self.shape!r} is not a known variant (or "
+                                 "'auto')")
         if self.policy not in _POLICIES:
-            raise ValueError(f"snapcompact.policy must be one of {', '.join(_POLICIES)}, got {self.policy!r}")
+            raise ValueError(f"snapcompact.policy must be one of {', '.join(_POLICIES)}, got "
+                             f"{self.policy!r}")
         if self.max_frames is not None:
             _check_int("snapcompact.maxFrames", self.max_frames, minimum=1)
         if self.frame_size is not None:
@@ -178,14 +183,16 @@ class SnapcompactSettings:
 
 @dataclass(frozen=True)
 class Settings:
+    """All compaction settings by section, as the reference's settings file groups them."""
+
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     branch_summary: BranchSummarySettings = field(default_factory=BranchSummarySettings)
     pruning: PruneSettings = field(default_factory=PruneSettings)
     snapcompact: SnapcompactSettings = field(default_factory=SnapcompactSettings)
 
 
-_SECTIONS = {"compaction": "compaction", "branchSummary": "branch_summary", "branch_summary": "branch_summary",
-             "pruning": "pruning", "snapcompact": "snapcompact"}
+_SECTIONS = {"compaction": "compaction", "branchSummary": "branch_summary",
+             "branch_summary": "branch_summary", "pruning": "pruning", "snapcompact": "snapcompact"}
 
 
 def _camel(name: str) -> str:
@@ -227,7 +234,8 @@ def merge_settings(base: Settings, overrides: Mapping[str, Any]) -> Settings:
     for section_key, values in overrides.items():
         attr = _SECTIONS.get(section_key)
         if attr is None:
-            raise ValueError(f"unknown settings section {section_key!r} (known: compaction, branchSummary, "
+            raise ValueError(f"unknown settings section {section_key!r} (known: compaction, "
+                             "branchSummary, "
                              "pruning, snapcompact)")
         if not isinstance(values, Mapping):
             raise ValueError(f"settings section {section_key!r} must be a table/object")
@@ -247,7 +255,8 @@ def merge_settings(base: Settings, overrides: Mapping[str, Any]) -> Settings:
 
 
 def load_settings(path: str | Path | None = None, base: Settings = DEFAULT_SETTINGS) -> Settings:
-    """Defaults merged with the project file at ``path`` (``.toml`` or ``.json``); None = defaults."""
+    """Defaults merged with the project file at ``path`` (``.toml`` or ``.json``); None =
+    defaults."""
     if path is None:
         return base
     p = Path(path)
@@ -260,7 +269,8 @@ def load_settings(path: str | Path | None = None, base: Settings = DEFAULT_SETTI
         else:
             data = tomllib.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"settings file {p} is not valid {p.suffix.lstrip('.') or 'TOML'}: {exc}") from exc
+        raise ValueError(f"settings file {p} is not valid {p.suffix.lstrip('.') or 'TOML'}: "
+                         f"{exc}") from exc
     try:
         return merge_settings(base, data)
     except ValueError as exc:
@@ -275,14 +285,15 @@ def settings_paths(cwd: str | Path | None = None, *, home: str | Path | None = N
                    env: Mapping[str, str] | None = None) -> list[Path]:
     """The existing settings files the agent would read: the user's, then the project's.
 
-    User: ``$PI_CODING_AGENT_DIR`` or ``~/.omp/agent``; project: ``<cwd>/.omp``. In each, the first of
-    ``config.yml``, ``config.yaml``, ``settings.json`` that exists.
+    User: ``$PI_CODING_AGENT_DIR`` or ``~/.omp/agent``; project: ``<cwd>/.omp``. In each, the first
+    of ``config.yml``, ``config.yaml``, ``settings.json`` that exists.
     """
     import os
 
     env = os.environ if env is None else env
     home_dir = Path(home) if home is not None else Path.home()
-    user_dir = Path(env["PI_CODING_AGENT_DIR"]) if env.get("PI_CODING_AGENT_DIR") else home_dir / ".omp" / "agent"
+    user_dir = (Path(env["PI_CODING_AGENT_DIR"]) if env.get("PI_CODING_AGENT_DIR")
+                else home_dir / ".omp" / "agent")
     project_dir = Path(cwd if cwd is not None else Path.cwd()) / ".omp"
     found = []
     for directory in (user_dir, project_dir):
@@ -302,12 +313,14 @@ def _read_config(path: Path) -> Mapping[str, Any]:
             try:
                 import yaml
             except ImportError as exc:
-                raise ValueError(f"settings file {path} is YAML: install PyYAML to read it") from exc
+                raise ValueError(f"settings file {path} is YAML: install PyYAML to read "
+                                 "it") from exc
             data = yaml.safe_load(raw.decode("utf-8")) or {}
         else:
             data = tomllib.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"settings file {path} is not valid {path.suffix.lstrip('.') or 'TOML'}: {exc}") from exc
+        raise ValueError(f"settings file {path} is not valid {path.suffix.lstrip('.') or 'TOML'}: "
+                         f"{exc}") from exc
     except Exception as exc:
         if type(exc).__module__.startswith("yaml"):
             raise ValueError(f"settings file {path} is not valid YAML: {exc}") from exc
@@ -340,7 +353,8 @@ def discover_settings(cwd: str | Path | None = None, *, home: str | Path | None 
                 if _snake(key) in names:
                     known.setdefault(section, {})[key] = value
                 else:
-                    notes.append(f"{path}: {section}.{key} is not a setting this library uses (ignored)")
+                    notes.append(f"{path}: {section}.{key} is not a setting this library uses "
+                                 "(ignored)")
         try:
             result = merge_settings(result, known)
         except ValueError as exc:

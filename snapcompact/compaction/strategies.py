@@ -4,7 +4,8 @@
   Decisions, Next Steps, Critical Context) updated iteratively over the previous one; a split
   turn gets a second, turn-prefix summary merged under "Turn Context (split turn)". The
   cumulative file list is upserted as a ``<files>`` tag.
-* ``snapcompact``: no LLM; the history is printed onto frames by :func:`snapcompact.archive.store.compact`,
+* ``snapcompact``: no LLM; the history is printed onto frames by
+  :func:`snapcompact.archive.store.compact`,
   which carries the previous archive forward. Needs a model with image input; otherwise, when the
   user gave custom instructions (they ask for a directed summary), or when the archive would not
   shrink the context, it falls back to context-full with a warning.
@@ -98,7 +99,8 @@ def _assistant_only(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, 
 def cumulative_file_ops(prep: CompactionPreparation):
     """File operations of the summarized messages, the split-turn prefix and the previous entry."""
 
-    ops = file_ops_from_messages(_assistant_only([*prep.messages_to_summarize, *prep.turn_prefix_messages]))
+    ops = file_ops_from_messages(_assistant_only([*prep.messages_to_summarize,
+                                                  *prep.turn_prefix_messages]))
     prev = prep.previous_compaction
     if prev is not None and not prev.from_extension and prev.details:
         ops = FileOperations.from_details(prev.details).merged(ops)
@@ -115,7 +117,8 @@ def _carried_preserve(prev_preserve: Mapping[str, Any] | None, extra: Mapping[st
 
 
 def _previous_summary_for_llm(prep: CompactionPreparation) -> str | None:
-    """The previous summary, with a previous archive's source text appended (it is being replaced)."""
+    """The previous summary, with a previous archive's source text appended (it is being
+    replaced)."""
 
     prev = prep.previous_compaction
     if prev is None:
@@ -137,7 +140,8 @@ def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | Non
     max_tokens = summary_max_tokens(settings.compaction.reserve_tokens)
     previous = _previous_summary_for_llm(prep)
     usages: list[Mapping[str, Any]] = []
-    common = dict(context_window=model.context_window, custom_instructions=custom_instructions,
+    common: dict[str, Any] = dict(context_window=model.context_window,
+                                  custom_instructions=custom_instructions,
                   additional_context=overrides.context, include_thinking=model.include_thinking)
     if prep.messages_to_summarize:
         run = generate_summary(prep.messages_to_summarize, complete, max_tokens=max_tokens,
@@ -146,20 +150,22 @@ def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | Non
     else:
         history = previous or NO_PRIOR_HISTORY
     if prep.is_split_turn and prep.turn_prefix_messages:
-        run = generate_summary(prep.turn_prefix_messages, complete, max_tokens=max(256, max_tokens // 2),
-                               turn_prefix=True, **common)
+        run = generate_summary(prep.turn_prefix_messages, complete,
+                               max_tokens=max(256, max_tokens // 2), turn_prefix=True, **common)
         summary = merge_split_turn(history, run.text)
         usages.extend(run.usage)
     else:
         summary = history
-    short, short_usage, notes = generate_short_summary(prep.recent_messages, summary, complete, model, settings)
+    short, short_usage, notes = generate_short_summary(prep.recent_messages, summary, complete,
+                                                       model, settings)
     usages.extend(short_usage)
     ops = cumulative_file_ops(prep)
     lists = compute_file_lists(ops)
     summary = upsert_file_operations(summary, lists, ops.read)
     prev_preserve = prep.previous_compaction.preserve_data if prep.previous_compaction else None
     return CompactionPayload(
-        summary=summary, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before,
+        summary=summary, first_kept_entry_id=prep.first_kept_entry_id,
+        tokens_before=prep.tokens_before,
         strategy="context-full", short_summary=short, warnings=notes, details=lists.to_json(),
         preserve_data=_carried_preserve(prev_preserve, overrides.preserve_data, keep_archive=False),
         usage=_sum_usage(usages))
@@ -167,7 +173,8 @@ def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | Non
 
 def generate_short_summary(recent: Sequence[Mapping[str, Any]], summary: str, complete: CompleteFn,
                            model: ModelInfo, settings: Settings) -> tuple[str | None,
-                                                                          list[Mapping[str, Any]], tuple[str, ...]]:
+                                                                          list[Mapping[str, Any]],
+                                                                          tuple[str, ...]]:
     """One line for the UI (``shortSummary``): the kept messages, with the new summary as context.
 
     Output is capped at min(512, 20 % of the reserve) tokens, as the agent does. A failure only
@@ -213,31 +220,35 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
         prev_archive.text or prev_archive.text_head or prev_archive.text_tail)
     notes: tuple[str, ...] = ()
     if frames_only:
+        assert prev_archive is not None  # frames_only implies an archive
         # A legacy archive kept frames but no source text: nothing can be re-rendered from it, so
         # the previous summary is folded in as text (the reference's rule), and this is said.
-        notes = ((f"the previous snapcompact archive holds {len(prev_archive.frames)} frame(s) without source "
+        notes = ((f"the previous snapcompact archive holds {len(prev_archive.frames)} frame(s) "
+                  "without source "
                   "text (a legacy archive): its summary is carried over as text instead"),)
     try:
         result = compact(
             _wire_json(prep),
             model_id=model.id, api=model.api, provider=model.provider,
-            shape=None if sc.shape == "auto" else sc.shape, policy=sc.policy,  # type: ignore[arg-type]
-            previous=prev.preserve_data if prev_archive is not None else None,
-            previous_summary=prev.summary if prev is not None and (prev_archive is None or frames_only)
-            and prev.summary else None,
+            shape=None if sc.shape == "auto" else sc.shape,
+            policy=sc.policy,  # type: ignore[arg-type]
+            previous=prev.preserve_data if prev is not None and prev_archive is not None else None,
+            previous_summary=prev.summary if prev is not None
+            and (prev_archive is None or frames_only) and prev.summary else None,
             max_frames=sc.max_frames, frame_size=sc.frame_size,
             serialize_options={"include_thinking": model.include_thinking},
-            file_ops=cumulative_file_ops(prep), tokens_before=prep.tokens_before, kept_tokens=kept_tokens,
-            first_kept_entry_id=prep.first_kept_entry_id)
+            file_ops=cumulative_file_ops(prep), tokens_before=prep.tokens_before,
+            kept_tokens=kept_tokens, first_kept_entry_id=prep.first_kept_entry_id)
     except CompactionRejected as exc:
         raise StrategyFallback(f"{exc.reason}: falling back to context-full") from exc
     prev_preserve = prev.preserve_data if prev is not None else None
     preserve = _carried_preserve(prev_preserve, overrides.preserve_data, keep_archive=False) or {}
     preserve.update(result.preserve_data)
     return CompactionPayload(
-        summary=result.summary, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before,
-        strategy="snapcompact", short_summary=result.short_summary, details=result.details.to_json(),
-        preserve_data=preserve, warnings=notes)
+        summary=result.summary, first_kept_entry_id=prep.first_kept_entry_id,
+        tokens_before=prep.tokens_before,
+        strategy="snapcompact", short_summary=result.short_summary,
+        details=result.details.to_json(), preserve_data=preserve, warnings=notes)
 
 
 def _wire_json(prep: CompactionPreparation) -> list[dict[str, Any]]:
@@ -250,18 +261,21 @@ def _wire_json(prep: CompactionPreparation) -> list[dict[str, Any]]:
             continue
         if message.get("role") == "compactionSummary":
             # An older summary's frames are not re-archived; its text is.
-            wire = {"role": "user", "content": [b for b in wire["content"] if b.get("type") == "text"]}
+            wire = {"role": "user",
+                    "content": [b for b in wire["content"] if b.get("type") == "text"]}
         out.append(wire)
     return out
 
 
-def generate_handoff(messages: Sequence[Mapping[str, Any]], complete: CompleteFn | None, model: ModelInfo,
+def generate_handoff(messages: Sequence[Mapping[str, Any]], complete: CompleteFn | None,
+                     model: ModelInfo,
                      settings: Settings, *, custom_instructions: str | None = None) -> str:
     """A handoff document for a fresh session ('' when the model returned nothing)."""
     if complete is None:
         raise ValueError("handoff needs a completion function (complete=...)")
     conversation = serialize_for_summary(messages, model.include_thinking)
-    user = f"<conversation>\n{conversation}\n</conversation>\n\n{handoff_prompt(custom_instructions)}"
+    user = (f"<conversation>\n{conversation}\n</conversation>\n\n"
+            f"{handoff_prompt(custom_instructions)}")
     reply = call_complete(complete, prompt("summarization-system"), user,
                           summary_max_tokens(settings.compaction.reserve_tokens))
     return reply.text.strip()
@@ -275,7 +289,8 @@ def handoff_prompt(custom_instructions: str | None = None) -> str:
     return text
 
 
-def generate_handoff_live(messages: Sequence[Mapping[str, Any]], chat: Callable[..., Any], model: ModelInfo,
+def generate_handoff_live(messages: Sequence[Mapping[str, Any]], chat: Callable[..., Any],
+                          model: ModelInfo,
                           settings: Settings, *, system_prompt: str | Sequence[str],
                           tools: Sequence[Mapping[str, Any]] | None = None,
                           custom_instructions: str | None = None) -> str:
@@ -298,7 +313,8 @@ def generate_handoff_live(messages: Sequence[Mapping[str, Any]], chat: Callable[
         reply = _run_coroutine(reply)
     text = reply.get("text") if isinstance(reply, Mapping) else reply
     if not isinstance(text, str):
-        raise ValueError(f"chat function must return a string or {{'text': ...}}, got {type(reply).__name__}")
+        raise ValueError(f"chat function must return a string or {{'text': ...}}, got "
+                         f"{type(reply).__name__}")
     return text.strip()
 
 

@@ -57,6 +57,8 @@ CompleteFn = Callable[..., Any]
 
 @dataclass(frozen=True)
 class Completion:
+    """One LLM reply to a summary request: its text and the provider's usage, if given."""
+
     text: str
     usage: Mapping[str, Any] | None = None
 
@@ -69,7 +71,8 @@ def _normalize_reply(reply: Any) -> Completion:
     if isinstance(reply, Mapping) and isinstance(reply.get("text"), str):
         usage = reply.get("usage")
         return Completion(reply["text"], usage if isinstance(usage, Mapping) else None)
-    raise ValueError(f"completion function must return a string or {{'text': ...}}, got {type(reply).__name__}")
+    raise ValueError(f"completion function must return a string or {{'text': ...}}, got "
+                     f"{type(reply).__name__}")
 
 
 def _run_coroutine(coro: Any) -> Any:
@@ -94,7 +97,8 @@ def _run_coroutine(coro: Any) -> Any:
     return box["value"]
 
 
-def call_complete(complete: CompleteFn, system_prompt: str, user_prompt: str, max_tokens: int) -> Completion:
+def call_complete(complete: CompleteFn, system_prompt: str, user_prompt: str,
+                  max_tokens: int) -> Completion:
     """Call a sync or async completion function and normalize its reply."""
     reply = complete(system_prompt, user_prompt, max_tokens=max_tokens)
     if inspect.isawaitable(reply):
@@ -110,7 +114,8 @@ def _cap(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:
     units = utf16_len(text)
     if units <= limit:
         return text
-    head = text.encode("utf-16-le", "surrogatepass")[:2 * limit].decode("utf-16-le", "surrogatepass")
+    head = text.encode("utf-16-le", "surrogatepass")[:2 * limit].decode("utf-16-le",
+                                                                         "surrogatepass")
     return f"{head}\n\n[... {units - limit} more characters truncated]"
 
 
@@ -125,7 +130,8 @@ def escape_boundary_tags(text: str) -> str:
 def _joined_text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return "".join(str(b.get("text", "")) for b in content or () if isinstance(b, Mapping) and b.get("type") == "text")
+    return "".join(str(b.get("text", "")) for b in content or () if isinstance(b, Mapping)
+                   and b.get("type") == "text")
 
 
 def _result_text(message: Mapping[str, Any]) -> str:
@@ -134,7 +140,8 @@ def _result_text(message: Mapping[str, Any]) -> str:
     return text or ("[Output truncated]" if message.get("prunedAt") is not None else "")
 
 
-def serialize_for_summary(messages: Sequence[Mapping[str, Any]], include_thinking: bool = True) -> str:
+def serialize_for_summary(messages: Sequence[Mapping[str, Any]],
+                          include_thinking: bool = True) -> str:
     """Agent messages as labelled plain text for the summarizer (one section per part).
 
     The agent core's legacy serializer: ``[User]:`` (non-empty text), ``[Think]:``, ``[Assistant]:``
@@ -148,7 +155,8 @@ def serialize_for_summary(messages: Sequence[Mapping[str, Any]], include_thinkin
 
     wire = [w for w in (to_wire_json(m) for m in messages) if w is not None]
     useless = {str(m.get("toolCallId")) for m in wire
-               if m.get("role") == "toolResult" and m.get("useless") is True and m.get("isError") is not True}
+               if m.get("role") == "toolResult" and m.get("useless") is True
+               and m.get("isError") is not True}
     parts: list[str] = []
     for msg in wire:
         role = msg.get("role")
@@ -217,7 +225,8 @@ def summary_windows(messages: Sequence[Mapping[str, Any]], budget_tokens: int,
         if not text:
             continue
         if len(text) > clamp_chars:
-            text = f"{text[:clamp_chars]}\n\n[... {len(text) - clamp_chars} more characters truncated]"
+            text = (f"{text[:clamp_chars]}\n\n"
+                    f"[... {len(text) - clamp_chars} more characters truncated]")
         extra = len(text) + (2 if current else 0)
         if current and size + extra > limit_chars:
             windows.append("\n\n".join(current))
@@ -230,13 +239,17 @@ def summary_windows(messages: Sequence[Mapping[str, Any]], budget_tokens: int,
     return windows
 
 
-def build_summary_prompt(conversation: str, instructions: str, *, previous_summary: str | None = None,
-                         additional_context: Sequence[str] = (), custom_instructions: str | None = None) -> str:
+def build_summary_prompt(conversation: str, instructions: str, *,
+                         previous_summary: str | None = None,
+                         additional_context: Sequence[str] = (),
+                         custom_instructions: str | None = None) -> str:
+    """The summary request text: conversation, previous summary and extra context in tags."""
     parts = [f"<conversation>\n{conversation}\n</conversation>"]
     if previous_summary:
         parts.append(f"<previous-summary>\n{previous_summary}\n</previous-summary>")
     if additional_context:
-        parts.append("<additional-context>\n" + "\n".join(f"- {c}" for c in additional_context) + "\n</additional-context>")
+        parts.append("<additional-context>\n" + "\n".join(f"- {c}" for c in additional_context)
+                     + "\n</additional-context>")
     parts.append(instructions)
     if custom_instructions:
         parts.append(f"Additional focus requested by the user: {custom_instructions}")
@@ -255,8 +268,10 @@ class SummaryRun:
     usage: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
 
 
-def generate_summary(messages: Sequence[Mapping[str, Any]], complete: CompleteFn, *, context_window: int | None,
-                     max_tokens: int, previous_summary: str | None = None, custom_instructions: str | None = None,
+def generate_summary(messages: Sequence[Mapping[str, Any]], complete: CompleteFn, *,
+                     context_window: int | None,
+                     max_tokens: int, previous_summary: str | None = None,
+                     custom_instructions: str | None = None,
                      additional_context: Sequence[str] = (), base_prompt: str | None = None,
                      include_thinking: bool = True, turn_prefix: bool = False) -> SummaryRun:
     """Summarize ``messages`` (iteratively over windows, and over ``previous_summary`` if given).
@@ -277,7 +292,8 @@ def generate_summary(messages: Sequence[Mapping[str, Any]], complete: CompleteFn
         else:
             instructions = base_prompt or prompt("compaction-summary")
         user = build_summary_prompt(window, instructions, previous_summary=summary,
-                                    additional_context=additional_context, custom_instructions=custom_instructions)
+                                    additional_context=additional_context,
+                                    custom_instructions=custom_instructions)
         reply = call_complete(complete, system, user, max_tokens)
         if not reply.text.strip():
             raise ValueError("the summarizer returned an empty summary")

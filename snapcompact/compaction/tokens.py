@@ -50,7 +50,8 @@ FRAME_TOKEN_ESTIMATE = 5024
 
 
 def utf8_len(text: str) -> int:
-    """UTF-8 byte length; a lone surrogate counts 3 bytes, as the replacement character does in JS."""
+    """UTF-8 byte length; a lone surrogate counts 3 bytes, as the replacement character does in
+    JS."""
     return len(text.encode("utf-8", "surrogatepass"))
 
 
@@ -60,12 +61,14 @@ def utf16_len(text: str) -> int:
 
 
 def byte_estimate(fragments: Sequence[str]) -> int:
-    """Sum over fragments of ``ceil(bytes / 4)``: the agent's estimate without a native tokenizer."""
+    """Sum over fragments of ``ceil(bytes / 4)``: the agent's estimate without a native
+    tokenizer."""
     return sum((utf8_len(f) + 3) >> 2 for f in fragments)
 
 
 def _js_value(value: Any) -> Any:
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 1e21:
+    if (isinstance(value, float) and math.isfinite(value) and value.is_integer()
+            and abs(value) < 1e21):
         return int(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -77,7 +80,8 @@ def _js_value(value: Any) -> Any:
 
 
 def js_json(value: Any) -> str:
-    """Compact JSON as JavaScript's ``JSON.stringify`` writes it (integral floats without ``.0``)."""
+    """Compact JSON as JavaScript's ``JSON.stringify`` writes it (integral floats without
+    ``.0``)."""
     return json.dumps(_js_value(value), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
@@ -108,7 +112,8 @@ class TokenEstimator:
         for name in ("image_tokens", "frame_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"TokenEstimator {name} must be a non-negative integer, got {value!r}")
+                raise ValueError(f"TokenEstimator {name} must be a non-negative integer, got "
+                                 f"{value!r}")
 
     def fragments(self, message: Mapping[str, Any]) -> tuple[list[str], int]:
         """The text fragments a message is counted by, and its fixed image/frame charge."""
@@ -168,6 +173,7 @@ class TokenEstimator:
         return extra + (self.count_text(fragments) if fragments else 0)
 
     def messages(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        """Estimated tokens of a message list: the sum over its messages."""
         return sum(self.message(m) for m in messages)
 
 

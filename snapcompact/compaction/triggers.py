@@ -75,7 +75,8 @@ def _not_older(message: Mapping[str, Any], latest_compaction_time: float | None)
     return stamp >= latest_compaction_time
 
 
-def decide_after_turn(message: Mapping[str, Any], *, context_window: int, settings: CompactionSettings,
+def decide_after_turn(message: Mapping[str, Any], *, context_window: int,
+                      settings: CompactionSettings,
                       context_tokens: int | None = None, model_id: str | None = None,
                       latest_compaction_time: float | None = None) -> Trigger | None:
     """The maintenance an assistant message calls for, or None.
@@ -88,7 +89,8 @@ def decide_after_turn(message: Mapping[str, Any], *, context_window: int, settin
     if not settings.enabled or settings.strategy == "off":
         return None
     if message.get("role") != "assistant":
-        raise ValueError(f"decide_after_turn needs an assistant message, got role {message.get('role')!r}")
+        raise ValueError("decide_after_turn needs an assistant message, got role "
+                         f"{message.get('role')!r}")
     relevant = _same_model(message, model_id) and _not_older(message, latest_compaction_time)
     if is_context_overflow(message):
         return Trigger("overflow", True, True, False) if relevant else None
@@ -105,9 +107,11 @@ def decide_after_turn(message: Mapping[str, Any], *, context_window: int, settin
 def should_run_idle(settings: CompactionSettings, *, context_tokens: int, idle_seconds: float,
                     streaming: bool = False, compacting: bool = False) -> Trigger | None:
     """Idle maintenance: enabled, not busy, idle long enough and the context above its own floor."""
-    if not (settings.enabled and settings.idle_enabled) or settings.strategy == "off" or streaming or compacting:
+    if (not (settings.enabled and settings.idle_enabled) or settings.strategy == "off"
+            or streaming or compacting):
         return None
-    if idle_seconds < settings.idle_timeout_seconds or context_tokens < settings.idle_threshold_tokens:
+    if (idle_seconds < settings.idle_timeout_seconds
+            or context_tokens < settings.idle_threshold_tokens):
         return None
     return Trigger("idle", False, False, False, context_tokens)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 @lru_cache(maxsize=1)
 def fonts_dir() -> Path:
+    """Folder of the vendored fonts: ``$SNAPCOMPACT_FONTS_DIR`` if set, else the repository's."""
     override = os.environ.get("SNAPCOMPACT_FONTS_DIR")
     candidates = [Path(override)] if override else []
     candidates.append(Path(__file__).resolve().parent.parent.parent / "fonts")

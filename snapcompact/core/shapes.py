@@ -67,6 +67,7 @@ class Shape:
 
     @property
     def is_doc(self) -> bool:
+        """Whether the shape lays text out in two columns (the doc shapes)."""
         return self.columns == 2
 
     @property
@@ -99,6 +100,7 @@ class Geometry:
 
 
 def check_frame_size(size: object) -> int:
+    """``size`` checked as a frame side in pixels (1 .. ``MAX_FRAME_SIZE``)."""
     if not isinstance(size, int) or isinstance(size, bool):
         raise ValueError(f"frame size must be an integer number of pixels, got {size!r}")
     if size < 1 or size > MAX_FRAME_SIZE:

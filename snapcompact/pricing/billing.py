@@ -72,6 +72,7 @@ class ImageRule:
     notes: str = ""
 
     def matches(self, model_id: str) -> bool:
+        """Whether the rule applies to ``model_id`` (by named selector, else by pattern)."""
         if self.selector is not None:
             return _SELECTORS[self.selector](model_id)
         return any(p.search(model_id) for p in self.patterns)
@@ -93,6 +94,8 @@ class RequestLimit:
 
 @dataclass(frozen=True)
 class PricingTable:
+    """``pricing.toml`` parsed: token estimates per family, image rules, request limits, digest."""
+
     estimates: Mapping[str, FamilyEstimate]
     rules: tuple[ImageRule, ...]
     limits: Mapping[str, RequestLimit]
@@ -131,7 +134,7 @@ def parse_pricing_table(raw: bytes | str) -> PricingTable:
             row = {**raw_est[row["same_as"]], "source": row.get("source", "")}
         method = row.get("method")
         if method == "patch_cap_margin":
-            needed = ("patch", "max_patches", "margin")
+            needed: tuple[str, ...] = ("patch", "max_patches", "margin")
         elif method == "fixed":
             needed = ("tokens",)
         else:
@@ -196,7 +199,8 @@ def parse_pricing_table(raw: bytes | str) -> PricingTable:
     for row in data.get("request_limits", []):
         provider = row.get("provider")
         if not provider or provider in limits:
-            raise ValueError(f"pricing table: request limit with missing/duplicate provider {provider!r}")
+            raise ValueError("pricing table: request limit with missing/duplicate provider "
+                             f"{provider!r}")
         known = {"provider", "max_image_bytes", "max_request_bytes", "max_images", "source",
                  "checked", "confidence"}
         limits[provider] = RequestLimit(
@@ -211,6 +215,7 @@ def parse_pricing_table(raw: bytes | str) -> PricingTable:
 
 @lru_cache(maxsize=1)
 def pricing_table() -> PricingTable:
+    """The shipped ``pricing.toml``, parsed."""
     raw = resources.files("snapcompact.pricing").joinpath("pricing.toml").read_bytes()
     return parse_pricing_table(raw)
 
@@ -278,6 +283,7 @@ class ImageBill:
         return self.square_estimate - self.tokens
 
     def to_json(self) -> dict[str, Any]:
+        """The bill as a flat JSON record."""
         return {
             "model": self.model, "width": self.width, "height": self.height,
             "seen_width": self.seen_width, "seen_height": self.seen_height,
@@ -438,8 +444,10 @@ def _gemini_fixed(rule: ImageRule, w: int, h: int, detail: str | None) -> _Outco
     p = rule.params
     level = _GEMINI_LEVEL[detail] or p["default"]
     tokens = int(p[level])
-    notes = ("fixed budget per image; the resolution the model works at is not published, "
-             "seen size is the size sent",)
+    notes: tuple[str, ...] = (
+        "fixed budget per image; the resolution the model works at is not published, "
+        "seen size is the size sent",
+    )
     if detail == "original":
         notes += ("detail original mapped to media_resolution ULTRA_HIGH",)
     return _Outcome((w, h), tokens, f"media_resolution {level.upper()}: fixed {tokens}", notes)
@@ -476,7 +484,8 @@ _APPLY: Mapping[str, Callable[[ImageRule, int, int, str | None], _Outcome]] = {
 _VENDOR_FAMILY = {"anthropic": "anthropic", "openai": "openai", "google": "google"}
 
 
-def select_rule(model: str, api: str | None = None, provider: str | None = None) -> tuple[ImageRule, str]:
+def select_rule(model: str, api: str | None = None,
+                provider: str | None = None) -> tuple[ImageRule, str]:
     """The provider rule that bills ``model``, and why it was chosen.
 
     The model's own rule wins (a Claude on Vertex is still processed by Anthropic's encoder);

@@ -53,7 +53,8 @@ def parse_image_budgets(data: Mapping[str, Any]) -> dict[str, ImageBudgetPolicy]
     raw = data.get("image_budgets")
     if not isinstance(raw, Mapping) or set(raw) != set(POLICIES):
         found = sorted(raw) if isinstance(raw, Mapping) else raw
-        raise ValueError(f"pricing table: [image_budgets] must hold exactly {list(POLICIES)}, got {found}")
+        raise ValueError(f"pricing table: [image_budgets] must hold exactly {list(POLICIES)}, got "
+                         f"{found}")
     known = {"source", "checked", "based_on", "max_frames", "default_images", "providers", "apis"}
     out: dict[str, ImageBudgetPolicy] = {}
 
@@ -61,15 +62,18 @@ def parse_image_budgets(data: Mapping[str, Any]) -> dict[str, ImageBudgetPolicy]
         if policy in out:
             return out[policy]
         if policy in seen or policy not in raw:
-            raise ValueError(f"pricing table: image_budgets.{seen[-1]} based_on {policy!r} is unknown or circular")
+            raise ValueError(f"pricing table: image_budgets.{seen[-1]} based_on {policy!r} is "
+                             "unknown or circular")
         row = raw[policy]
         unknown = set(row) - known
         if unknown:
-            raise ValueError(f"pricing table: image_budgets.{policy} has unknown keys {sorted(unknown)}")
+            raise ValueError(f"pricing table: image_budgets.{policy} has unknown keys "
+                             f"{sorted(unknown)}")
         base = build(row["based_on"], seen + (policy,)) if "based_on" in row else None
         where = f"image_budgets.{policy}"
         providers = {**(base.providers if base else {}),
-                     **{k: _count(v, f"{where}.providers.{k}") for k, v in row.get("providers", {}).items()}}
+                     **{k: _count(v, f"{where}.providers.{k}") for k,
+                        v in row.get("providers", {}).items()}}
         apis = {**(base.apis if base else {}),
                 **{k: _count(v, f"{where}.apis.{k}") for k, v in row.get("apis", {}).items()}}
         max_frames = row.get("max_frames", base.max_frames if base else None)
@@ -79,7 +83,8 @@ def parse_image_budgets(data: Mapping[str, Any]) -> dict[str, ImageBudgetPolicy]
         out[policy] = ImageBudgetPolicy(
             policy=policy, max_frames=_count(max_frames, f"{where}.max_frames"),
             default_images=_count(default_images, f"{where}.default_images"),
-            providers=providers, apis=apis, source=str(row["source"]), checked=str(row.get("checked", "")))
+            providers=providers, apis=apis, source=str(row["source"]),
+            checked=str(row.get("checked", "")))
         return out[policy]
 
     for policy in POLICIES:
@@ -117,7 +122,8 @@ def _check(provider: object, api: object, policy: str) -> None:
         raise ValueError(f"unknown budget policy {policy!r} (known: {', '.join(POLICIES)})")
 
 
-def provider_image_budget(provider: str | None, api: str | None = None, policy: Policy = "seed") -> int:
+def provider_image_budget(provider: str | None, api: str | None = None,
+                          policy: Policy = "seed") -> int:
     """Images one request to ``provider`` may carry (archive, system prompt and tool results).
 
     ``seed`` and ``reference``: the provider table, else 5. ``reference-unreleased``: the provider
@@ -127,12 +133,13 @@ def provider_image_budget(provider: str | None, api: str | None = None, policy: 
     budget = image_budgets()[policy]
     if provider and provider in budget.providers:
         return budget.providers[provider]
-    if api in budget.apis:
+    if api is not None and api in budget.apis:
         return budget.apis[api]
     return budget.default_images
 
 
-def provider_frame_budget(provider: str | None, api: str | None = None, policy: Policy = "seed") -> int:
+def provider_frame_budget(provider: str | None, api: str | None = None,
+                          policy: Policy = "seed") -> int:
     """Archive frames per request: the image budget clamped to 8 (seed) or 80 (reference)."""
     return min(provider_image_budget(provider, api, policy), image_budgets()[policy].max_frames)
 

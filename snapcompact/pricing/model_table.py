@@ -27,6 +27,8 @@ TABLES: tuple[str, ...] = ("seed", "reference")
 
 @dataclass(frozen=True)
 class ShapeRule:
+    """One row of ``model_shapes.toml``: a model-id pattern and the shape it reads best."""
+
     name: str
     pattern: re.Pattern[str]
     variant: str
@@ -37,6 +39,8 @@ class ShapeRule:
 
 @dataclass(frozen=True)
 class ShapeTable:
+    """``model_shapes.toml`` parsed: wire APIs, family defaults and the per-model rules."""
+
     apis: Mapping[str, str]
     provider_apis: Mapping[str, str]
     family_variants: Mapping[str, str]
@@ -88,7 +92,8 @@ def parse_shape_rules(raw: bytes | str) -> ShapeTable:
         raise ValueError("model shape table: missing [claude_high_res]")
     version = hr.get("opus_min_version")
     if not (isinstance(version, list) and version and all(isinstance(v, int) for v in version)):
-        raise ValueError("model shape table: claude_high_res.opus_min_version must be a list of ints")
+        raise ValueError("model shape table: claude_high_res.opus_min_version must be a list of "
+                         "ints")
     rules = []
     for i, row in enumerate(data.get("rules", [])):
         name = row.get("name", f"#{i}")
@@ -118,6 +123,7 @@ def parse_shape_rules(raw: bytes | str) -> ShapeTable:
 
 @lru_cache(maxsize=1)
 def shape_rules() -> ShapeTable:
+    """The shipped ``model_shapes.toml``, parsed."""
     raw = resources.files("snapcompact.pricing").joinpath("model_shapes.toml").read_bytes()
     return parse_shape_rules(raw)
 
@@ -159,6 +165,8 @@ _BEFORE = re.compile(rf"(?<!\d){_NUM}(?:[-_.]{_NUM})?[-_.]?$")
 
 @dataclass(frozen=True)
 class ClaudeId:
+    """A Claude model id split into its family token and version numbers."""
+
     family: str
     version: tuple[int, ...]
 

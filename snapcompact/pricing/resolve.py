@@ -75,13 +75,16 @@ class ResolvedShape:
 
     @property
     def variant(self) -> str:
+        """Name of the resolved shape variant."""
         return self.shape.name
 
     @property
     def frame_size(self) -> int:
+        """Frame side in pixels of the resolved shape."""
         return self.shape.frame_size
 
     def to_json(self) -> dict[str, Any]:
+        """The resolution as a flat JSON record: geometry, billing family, estimate, reason."""
         s = self.shape
         return {
             "variant": s.name, "font": s.font, "cell_width": s.cell_width,
@@ -97,7 +100,8 @@ class ResolvedShape:
 def _priced(shape: Shape, family: str, rule: str, model_id: str, api: str | None,
             provider: str | None, forced: bool) -> ResolvedShape:
     return ResolvedShape(
-        shape=shape, family=family, frame_token_estimate=frame_token_estimate(family, shape.frame_size),
+        shape=shape, family=family,
+        frame_token_estimate=frame_token_estimate(family, shape.frame_size),
         image_detail=family_image_detail(family), rule=rule, model_id=model_id, api=api,
         provider=provider, forced=forced)
 
@@ -128,7 +132,8 @@ def resolve_shape(
         return _priced(shape, family, f"forced variant {variant}", model_id, wire, provider, True)
     ideal = ideal_shape_variant(model_id, table)
     if ideal is None:
-        fams = shape_rules().family_variants if table == "seed" else shape_rules().reference_family_variants
+        fams = (shape_rules().family_variants if table == "seed"
+                else shape_rules().reference_family_variants)
         name, size = fams[family], None
         rule = f"unmeasured model: {family} family default"
     else:
@@ -156,7 +161,8 @@ def resolve_shape_for_text(
     silver = resolve_shape(model_id, api=api, provider=provider, variant="silver16-bw")
     silver_safe = _is_safe(scan_renderability(text, silver.shape.font))
     if not _is_safe(scan_renderability(text, resolved.shape.font)):
-        return _with_rule(silver, "unsafe text for the bitmap font: silver") if silver_safe else resolved
+        return (_with_rule(silver, "unsafe text for the bitmap font: silver") if silver_safe
+                else resolved)
     if resolved.shape.font != "silver" and silver_safe and cjk_heavy(text):
         return _with_rule(silver, "CJK-heavy text: silver")
     return resolved

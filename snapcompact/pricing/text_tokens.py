@@ -25,7 +25,8 @@ from snapcompact.core import estimate_text_tokens
 _BPE_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 #: Model id patterns -> the tiktoken encoding that is the model's real tokenizer.
 _EXACT: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"gpt-4o|gpt-4\.[15]|gpt-5|gpt-[6-9]|(^|/)o[1-9]|codex|chatgpt", re.I), "o200k_base"),
+    (re.compile(r"gpt-4o|gpt-4\.[15]|gpt-5|gpt-[6-9]|(^|/)o[1-9]|codex|chatgpt", re.I),
+     "o200k_base"),
     (re.compile(r"gpt-4(?![o.])|gpt-3\.5|text-embedding-3", re.I), "cl100k_base"),
 )
 
@@ -103,8 +104,8 @@ def count_text_tokens(text: str, model: str | None = None) -> TextTokens:
     if name is not None:
         enc = _encoding(name)
         if enc is not None:
-            return TextTokens(len(enc.encode(text, disallowed_special=())), f"exact:tiktoken:{name}",
-                              True, name)
+            return TextTokens(len(enc.encode(text, disallowed_special=())),
+                              f"exact:tiktoken:{name}", True, name)
     proxy = _encoding("o200k_base")
     if proxy is not None:
         return TextTokens(len(proxy.encode(text, disallowed_special=())), "estimate:o200k-proxy",

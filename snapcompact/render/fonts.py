@@ -40,6 +40,8 @@ class Glyph:
 
 @dataclass(frozen=True)
 class BitmapFont:
+    """A parsed BDF font: cell size, ascent and its glyphs by code point."""
+
     name: str
     cell_width: int
     cell_height: int
@@ -57,7 +59,7 @@ def _unpack_glyphs(found: list[tuple[int, int, int, int, int, list[str]]]) -> di
     if not found:
         return {}
     widest = max((w + 7) // 8 for _, w, _, _, _, _ in found)
-    hex_rows = []
+    hex_rows: list[str] = []
     for _, w, h, _, _, rows in found:
         nbytes = (w + 7) // 8
         hex_rows.extend(r.rjust(2 * nbytes, "0").ljust(2 * widest, "0") for r in rows[:h])
@@ -79,7 +81,8 @@ _BDF_GLYPH = re.compile(
 )
 
 
-def _parse_bdf(text: str, wanted: frozenset[int] | None = None) -> tuple[int, int, int, dict[int, Glyph]]:
+def _parse_bdf(text: str,
+               wanted: frozenset[int] | None = None) -> tuple[int, int, int, dict[int, Glyph]]:
     """Cell size, ascent and glyphs of a BDF font (only the ``wanted`` code points, if given)."""
     header = {m[1]: (int(m[2]), int(m[3] or 0)) for m in _BDF_HEADER.finditer(text)}
     if "FONT_ASCENT" not in header or "FONTBOUNDINGBOX" not in header:
@@ -126,7 +129,8 @@ def _glyph_patches() -> dict[str, dict[int, Glyph]]:
             font, code, w, h, xoff, yoff = header
             bits = np.array([[c == "#" for c in r] for r in rows], dtype=bool)
             if bits.shape != (h, w):
-                raise ValueError(f"glyph patch {font} U+{code:04X}: expected {w}x{h}, got {bits.shape}")
+                raise ValueError(f"glyph patch {font} U+{code:04X}: expected {w}x{h}, got "
+                                 f"{bits.shape}")
             patches.setdefault(font, {})[code] = Glyph(bits, xoff, yoff)
 
     for line in (fonts_dir() / "glyph-patches.txt").read_text().splitlines():
@@ -188,6 +192,7 @@ class Atlas:
 
 @lru_cache(maxsize=None)
 def atlas(font_name: str, cell_width: int, cell_height: int) -> Atlas:
+    """Every glyph of a font drawn into its cell once, so pages render by array lookups."""
     font = load_font(font_name)
     codes = sorted(font.glyphs)
     masks = np.zeros((len(codes) + 2, cell_height, cell_width), dtype=np.uint8)
@@ -207,10 +212,12 @@ def atlas(font_name: str, cell_width: int, cell_height: int) -> Atlas:
         ids[cp] = i
         has_glyph[cp] = True
     ids[ord(NEWLINE_GLYPH)] = Atlas.FULL
-    inked = masks.any(axis=(1, 2))
-    full = masks.all(axis=(1, 2))
+    # With an axis the reductions give arrays; numpy's stubs also allow a bare bool.
+    inked = np.asarray(masks.any(axis=(1, 2)))
+    full = np.asarray(masks.all(axis=(1, 2)))
     pixel_counts = masks.sum(axis=(1, 2), dtype=np.int64)
-    return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph, inked, full, pixel_counts)
+    return Atlas(font_name, cell_width, cell_height, masks, ids, has_glyph, inked, full,
+                 pixel_counts)
 
 
 @lru_cache(maxsize=None)

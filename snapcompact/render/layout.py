@@ -134,7 +134,8 @@ def paginate_cells(text: str, capacity: int, cols: int, wide_cells: bool) -> lis
     return ["".join(chars[a:b]) for a, b in pairwise(bounds)]
 
 
-def _page_breaks_slow(glyph_idx: np.ndarray, widths: np.ndarray, capacity: int, cols: int) -> list[int]:
+def _page_breaks_slow(glyph_idx: np.ndarray, widths: np.ndarray, capacity: int,
+                      cols: int) -> list[int]:
     """Index of each page's first code point, walking glyph by glyph (any capacity)."""
     breaks = []
     cell = 0
@@ -211,6 +212,7 @@ def place_grid(text: str, cols: int, capacity: int, wide_cells: bool) -> GridPla
 
 
 def rendered_chars_grid(text: str, cols: int, capacity: int, wide_cells: bool) -> int:
+    """How many characters of one page's ``text`` land on the grid (the rest is dropped)."""
     return int(place_grid(text, cols, capacity, wide_cells).cps.size)
 
 

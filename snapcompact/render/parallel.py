@@ -39,6 +39,7 @@ def available_cores() -> int:
 
 
 def default_workers() -> int:
+    """Page workers to fork: the usable cores, capped at ``MAX_WORKERS``."""
     return max(1, min(MAX_WORKERS, available_cores()))
 
 
@@ -65,7 +66,8 @@ def parallel_map(
         return list(pool.map(fn, items))
 
 
-def _forked_map(fn: Callable[[Item], Result], items: Sequence[Item], n_workers: int) -> list[Result]:
+def _forked_map(fn: Callable[[Item], Result], items: Sequence[Item],
+                n_workers: int) -> list[Result]:
     results: list[Result | None] = [None] * len(items)
     children: list[tuple[int, int, range]] = []  # (pid, read fd, item indices)
     try:

@@ -141,7 +141,7 @@ def _draw_indexed(
     keys = np.zeros(rows * grid_cols, dtype=np.int32)  # glyph id * INKS + ink; 0 = blank cell
     keys[cells.cells] = glyph_ids * Atlas.INKS + cells.ink
     pix = font_atlas.coloured()[keys]
-    canvas = np.zeros((rows, repeat, cell_h, width), dtype=np.uint8)
+    canvas: np.ndarray = np.zeros((rows, repeat, cell_h, width), dtype=np.uint8)
     pix_grid = pix.reshape(rows, grid_cols, cell_h, cell_w).transpose(0, 2, 1, 3)
     canvas[:, 0, :, :grid_w].reshape(rows, cell_h, grid_cols, cell_w)[...] = pix_grid
     for copy in range(1, repeat):
@@ -154,7 +154,8 @@ def _draw_indexed(
     # Pixels per palette index: every printed copy holds each cell's ink; the rest of the
     # first copy is white, the rest of later copies the band.
     ink_pixels = np.bincount(
-        keys % Atlas.INKS, weights=font_atlas.pixel_counts[keys // Atlas.INKS], minlength=len(PALETTE)
+        keys % Atlas.INKS, weights=font_atlas.pixel_counts[keys // Atlas.INKS],
+        minlength=len(PALETTE)
     ).astype(np.int64)
     blank = rows * cell_h * width - int(ink_pixels.sum())
     counts = ink_pixels * repeat
@@ -210,9 +211,9 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
     cw, ch, repeat = shape.cell_width, shape.cell_height, shape.line_repeat
     rgb = np.full((cells.used_rows * repeat * ch, width, 3), 255, dtype=np.uint8)
     if repeat > 1:
-        for row in range(cells.used_rows):
+        for used_row in range(cells.used_rows):
             for copy in range(1, repeat):
-                y = (row * repeat + copy) * ch
+                y = (used_row * repeat + copy) * ch
                 rgb[y : y + ch] = PALETTE[BAND]
     # The reference draws cells in text order: a newline cell is a solid black fill, so glyphs
     # drawn before it that reach into it are wiped, and glyphs drawn after it (an accented
@@ -223,7 +224,8 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
     block = cells.cps == _NEWLINE
     glyph = np.flatnonzero(~block)
     inks = PALETTE[cells.ink]
-    block_cells = {int(c): i for i, c in zip(np.flatnonzero(block).tolist(), cells.cells[block].tolist())}
+    block_cells = {int(c): i for i,
+                   c in zip(np.flatnonzero(block).tolist(), cells.cells[block].tolist())}
     for copy in range(repeat):
         ys = (row * repeat + copy) * ch
         xs = col * cw
@@ -245,7 +247,8 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
             if up:
                 targets += [(r - 1 - k, cx) for k in range((up + ch - 1) // ch) for cx in reach_x]
             for tr, tc in targets:
-                i = block_cells.get(tr * grid_cols + tc) if 0 <= tc < grid_cols and tr >= 0 else None
+                i = (block_cells.get(tr * grid_cols + tc) if 0 <= tc < grid_cols and tr >= 0
+                     else None)
                 if i is None or i > j:
                     continue
                 by, bx = (tr * repeat + copy) * ch, tc * cw
@@ -274,7 +277,8 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         natural, _ = _draw_indexed(
             shape, cells, geo.grid_cols, *natural_cell, geo.grid_cols * natural_cell[0]
         )
-        rgb = stretch_frame(PALETTE[natural], size, natural_cell, (shape.cell_width, shape.cell_height))
+        rgb = stretch_frame(PALETTE[natural], size, natural_cell,
+                            (shape.cell_width, shape.cell_height))
         height = rgb.shape[0]
         png = encode_rgb(rgb)
     else:
@@ -323,7 +327,8 @@ def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
         return []
     wide_cells = shape.font != "silver"
     if shape.is_doc:
-        out = layout.reopen_dim_spans(layout.doc_pages(wrap(normalized, geo.cols, wide_cells), geo.rows))
+        out = layout.reopen_dim_spans(layout.doc_pages(wrap(normalized, geo.cols, wide_cells),
+                                                       geo.rows))
     else:
         out = layout.paginate_cells(normalized, geo.capacity, geo.cols, wide_cells)
     if shape.stopword_dim:
@@ -332,13 +337,14 @@ def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
 
 
 def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None) -> list[Frame]:
-    """Render already-paginated page texts, several at a time (see :mod:`snapcompact.render.parallel`).
+    """Render already-paginated page texts, several at a time (:mod:`snapcompact.render.parallel`).
 
     ``workers`` defaults to the usable cores; 1 renders in this thread.
     """
     if len(page_texts) > 1:
         warm_caches(shape)  # built once here, inherited by forked workers
-    return parallel_map(lambda page: _render_page(page, shape, shape.frame_size), page_texts, workers)
+    return parallel_map(lambda page: _render_page(page, shape, shape.frame_size), page_texts,
+                        workers)
 
 
 def warm_caches(shape: Shape) -> None:

@@ -49,8 +49,8 @@ Placement (checked against the reference; where the upstream digest is vague or 
 Speed: glyphs are rasterized in vectorized batches (``rasterize_many``) and cached per
 (code point, px); ``draw_silver_cells`` / ``draw_fallback_glyphs`` draw a whole page in one
 pass.  The font tables are read by a small sfnt reader here (fontTools' glyph decoding made a
-cold CJK page several times slower), limited to what Silver needs: simple, on-curve-only, rectilinear glyphs and a
-format-12 cmap; anything else raises ``ValueError``.
+cold CJK page several times slower), limited to what Silver needs: simple, on-curve-only,
+rectilinear glyphs and a format-12 cmap; anything else raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ from functools import lru_cache
 from typing import Iterable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from snapcompact.core import (
     fonts_dir,
@@ -99,10 +100,12 @@ class SilverGlyph:
 
     @property
     def width(self) -> int:
+        """Bitmap width in pixels."""
         return int(self.coverage.shape[1])
 
     @property
     def height(self) -> int:
+        """Bitmap height in pixels."""
         return int(self.coverage.shape[0])
 
 
@@ -207,7 +210,8 @@ class _Face:
         hhea = tables["hhea"][0]
         (self.ascender,) = struct.unpack_from(">h", data, hhea + 4)
         (num_hmetrics,) = struct.unpack_from(">H", data, hhea + 34)
-        # ttf-parser prefers the OS/2 typo ascender when USE_TYPO_METRICS (fsSelection bit 7) is set.
+        # ttf-parser prefers the OS/2 typo ascender when USE_TYPO_METRICS (fsSelection bit 7)
+        # is set.
         if "OS/2" in tables:
             os2 = tables["OS/2"][0]
             if struct.unpack_from(">H", data, os2 + 62)[0] & 0x80:
@@ -290,14 +294,18 @@ class _Face:
             if gid is None:
                 raise ValueError(f"code point U+{cp:04X} has no glyph in {FONT_FILE}")
             gids.append(gid)
-        flag_lists, end_lists, starts = zip(*(self._flags(gid) for gid in gids)) if gids else ((), (), ())
+        flag_lists, end_lists, starts = (zip(*(self._flags(gid) for gid in gids)) if gids
+                                         else ((), (), ()))
         counts = np.array([len(f) for f in flag_lists], dtype=np.int64)
-        flags = np.fromiter((f for fl in flag_lists for f in fl), dtype=np.int64, count=int(counts.sum()))
+        flags = np.fromiter((f for fl in flag_lists for f in fl), dtype=np.int64,
+                            count=int(counts.sum()))
         if np.any((flags & 0x01) == 0):
-            raise ValueError(f"{FONT_FILE}: off-curve points; the rasterizer expects rectilinear glyphs")
+            raise ValueError(f"{FONT_FILE}: off-curve points; the rasterizer expects rectilinear "
+                             "glyphs")
         owner = np.repeat(np.arange(len(gids)), counts)
         first = _segment_starts(counts)
-        x, x_end = self._decode_axis(flags, owner, first, np.array(starts, dtype=np.int64), 0x02, 0x10)
+        x, x_end = self._decode_axis(flags, owner, first, np.array(starts, dtype=np.int64), 0x02,
+                                     0x10)
         y, _ = self._decode_axis(flags, owner, first, x_end, 0x04, 0x20)
 
         # ttf-parser walks each contour point to point and closes it back to its first point.
@@ -309,7 +317,8 @@ class _Face:
                 contour_first = int(first[g]) + end + 1
         bx, by = x[successor], y[successor]
         if np.any((x != bx) & (y != by)):
-            raise ValueError(f"{FONT_FILE}: diagonal segment; the rasterizer expects rectilinear glyphs")
+            raise ValueError(f"{FONT_FILE}: diagonal segment; the rasterizer expects rectilinear "
+                             "glyphs")
         kept = y != by  # fontdue drops horizontal segments
         line_owner = owner[kept]
         ax, ay, ey = x[kept], y[kept], by[kept]
@@ -413,7 +422,8 @@ def _rasterize_batch(cps: list[int], px: np.float32) -> list[SilverGlyph]:
         before_last = np.where(
             dist_l == 0, y0[line_of], target_l + (dist_l - 1).astype(_F32) * sy_l
         ).astype(_F32)  # y where the final partial step starts (exact: whole numbers)
-        h = np.where(last, before_last - y1[line_of], np.where(k == 0, y0[line_of] - target_l, -sy_l))
+        h = np.where(last, before_last - y1[line_of],
+                     np.where(k == 0, y0[line_of] - target_l, -sy_l))
         h = h.astype(_F32)
         cells = np.where(last, end_index[line_of], index[line_of] + k * index_inc[line_of])
         m = h * mid_x[line_of]
@@ -437,10 +447,11 @@ def _rasterize_batch(cps: list[int], px: np.float32) -> list[SilverGlyph]:
 
     glyphs = []
     for i in range(n):
-        w, h = int(widths[i]), int(heights[i])
-        bitmap = coverage[i, : w * h].reshape(h, w).copy()
+        glyph_w, glyph_h = int(widths[i]), int(heights[i])
+        bitmap = coverage[i, : glyph_w * glyph_h].reshape(glyph_h, glyph_w).copy()
         bitmap.setflags(write=False)
-        glyphs.append(SilverGlyph(coverage=bitmap, xmin=xmins[i], ymin=ymins[i], advance=advances[i]))
+        glyphs.append(SilverGlyph(coverage=bitmap, xmin=xmins[i], ymin=ymins[i],
+                                  advance=advances[i]))
     return glyphs
 
 
@@ -496,7 +507,9 @@ def _round_half_away(values: np.ndarray) -> np.ndarray:
     return (np.sign(v) * np.floor(np.abs(v) + 0.5)).astype(np.int64)
 
 
-def _tops(cell_tops, ascent: np.float32, height: np.ndarray, ymin: np.ndarray) -> np.ndarray:
+def _tops(
+    cell_tops: ArrayLike, ascent: np.float32, height: ArrayLike, ymin: ArrayLike
+) -> np.ndarray:
     """round(cellTop + ascent - height - ymin), each step in f32 like the reference."""
     v = np.asarray(cell_tops, dtype=_F32) + ascent
     v = v - np.asarray(height, dtype=_F32)
@@ -531,7 +544,8 @@ def _centring(glyph: SilverGlyph, span_w: int) -> int:
     return max(0, span_w - advance_px) // 2 + glyph.xmin
 
 
-def _sprite(glyph: SilverGlyph, span_w: int, ascent: np.float32, values: np.ndarray, mask: np.ndarray, index=None) -> _Sprite:
+def _sprite(glyph: SilverGlyph, span_w: int, ascent: np.float32, values: np.ndarray,
+            mask: np.ndarray, index=None) -> _Sprite:
     ys, xs = np.nonzero(mask)
     return _Sprite(glyph, _centring(glyph, span_w), ascent, ys, xs, values[ys, xs], mask, index)
 
@@ -545,7 +559,8 @@ def _silver_sprite(cp: int, cell_w: int, cell_h: int) -> _Sprite:
 
 
 @lru_cache(maxsize=None)
-def _fallback_sprite(cp: int, span_w: int, cell_w: int, cell_h: int, wide: bool, ink: int, ascent: int) -> _Sprite:
+def _fallback_sprite(cp: int, span_w: int, cell_w: int, cell_h: int, wide: bool, ink: int,
+                     ascent: int) -> _Sprite:
     glyph = rasterize(cp, pixel_size(cell_w, cell_h, 2 if wide else 1))
     cov = glyph.coverage
     index = np.zeros(cov.shape, dtype=np.uint8)
@@ -565,17 +580,21 @@ def _check_ink(ink_rgb) -> tuple[int, int, int]:
 
 
 def _check_rgb(rgb: np.ndarray) -> None:
-    if not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
-        raise ValueError(f"rgb canvas must be a uint8 array of shape (h, w, 3), got {getattr(rgb, 'shape', rgb)!r}")
+    if (not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3
+        or rgb.dtype != np.uint8):
+        raise ValueError("rgb canvas must be a uint8 array of shape (h, w, 3), got "
+                         f"{getattr(rgb, 'shape', rgb)!r}")
 
 
 def _check_indexed(indexed: np.ndarray) -> None:
     if not isinstance(indexed, np.ndarray) or indexed.ndim != 2 or indexed.dtype != np.uint8:
-        raise ValueError(f"indexed canvas must be a 2-D uint8 array, got {getattr(indexed, 'shape', indexed)!r}")
+        raise ValueError("indexed canvas must be a 2-D uint8 array, got "
+                         f"{getattr(indexed, 'shape', indexed)!r}")
 
 
 def draw_silver_cell(
-    rgb: np.ndarray, cp: int, x: int, y: int, cell_w: int, cell_h: int, ink_rgb: tuple[int, int, int]
+    rgb: np.ndarray, cp: int, x: int, y: int, cell_w: int, cell_h: int,
+    ink_rgb: tuple[int, int, int]
 ) -> None:
     """Silver-shape path: alpha-blend ``cp`` over the RGB canvas cell at (x, y), clipped.
 
@@ -598,7 +617,8 @@ def draw_silver_cell(
 
 
 @lru_cache(maxsize=4096)
-def _silver_blend_terms(cp: int, cell_w: int, cell_h: int, ink: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+def _silver_blend_terms(cp: int, cell_w: int, cell_h: int,
+                        ink: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
     """Per-pixel terms of ``(bg * keep + add) // 255``: keep = 255 - a, add = ink * a + 127."""
     alpha = _silver_sprite(cp, cell_w, cell_h).glyph.coverage.astype(np.uint16)[..., None]
     keep = np.repeat(255 - alpha, 3, axis=2)
@@ -617,12 +637,14 @@ def draw_silver_cells(rgb: np.ndarray, cps, xs, ys, cell_w: int, cell_h: int, in
     if not cps:
         return
     if len(xs) != len(cps) or len(ys) != len(cps):
-        raise ValueError(f"cps, xs and ys must have the same length ({len(cps)}, {len(xs)}, {len(ys)})")
+        raise ValueError(f"cps, xs and ys must have the same length ({len(cps)}, {len(xs)}, "
+                         f"{len(ys)})")
     inks = np.asarray(ink_rgb, dtype=np.int64)
     if inks.shape == (3,):
         inks = np.broadcast_to(inks, (len(cps), 3))
     if inks.shape != (len(cps), 3) or inks.min() < 0 or inks.max() > 255:
-        raise ValueError(f"ink_rgb must be (r, g, b) or one row of 0..255 values per cell, got shape {inks.shape}")
+        raise ValueError("ink_rgb must be (r, g, b) or one row of 0..255 values per cell, got "
+                         f"shape {inks.shape}")
     distinct, which = _distinct(np.asarray(cps, dtype=np.int64))
     distinct_cps = distinct.tolist()
     rasterize_many(distinct_cps, pixel_size(cell_w, cell_h))
@@ -664,7 +686,8 @@ def draw_fallback_glyph(
     _check_indexed(indexed)
     if not 0 <= int(ink_index) <= 255:
         raise ValueError(f"ink_index must be a palette index 0..255, got {ink_index!r}")
-    sprite = _fallback_sprite(int(cp), int(span_w), cell_w, cell_h, bool(wide), int(ink_index), int(ascent))
+    sprite = _fallback_sprite(int(cp), int(span_w), cell_w, cell_h, bool(wide), int(ink_index),
+                              int(ascent))
     glyph = sprite.glyph
     if not len(sprite.ys):
         return
@@ -673,13 +696,15 @@ def draw_fallback_glyph(
     y1, x1 = min(top + glyph.height, indexed.shape[0]), min(left + glyph.width, indexed.shape[1])
     if y0 < y1 and x0 < x1:
         src = (slice(y0 - top, y1 - top), slice(x0 - left, x1 - left))
+        assert sprite.index is not None  # fallback sprites always carry their palette indices
         np.copyto(indexed[y0:y1, x0:x1], sprite.index[src], where=sprite.mask[src])
 
 
 def draw_fallback_glyphs(
-    indexed: np.ndarray, cps, xs, cell_tops, cell_w: int, cell_h: int, wides, ink_indices, *, ascent: int
+    indexed: np.ndarray, cps, xs, cell_tops, cell_w: int, cell_h: int, wides, ink_indices, *,
+    ascent: int
 ) -> None:
-    """Many fallback glyphs in order (later ones overwrite), like repeated :func:`draw_fallback_glyph`.
+    """Many fallback glyphs in order (later ones overwrite), as :func:`draw_fallback_glyph` each.
 
     Per glyph: code point, x and cell top of its first cell, wide flag (span = 2 cells) and
     palette ink; ``cell_w``/``cell_h``/``ascent`` are the shape's.
@@ -720,7 +745,8 @@ def fallback_pixels(
     if not (len(xs) == len(cell_tops) == len(wides) == len(inks) == len(cps)):
         raise ValueError("cps, xs, cell_tops, wides and ink_indices must have the same length")
     if min(inks) < 0 or max(inks) > 255:
-        raise ValueError(f"ink indices must be palette indices 0..255, got {min(inks)}..{max(inks)}")
+        raise ValueError("ink indices must be palette indices 0..255, got "
+                         f"{min(inks)}..{max(inks)}")
     for wide in (False, True):
         subset = {cp for cp, w in zip(cps, wides) if w == wide}
         if subset:
@@ -752,9 +778,11 @@ def _place(shape, sprites: list[_Sprite], which: np.ndarray, xs, tops_in):
     total = int(counts.sum())
     if not total:
         return None, None, None
-    meta = np.array([(s.glyph.height, s.glyph.ymin, s.dx) for s in sprites], dtype=np.int64).reshape(m, 3)
+    meta = np.array([(s.glyph.height, s.glyph.ymin, s.dx) for s in sprites],
+                    dtype=np.int64).reshape(m, 3)
     ascents = np.fromiter((s.ascent for s in sprites), dtype=_F32, count=m)
-    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents[which], meta[which, 0], meta[which, 1])
+    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents[which], meta[which, 0],
+                 meta[which, 1])
     lefts = np.asarray(xs, dtype=np.int64) + meta[which, 2]
     n = len(which)
     order = np.repeat(np.arange(n), counts)
@@ -777,7 +805,8 @@ def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _conflict_free_batches(flat: np.ndarray):
-    """Split draw-ordered pixel entries into rounds with unique pixels, preserving per-pixel order."""
+    """Split draw-ordered pixel entries into rounds with unique pixels, preserving per-pixel
+    order."""
     sorted_idx = np.argsort(flat, kind="stable")
     sorted_flat = flat[sorted_idx]
     new_group = np.ones(len(flat), dtype=bool)

@@ -17,11 +17,12 @@ Speed: plain text skips step 4 entirely (one regex scan proves it is all Latin-1
 per-code-point decision is computed once per distinct code point and applied with ``str.translate``.
 
 Unicode version: the reference runs on JavaScriptCore with Unicode 17 while Python 3.11's
-``unicodedata`` is Unicode 14.  The property tables in :mod:`snapcompact.text.unicode17` (Extended_Pictographic, Cf, and the
-Unicode 15-17 additions to the mark/unrenderable sets and to NFKD folds) were read from the
-reference engine (``tests/golden/normalize/make_golden.py --tables`` prints the range tables
-again; the few newer ASCII folds were found by diffing every code point); the full-code-space
-parity test in ``tests/test_normalize.py`` fails if any of them drift.
+``unicodedata`` is Unicode 14.  The property tables in :mod:`snapcompact.text.unicode17`
+(Extended_Pictographic, Cf, and the Unicode 15-17 additions to the mark/unrenderable sets and to
+NFKD folds) were read from the reference engine
+(``tests/golden/normalize/make_golden.py --tables`` prints the range tables again; the few newer
+ASCII folds were found by diffing every code point); the full-code-space parity test in
+``tests/test_normalize.py`` fails if any of them drift.
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ _CANDIDATE = None  # kept iff the font (or Silver) draws it, else "?"
 
 
 @lru_cache(maxsize=1 << 16)
-def _font_free_decision(cp: int) -> tuple[str, int] | None:
+def _font_free_decision(cp: int) -> tuple[str, str] | None:
     """(output, kind) for a code point outside Latin-1, or ``_CANDIDATE`` when the font decides."""
     ch = chr(cp)
     if ch in (DIM_ON, DIM_OFF, NEWLINE_GLYPH):
