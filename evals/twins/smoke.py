@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.package_data import CONFIG_DIR
 from evals.twins.anthropic import AnthropicTwin, BedrockConverseTwin
 from evals.twins.gemini import GeminiTwin
 from evals.twins.openai import OpenAITwin
@@ -39,7 +40,6 @@ __all__ = [
     "twin_for",
 ]
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 #: litellm route (prefix of ``litellm_id``) -> twin name.
 TWIN_OF_ROUTE = {"anthropic": "anthropic", "openai": "openai", "gemini": "gemini",
