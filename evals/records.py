@@ -97,6 +97,8 @@ class Record:
     compaction_cost_tokens: int = 0  # summarizer input + output over every round
     context_hash: str = ""  # contexts/<hh>/<sha256>.json: the request without the question
     skipped: str | None = None  # why the question was not asked (e.g. exceeds the window)
+    # --- versions of the packages that change answers or prices (evals.dependency_versions) ---
+    dependency_versions: Mapping[str, str] = field(default_factory=dict)
     # --- context -----------------------------------------------------------------------------
     question: str = ""
     gold_answers: tuple[str, ...] = ()
@@ -116,6 +118,7 @@ class Record:
         data["frame_hashes"] = list(self.frame_hashes)
         data["gold_answers"] = list(self.gold_answers)
         data["extra"] = dict(self.extra)
+        data["dependency_versions"] = dict(self.dependency_versions)
         return data
 
     @classmethod
