@@ -26,6 +26,9 @@ evidence and the gold answers in litellm ``metadata``. What changes its answer b
 prompt (target, seen sizes, its own code) travels as a ``reader_view`` request param, which the
 cache key includes. Its numbers are a legibility floor, never a model ranking, and are printed
 with ``OCR_NOTE`` wherever they appear.
+
+Progress lines, the plan and the summary go to the ``log`` callable, by default
+:data:`evals.reporter.console` (stdout, mirrored into Hydra's job log).
 """
 
 from __future__ import annotations
