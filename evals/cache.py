@@ -21,8 +21,9 @@ is a SHA-256 over a canonical JSON of everything that can change the answer and 
 
 Old caches. Schema 1 keyed frames on their PNG bytes. Its entries are never read under schema 2
 (every key differs, and an entry's own ``schema`` field is checked): a rerun over such a folder
-misses cleanly and pays once more. ``ResponseCache`` says so once, with a warning naming the
-folder, the first time it opens a folder of entries without its ``SCHEMA`` marker.
+misses cleanly and pays once more. ``ResponseCache`` says so with a warning naming the folder
+when it opens a folder of entries without the current ``SCHEMA`` marker; the first entry stored
+under the current schema writes the marker, so the warning stops once the folder is in use.
 
 Storage is one JSON file per entry under ``root/ab/cdef....json``. Writes go to a temporary file
 in the same directory, are fsynced, then ``os.replace``d over the final name: readers see either
@@ -351,17 +352,16 @@ class ResponseCache:
             raise ValueError(f"response cache folder {self.root} is not a directory")
         if not os.access(self.root, os.W_OK | os.X_OK):
             raise ValueError(f"response cache folder {self.root} is not writable")
-        self._mark_schema()
+        self._marked = self._check_schema()
 
-    def _mark_schema(self) -> None:
-        """Write the ``SCHEMA`` marker; warn once when the folder's entries predate it."""
-        marker = self.root / SCHEMA_MARKER
+    def _check_schema(self) -> bool:
+        """Whether the ``SCHEMA`` marker names this schema; warn when older entries are here."""
         try:
-            written = marker.read_text(encoding="ascii").strip()
+            written = (self.root / SCHEMA_MARKER).read_text(encoding="ascii").strip()
         except (OSError, UnicodeDecodeError):
             written = None
         if written == str(CACHE_SCHEMA_VERSION):
-            return
+            return True
         if written is None and next(iter(self.keys()), None) is not None:
             log.warning("response cache %s holds entries of an older key schema (frames keyed "
                         "on PNG bytes): they are not reused, and their requests are sent again",
@@ -369,11 +369,16 @@ class ResponseCache:
         elif written is not None:
             log.warning("response cache %s was written with key schema %s, this code uses %d: "
                         "its entries are not reused", self.root, written, CACHE_SCHEMA_VERSION)
+        return False
+
+    def _write_marker(self) -> None:
+        """Name the schema of the entries stored here (after the first one is installed)."""
         tmp = self.root / f".{SCHEMA_MARKER}.{os.getpid()}.tmp"
         try:
             tmp.write_text(f"{CACHE_SCHEMA_VERSION}\n", encoding="ascii")
-            os.replace(tmp, marker)
-        except OSError:  # a read-only share still serves hits; the warning is then repeated
+            os.replace(tmp, self.root / SCHEMA_MARKER)
+            self._marked = True
+        except OSError:  # the entry is stored; only the old-schema warning may repeat
             pass
 
     def path_for(self, key: str) -> Path:
@@ -423,6 +428,8 @@ class ResponseCache:
             except FileNotFoundError:
                 pass
             raise
+        if not self._marked:
+            self._write_marker()
 
     def keys(self) -> Iterable[str]:
         """Every stored key (temporary files of writers in progress are skipped)."""

@@ -147,11 +147,15 @@ def test_an_old_schema_cache_is_a_clear_miss_said_once(tmp_path, caplog):
     assert cache.get(old_key) is None  # never read as an answer
     warned = [r.getMessage() for r in caplog.records]
     assert len(warned) == 1 and str(tmp_path) in warned[0] and "not reused" in warned[0]
+    # the first answer stored under the current schema marks the folder: no more warnings
+    new_key = hashlib.sha256(b"a schema-2 key").hexdigest()
+    cache.put(new_key, _entry())
     assert (tmp_path / SCHEMA_MARKER).read_text().strip() == str(CACHE_SCHEMA_VERSION)
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="evals.cache"):
-        ResponseCache(tmp_path)
+        again = ResponseCache(tmp_path)
     assert caplog.records == []
+    assert again.get(new_key) == _entry() and again.get(old_key) is None
 
 
 def test_a_new_cache_is_marked_without_a_warning(tmp_path, caplog):
