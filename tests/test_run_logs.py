@@ -3,8 +3,8 @@ the versions of the packages that change answers or prices.
 
 The CLI runs in a subprocess, as a user starts it; the job log is the file Hydra's own logging
 config writes next to the run (``<run dir>/<job name>.log``). Package versions are compared
-with what each package says about itself (``PIL.__version__``, ``litellm._version``, ...), not with the
-harness's own lookup.
+with what each package says about itself (``PIL.__version__``, ``litellm._version``, ...),
+not with the harness's own lookup.
 """
 
 from __future__ import annotations
