@@ -9,8 +9,9 @@ to ``evals.pipeline.run``. Nothing here decides what is measured.
 The configs are package data (``evals.package_data``: ``configs/`` in a checkout, installed
 with the wheel), so the command works from any working directory, editable install or not.
 Relative paths in the config (``results_dir``, ``cache_dir``) are taken from the directory
-the command was started in; Hydra does not change it (``hydra.job.chdir=false``). The run directory is Hydra's output directory, made
-deterministic in ``configs/hydra/default.yaml`` so a rerun of the same command resumes.
+the command was started in; Hydra does not change it (``hydra.job.chdir=false``). The run
+directory is Hydra's output directory, made deterministic in ``configs/hydra/default.yaml`` so a
+rerun of the same command resumes.
 
 Safety at the edge: folder names are built by resolvers that refuse what would escape
 ``results_dir`` or land at the filesystem root, and redact secrets (``evals.redaction``);
