@@ -167,3 +167,15 @@ def test_a_new_cache_is_marked_without_a_warning(tmp_path, caplog):
         ResponseCache(tmp_path / "fresh")
     assert caplog.records == []
     assert list(cache.keys()) == [key]
+
+
+def test_the_offline_readers_transcript_cache_keys_on_pixels_too():
+    from evals.readers.ocr import DEFAULT_SETTINGS, cache_key
+
+    rgb = _frame_rgb()
+    keys = {cache_key(png, (40, 24), DEFAULT_SETTINGS) for png in _encodings(rgb).values()}
+    assert len(keys) == 1
+    changed = rgb.copy()
+    changed[0, 0] = 255 - changed[0, 0]
+    assert cache_key(_pillow_png(Image.fromarray(changed)), (40, 24), DEFAULT_SETTINGS) not in keys
+    assert cache_key(_pillow_png(Image.fromarray(rgb)), (80, 48), DEFAULT_SETTINGS) not in keys
