@@ -125,7 +125,7 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     data = []
     for rec in rows:
         row = rec.to_json()
-        for name in ("frame_px", "frame_hashes", "gold_answers", "extra"):
+        for name in ("frame_px", "frame_hashes", "gold_answers", "extra", "dependency_versions"):
             row[name] = json.dumps(row[name], sort_keys=True)
         data.append(row)
     df = pd.DataFrame(data)
