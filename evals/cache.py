@@ -11,11 +11,19 @@ is a SHA-256 over a canonical JSON of everything that can change the answer and 
   key rotation or a new port for the local server must not invalidate the cache, and a secret must
   never be hashed into a name that ends up in a file listing;
 * the prompt: every message's role and text parts, in order;
-* for each image part, the SHA-256 of the frame the library rendered (``frame_hashes``, computed
-  once by the caller when the frame was rendered) and its ``detail``, in place of the base64
-  data URL: hashing megabytes of base64 per request would dominate the cached path, and the
-  rendered pixels are what the model sees;
+* for each image part, the digest of the frame's decoded pixels (``frame_hashes``, computed once
+  by the caller with :func:`evals.pixel_keys.pixel_digest`; the recipe's name is part of the key)
+  and its ``detail``, in place of the base64 data URL: hashing megabytes of base64 per request
+  would dominate the cached path, and the pixels are what the model sees. Never the PNG bytes:
+  another deflate level, zlib-ng in a Pillow wheel or another system zlib give other bytes for
+  the same pixels, and must not turn every cached answer into a paid request;
 * the renderer version, so a change to the renderer invalidates every answer about its frames.
+
+Old caches. Schema 1 keyed frames on their PNG bytes. Its entries are never read under schema 2
+(every key differs, and an entry's own ``schema`` field is checked): a rerun over such a folder
+misses cleanly and pays once more. ``ResponseCache`` says so with a warning naming the folder
+when it opens a folder of entries without the current ``SCHEMA`` marker; the first entry stored
+under the current schema writes the marker, so the warning stops once the folder is in use.
 
 Storage is one JSON file per entry under ``root/ab/cdef....json``. Writes go to a temporary file
 in the same directory, are fsynced, then ``os.replace``d over the final name: readers see either
@@ -44,6 +52,7 @@ import errno
 import fcntl
 import hashlib
 import json
+import logging
 import math
 import os
 import re
@@ -53,10 +62,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.pixel_keys import PIXEL_DIGEST
+
 __all__ = [
     "CACHE_SCHEMA_VERSION",
     "LOCATION_READER_INPUTS",
     "NON_ANSWER_PARAMS",
+    "SCHEMA_MARKER",
     "CacheClaim",
     "CachedResponse",
     "ResponseCache",
@@ -65,7 +77,13 @@ __all__ = [
 ]
 
 #: Bumped when the key material or the stored layout changes; part of every key.
-CACHE_SCHEMA_VERSION = 1
+#: 1: frames keyed on PNG bytes. 2: frames keyed on decoded pixels (``evals.pixel_keys``).
+CACHE_SCHEMA_VERSION = 2
+
+#: File in the cache root naming the schema its entries were written with.
+SCHEMA_MARKER = "SCHEMA"
+
+log = logging.getLogger(__name__)
 
 #: Request params that never change what the model answers: transport, credentials, bookkeeping.
 NON_ANSWER_PARAMS = frozenset(
@@ -209,6 +227,7 @@ def request_key(
         "params": _canonical(answer_params(params), "params"),
         "messages": _canonical(_prompt_material(messages, frame_hashes), "messages"),
         "renderer_version": renderer_version,
+        "frame_digest": PIXEL_DIGEST,
     }
     if reader_inputs:
         content = {k: v for k, v in reader_inputs.items() if k not in LOCATION_READER_INPUTS}
@@ -335,6 +354,34 @@ class ResponseCache:
             raise ValueError(f"response cache folder {self.root} is not a directory")
         if not os.access(self.root, os.W_OK | os.X_OK):
             raise ValueError(f"response cache folder {self.root} is not writable")
+        self._marked = self._check_schema()
+
+    def _check_schema(self) -> bool:
+        """Whether the ``SCHEMA`` marker names this schema; warn when older entries are here."""
+        try:
+            written = (self.root / SCHEMA_MARKER).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            written = None
+        if written == str(CACHE_SCHEMA_VERSION):
+            return True
+        if written is None and next(iter(self.keys()), None) is not None:
+            log.warning("response cache %s holds entries of an older key schema (frames keyed "
+                        "on PNG bytes): they are not reused, and their requests are sent again",
+                        self.root)
+        elif written is not None:
+            log.warning("response cache %s was written with key schema %s, this code uses %d: "
+                        "its entries are not reused", self.root, written, CACHE_SCHEMA_VERSION)
+        return False
+
+    def _write_marker(self) -> None:
+        """Name the schema of the entries stored here (after the first one is installed)."""
+        tmp = self.root / f".{SCHEMA_MARKER}.{os.getpid()}.tmp"
+        try:
+            tmp.write_text(f"{CACHE_SCHEMA_VERSION}\n", encoding="ascii")
+            os.replace(tmp, self.root / SCHEMA_MARKER)
+            self._marked = True
+        except OSError:  # the entry is stored; only the old-schema warning may repeat
+            pass
 
     def path_for(self, key: str) -> Path:
         if not _HEX64.match(key):
@@ -383,6 +430,8 @@ class ResponseCache:
             except FileNotFoundError:
                 pass
             raise
+        if not self._marked:
+            self._write_marker()
 
     def keys(self) -> Iterable[str]:
         """Every stored key (temporary files of writers in progress are skipped)."""

@@ -93,10 +93,11 @@ def import_litellm() -> Any:
 class Request:
     """One chat completion to send: OpenAI-format messages, image parts as data URLs.
 
-    ``frame_hashes`` holds the SHA-256 of each image part's frame, in order (the cache keys on
-    them instead of the base64). ``params`` are litellm kwargs (temperature, max_tokens...);
-    ``metadata`` goes to litellm's callbacks and never to the provider. The predictions are the
-    caller's (library billing formulas × prices) and feed the budget.
+    ``frame_hashes`` holds, in order, the digest of each image part's decoded pixels
+    (:func:`evals.pixel_keys.pixel_digest`; the cache keys on them instead of the base64).
+    ``params`` are litellm kwargs (temperature, max_tokens...); ``metadata`` goes to litellm's
+    callbacks and never to the provider. The predictions are the caller's (library billing
+    formulas × prices) and feed the budget.
     """
 
     model: str

@@ -9,8 +9,10 @@ chat request by :func:`snapcompact.compaction.chat.to_chat_messages`, and its bi
 only the question, as the next user message.
 
 Frames go to the :class:`~evals.records.FrameStore` by content hash; the context is kept with
-each image's URL replaced by a placeholder (the response cache keys on frame hashes, and a sweep
-holds hashes, not megabytes), and the send step puts the data back, frame by frame, in order.
+each image's URL replaced by a placeholder (a sweep holds hashes, not megabytes), and the send
+step puts the data back, frame by frame, in order. The response cache keys on each frame's
+decoded pixels (``pixel_hashes``, :mod:`evals.pixel_keys`), not on its PNG bytes, so another
+deflate level or zlib build never turns a cached answer into a paid request.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evals.pixel_keys import pixel_digest
 from evals.records import ContextStore, FrameStore
 from evals.sessions import SessionItem
 from evals.spec import TEXT_ARM, ArmSpec, RunSpec
@@ -55,6 +58,7 @@ class Context:
     context_hash: str
     replay_warnings: tuple[str, ...]
     skipped: str | None = None
+    pixel_hashes: tuple[str, ...] = ()  # per frame: evals.pixel_keys.pixel_digest (cache keys)
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -174,7 +178,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     if images > spec.max_frames:  # the archive keeps the provider's budget; this guards typos
         raise ValueError(f"{item.item_id} {arm.label}: the context carries {images:,} frames, "
                          f"more than max_frames={spec.max_frames:,}")
-    keyed, hashes, _ = _keyed(chat, frames)
+    keyed, hashes, pngs = _keyed(chat, frames)
     stored = _stored_context(keyed, hashes, bill.images)
     if tools:
         stored["tools"] = tools
@@ -201,7 +205,8 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         text_tail_chars=_archive_text_chars(replay.final_archive()),
         compaction_cost_tokens=_usage_tokens(replay.llm_usage),
         discarded_round=replay.discarded_round, context_hash=context_hash,
-        replay_warnings=replay.warnings, skipped=skipped)
+        replay_warnings=replay.warnings, skipped=skipped,
+        pixel_hashes=tuple(pixel_digest(png) for png in pngs))
 
 
 def _override_detail(messages: Sequence[dict[str, Any]], detail: str) -> None:

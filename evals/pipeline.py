@@ -26,6 +26,9 @@ evidence and the gold answers in litellm ``metadata``. What changes its answer b
 prompt (target, seen sizes, its own code) travels as a ``reader_view`` request param, which the
 cache key includes. Its numbers are a legibility floor, never a model ranking, and are printed
 with ``OCR_NOTE`` wherever they appear.
+
+Progress lines, the plan and the summary go to the ``log`` callable, by default
+:data:`evals.reporter.console` (stdout, mirrored into Hydra's job log).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from evals.records import (
     completed_keys,
     record_key,
 )
+from evals.reporter import console
 from evals.scoring import score
 from evals.sessions import SessionItem, as_session
 from evals.spec import RunSpec
@@ -74,7 +78,8 @@ _FLUSH_SECONDS = 2.0
 
 @dataclass(frozen=True)
 class Versions:
-    """What produced a row: code, tables and renderer (design §5)."""
+    """What produced a row: code, tables, renderer (design §5) and the packages that change
+    answers or prices (``evals.dependency_versions``)."""
 
     package_version: str
     git_sha: str
@@ -82,12 +87,14 @@ class Versions:
     pricing_table_sha256: str
     model_shapes_sha256: str
     renderer_version: str
+    dependency_versions: Mapping[str, str] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=1)
 def versions() -> Versions:
     from importlib.metadata import PackageNotFoundError, version
 
+    from evals.dependency_versions import dependency_versions
     from snapcompact.core import shape_table_sha256
     from snapcompact.pricing import model_shapes_sha256, pricing_table_sha256
     from snapcompact.render import RENDERER_VERSION
@@ -97,12 +104,16 @@ def versions() -> Versions:
     except PackageNotFoundError:
         package = "unknown"
     return Versions(package, _git_sha(), shape_table_sha256(), pricing_table_sha256(),
-                    model_shapes_sha256(), RENDERER_VERSION)
+                    model_shapes_sha256(), RENDERER_VERSION, dependency_versions())
 
 
 def _git_sha() -> str:
     """HEAD of the checkout the code runs from, with ``-dirty`` for uncommitted changes."""
     root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        # an installed wheel: site-packages may sit inside some other checkout (a venv in a
+        # repository), whose HEAD says nothing about this code
+        return "unknown"
     try:
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=10, check=True).stdout.strip()
@@ -197,7 +208,7 @@ class Planned:
             model=self.model_id,
             messages=self.messages(data_url),
             params=dict(self.params),
-            frame_hashes=self.context.frame_hashes,
+            frame_hashes=self.context.pixel_hashes,  # the cache keys on pixels, not PNG bytes
             metadata=dict(self.metadata),
             predicted_prompt_tokens=self.predicted_prompt_tokens,
             predicted_cost_usd=self.spend_predicted_usd,
@@ -288,7 +299,7 @@ def load_items(spec: RunSpec) -> list[SessionItem]:
     return [as_session(item) for item in items]
 
 
-def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = print,
+def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = console,
                summarizer: Callable[..., Any] | None = None) -> Plan:
     """Replay every (item, arm) once and plan every question; drop rows already recorded."""
     frames = None if spec.dry_run else FrameStore(run_dir / "frames")
@@ -370,6 +381,7 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         shape_table_sha256=v.shape_table_sha256,
         pricing_table_sha256=v.pricing_table_sha256,
         renderer_version=v.renderer_version,
+        dependency_versions=dict(v.dependency_versions),
         frames=len(context.frame_hashes),
         frame_px=context.frame_px,
         frame_hashes=context.frame_hashes,
@@ -686,7 +698,7 @@ def _skipped_rows(plan: Plan, spec: RunSpec, run_id: str, v: Versions,
 
 
 def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = None,
-        log: Callable[[str], None] = print) -> RunResult:
+        log: Callable[[str], None] = console) -> RunResult:
     """Plan, check the budget, send, score and record. Raises ``BudgetExceeded`` before sending
     if the predicted spend is past ``budget_usd``, ``MissingCredentials`` if keys are unset,
     ``PreflightError`` if a request breaks a provider limit (nothing is sent then either)."""

@@ -116,6 +116,9 @@ class Record:
     cache_key: str | None = None  # the response cache entry (no secrets: see evals.cache)
     replay_warnings: tuple[str, ...] = ()  # the first five warnings of the replay
     # --- the question ------------------------------------------------------------------------
+    # --- versions of the packages that change answers or prices (evals.dependency_versions) ---
+    dependency_versions: Mapping[str, str] = field(default_factory=dict)
+    # --- context -----------------------------------------------------------------------------
     question: str = ""
     gold_answers: tuple[str, ...] = ()
     question_kind: str | None = None  # the generator's question kind (e.g. "fact", "needle")
@@ -143,6 +146,7 @@ class Record:
             data[name] = dict(getattr(self, name))
         if self.reading is not None:
             data["reading"] = dict(self.reading)
+        data["dependency_versions"] = dict(self.dependency_versions)
         return data
 
     @classmethod

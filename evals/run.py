@@ -6,11 +6,12 @@ model=a,b``), with launchers for parallel and cluster jobs. This module only wir
 harness: it turns the composed config into a checked ``RunSpec`` (``evals.spec``) and hands it
 to ``evals.pipeline.run``. Nothing here decides what is measured.
 
-The configs are found next to this package (``<repo>/configs``), so the command works from any
-working directory of an editable install. Relative paths in the config (``results_dir``,
-``cache_dir``) are taken from the directory the command was started in; Hydra does not change
-it (``hydra.job.chdir=false``). The run directory is Hydra's output directory, made
-deterministic in ``configs/hydra/default.yaml`` so a rerun of the same command resumes.
+The configs are package data (``evals.package_data``: ``configs/`` in a checkout, installed
+with the wheel), so the command works from any working directory, editable install or not.
+Relative paths in the config (``results_dir``, ``cache_dir``) are taken from the directory
+the command was started in; Hydra does not change it (``hydra.job.chdir=false``). The run
+directory is Hydra's output directory, made deterministic in ``configs/hydra/default.yaml`` so a
+rerun of the same command resumes.
 
 Safety at the edge: folder names are built by resolvers that refuse what would escape
 ``results_dir`` or land at the filesystem root, and redact secrets (``evals.redaction``);
@@ -40,10 +41,12 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+from evals.package_data import CONFIG_DIR
+from evals.reporter import console
+
 CONFIG_NAME = "eval"
 
-log = logging.getLogger("snapcompact-eval")
+log = logging.getLogger(__name__)
 
 
 _MAX_SEGMENT_BYTES = 200  # file systems allow 255 bytes per name; leave room for Hydra's
@@ -166,10 +169,10 @@ def run_config(cfg: DictConfig, run_dir: str | os.PathLike[str], *,
 
         ResponseCache(spec.cache_dir)  # an unusable cache folder fails now, before planning
     if spec.dry_run:  # reads only: may look at a folder another runner is filling
-        return run(spec, run_dir, completion_fn=completion_fn, log=print)
+        return run(spec, run_dir, completion_fn=completion_fn, log=console)
     with run_folder_lock(run_dir):
         _write_run_files(cfg, spec, run_dir)
-        return run(spec, run_dir, completion_fn=completion_fn, log=print)
+        return run(spec, run_dir, completion_fn=completion_fn, log=console)
 
 
 def _output_dir() -> Path:
@@ -226,7 +229,7 @@ def hydra_main(cfg: DictConfig) -> None:
             raise
         kind = "budget" if isinstance(exc, BudgetExceeded) else "error"
         line = f"snapcompact-eval: {kind}: {_user_message(exc)}"
-        print(line, file=sys.stderr)
+        console.error(line)
         _FAILURES.append(line)
 
 
@@ -281,14 +284,13 @@ def main() -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        print("snapcompact-eval: interrupted (rerun the same command to resume)",
-              file=sys.stderr)
+        console.error("snapcompact-eval: interrupted (rerun the same command to resume)")
         raise SystemExit(130) from None
     except Exception as exc:
         if _DEBUG:
             raise
         kind = "budget" if isinstance(exc, BudgetExceeded) else "error"
-        print(f"snapcompact-eval: {kind}: {_user_message(exc)}", file=sys.stderr)
+        console.error(f"snapcompact-eval: {kind}: {_user_message(exc)}")
         raise SystemExit(2) from None
     if _FAILURES:
         raise SystemExit(2)

@@ -16,6 +16,7 @@ first use, so ``import snapcompact`` stays cheap.
 from __future__ import annotations
 
 import importlib
+import logging as _logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,6 +38,11 @@ if TYPE_CHECKING:
     from snapcompact.pricing import ImageBill, ResolvedShape, bill_image, resolve_shape
     from snapcompact.render import Frame, frames, render, render_many
     from snapcompact.text import normalize
+
+# The library logs under "snapcompact.*" and never configures output: the application decides
+# (Hydra's job log for the eval harness). The NullHandler keeps Python's last-resort handler from
+# printing the library's warnings when the application has configured nothing.
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 #: Public name -> the stage package that owns it.
 _WHERE: dict[str, str] = {

@@ -21,8 +21,9 @@ What a transcription does, in order:
      an empty cell; the second copy of a row in the line-repeat shapes (8x8r) is recognised by
      its similarity to the row above and dropped.
 
-Transcripts are cached by (PNG hash, seen size, settings) in an in-process LRU and, when a
-directory is given (argument or SNAPCOMPACT_OCR_CACHE), on disk.
+Transcripts are cached by (decoded pixels, seen size, settings, engine) in an in-process LRU and,
+when a directory is given (argument or SNAPCOMPACT_OCR_CACHE), on disk. Pixels, not PNG bytes
+(:mod:`evals.pixel_keys`): the same frame deflated another way is not read twice.
 """
 
 from __future__ import annotations
@@ -354,8 +355,14 @@ def clear_memory_cache() -> None:
 
 def cache_key(png_bytes: bytes, seen_size: tuple[int, int] | None, settings: OcrSettings) -> str:
     """Content address of one transcription: pixels, seen size, settings, engine."""
+    from evals.pixel_keys import pixel_digest
+
+    try:
+        pixels = pixel_digest(png_bytes)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"png_bytes is not a readable PNG: {exc}") from None
     digest = hashlib.sha256()
-    digest.update(hashlib.sha256(bytes(png_bytes)).digest())
+    digest.update(bytes.fromhex(pixels))
     digest.update(repr((_parse_size(seen_size), sorted(asdict(settings).items()),
                         engine_version())).encode())
     return digest.hexdigest()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.package_data import CONFIG_DIR
 from evals.twins.anthropic import AnthropicTwin, BedrockConverseTwin
 from evals.twins.gemini import GeminiTwin
 from evals.twins.openai import OpenAITwin
@@ -46,7 +47,6 @@ __all__ = [
     "twin_for",
 ]
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 #: litellm route (prefix of ``litellm_id``) -> twin name. Vertex serves two wires: Claude
 #: models go to ``VERTEX_CLAUDE_TWIN`` (rawPredict), the rest to "vertex" (generateContent).
