@@ -52,7 +52,8 @@ def state_file_for(limits_dir: str | os.PathLike[str], model: str) -> Path:
 class TokenRateLimiter:
     """Waits until ``tokens`` more input tokens fit in ``tokens_per_minute``; see the module."""
 
-    def __init__(self, tokens_per_minute: float, *, state_file: str | os.PathLike[str] | None = None,
+    def __init__(self, tokens_per_minute: float, *,
+                 state_file: str | os.PathLike[str] | None = None,
                  clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> None:
         if isinstance(tokens_per_minute, bool) or not isinstance(tokens_per_minute, (int, float)) \

@@ -78,15 +78,18 @@ class InlineOptions:
             raise ValueError(f"snapcompact.systemPrompt must be one of {', '.join(_MODES)}, "
                              f"got {self.system_prompt!r}")
         if type(self.tool_results) is not bool:
-            raise ValueError(f"snapcompact.toolResults must be true or false, got {self.tool_results!r}")
+            raise ValueError("snapcompact.toolResults must be true or false, got "
+                             f"{self.tool_results!r}")
 
     @classmethod
     def from_settings(cls, snapcompact: Any) -> InlineOptions:
         """From a :class:`~.settings.SnapcompactSettings`."""
-        return cls(snapcompact.system_prompt, snapcompact.tool_results, snapcompact.shape, snapcompact.frame_size)
+        return cls(snapcompact.system_prompt, snapcompact.tool_results, snapcompact.shape,
+                   snapcompact.frame_size)
 
     @property
     def enabled(self) -> bool:
+        """Whether any inline imaging is switched on (tool results or the system prompt)."""
         return self.tool_results or self.system_prompt != "none"
 
 
@@ -102,6 +105,8 @@ class ToolResultCandidate:
 
 @dataclass(frozen=True)
 class PromptCandidate:
+    """The system prompt as frames, priced: what imaging it would cost against its text tokens."""
+
     text_tokens: int
     frames: int
 
@@ -119,8 +124,8 @@ def _passes_gate(frames: int, frame_tokens: int, text_tokens: int) -> bool:
 
 
 def plan_inline_swaps(options: InlineOptions, *, frame_tokens: int, budget: int,
-                      tool_results: Sequence[ToolResultCandidate], system_prompt: PromptCandidate | None,
-                      has_user_message: bool) -> InlinePlan:
+                      tool_results: Sequence[ToolResultCandidate],
+                      system_prompt: PromptCandidate | None, has_user_message: bool) -> InlinePlan:
     """Which content goes out as frames (pure; the request transform and the estimate share it).
 
     ``tool_results`` are every tool result of the request in order, the newest included (it is
@@ -158,7 +163,8 @@ class SystemPromptTarget:
     user_note: str
 
 
-def select_system_prompt_target(system_prompt: Sequence[str] | None, mode: str) -> SystemPromptTarget | None:
+def select_system_prompt_target(system_prompt: Sequence[str] | None,
+                                mode: str) -> SystemPromptTarget | None:
     """``all``: the whole prompt (joined by blank lines) becomes a stub; ``agents-md``: only its
     context-file sections, each replaced by a stub in place. None when there is nothing to image."""
     if not system_prompt or mode == "none":
@@ -167,7 +173,8 @@ def select_system_prompt_target(system_prompt: Sequence[str] | None, mode: str) 
         text = "\n\n".join(system_prompt)
         if not text:
             return None
-        return SystemPromptTarget("all", text, (prompt("inline-system-stub"),), prompt("inline-system-note"))
+        return SystemPromptTarget("all", text, (prompt("inline-system-stub"),),
+                                  prompt("inline-system-note"))
     extracted: list[str] = []
     stub = prompt("inline-context-stub").strip()
 
@@ -187,7 +194,8 @@ def select_system_prompt_target(system_prompt: Sequence[str] | None, mode: str) 
 
 
 def _blocks(content: Any) -> list[Mapping[str, Any]]:
-    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, (list, tuple)) else []
+    return ([b for b in content if isinstance(b, Mapping)] if isinstance(content, (list, tuple))
+            else [])
 
 
 def tool_result_text(content: Any) -> str:
@@ -220,7 +228,8 @@ def _budget(model: ModelInfo, messages: Sequence[Mapping[str, Any]]) -> int:
     return provider_image_budget(model.provider) - _count_images(messages)
 
 
-def _candidate(message: Mapping[str, Any], shape: Any, estimator: TokenEstimator) -> tuple[ToolResultCandidate, str]:
+def _candidate(message: Mapping[str, Any], shape: Any,
+               estimator: TokenEstimator) -> tuple[ToolResultCandidate, str]:
     from snapcompact.render import frames
 
     text = tool_result_text(message.get("content"))
@@ -263,10 +272,12 @@ def estimate_inline_savings(options: InlineOptions, model: ModelInfo, system_pro
     shape, frame_tokens = resolved.shape, resolved.frame_token_estimate
     budget = _budget(model, messages)
     candidates = [_candidate(m, shape, estimator)[0] for m in messages
-                  if options.tool_results and m.get("role") == "toolResult" and isinstance(m.get("toolCallId"), str)]
+                  if options.tool_results and m.get("role") == "toolResult"
+                  and isinstance(m.get("toolCallId"), str)]
     target = select_system_prompt_target(system_prompt, options.system_prompt)
     prompt_candidate = _prompt_candidate(target, shape, estimator)
-    plan = plan_inline_swaps(options, frame_tokens=frame_tokens, budget=budget, tool_results=candidates,
+    plan = plan_inline_swaps(options, frame_tokens=frame_tokens, budget=budget,
+                             tool_results=candidates,
                              system_prompt=prompt_candidate, has_user_message=True)
     saved = 0
     prompt_part = None
@@ -278,9 +289,10 @@ def estimate_inline_savings(options: InlineOptions, model: ModelInfo, system_pro
         reason = None
         if not applied:
             leftover = budget - sum(s.frames for s in plan.tool_results)
-            reason = ("empty" if c.frames == 0 else "budget" if c.frames > min(leftover, MAX_SYSTEM_PROMPT_FRAMES)
-                      else "margin")
-        prompt_part = {"applied": applied, "reason": reason, "text_tokens": c.text_tokens, "frames": c.frames,
+            reason = ("empty" if c.frames == 0 else "budget"
+                      if c.frames > min(leftover, MAX_SYSTEM_PROMPT_FRAMES) else "margin")
+        prompt_part = {"applied": applied, "reason": reason, "text_tokens": c.text_tokens,
+                       "frames": c.frames,
                        "image_tokens": image_tokens, "saved_tokens": prompt_saved,
                        "scope": target.scope if target is not None else options.system_prompt}
         saved += prompt_saved
@@ -289,7 +301,8 @@ def estimate_inline_savings(options: InlineOptions, model: ModelInfo, system_pro
         text_tokens = sum(s.text_tokens for s in plan.tool_results)
         frame_count = sum(s.frames for s in plan.tool_results)
         results_saved = max(0, text_tokens - frame_count * frame_tokens)
-        results_part = {"total": len(candidates), "swapped": len(plan.tool_results), "text_tokens": text_tokens,
+        results_part = {"total": len(candidates), "swapped": len(plan.tool_results),
+                        "text_tokens": text_tokens,
                         "frames": frame_count, "image_tokens": frame_count * frame_tokens,
                         "saved_tokens": results_saved}
         saved += results_saved
@@ -325,10 +338,12 @@ class InlineImager:
     options: InlineOptions = field(default_factory=InlineOptions)
     estimator: TokenEstimator = DEFAULT_ESTIMATOR
     render: Callable[[str, Any, int | None], list[Any]] = _default_render
-    _tool_cache: dict[str, tuple[str, Any, list[dict[str, Any]]]] = field(default_factory=dict, repr=False)
+    _tool_cache: dict[str, tuple[str, Any, list[dict[str, Any]]]] = field(default_factory=dict,
+                                                                          repr=False)
     _prompt_cache: tuple[str, Any, list[dict[str, Any]]] | None = field(default=None, repr=False)
 
-    def _frames(self, text: str, resolved: Any, max_frames: int | None, cached: Any) -> list[dict[str, Any]]:
+    def _frames(self, text: str, resolved: Any, max_frames: int | None,
+                cached: Any) -> list[dict[str, Any]]:
         key = (resolved.shape, resolved.image_detail)
         if cached is not None and cached[0] == text and cached[1] == key:
             return cached[2]
@@ -340,11 +355,12 @@ class InlineImager:
             blocks.append(block)
         return blocks
 
-    def transform(self, system_prompt: Sequence[str] | str | None, messages: Sequence[Mapping[str, Any]],
-                  model: ModelInfo) -> InlineRequest:
+    def transform(self, system_prompt: Sequence[str] | str | None,
+                  messages: Sequence[Mapping[str, Any]], model: ModelInfo) -> InlineRequest:
         """``messages`` are wire-role JSON messages (user/assistant/toolResult/developer)."""
         options = self.options
-        prompt_parts = (system_prompt,) if isinstance(system_prompt, str) else tuple(system_prompt or ())
+        prompt_parts = ((system_prompt,) if isinstance(system_prompt, str)
+                        else tuple(system_prompt or ()))
         unchanged = InlineRequest(prompt_parts, [dict(m) for m in messages])
         if not options.tool_results:
             self._tool_cache.clear()
@@ -371,35 +387,42 @@ class InlineImager:
         user_index = next((i for i, m in enumerate(out) if m.get("role") == "user"), -1)
         plan = plan_inline_swaps(options, frame_tokens=resolved.frame_token_estimate, budget=budget,
                                  tool_results=candidates,
-                                 system_prompt=_prompt_candidate(target, resolved.shape, self.estimator),
+                                 system_prompt=_prompt_candidate(target, resolved.shape,
+                                                                 self.estimator),
                                  has_user_message=user_index >= 0)
         savings = []
         for swap in plan.tool_results:
             index, text = targets[swap.id]
             frames = self._frames(text, resolved, None, self._tool_cache.get(swap.id))
             self._tool_cache[swap.id] = (text, (resolved.shape, resolved.image_detail), frames)
-            content: list[dict[str, Any]] = [{"type": "text", "text": prompt("inline-tool-result-note")}, *frames]
+            note = {"type": "text", "text": prompt("inline-tool-result-note")}
+            content: list[dict[str, Any]] = [note, *frames]
             images = 0
             for block in _blocks(out[index].get("content")):
                 if block.get("type") == "image":
                     images += 1
-                    content.append({"type": "text", "text": f"[Original source image {images}; it belongs where "
-                                                            "its marker stands in the frame text.]"})
+                    content.append({"type": "text",
+                                    "text": f"[Original source image {images}; it belongs "
+                                                            "where its marker stands in the frame "
+                                                            "text.]"})
                     content.append(dict(block))
             out[index] = {**out[index], "content": content}
-            savings.append((swap.id, max(0, swap.text_tokens - swap.frames * resolved.frame_token_estimate)))
+            savings.append((swap.id,
+                            max(0, swap.text_tokens - swap.frames * resolved.frame_token_estimate)))
         if options.tool_results:
             live = set(targets)
             for key in [k for k in self._tool_cache if k not in live]:
                 del self._tool_cache[key]
         new_prompt = prompt_parts
         if plan.system_prompt is not None and target is not None and user_index >= 0:
-            frames = self._frames(target.text, resolved, MAX_SYSTEM_PROMPT_FRAMES, self._prompt_cache)
+            frames = self._frames(target.text, resolved, MAX_SYSTEM_PROMPT_FRAMES,
+                                  self._prompt_cache)
             self._prompt_cache = (target.text, (resolved.shape, resolved.image_detail), frames)
             original = out[user_index].get("content")
             original_blocks = ([{"type": "text", "text": original}] if isinstance(original, str)
                                else [dict(b) for b in _blocks(original)])
-            out[user_index] = {**out[user_index], "content": [{"type": "text", "text": target.user_note}, *frames,
+            out[user_index] = {**out[user_index],
+                               "content": [{"type": "text", "text": target.user_note}, *frames,
                                                               *original_blocks]}
             new_prompt = target.replacement
         changed = bool(savings) or new_prompt is not prompt_parts

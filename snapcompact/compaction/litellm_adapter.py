@@ -13,7 +13,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["litellm_chat", "litellm_complete", "litellm_responses_compact", "summarizer_chat_messages"]
+__all__ = ["litellm_chat", "litellm_complete", "litellm_responses_compact",
+           "summarizer_chat_messages"]
 
 
 def _usage(response: Any) -> dict[str, Any] | None:
@@ -133,19 +134,22 @@ def litellm_chat(model: str, **litellm_kwargs: Any) -> Callable[..., Any]:
     return chat
 
 
-def litellm_responses_compact(model: str, **litellm_kwargs: Any) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+def litellm_responses_compact(
+        model: str, **litellm_kwargs: Any) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """``responses_compact(request) -> response`` on litellm's ``compact_responses``
     (``POST /v1/responses/compact``) for :mod:`.openai_compact`.
 
     ``model`` is litellm's model name (``openai/gpt-5``); the request's ``input`` and
-    ``instructions`` are sent, extra keyword arguments (``api_base``, ``api_key`` ...) passed through.
+    ``instructions`` are sent, extra keyword arguments (``api_base``, ``api_key`` ...) passed
+    through.
     """
     def responses_compact(request: Mapping[str, Any]) -> dict[str, Any]:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
         response = litellm.compact_responses(input=list(request["input"]), model=model,
-                                             instructions=request.get("instructions"), **litellm_kwargs)
+                                             instructions=request.get("instructions"),
+                                             **litellm_kwargs)
         data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
         return {**data, "output": [dict(item) for item in data.get("output") or ()]}
 

@@ -55,17 +55,20 @@ ResponsesCompactFn = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 def uses_openai_remote_compaction(model: ModelInfo) -> bool:
     """OpenAI and OpenAI Codex models (by provider, or by a Responses wire API)."""
-    return model.provider in _OPENAI_PROVIDERS or (model.provider is None and model.api in _RESPONSES_APIS)
+    return model.provider in _OPENAI_PROVIDERS or (model.provider is None
+                                                   and model.api in _RESPONSES_APIS)
 
 
 def remote_compaction_summary(input_tokens: int = 0) -> str:
     """The entry's summary text when the provider holds the history."""
     text = "Remote compaction preserved provider-native history for this session."
-    return text + (f" Compaction processed {input_tokens} input tokens." if input_tokens > 0 else "")
+    return text + (f" Compaction processed {input_tokens} input tokens." if input_tokens > 0
+                   else "")
 
 
 def _blocks(content: Any) -> list[Mapping[str, Any]]:
-    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, (list, tuple)) else []
+    return ([b for b in content if isinstance(b, Mapping)] if isinstance(content, (list, tuple))
+            else [])
 
 
 def _call_id(raw: Any) -> str:
@@ -79,11 +82,13 @@ def _user_item(message: Mapping[str, Any]) -> dict[str, Any] | None:
     if isinstance(content, str) and content.strip():
         parts.append({"type": "input_text", "text": content})
     for block in _blocks(content):
-        if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+        if (block.get("type") == "text" and isinstance(block.get("text"), str)
+                and block["text"].strip()):
             parts.append({"type": "input_text", "text": block["text"]})
         elif block.get("type") == "image":
+            mime = block.get("mimeType", "image/png")
             parts.append({"type": "input_image", "detail": "auto",
-                          "image_url": f"data:{block.get('mimeType', 'image/png')};base64,{block.get('data', '')}"})
+                          "image_url": f"data:{mime};base64,{block.get('data', '')}"})
     return {"type": "message", "role": message["role"], "content": parts} if parts else None
 
 
@@ -101,7 +106,8 @@ def _tool_output(message: Mapping[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
-    return "\n".join(str(b["text"]) for b in _blocks(content) if b.get("type") == "text" and isinstance(
+    return "\n".join(str(b["text"]) for b in _blocks(content) if b.get("type") == "text"
+                     and isinstance(
         b.get("text"), str))
 
 
@@ -110,7 +116,8 @@ def native_history(messages: Sequence[Mapping[str, Any]],
     """Responses input items for wire-role ``messages`` (user/developer/assistant/toolResult),
     after the ``previous`` replacement history when the last compaction was remote too."""
     items: list[dict[str, Any]] = [dict(i) for i in previous or ()]
-    known_calls = {str(i["call_id"]) for i in items if i.get("type") == "function_call" and "call_id" in i}
+    known_calls = {str(i["call_id"]) for i in items if i.get("type") == "function_call"
+                   and "call_id" in i}
     for index, message in enumerate(messages):
         role = message.get("role")
         if role in ("user", "developer"):
@@ -125,19 +132,24 @@ def native_history(messages: Sequence[Mapping[str, Any]],
                     reasoning = _reasoning_item(block.get("thinkingSignature"))
                     if reasoning is not None:
                         items.append(reasoning)
-                elif kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+                elif (kind == "text" and isinstance(block.get("text"), str)
+                      and block["text"].strip()):
                     items.append({"type": "message", "role": "assistant", "id": f"msg_{index}",
-                                  "content": [{"type": "output_text", "text": block["text"], "annotations": []}]})
+                                  "content": [{"type": "output_text", "text": block["text"],
+                                               "annotations": []}]})
                 elif kind == "toolCall":
                     call_id = _call_id(block.get("id"))
                     known_calls.add(call_id)
-                    items.append({"type": "function_call", "call_id": call_id, "name": str(block.get("name")),
-                                  "arguments": json.dumps(block.get("arguments"), ensure_ascii=False,
+                    items.append({"type": "function_call", "call_id": call_id,
+                                  "name": str(block.get("name")),
+                                  "arguments": json.dumps(block.get("arguments"),
+                                                          ensure_ascii=False,
                                                           separators=(",", ":"))})
         elif role == "toolResult":
             call_id = _call_id(message.get("toolCallId"))
             if call_id in known_calls:
-                items.append({"type": "function_call_output", "call_id": call_id, "output": _tool_output(message)})
+                items.append({"type": "function_call_output", "call_id": call_id,
+                              "output": _tool_output(message)})
     return items
 
 
@@ -150,20 +162,24 @@ def _kept_output_item(item: Any) -> bool:
 
 
 def _is_compaction_item(item: Mapping[str, Any]) -> bool:
-    return (item.get("type") == "compaction" and isinstance(item.get("encrypted_content"), str)) or \
-        item.get("type") == "compaction_summary"
+    return ((item.get("type") == "compaction" and isinstance(item.get("encrypted_content"), str))
+            or item.get("type") == "compaction_summary")
 
 
 def request_openai_remote_compaction(responses_compact: ResponsesCompactFn, model: ModelInfo,
-                                     items: Sequence[Mapping[str, Any]], instructions: str) -> dict[str, Any]:
-    """Ask the endpoint; the preserve-data record ``{provider, replacementHistory, compactionItem}``.
+                                     items: Sequence[Mapping[str, Any]],
+                                     instructions: str) -> dict[str, Any]:
+    """Ask the endpoint; the preserve-data record ``{provider, replacementHistory,
+    compactionItem}``.
 
     Kept from the output: compaction items and user/assistant messages. An answer without a
     compaction item is an error (the caller falls back to a local summary).
     """
-    response = responses_compact({"model": model.id, "input": list(items), "instructions": instructions})
+    response = responses_compact({"model": model.id, "input": list(items),
+                                  "instructions": instructions})
     output = response.get("output") if isinstance(response, Mapping) else None
-    history = [dict(item) for item in output if _kept_output_item(item)] if isinstance(output, list) else None
+    history = ([dict(item) for item in output if _kept_output_item(item)]
+               if isinstance(output, list) else None)
     if history is None:
         raise ValueError("remote compaction response has no output list")
     compaction = next((item for item in reversed(history) if _is_compaction_item(item)), None)
@@ -172,7 +188,8 @@ def request_openai_remote_compaction(responses_compact: ResponsesCompactFn, mode
     return {"provider": model.provider, "replacementHistory": history, "compactionItem": compaction}
 
 
-def replacement_history(preserve_data: Mapping[str, Any] | None, provider: str | None = None) -> list[Any] | None:
+def replacement_history(preserve_data: Mapping[str, Any] | None,
+                        provider: str | None = None) -> list[Any] | None:
     """The stored replacement history (for ``provider`` only, when given), else None."""
     record = (preserve_data or {}).get(OPENAI_REMOTE_COMPACTION_KEY)
     if not isinstance(record, Mapping) or not isinstance(record.get("replacementHistory"), list):
@@ -219,5 +236,5 @@ def compact_openai_remote(prep: Any, responses_compact: ResponsesCompactFn, mode
     return CompactionPayload(
         summary=upsert_file_operations(remote_compaction_summary(), lists, ops.read),
         first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before,
-        strategy="context-full", short_summary=REMOTE_COMPACTION_SHORT_SUMMARY, details=lists.to_json(),
-        preserve_data={**preserve, OPENAI_REMOTE_COMPACTION_KEY: record})
+        strategy="context-full", short_summary=REMOTE_COMPACTION_SHORT_SUMMARY,
+        details=lists.to_json(), preserve_data={**preserve, OPENAI_REMOTE_COMPACTION_KEY: record})

@@ -200,7 +200,8 @@ class CompactionPipeline:
         self.chat = chat
         self.system_prompt = system_prompt
         self.tools = tools
-        #: OpenAI's ``/responses/compact`` (see :mod:`.openai_compact`), tried first for OpenAI models.
+        #: OpenAI's ``/responses/compact`` (see :mod:`.openai_compact`), tried first for OpenAI
+        #: models.
         self.responses_compact = responses_compact
         self.notices: list[str] = []
         self._handoff_pending = False
@@ -258,12 +259,14 @@ class CompactionPipeline:
         tool results and the prompt as frames where that pays. The session is not changed; frames
         are cached across calls."""
         options = InlineOptions.from_settings(self.settings.snapcompact)
-        if self._inline is None or self._inline.options != options or self._inline.estimator is not self.estimator:
+        if (self._inline is None or self._inline.options != options
+            or self._inline.estimator is not self.estimator):
             self._inline = InlineImager(options, self.estimator)
         limit = self.settings.snapcompact.max_frame_data_bytes
-        wire = [w for m in self.context().messages if (w := to_wire_json(m, max_frame_data_bytes=limit)) is not None]
-        return self._inline.transform(self.system_prompt if system_prompt is None else system_prompt, wire,
-                                      self.model)
+        wire = [w for m in self.context().messages
+                if (w := to_wire_json(m, max_frame_data_bytes=limit)) is not None]
+        return self._inline.transform(self.system_prompt if system_prompt is None
+                                      else system_prompt, wire, self.model)
 
     def estimate_tokens(self) -> int:
         """Estimated prompt tokens of the current branch."""
@@ -311,7 +314,8 @@ class CompactionPipeline:
         if strategy == "snapcompact" and custom_instructions:
             return "context-full"
         if strategy == "shake" and reason == "manual":
-            return "context-full"  # a manual compaction asks for a summary; shake() is the manual shake
+            # a manual compaction asks for a summary; shake() is the manual shake
+            return "context-full"
         return strategy
 
     def _kept_tokens(self, prep: CompactionPreparation) -> int:
@@ -378,11 +382,14 @@ class CompactionPipeline:
                 # Retrying would send the same oversized context again: recovery failed, no retry.
                 return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False,
                                          error=self._notice(failure_message(
-                                             reason, "nothing to compact (the kept recent turn alone is too large)")),
+                                             reason,
+                                             "nothing to compact (the kept recent turn alone is "
+                                             "too large)")),
                                          warnings=tuple(shake_notes))
             return CompactionOutcome(reason, skipped="nothing to compact", will_retry=False,
                                      warnings=tuple(shake_notes))
-        hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path), custom_instructions, reason,
+        hook = self.hooks.run_before_compact(BeforeCompactEvent(prep, tuple(path),
+                                                                custom_instructions, reason,
                                                                 will_retry))
         if isinstance(hook, Cancel):
             return CompactionOutcome(reason, cancelled=True, skipped=hook.reason)
@@ -420,7 +427,9 @@ class CompactionPipeline:
             if payload is None:
                 payload = self._openai_remote(prep, notes)
             if payload is None:
-                payload = compact_context_full(prep, guarded_complete(self.summary_complete(), self.abort_signal),
+                payload = compact_context_full(prep,
+                                               guarded_complete(self.summary_complete(),
+                                                                self.abort_signal),
                                                self.model, self.settings,
                                                custom_instructions=custom_instructions,
                                                overrides=overrides)
@@ -437,18 +446,21 @@ class CompactionPipeline:
             tokens_before=payload.tokens_before, tokens_after=self.estimate_tokens(),
             warnings=tuple(notes))
 
-    def _openai_remote(self, prep: CompactionPreparation, notes: list[str]) -> CompactionPayload | None:
+    def _openai_remote(self, prep: CompactionPreparation,
+                       notes: list[str]) -> CompactionPayload | None:
         """OpenAI/Codex models: the provider's compact endpoint first; None = summarize locally."""
         if (self.responses_compact is None or not self.settings.compaction.remote_enabled
                 or not uses_openai_remote_compaction(self.model)):
             return None
         self.abort_signal.check()
         try:
-            payload = compact_openai_remote(prep, self.responses_compact, self.model, prompt("summarization-system"))
+            payload = compact_openai_remote(prep, self.responses_compact, self.model,
+                                            prompt("summarization-system"))
         except CompactionAborted:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure of the native request: summarize locally
-            notes.append(self._notice(f"OpenAI remote compaction failed ({_one_line(exc)}): summarizing locally"))
+            notes.append(self._notice(f"OpenAI remote compaction failed ({_one_line(exc)}): "
+                                      "summarizing locally"))
             return None
         self.abort_signal.check()
         return payload
@@ -456,12 +468,14 @@ class CompactionPipeline:
     # ------------------------------------------------------------------ shake
 
     def _shake_config(self, base: ShakeConfig) -> ShakeConfig:
-        """``base`` at the latest compaction boundary, with the caller's protected paths (the plan)."""
+        """``base`` at the latest compaction boundary, with the caller's protected paths (the
+        plan)."""
         return replace(base, keep_boundary_id=latest_compaction_boundary(self.session.get_branch()),
                        protected_paths=(*base.protected_paths, *self.protected_paths))
 
     def _save_shake_artifact(self, text: str) -> str | None:
-        """Keep the shaken originals next to the session file; the artifact id, or None in memory."""
+        """Keep the shaken originals next to the session file; the artifact id, or None in
+        memory."""
         if self.session.path is None:
             return None
         folder = self.session.path.with_name(self.session.path.stem + ".artifacts")
@@ -472,13 +486,17 @@ class CompactionPipeline:
                 number += 1
             (folder / f"shake-{number}.md").write_text(text, encoding="utf-8")
         except OSError as exc:
-            self._notice(f"shake could not save a recovery artifact ({exc}); placeholders carry no link")
+            self._notice(f"shake could not save a recovery artifact ({exc}); placeholders carry no "
+                         "link")
             return None
         return f"shake-{number}"
 
     def shake(self, config: ShakeConfig = AGGRESSIVE_SHAKE_CONFIG) -> ShakeApplied:
-        """Elide heavy content now (the manual shake: aggressive by default); the session is rewritten
-        when anything was elided. The originals go to a recovery artifact when the session has a file."""
+        """Elide heavy content now (the manual shake: aggressive by default).
+
+        The session is rewritten when anything was elided; the originals go to a recovery artifact
+        when the session has a file.
+        """
         self.abort_signal.check()
         path = self.session.get_branch()
         regions = collect_shake_regions(path, self._shake_config(config), estimator=self.estimator)
@@ -500,18 +518,21 @@ class CompactionPipeline:
         reclaimed = applied.tool_results_dropped + applied.blocks_dropped > 0
         threshold = self.threshold()
         if measured is not None:
-            # Provider-anchored: the measured prompt less what shake freed, against the recovery band.
-            still_over = max(0, measured - applied.tokens_freed) > int(threshold * SHAKE_RECOVERY_BAND)
+            # Provider-anchored: the measured prompt less what shake freed, against the recovery
+            # band.
+            still_over = (max(0, measured - applied.tokens_freed)
+                          > int(threshold * SHAKE_RECOVERY_BAND))
         else:
             still_over = self.estimate_tokens() > threshold
         if reason != "idle" and ((reason == "overflow" and not reclaimed) or still_over):
             if reclaimed:
-                return None, (f"shake freed ~{applied.tokens_freed} tokens but the context is still above "
+                return None, (f"shake freed ~{applied.tokens_freed} tokens but the context is "
+                              "still above "
                               "the threshold: falling back to context-full")
             return None, "shake found nothing to elide: falling back to context-full"
         return CompactionOutcome(reason, "shake", will_retry=will_retry,
-                                 auto_continue_prompt=prompt("auto-continue") if auto_continue and reclaimed
-                                 else None,
+                                 auto_continue_prompt=prompt("auto-continue") if auto_continue
+                                 and reclaimed else None,
                                  tokens_before=tokens_before, tokens_after=self.estimate_tokens(),
                                  shaken=applied), ""
 
@@ -671,8 +692,10 @@ class CompactionPipeline:
         return CompactionOutcome(**{**outcome.__dict__, "pruned": pruned})
 
     def _inject_auto_continue(self, outcome: CompactionOutcome) -> None:
-        """After threshold maintenance, the agent-authored developer prompt that resumes the work."""
-        wrote = outcome.entry is not None or (outcome.shaken is not None and outcome.shaken.replacements)
+        """After threshold maintenance, the agent-authored developer prompt that resumes the
+        work."""
+        wrote = outcome.entry is not None or (outcome.shaken is not None
+                                              and outcome.shaken.replacements)
         if outcome.auto_continue_prompt and wrote and outcome.error is None:
             self.session.append_message({"role": "developer", "attribution": "agent",
                                          "content": [{"type": "text",

@@ -247,7 +247,8 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
             notes.append(f"message {index}: {outcome.error}")
         if outcome.handoff_session is not None:
             sessions.append(outcome.handoff_session)
-        shaken = frozenset(outcome.shaken.replacements) if outcome.shaken is not None else frozenset()
+        shaken = (frozenset(outcome.shaken.replacements) if outcome.shaken is not None
+                  else frozenset())
         if outcome.entry is None and outcome.handoff_session is None and not shaken:
             continue
         frames = 0

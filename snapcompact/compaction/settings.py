@@ -161,7 +161,8 @@ class SnapcompactSettings:
 
     def __post_init__(self) -> None:
         if self.system_prompt not in SYSTEM_PROMPT_MODES:
-            raise ValueError(f"snapcompact.systemPrompt must be one of {', '.join(SYSTEM_PROMPT_MODES)}, "
+            raise ValueError("snapcompact.systemPrompt must be one of "
+                             f"{', '.join(SYSTEM_PROMPT_MODES)}, "
                              f"got {self.system_prompt!r}")
         _check_bool("snapcompact.toolResults", self.tool_results)
         if not isinstance(self.shape, str):

@@ -34,6 +34,7 @@ from snapcompact.compaction.entries import (
     MessageEntry,
 )
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
+from snapcompact.core import JS_WHITESPACE, JS_WS
 
 __all__ = [
     "AGGRESSIVE_SHAKE_CONFIG",
@@ -91,7 +92,8 @@ class ShakeConfig:
 #: Automatic shake (the ``shake`` strategy): protects the live tail, conservative thresholds.
 DEFAULT_SHAKE_CONFIG = ShakeConfig()
 #: Manual shake: no savings threshold, a small recent tail, artifact recovery reads included.
-AGGRESSIVE_SHAKE_CONFIG = ShakeConfig(protect_tokens=4_000, min_savings=0, protect_artifact_reads=False)
+AGGRESSIVE_SHAKE_CONFIG = ShakeConfig(protect_tokens=4_000, min_savings=0,
+                                      protect_artifact_reads=False)
 #: Dead-end rescue: aggressive reach with no tail at all, artifact recovery reads protected.
 RESCUE_SHAKE_CONFIG = ShakeConfig(protect_tokens=0, min_savings=0)
 
@@ -116,10 +118,10 @@ class ShakeRegion:
 
 
 # JavaScript's whitespace (String.prototype.trimStart and the regex class \s), not Python's.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-_S = "[" + re.escape(_JS_SPACE) + "]"
-# Top-level XML element lines: lowercase tag names only, as the agent's prompt renderer detects them.
+_JS_SPACE = JS_WHITESPACE
+_S = JS_WS
+# Top-level XML element lines: lowercase tag names only, as the agent's prompt renderer detects
+# them.
 _OPENING_XML = re.compile(rf"<([a-z_-]+)(?:{_S}+[^>]*)?>")
 _CLOSING_XML = re.compile(r"</([a-z_-]+)>")
 
@@ -178,7 +180,8 @@ def scan_block_ranges(text: str) -> list[tuple[int, int]]:
 
 
 def _blocks(content: Any) -> list[Mapping[str, Any]]:
-    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, (list, tuple)) else []
+    return ([b for b in content if isinstance(b, Mapping)] if isinstance(content, (list, tuple))
+            else [])
 
 
 def _custom_tokens(entry: CustomMessageEntry, estimator: TokenEstimator) -> int:
@@ -232,7 +235,8 @@ def _internal_artifact_source(message: Mapping[str, Any]) -> bool:
     return isinstance(value, str) and value.startswith("artifact://")
 
 
-def _protected(message: Mapping[str, Any], call: Mapping[str, Any] | None, config: ShakeConfig) -> bool:
+def _protected(message: Mapping[str, Any], call: Mapping[str, Any] | None,
+               config: ShakeConfig) -> bool:
     if message.get("toolName") in config.protected_tools:
         return True
     path = _read_path(message, call)
@@ -261,7 +265,8 @@ def _text_slots(entry: Entry) -> tuple[str, list[tuple[int, str]]]:
         return label, [(-1, content)]
     slots = []
     for index, block in enumerate(content if isinstance(content, (list, tuple)) else ()):
-        if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
+        if (isinstance(block, Mapping) and block.get("type") == "text"
+                and isinstance(block.get("text"), str)):
             slots.append((index, block["text"]))
     return label, slots
 
@@ -300,8 +305,10 @@ def collect_shake_regions(path: Sequence[Entry], config: ShakeConfig = DEFAULT_S
     regions: list[ShakeRegion] = []
     for i in range(_boundary_index(path, config.keep_boundary_id), n):
         entry = path[i]
-        result = entry.message if isinstance(entry, MessageEntry) and entry.role == "toolResult" else None
-        useless = result is not None and result.get("useless") is True and result.get("isError") is not True
+        result = (entry.message if isinstance(entry, MessageEntry) and entry.role == "toolResult"
+                  else None)
+        useless = (result is not None and result.get("useless") is True
+                   and result.get("isError") is not True)
         if not useless and after[i] < config.protect_tokens:
             continue
         if result is not None:
@@ -324,7 +331,8 @@ def collect_shake_regions(path: Sequence[Entry], config: ShakeConfig = DEFAULT_S
                 piece = text[start:end]
                 tokens = estimator.count_text([piece])
                 if tokens >= config.fence_min_tokens:
-                    regions.append(ShakeRegion("block", entry.id, tokens, piece, label, block_index, start, end))
+                    regions.append(ShakeRegion("block", entry.id, tokens, piece, label, block_index,
+                                               start, end))
     savings = sum(max(0, r.tokens - PLACEHOLDER_TOKEN_ESTIMATE) for r in regions)
     return regions if savings >= config.min_savings else []
 
@@ -332,7 +340,8 @@ def collect_shake_regions(path: Sequence[Entry], config: ShakeConfig = DEFAULT_S
 def shake_placeholder(region: ShakeRegion, index: int, artifact_id: str | None = None) -> str:
     """The line that replaces a region (``index`` from 0; the artifact names regions from 1)."""
     if artifact_id:
-        return f"[shaken ~{region.tokens} tokens \u2014 recover: artifact://{artifact_id} (region {index + 1})]"
+        return (f"[shaken ~{region.tokens} tokens \u2014 recover: artifact://{artifact_id} "
+                f"(region {index + 1})]")
     return f"[shaken ~{region.tokens} tokens]"
 
 
@@ -340,7 +349,8 @@ def shake_artifact_text(regions: Sequence[ShakeRegion]) -> str:
     """The recovery artifact: every original region under a numbered heading."""
     parts: list[str] = []
     for i, region in enumerate(regions):
-        parts += [f"### region {i + 1} ({region.label}, ~{region.tokens} tok)", "", region.original_text, ""]
+        parts += [f"### region {i + 1} ({region.label}, ~{region.tokens} tok)", "",
+                  region.original_text, ""]
     return "\n".join(parts)
 
 
@@ -377,14 +387,17 @@ def _shaken_result(message: Mapping[str, Any], placeholder: str, now_ms: int) ->
         kept: list[Any] = [{"type": "text", "text": placeholder}]
     else:
         blocks = list(content or ())
-        first = next((i for i, b in enumerate(blocks) if isinstance(b, Mapping) and b.get("type") == "text"
+        first = next((i for i,
+                      b in enumerate(blocks) if isinstance(b, Mapping) and b.get("type") == "text"
                       and b.get("text")), None)
-        kept = [dict(b) if i != first else {"type": "text", "text": placeholder} for i, b in enumerate(blocks)
+        kept = [dict(b) if i != first else {"type": "text", "text": placeholder} for i,
+                b in enumerate(blocks)
                 if not (isinstance(b, Mapping) and b.get("type") == "text") or i == first]
     return {**message, "content": kept, "prunedAt": now_ms}
 
 
-def apply_shake_regions(path: Sequence[Entry], regions: Sequence[ShakeRegion], replacements: Sequence[str], *,
+def apply_shake_regions(path: Sequence[Entry], regions: Sequence[ShakeRegion],
+                        replacements: Sequence[str], *,
                         now_ms: int, estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> ShakeApplied:
     """New entries with every region replaced (``replacements[i]`` for ``regions[i]``).
 
@@ -400,7 +413,8 @@ def apply_shake_regions(path: Sequence[Entry], regions: Sequence[ShakeRegion], r
     freed = 0
     for region, text in zip(regions, replacements, strict=True):
         if region.entry_id not in by_id:
-            raise ValueError(f"shake region names entry {region.entry_id!r}, which is not on the branch")
+            raise ValueError(f"shake region names entry {region.entry_id!r}, which is not on the "
+                             "branch")
         freed += region.tokens - (estimator.count_text([text]) if text else 0)
         if region.kind == "toolResult":
             results[region.entry_id] = text
@@ -416,10 +430,12 @@ def apply_shake_regions(path: Sequence[Entry], regions: Sequence[ShakeRegion], r
         entry = by_id[entry_id]
         if isinstance(entry, CustomMessageEntry):
             content = _shaken_content(entry.content, slots)
-            out[entry_id] = replace(entry, content=content if isinstance(content, str) else tuple(content))
+            out[entry_id] = replace(entry,
+                                    content=content if isinstance(content, str) else tuple(content))
         elif isinstance(entry, MessageEntry):
             out[entry_id] = replace(entry, message={**entry.message,
-                                                    "content": _shaken_content(entry.message.get("content"), slots)})
+                                                    "content": _shaken_content(
+                                                        entry.message.get("content"), slots)})
     blocks = sum(1 for r in regions if r.kind == "block")
     return ShakeApplied(out, len(regions) - blocks, blocks, max(0, freed))
 
@@ -428,7 +444,8 @@ def format_shake_summary(applied: ShakeApplied) -> str:
     """One line for the operator: what was shaken and roughly how much it freed."""
     parts = []
     if applied.tool_results_dropped:
-        parts.append(f"{applied.tool_results_dropped} tool result{'' if applied.tool_results_dropped == 1 else 's'}")
+        parts.append(f"{applied.tool_results_dropped} tool "
+                     f"result{'' if applied.tool_results_dropped == 1 else 's'}")
     if applied.blocks_dropped:
         parts.append(f"{applied.blocks_dropped} block{'' if applied.blocks_dropped == 1 else 's'}")
     if not parts:
