@@ -44,7 +44,7 @@ def _child(cfg, run_dir, base_dir) -> None:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_kill_9_ten_times_then_resume_loses_and_duplicates_nothing(tmp_path, monkeypatch):
     from evals.client import import_litellm
-    from evals.pipeline import versions
+    from evals.versions import versions
 
     import_litellm()
     versions()  # git sha, table hashes: computed once here, inherited by every forked runner

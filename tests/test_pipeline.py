@@ -29,7 +29,7 @@ from evals import prompts
 from evals.contexts import build_context
 from evals.costs import max_input_tokens
 from evals.datasets import load_dataset
-from evals.pipeline import build_plan
+from evals.planning import build_plan
 from evals.records import ContextStore, FrameStore, iter_records
 from evals.run import CONFIG_DIR, run_config
 from evals.spec import ArmSpec, RunSpec, ShapeSpec

@@ -212,9 +212,9 @@ def test_disk_full_on_records_stops_the_run_and_a_rerun_completes_it(tmp_path, m
 
     overrides = [*mock_overrides(tmp_path), "model.concurrency=1"]
     monkeypatch.setattr(records_module, "_FLUSH_ROWS", 2, raising=False)
-    import evals.pipeline as pipeline_module
+    import evals.rows as rows_module
 
-    monkeypatch.setattr(pipeline_module, "_FLUSH_ROWS", 2)
+    monkeypatch.setattr(rows_module, "_FLUSH_ROWS", 2)
     monkeypatch.setattr(records_module.os, "write", enospc_after_first)
     with pytest.raises(OSError, match="No space left"):
         run_config(compose_cfg(overrides), tmp_path / "run", base_dir=tmp_path,

@@ -26,7 +26,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from evals.cache import LOCATION_READER_INPUTS
-from evals.pipeline import build_plan, make_client
+from evals.pipeline import make_client
+from evals.planning import build_plan
 from evals.run import CONFIG_DIR
 from evals.spec import RunSpec
 

@@ -24,8 +24,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from hydra import compose, initialize_config_dir
 
 from evals.cache import ResponseCache
-from evals.pipeline import OCR_NOTE
 from evals.records import iter_records
+from evals.rows import OCR_NOTE
 from evals.run import CONFIG_DIR, main, run_config
 
 DUMMY_KEYS = {"ANTHROPIC_API_KEY": "sk-ant-" + "dummy-not-a-key-0123456789",  # split: not a real key
@@ -257,7 +257,7 @@ def test_a_users_session_and_questions_run_and_rerun_for_free(tmp_path):
     rows = _user_session(session)
     questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
     results = tmp_path / "R"
-    args = [f"dataset=session", f"dataset.params.path={session}",
+    args = ["dataset=session", f"dataset.params.path={session}",
             f"dataset.params.questions={questions}", "strategies=[full,truncate,snapcompact]",
             "shapes=[11on16-bw,6x6u-bw]", "policies=[pinned]", "context_window=6000",
             "++settings.compaction.keepRecentTokens=1000",

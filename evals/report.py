@@ -1,0 +1,108 @@
+"""The console report of a run: the plan before sending and the per-arm summary after.
+
+Why separate from the run loop: the same lines go to the console and Hydra's job log
+(:data:`evals.reporter.console`), and tests read them; formatting stays out of the loop.
+"""
+
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from evals.budget import DryRunSummary, format_dry_run
+from evals.planning import Plan, Planned
+from evals.records import (
+    Record,
+)
+from evals.rows import OCR_NOTE
+from evals.spec import RunSpec
+
+# --------------------------------------------------------------------------------------------
+# summaries
+
+
+def summarize(records: Iterable[Record]) -> list[dict[str, Any]]:
+    """Per arm (strategy, policy, shape, frame size): questions, recall, context tokens.
+
+    When a key was recorded more than once (an error row and its later success), the last
+    row wins. Skipped questions are counted apart and never scored.
+    """
+    latest: dict[tuple, Record] = {}
+    for r in records:
+        latest[r.key()] = r
+    groups: dict[tuple, list[Record]] = defaultdict(list)
+    for r in latest.values():
+        groups[(r.strategy, r.policy, r.shape, r.frame_size, r.model, r.target_model)].append(r)
+    rows = []
+    for (strategy, policy, shape, size, model, target), rs in sorted(groups.items()):
+        asked = [r for r in rs if r.skipped is None]
+        ok = [r for r in asked if r.error is None]
+        n = len(ok) or 1
+        discarded = [r for r in ok if (r.evidence_round or 0) >= 1]
+        rows.append({
+            "strategy": strategy, "policy": policy, "shape": shape, "frame_size": size,
+            "model": model, "target_model": target, "n": len(asked),
+            "skipped": len(rs) - len(asked), "errors": len(asked) - len(ok),
+            "recall": sum(r.correct for r in ok) / n,
+            "recall_discarded": (sum(r.correct for r in discarded) / len(discarded)
+                                 if discarded else None),
+            "n_discarded": len(discarded),
+            "f1": sum(r.f1 for r in ok) / n,
+            "compactions": max((r.compactions for r in rs), default=0),
+            "frames": max((r.frames for r in rs), default=0),
+            "context_tokens": (sum(r.predicted_prompt_tokens for r in rs) / len(rs)) if rs else 0,
+            "predicted_usd": sum(r.predicted_cost_usd or 0.0 for r in asked),
+        })
+    return rows
+
+
+def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> str:
+    lines = []
+    if offline_reader:
+        lines.append(f"[{OCR_NOTE}]")
+    header = (f"{'arm':<36} {'n':>4} {'skip':>4} {'err':>3} {'recall':>6} {'disc.':>6} "
+              f"{'rounds':>6} {'frames':>6} {'ctx tok':>8} {'pred $':>8}")
+    lines += [header, "-" * len(header)]
+    for r in rows:
+        arm = r["strategy"] if not r["policy"] else (
+            f"{r['strategy']}/{r['policy']}/{r['shape']}@{r['frame_size']}")
+        disc = f"{r['recall_discarded']:.2f}" if r["recall_discarded"] is not None else "-"
+        lines.append(
+            f"{arm:<36} {r['n']:>4} {r['skipped']:>4} {r['errors']:>3} {r['recall']:>6.2f} "
+            f"{disc:>6} {r['compactions']:>6} {r['frames']:>6} {r['context_tokens']:>8,.0f} "
+            f"{r['predicted_usd']:>8.4f}")
+    lines.append("disc. = recall on questions whose evidence a compaction discarded "
+                 "(evidence_round >= 1)")
+    return "\n".join(lines)
+
+
+def format_plan(plan: Plan, summary: DryRunSummary, spec: RunSpec) -> str:
+    """The dry-run report: the client's numbers plus the target model's tokens and dollars."""
+    target_tokens = sum(p.predicted_prompt_tokens for p in plan.planned)
+    target_usd = sum(p.predicted_cost_usd or 0.0 for p in plan.planned)
+    per_arm: dict[str, list[Planned]] = defaultdict(list)
+    for p in plan.planned:
+        per_arm[p.context.arm.label].append(p)
+    head, _, rest = format_dry_run(summary, spec.budget_usd).partition("\n")
+    if not spec.dry_run:
+        head = "plan (predicted before anything is sent)"
+    lines = [head + "\n" + rest,
+             f"  rows already recorded {plan.skipped_done:>11,}   (skipped: resume)",
+             (f"  target model         {spec.model.target_model}"
+              f" via {spec.model.api or spec.model.provider}: {target_tokens:,} prompt tokens, "
+              f"${target_usd:,.4f} if sent to it (input + output bound)")]
+    if spec.model.offline_reader:
+        lines.append(f"  reader               {spec.model.name}: requests cost nothing "
+                     f"({OCR_NOTE})")
+    if per_arm:
+        lines.append("  per arm:  arm                                   requests  frames/q  "
+                     "tokens/q    target $")
+        for label, ps in sorted(per_arm.items()):
+            frames = sum(len(p.context.frame_hashes) for p in ps) / len(ps)
+            tokens = sum(p.predicted_prompt_tokens for p in ps) / len(ps)
+            usd = sum(p.predicted_cost_usd or 0.0 for p in ps)
+            lines.append(f"            {label:<37} {len(ps):>8} {frames:>9.1f} "
+                         f"{tokens:>9.0f} {usd:>11.4f}")
+    return "\n".join(lines)
