@@ -456,7 +456,10 @@ def rasterize_many(cps: Iterable[int], px: float) -> dict[int, SilverGlyph]:
     wanted = list(dict.fromkeys(int(cp) for cp in cps))
     missing = [cp for cp in wanted if (cp, key_px) not in _CACHE]
     if missing:
-        for cp, glyph in zip(missing, _rasterize_batch(missing, size)):
+        from snapcompact import silver_table  # pre-rasterized glyphs, when the size is stored
+
+        made = silver_table.glyphs(missing, key_px) or _rasterize_batch(missing, size)
+        for cp, glyph in zip(missing, made):
             _CACHE[(cp, key_px)] = glyph
     return {cp: _CACHE[(cp, key_px)] for cp in wanted}
 
@@ -719,13 +722,19 @@ def fallback_pixels(
         raise ValueError("cps, xs, cell_tops, wides and ink_indices must have the same length")
     if min(inks) < 0 or max(inks) > 255:
         raise ValueError(f"ink indices must be palette indices 0..255, got {min(inks)}..{max(inks)}")
+    # One sprite per distinct (code point, wide, ink); key = cp << 9 | wide << 8 | ink.
+    keys = (np.asarray(cps, dtype=np.int64) << 9) | (np.asarray(wides, dtype=np.int64) << 8)
+    distinct, which = _distinct(keys | np.asarray(inks, dtype=np.int64))
+    from snapcompact.silver_fallback import stored_sprites  # every sprite at once, when stored
+
+    stored = stored_sprites(distinct, cell_w, cell_h, int(ascent))
+    if stored is not None:
+        flat, order, values = place_arrays(tuple(canvas_shape), *stored, which, xs, cell_tops)
+        return None if flat is None else (flat, order, values)
     for wide in (False, True):
         subset = {cp for cp, w in zip(cps, wides) if w == wide}
         if subset:
             rasterize_many(subset, pixel_size(cell_w, cell_h, 2 if wide else 1))
-    # One sprite per distinct (code point, wide, ink); key = cp << 9 | wide << 8 | ink.
-    keys = (np.asarray(cps, dtype=np.int64) << 9) | (np.asarray(wides, dtype=np.int64) << 8)
-    distinct, which = _distinct(keys | np.asarray(inks, dtype=np.int64))
     sprites = [
         _fallback_sprite(key >> 9, (2 if key >> 8 & 1 else 1) * cell_w, cell_w, cell_h,
                          bool(key >> 8 & 1), key & 0xFF, int(ascent))
@@ -746,22 +755,37 @@ def _place(shape, sprites: list[_Sprite], which: np.ndarray, xs, tops_in):
     """
     m = len(sprites)
     counts_u = np.fromiter((len(s.ys) for s in sprites), dtype=np.int64, count=m)
+    if not int(counts_u.sum()):
+        return None, None, None
+    meta = np.array([(s.glyph.height, s.glyph.ymin, s.dx) for s in sprites], dtype=np.int64)
+    meta = meta.reshape(m, 3)
+    ascents = np.fromiter((s.ascent for s in sprites), dtype=_F32, count=m)
+    return place_arrays(
+        shape, counts_u, np.concatenate([s.ys for s in sprites]),
+        np.concatenate([s.xs for s in sprites]), np.concatenate([s.values for s in sprites]),
+        meta[:, 0], meta[:, 1], meta[:, 2], ascents, which, xs, tops_in,
+    )
+
+
+def place_arrays(shape, counts_u, sprite_ys, sprite_xs, sprite_values, heights, ymins, dxs, ascents,
+                 which: np.ndarray, xs, tops_in):
+    """:func:`_place` on sprites given as arrays: per distinct sprite its pixel count, glyph
+    height, ymin, dx and f32 ascent; its inked pixels' rows, columns and values concatenated
+    in sprite order."""
     counts = counts_u[which]
     total = int(counts.sum())
     if not total:
         return None, None, None
-    meta = np.array([(s.glyph.height, s.glyph.ymin, s.dx) for s in sprites], dtype=np.int64).reshape(m, 3)
-    ascents = np.fromiter((s.ascent for s in sprites), dtype=_F32, count=m)
-    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents[which], meta[which, 0], meta[which, 1])
-    lefts = np.asarray(xs, dtype=np.int64) + meta[which, 2]
+    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents[which], heights[which], ymins[which])
+    lefts = np.asarray(xs, dtype=np.int64) + dxs[which]
     n = len(which)
     order = np.repeat(np.arange(n), counts)
     # Index of each drawn pixel in the distinct sprites' concatenated pixel lists.
     first_u = np.cumsum(counts_u) - counts_u
     pixel = np.arange(total) - np.repeat(np.cumsum(counts) - counts - first_u[which], counts)
-    y = tops[order] + np.concatenate([s.ys for s in sprites])[pixel]
-    x = lefts[order] + np.concatenate([s.xs for s in sprites])[pixel]
-    values = np.concatenate([s.values for s in sprites])[pixel]
+    y = tops[order] + sprite_ys[pixel]
+    x = lefts[order] + sprite_xs[pixel]
+    values = sprite_values[pixel]
     visible = (y >= 0) & (y < shape[0]) & (x >= 0) & (x < shape[1])
     if not visible.all():
         y, x, order, values = y[visible], x[visible], order[visible], values[visible]

@@ -1,0 +1,177 @@
+"""Silver's glyphs pre-rasterized at the pixel sizes the shape variants draw with.
+
+Why: a page of CJK, Cyrillic or other text a bitmap font lacks needs a thousand or more distinct
+Silver glyphs, and decoding their outlines and rasterizing them with fontdue's arithmetic
+(:mod:`snapcompact.silver`) costs a few hundred milliseconds of CPU per page, again in every new
+process and every forked page worker.  Those glyphs are a pure function of ``fonts/Silver.ttf``
+and the pixel size, so they are derived once by ``scripts/make_silver_table.py`` and shipped as
+``fonts/silver-glyphs.npz`` (every code point of Silver's cmap at every pixel size of the 17
+variants; about 2 MB).  ``tests/test_silver_table.py`` checks every stored glyph against a fresh
+rasterization and that every variant's sizes are stored.
+
+The table names the SHA-256 of the font it was made from; when the font file differs (or the
+table is missing, or a size or code point is not in it) nothing is served from it and
+:mod:`snapcompact.silver` rasterizes as before, so a stale table can cost speed, never pixels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+import numpy as np
+
+from snapcompact._assets import fonts_dir
+
+TABLE_FILE = "silver-glyphs.npz"
+FONT_FILE = "Silver.ttf"
+
+
+@dataclass(frozen=True)
+class GlyphTable:
+    """Every stored glyph at one pixel size, in code point order.
+
+    Glyph ``i`` (code point ``cps[i]``) has a ``height[i] x width[i]`` coverage bitmap stored
+    row-major at ``coverage[start[i]:]``, and fontdue's metrics ``xmin``/``ymin`` (whole pixels)
+    and ``advance`` (float32 pixels), as in :class:`snapcompact.silver.SilverGlyph`.
+    """
+
+    px: float
+    cps: np.ndarray
+    width: np.ndarray
+    height: np.ndarray
+    xmin: np.ndarray
+    ymin: np.ndarray
+    advance: np.ndarray
+    start: np.ndarray
+    coverage: np.ndarray
+
+    def rows(self, cps: np.ndarray) -> np.ndarray | None:
+        """Index of each code point in the table, or ``None`` if any one is not stored."""
+        cps = np.asarray(cps, dtype=np.int64)
+        rows = np.searchsorted(self.cps, cps)
+        rows = np.minimum(rows, len(self.cps) - 1)
+        if len(self.cps) == 0 or not np.array_equal(self.cps[rows], cps):
+            return None
+        return rows
+
+
+def _key(px: float) -> str:
+    return f"px{float(px):g}"
+
+
+@lru_cache(maxsize=1)
+def _font_sha256() -> str:
+    return hashlib.sha256((fonts_dir() / FONT_FILE).read_bytes()).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _archive():
+    """The opened table (members load lazily), or ``None`` when absent or made from another font."""
+    path = fonts_dir() / TABLE_FILE
+    if not path.is_file():
+        return None
+    archive = np.load(path)
+    if str(archive["font_sha256"]) != _font_sha256():
+        return None
+    return archive
+
+
+@cache
+def table(px: float) -> GlyphTable | None:
+    """The stored glyphs at ``px``; ``None`` when this size is not stored or the table is stale."""
+    archive = _archive()
+    key = _key(px)
+    if archive is None or f"{key}_width" not in archive.files:
+        return None
+    width = archive[f"{key}_width"].astype(np.int64)
+    height = archive[f"{key}_height"].astype(np.int64)
+    size = width * height
+    coverage = archive[f"{key}_coverage"]
+    coverage.setflags(write=False)
+    return GlyphTable(
+        px=float(px),
+        cps=archive["cps"].astype(np.int64),
+        width=width,
+        height=height,
+        xmin=archive[f"{key}_xmin"].astype(np.int64),
+        ymin=archive[f"{key}_ymin"].astype(np.int64),
+        advance=archive[f"{key}_advance"],
+        start=np.cumsum(size) - size,
+        coverage=coverage,
+    )
+
+
+def glyphs(cps: list[int], px: float) -> list | None:
+    """``SilverGlyph``s for ``cps`` at ``px`` from the table; ``None`` if any one is missing."""
+    from snapcompact.silver import SilverGlyph
+
+    stored = table(px)
+    if stored is None or not cps:
+        return None
+    rows = stored.rows(np.asarray(cps, dtype=np.int64))
+    if rows is None:
+        return None
+    out = []
+    cov = stored.coverage
+    for w, h, start, xmin, ymin, advance in zip(
+        stored.width[rows].tolist(),
+        stored.height[rows].tolist(),
+        stored.start[rows].tolist(),
+        stored.xmin[rows].tolist(),
+        stored.ymin[rows].tolist(),
+        stored.advance[rows].tolist(),
+    ):
+        out.append(SilverGlyph(cov[start : start + w * h].reshape(h, w), xmin, ymin, advance))
+    return out
+
+
+def build(pixel_sizes: list[float]) -> dict[str, np.ndarray]:
+    """The table's arrays: every code point of Silver's cmap rasterized at each of ``pixel_sizes``.
+
+    Rasterizes with :mod:`snapcompact.silver` directly (never from an existing table).
+    """
+    from snapcompact import silver
+
+    cps = sorted(silver._face().cmap)
+    arrays: dict[str, np.ndarray] = {
+        "font_sha256": np.array(_font_sha256()),
+        "cps": np.asarray(cps, dtype=np.int32),
+        "pixel_sizes": np.asarray(sorted(set(pixel_sizes)), dtype=np.float32),
+    }
+    for px in sorted(set(pixel_sizes)):
+        rasterized = silver._rasterize_batch(cps, silver._as_px(px))
+        extremes = [(g.width, g.height, g.xmin, g.ymin) for g in rasterized]
+        if max(max(w, h) for w, h, _, _ in extremes) > 255 or not all(
+            -128 <= v <= 127 for _, _, x, y in extremes for v in (x, y)
+        ):
+            raise ValueError(f"Silver glyphs at {px:g} px do not fit the table's 8-bit metrics")
+        key = _key(px)
+        arrays[f"{key}_width"] = np.array([g.width for g in rasterized], dtype=np.uint8)
+        arrays[f"{key}_height"] = np.array([g.height for g in rasterized], dtype=np.uint8)
+        arrays[f"{key}_xmin"] = np.array([g.xmin for g in rasterized], dtype=np.int8)
+        arrays[f"{key}_ymin"] = np.array([g.ymin for g in rasterized], dtype=np.int8)
+        arrays[f"{key}_advance"] = np.array([g.advance for g in rasterized], dtype=np.float32)
+        arrays[f"{key}_coverage"] = np.concatenate(
+            [g.coverage.reshape(-1) for g in rasterized]
+        ).astype(np.uint8)
+    return arrays
+
+
+def variant_pixel_sizes() -> list[float]:
+    """Every Silver pixel size the shape variants draw with (Silver shapes and bitmap fallbacks)."""
+    from snapcompact.shapes import NATURAL_CELL, SHAPE_VARIANT_NAMES, get_shape
+    from snapcompact.silver import pixel_size
+
+    sizes = set()
+    for name in SHAPE_VARIANT_NAMES:
+        shape = get_shape(name)
+        if shape.font == "silver":
+            sizes.add(pixel_size(shape.cell_width, shape.cell_height))
+            continue
+        cell = (
+            NATURAL_CELL[shape.font] if shape.stretches else (shape.cell_width, shape.cell_height)
+        )
+        sizes.update(pixel_size(*cell, units) for units in (1, 2))
+    return sorted(sizes)
