@@ -67,40 +67,44 @@ def _font_sha256() -> str:
 
 
 @lru_cache(maxsize=1)
-def _archive():
-    """The opened table (members load lazily), or ``None`` when absent or made from another font."""
+def _stored_keys() -> frozenset[str]:
+    """Member names of the table, or none when it is absent or was made from another font."""
     path = fonts_dir() / TABLE_FILE
     if not path.is_file():
-        return None
-    archive = np.load(path)
-    if str(archive["font_sha256"]) != _font_sha256():
-        return None
-    return archive
+        return frozenset()
+    with np.load(path) as archive:
+        if str(archive["font_sha256"]) != _font_sha256():
+            return frozenset()
+        return frozenset(archive.files)
 
 
 @cache
 def table(px: float) -> GlyphTable | None:
-    """The stored glyphs at ``px``; ``None`` when this size is not stored or the table is stale."""
-    archive = _archive()
+    """The stored glyphs at ``px``; ``None`` when this size is not stored or the table is stale.
+
+    The file is opened for each size and closed again: an open file shared with forked page
+    workers would share its read position with them.
+    """
     key = _key(px)
-    if archive is None or f"{key}_width" not in archive.files:
+    if f"{key}_width" not in _stored_keys():
         return None
-    width = archive[f"{key}_width"].astype(np.int64)
-    height = archive[f"{key}_height"].astype(np.int64)
-    size = width * height
-    coverage = archive[f"{key}_coverage"]
-    coverage.setflags(write=False)
-    return GlyphTable(
-        px=float(px),
-        cps=archive["cps"].astype(np.int64),
-        width=width,
-        height=height,
-        xmin=archive[f"{key}_xmin"].astype(np.int64),
-        ymin=archive[f"{key}_ymin"].astype(np.int64),
-        advance=archive[f"{key}_advance"],
-        start=np.cumsum(size) - size,
-        coverage=coverage,
-    )
+    with np.load(fonts_dir() / TABLE_FILE) as archive:
+        width = archive[f"{key}_width"].astype(np.int64)
+        height = archive[f"{key}_height"].astype(np.int64)
+        size = width * height
+        coverage = archive[f"{key}_coverage"]
+        coverage.setflags(write=False)
+        return GlyphTable(
+            px=float(px),
+            cps=archive["cps"].astype(np.int64),
+            width=width,
+            height=height,
+            xmin=archive[f"{key}_xmin"].astype(np.int64),
+            ymin=archive[f"{key}_ymin"].astype(np.int64),
+            advance=archive[f"{key}_advance"],
+            start=np.cumsum(size) - size,
+            coverage=coverage,
+        )
 
 
 def glyphs(cps: list[int], px: float) -> list | None:

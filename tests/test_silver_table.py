@@ -49,14 +49,14 @@ def test_sizes_and_code_points_outside_the_table_are_not_served() -> None:
 
 
 def test_a_table_made_from_another_font_is_ignored(monkeypatch) -> None:
-    silver_table._archive.cache_clear()
+    silver_table._stored_keys.cache_clear()
     silver_table.table.cache_clear()
     try:
         monkeypatch.setattr(silver_table, "_font_sha256", lambda: "0" * 64)
         assert table(8.0) is None
     finally:
         monkeypatch.undo()
-        silver_table._archive.cache_clear()
+        silver_table._stored_keys.cache_clear()
         silver_table.table.cache_clear()
     assert table(8.0) is not None
 
