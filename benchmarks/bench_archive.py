@@ -9,8 +9,8 @@ user requests, assistant replies and ``read``/``bash`` tool calls whose results 
 fresh subprocess: a first compaction of the whole session, then a second one that carries the
 archive forward with a further 10% of new history. Reported: wall time of each compaction and
 its CPU seconds (user + system, forked page workers included: on a shared machine other jobs
-stretch wall time far more than CPU time), frames, archive characters, serialized characters, peak Python heap (tracemalloc, a separate
-run) and peak RSS of the process (ru_maxrss).
+stretch wall time far more than CPU time), frames, archive characters, serialized characters,
+peak Python heap (tracemalloc, a separate run) and peak RSS of the process (ru_maxrss).
 """
 
 from __future__ import annotations
