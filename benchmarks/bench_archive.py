@@ -7,15 +7,17 @@ The session is synthetic but made of real text: the Python standard library's so
 user requests, assistant replies and ``read``/``bash`` tool calls whose results are file chunks
 (about 4 characters per token, so 800,000 characters is about 200k tokens). Each policy runs in a
 fresh subprocess: a first compaction of the whole session, then a second one that carries the
-archive forward with a further 10% of new history. Reported: wall time of each compaction,
-frames, archive characters, serialized characters, peak Python heap (tracemalloc, a separate
-run) and peak RSS of the process (ru_maxrss).
+archive forward with a further 10% of new history. Reported: wall time of each compaction and
+its CPU seconds (user + system, forked page workers included: on a shared machine other jobs
+stretch wall time far more than CPU time), frames, archive characters, serialized characters,
+peak Python heap (tracemalloc, a separate run) and peak RSS of the process (ru_maxrss).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -82,17 +84,22 @@ def child(args: argparse.Namespace) -> None:
     kw = {"model_id": args.model, "api": args.api, "provider": args.provider, "policy": args.policy}
     if args.trace:
         tracemalloc.start()
-    t0 = time.perf_counter()
+    def cpu() -> float:
+        times = os.times()
+        return times.user + times.system + times.children_user + times.children_system
+
+    t0, c0 = time.perf_counter(), cpu()
     r1 = compact(first, file_ops=file_ops_from_messages(first), **kw)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), cpu()
     r2 = compact(more, previous=r1.preserve_data, file_ops=file_ops_from_messages(first + more), **kw)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), cpu()
     heap = tracemalloc.get_traced_memory()[1] if args.trace else None
     print(json.dumps({
         "policy": args.policy, "shape": r1.shape.name, "frame_size": r1.shape.frame_size,
         "messages": len(first), "message_json_chars": input_chars,
         "serialized_chars": len(serialize_conversation(first)),
         "first_s": round(t1 - t0, 3), "second_s": round(t2 - t1, 3),
+        "first_cpu_s": round(c1 - c0, 3), "second_cpu_s": round(c2 - c1, 3),
         "frames": [len(r1.archive.frames), len(r2.archive.frames)],
         "rendered": [r1.rendered_frames, r2.rendered_frames],
         "total_chars": [r1.archive.total_chars, r2.archive.total_chars],

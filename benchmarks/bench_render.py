@@ -12,7 +12,8 @@ generated non-Latin text (CJK, kana, Hangul, emoji, combining marks), see ``corp
 ``python -m snapcompact render --shape V --out DIR < text`` against the reference rendering the
 same file with ``renderMany`` and writing its PNGs in a fresh ``bun`` process.  The two run
 alternately, ``--repeat`` times each; the medians are compared.  Peak MB is the child's
-maximum RSS.
+maximum RSS; cpu is its user + system seconds (forked page workers and the reference's threads
+included), which other jobs on a shared machine skew far less than wall time.
 
 ``--mode inprocess`` times ``render_many`` alone inside a warm process (best of ``--repeat``)
 against the reference's ``bench`` verb (``renderMany`` in a warm process, best of the same).
@@ -72,8 +73,11 @@ _UPSTREAM_RENDER = (
 )
 
 
-def _run_with_rusage(cmd: list[str], stdin_path: str | None) -> tuple[float, float, bytes]:
-    """Wall seconds, the child's peak RSS (MB) and its stdout; raises on a non-zero exit."""
+def _run_with_rusage(
+    cmd: list[str], stdin_path: str | None
+) -> tuple[float, float, float, bytes]:
+    """Wall seconds, CPU seconds (user + system, its reaped workers and threads included), the
+    child's peak RSS (MB) and its stdout; raises on a non-zero exit."""
     with (tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err,
           open(stdin_path or os.devnull, "rb") as stdin):
         t0 = time.perf_counter()
@@ -86,22 +90,25 @@ def _run_with_rusage(cmd: list[str], stdin_path: str | None) -> tuple[float, flo
             raise RuntimeError(f"{Path(cmd[0]).name} exited {proc.returncode}: "
                                f"{err.read().decode(errors='replace')[-400:]}")
         out.seek(0)
-        return seconds, usage.ru_maxrss / 1024, out.read()
+        cpu = usage.ru_utime + usage.ru_stime
+        return seconds, cpu, usage.ru_maxrss / 1024, out.read()
 
 
-def _ours_process(path: str, variant: str, out_dir: str) -> tuple[float, float, int]:
+def _ours_process(path: str, variant: str, out_dir: str) -> tuple[float, float, float, int]:
     cmd = [sys.executable, "-m", "snapcompact", "render", "--shape", variant, "--out", out_dir]
-    seconds, peak, stdout = _run_with_rusage(cmd, path)
-    return seconds, peak, json.loads(stdout)["frames"]
+    seconds, cpu, peak, stdout = _run_with_rusage(cmd, path)
+    return seconds, cpu, peak, json.loads(stdout)["frames"]
 
 
-def _ref_process(upstream: Path, path: str, variant: str, out_dir: str) -> tuple[float, float, int]:
+def _ref_process(
+    upstream: Path, path: str, variant: str, out_dir: str
+) -> tuple[float, float, float, int]:
     expr = _UPSTREAM_RENDER.format(path=path, shape=variant, out=out_dir)
     last: Exception | None = None
     for _ in range(3):  # the oracle occasionally dies while loading its native addon
         try:
-            seconds, peak, stdout = _run_with_rusage([str(upstream), "eval", expr], None)
-            return seconds, peak, int(json.loads(stdout))
+            seconds, cpu, peak, stdout = _run_with_rusage([str(upstream), "eval", expr], None)
+            return seconds, cpu, peak, int(json.loads(stdout))
         except RuntimeError as exc:
             last = exc
     raise RuntimeError(f"reference failed three times: {last}")
@@ -109,28 +116,30 @@ def _ref_process(upstream: Path, path: str, variant: str, out_dir: str) -> tuple
 
 def bench_process(path: str, variants: list[str], repeat: int, upstream: Path | None) -> None:
     print(f"{'variant':20} {'frames':>6} {'ours s':>7} {'ref s':>7} {'ratio':>6} "
-          f"{'peak MB':>8} {'ref MB':>7}")
-    ratios = []
+          f"{'peak MB':>8} {'ref MB':>7} {'ours cpu':>8} {'ref cpu':>8} {'cpu ratio':>9}")
+    ratios, cpu_ratios = [], []
     for variant in variants:
-        ours, ref, peaks, ref_peaks = [], [], [], []
+        ours, ref, peaks, ref_peaks, cpus, ref_cpus = [], [], [], [], [], []
         frames = ref_frames = 0
         for _ in range(repeat):
             out_dir = tempfile.mkdtemp(prefix="bench-ours-")
             try:
-                seconds, peak, frames = _ours_process(path, variant, out_dir)
+                seconds, cpu, peak, frames = _ours_process(path, variant, out_dir)
             finally:
                 shutil.rmtree(out_dir, ignore_errors=True)
             ours.append(seconds)
+            cpus.append(cpu)
             peaks.append(peak)
             if upstream:
                 out_dir = tempfile.mkdtemp(prefix="bench-ref-")
                 try:
-                    seconds, peak, ref_frames = _ref_process(upstream, path, variant, out_dir)
+                    seconds, cpu, peak, ref_frames = _ref_process(upstream, path, variant, out_dir)
                 finally:
                     shutil.rmtree(out_dir, ignore_errors=True)
                 ref.append(seconds)
+                ref_cpus.append(cpu)
                 ref_peaks.append(peak)
-        ours_s = statistics.median(ours)
+        ours_s, ours_cpu = statistics.median(ours), statistics.median(cpus)
         line = f"{variant:20} {frames:6d} {ours_s:7.3f}"
         if ref:
             ref_s = statistics.median(ref)
@@ -140,11 +149,17 @@ def bench_process(path: str, variants: list[str], repeat: int, upstream: Path | 
             line += f" {'-':>7} {'-':>6}"
         line += f" {max(peaks):8.0f}"
         line += f" {max(ref_peaks):7.0f}" if ref_peaks else f" {'-':>7}"
+        line += f" {ours_cpu:8.3f}"
+        if ref_cpus:
+            ref_cpu = statistics.median(ref_cpus)
+            cpu_ratios.append(ref_cpu / ours_cpu)
+            line += f" {ref_cpu:8.3f} {ref_cpu / ours_cpu:8.2f}x"
         if ref and ref_frames != frames:
             line += f"  (reference: {ref_frames} frames)"
         print(line, flush=True)
     if ratios:
-        print(f"ratio: min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x")
+        print(f"ratio: min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x; "
+              f"cpu ratio: min {min(cpu_ratios):.2f}x, median {statistics.median(cpu_ratios):.2f}x")
 
 
 def bench_ours_inprocess(path: str, variant: str, repeat: int) -> dict:

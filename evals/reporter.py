@@ -38,6 +38,11 @@ class Reporter:
         self.logger = logger or logging.getLogger(CONSOLE_LOGGER)
         # the line is on the console already: never hand it to a root console handler too
         self.logger.propagate = False
+        # before Hydra wires the job's file handler (an error while composing the config), a
+        # logger without handlers would fall back to logging's last-resort stderr handler and
+        # print the line a second time
+        if not self.logger.handlers:
+            self.logger.addHandler(logging.NullHandler())
 
     def info(self, text: str) -> None:
         """A progress line, plan or table: stdout and the log (INFO)."""

@@ -100,16 +100,16 @@ def _output_folder(value: str) -> Path:
 
 def _cmd_render(args: argparse.Namespace) -> int:
     from snapcompact.core import geometry
-    from snapcompact.render import check_frame_count, render_many
+    from snapcompact.render import checked_pages, render_pages
 
     shape = _shape(args.shape, args.size)
     if args.max_frames < 1:
         raise ValueError(f"--max-frames must be >= 1, got {args.max_frames}")
     text = _read_stdin()
-    check_frame_count(text, shape, args.max_frames)
-    out = _output_folder(args.out)
     t0 = time.perf_counter()
-    frames = render_many(text, shape)
+    page_texts = checked_pages(text, shape, args.max_frames)  # normalized and paginated once
+    out = _output_folder(args.out)
+    frames = render_pages(page_texts, shape)
     seconds = time.perf_counter() - t0
     for i, frame in enumerate(frames):
         (out / f"frame{i:03d}.png").write_bytes(frame.png)

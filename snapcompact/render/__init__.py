@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from snapcompact.render.frame_cap import check_frame_count
+    from snapcompact.render.frame_cap import check_frame_count, checked_pages
     from snapcompact.render.layout import doc_pages, paginate_cells
     from snapcompact.render.parallel import parallel_map
     from snapcompact.render.png import PALETTE, decode_rgb, encode_indexed, encode_rgb
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         Frame,
         frames,
         pages,
+        paginate,
         render,
         render_many,
         render_pages,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 #: does not load the others).
 _WHERE: dict[str, str] = {
     "check_frame_count": "frame_cap",
+    "checked_pages": "frame_cap",
     "decode_rgb": "png",
     "doc_pages": "layout",
     "encode_indexed": "png",
@@ -36,6 +38,7 @@ _WHERE: dict[str, str] = {
     "Frame": "renderer",
     "frames": "renderer",
     "pages": "renderer",
+    "paginate": "renderer",
     "paginate_cells": "layout",
     "PALETTE": "png",
     "parallel_map": "parallel",
@@ -47,6 +50,8 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "checked_pages",
+    "paginate",
     "Frame",
     "PALETTE",
     "RENDERER_VERSION",

@@ -15,10 +15,8 @@ big without paginating; otherwise the exact page count decides.
 from __future__ import annotations
 
 from snapcompact.core import Shape, geometry
-from snapcompact.render.renderer import pages
-from snapcompact.text import normalize
 
-__all__ = ["TooManyFrames", "check_frame_count"]
+__all__ = ["TooManyFrames", "check_frame_count", "checked_pages"]
 
 
 class TooManyFrames(ValueError):
@@ -27,20 +25,34 @@ class TooManyFrames(ValueError):
 
 def check_frame_count(text: str, shape: Shape, max_frames: int) -> int:
     """The number of frames ``text`` renders to at ``shape``; ``TooManyFrames`` past the cap."""
+    return len(checked_pages(text, shape, max_frames))
+
+
+def checked_pages(text: str, shape: Shape, max_frames: int) -> list[str]:
+    """The page texts ``render_many`` would draw for ``text``; ``TooManyFrames`` past the cap.
+
+    The text is normalized once, for the bound and the pages both, so a caller that goes on to
+    draw the pages (``render_pages``) pays for normalization and pagination only once.
+    """
+    from snapcompact.render import paginate
+    from snapcompact.text import normalize
 
     if isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 1:
         raise ValueError(f"the frame cap must be an integer >= 1, got {max_frames!r}")
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")  # noqa: TRY004
     geo = geometry(shape)
-    if geo.capacity < 1:
+    if geo.capacity < 1 or geo.cols < 1 or geo.rows < 1:
         raise ValueError(f"frame size {shape.frame_size} px is too small for shape "
                          f"{shape.name!r} ({shape.cell_width}x{shape.cell_height} cells)")
-    at_least = -(-len(normalize(text, shape.font)) // geo.capacity)
+    normalized = normalize(text, shape.font)
+    at_least = -(-len(normalized) // geo.capacity)
     if at_least > max_frames:
         raise TooManyFrames(_message(shape, f"at least {at_least:,}", max_frames))
-    count = len(pages(text, shape))
-    if count > max_frames:
-        raise TooManyFrames(_message(shape, f"{count:,}", max_frames))
-    return count
+    page_texts = paginate(normalized, shape)
+    if len(page_texts) > max_frames:
+        raise TooManyFrames(_message(shape, f"{len(page_texts):,}", max_frames))
+    return page_texts
 
 
 def _message(shape: Shape, count: str, max_frames: int) -> str:

@@ -311,7 +311,7 @@ def render(text: str, shape: Shape | str, size: int | None = None) -> Frame:
 
 def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
     """Normalize ``text`` and split it into the page texts ``render_many`` draws."""
-    from snapcompact.text import dim_stopwords, normalize, wrap
+    from snapcompact.text import normalize
 
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
@@ -322,7 +322,18 @@ def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
             f"frame size {shape.frame_size} px is too small for shape {shape.name!r} "
             f"({shape.cell_width}x{shape.cell_height} cells)"
         )
-    normalized = normalize(text, shape.font)
+    return paginate(normalize(text, shape.font), shape)
+
+
+def paginate(normalized: str, shape: Shape) -> list[str]:
+    """Split text already normalized for ``shape``'s font into the page texts to draw.
+
+    ``pages`` is ``paginate(normalize(text, shape.font), shape)``; a caller that needs the
+    normalized text anyway (the CLI's frame cap) normalizes once and paginates here.
+    """
+    from snapcompact.text import dim_stopwords, wrap
+
+    geo = geometry(shape)
     if not normalized:
         return []
     wide_cells = shape.font != "silver"

@@ -67,46 +67,21 @@ from snapcompact.core import (
     fonts_dir,
     is_wide,  # noqa: F401  (re-exported: wide glyphs span two cells)
 )
+from snapcompact.render.silver_glyph import (  # noqa: F401  (re-exported: part of silver's API)
+    COLORED_COVERAGE,
+    DESIGN_PX,
+    FRINGE_COVERAGE,
+    INK_BLACK,
+    INK_DIM,
+    SOLID_COVERAGE,
+    SilverGlyph,
+    pixel_size,
+)
 
 FONT_FILE = "Silver.ttf"
-#: Silver's design size and square cell: pixel sizes scale from it.
-DESIGN_PX = 16
-#: Palette indices the fallback path needs to know (the frame renderer owns the palette).
-INK_BLACK = 7
-INK_DIM = 9
-#: Coverage thresholds of the reference's two-level indexed anti-aliasing.
-SOLID_COVERAGE = 170
-FRINGE_COVERAGE = 56
-COLORED_COVERAGE = 110
-
 _F32 = np.float32
 _COVERAGE_GAIN = _F32(255.9)
 _INT32_MIN = np.iinfo(np.int32).min
-
-
-@dataclass(frozen=True)
-class SilverGlyph:
-    """One glyph rasterized at one pixel size, with fontdue's metrics.
-
-    ``coverage`` is ``height x width`` uint8 (row 0 at the top, read-only); ``xmin``/``ymin``
-    are the whole-pixel offsets of the bitmap's left and bottom edges from the pen origin
-    (y up); ``advance`` is the f32 advance width in pixels.
-    """
-
-    coverage: np.ndarray
-    xmin: int
-    ymin: int
-    advance: float
-
-    @property
-    def width(self) -> int:
-        """Bitmap width in pixels."""
-        return int(self.coverage.shape[1])
-
-    @property
-    def height(self) -> int:
-        """Bitmap height in pixels."""
-        return int(self.coverage.shape[0])
 
 
 # --- fontdue's float helpers (x86 build), on float32 numpy values -----------------------------
@@ -469,7 +444,12 @@ def rasterize_many(cps: Iterable[int], px: float) -> dict[int, SilverGlyph]:
     wanted = list(dict.fromkeys(int(cp) for cp in cps))
     missing = [cp for cp in wanted if (cp, key_px) not in _CACHE]
     if missing:
-        for cp, glyph in zip(missing, _rasterize_batch(missing, size)):
+        from snapcompact.render import (
+            silver_table,  # pre-rasterized glyphs, when the size is stored
+        )
+
+        made = silver_table.glyphs(missing, key_px) or _rasterize_batch(missing, size)
+        for cp, glyph in zip(missing, made):
             _CACHE[(cp, key_px)] = glyph
     return {cp: _CACHE[(cp, key_px)] for cp in wanted}
 
@@ -488,17 +468,6 @@ def line_ascent(px: float) -> float:
     face = _face()
     return float(_F32(face.ascender) * (_as_px(px) / face.units_per_em))
 
-
-
-@lru_cache(maxsize=None)
-def pixel_size(cell_w: int, cell_h: int, units: int = 1) -> float:
-    """Reference pixel size, f32: ``16 * min(units * cell_w / 16, cell_h / 16)``."""
-    for name, value in (("cell_w", cell_w), ("cell_h", cell_h), ("units", units)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    sx = _F32(units * cell_w) / _F32(DESIGN_PX)
-    sy = _F32(cell_h) / _F32(DESIGN_PX)
-    return float(_F32(DESIGN_PX) * min(sx, sy))
 
 
 def _round_half_away(values: np.ndarray) -> np.ndarray:
@@ -747,13 +716,21 @@ def fallback_pixels(
     if min(inks) < 0 or max(inks) > 255:
         raise ValueError("ink indices must be palette indices 0..255, got "
                          f"{min(inks)}..{max(inks)}")
+    # One sprite per distinct (code point, wide, ink); key = cp << 9 | wide << 8 | ink.
+    keys = (np.asarray(cps, dtype=np.int64) << 9) | (np.asarray(wides, dtype=np.int64) << 8)
+    distinct, which = _distinct(keys | np.asarray(inks, dtype=np.int64))
+    from snapcompact.render.silver_fallback import (
+        stored_sprites,  # every sprite at once, when stored
+    )
+
+    stored = stored_sprites(distinct, cell_w, cell_h, int(ascent))
+    if stored is not None:
+        flat, order, values = place_arrays(tuple(canvas_shape), *stored, which, xs, cell_tops)
+        return None if flat is None else (flat, order, values)
     for wide in (False, True):
         subset = {cp for cp, w in zip(cps, wides) if w == wide}
         if subset:
             rasterize_many(subset, pixel_size(cell_w, cell_h, 2 if wide else 1))
-    # One sprite per distinct (code point, wide, ink); key = cp << 9 | wide << 8 | ink.
-    keys = (np.asarray(cps, dtype=np.int64) << 9) | (np.asarray(wides, dtype=np.int64) << 8)
-    distinct, which = _distinct(keys | np.asarray(inks, dtype=np.int64))
     sprites = [
         _fallback_sprite(key >> 9, (2 if key >> 8 & 1 else 1) * cell_w, cell_w, cell_h,
                          bool(key >> 8 & 1), key & 0xFF, int(ascent))
@@ -774,24 +751,37 @@ def _place(shape, sprites: list[_Sprite], which: np.ndarray, xs, tops_in):
     """
     m = len(sprites)
     counts_u = np.fromiter((len(s.ys) for s in sprites), dtype=np.int64, count=m)
+    if not int(counts_u.sum()):
+        return None, None, None
+    meta = np.array([(s.glyph.height, s.glyph.ymin, s.dx) for s in sprites], dtype=np.int64)
+    meta = meta.reshape(m, 3)
+    ascents = np.fromiter((s.ascent for s in sprites), dtype=_F32, count=m)
+    return place_arrays(
+        shape, counts_u, np.concatenate([s.ys for s in sprites]),
+        np.concatenate([s.xs for s in sprites]), np.concatenate([s.values for s in sprites]),
+        meta[:, 0], meta[:, 1], meta[:, 2], ascents, which, xs, tops_in,
+    )
+
+
+def place_arrays(shape, counts_u, sprite_ys, sprite_xs, sprite_values, heights, ymins, dxs, ascents,
+                 which: np.ndarray, xs, tops_in):
+    """:func:`_place` on sprites given as arrays: per distinct sprite its pixel count, glyph
+    height, ymin, dx and f32 ascent; its inked pixels' rows, columns and values concatenated
+    in sprite order."""
     counts = counts_u[which]
     total = int(counts.sum())
     if not total:
         return None, None, None
-    meta = np.array([(s.glyph.height, s.glyph.ymin, s.dx) for s in sprites],
-                    dtype=np.int64).reshape(m, 3)
-    ascents = np.fromiter((s.ascent for s in sprites), dtype=_F32, count=m)
-    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents[which], meta[which, 0],
-                 meta[which, 1])
-    lefts = np.asarray(xs, dtype=np.int64) + meta[which, 2]
+    tops = _tops(np.asarray(tops_in, dtype=np.int64), ascents[which], heights[which], ymins[which])
+    lefts = np.asarray(xs, dtype=np.int64) + dxs[which]
     n = len(which)
     order = np.repeat(np.arange(n), counts)
     # Index of each drawn pixel in the distinct sprites' concatenated pixel lists.
     first_u = np.cumsum(counts_u) - counts_u
     pixel = np.arange(total) - np.repeat(np.cumsum(counts) - counts - first_u[which], counts)
-    y = tops[order] + np.concatenate([s.ys for s in sprites])[pixel]
-    x = lefts[order] + np.concatenate([s.xs for s in sprites])[pixel]
-    values = np.concatenate([s.values for s in sprites])[pixel]
+    y = tops[order] + sprite_ys[pixel]
+    x = lefts[order] + sprite_xs[pixel]
+    values = sprite_values[pixel]
     visible = (y >= 0) & (y < shape[0]) & (x >= 0) & (x < shape[1])
     if not visible.all():
         y, x, order, values = y[visible], x[visible], order[visible], values[visible]
