@@ -15,9 +15,10 @@ first use, so ``import snapcompact`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
 import logging as _logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from snapcompact.core import lazy_exports
 
 if TYPE_CHECKING:
     from snapcompact.archive import (
@@ -96,14 +97,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    package = _WHERE.get(name)
-    if package is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{package}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

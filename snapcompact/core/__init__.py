@@ -6,8 +6,9 @@ The names below are the public API; everything else is internal and may change.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from snapcompact.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from snapcompact.core.assets import fonts_dir
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         js_slice,
         utf16_len,
     )
+    from snapcompact.core.lazy import lazy_exports  # noqa: F811
     from snapcompact.core.shapes import (
         FONTS,
         NATURAL_CELL,
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
 #: Public name -> the module that defines it (imported on first use, so importing one stage
 #: does not load the others).
 _WHERE: dict[str, str] = {
+    "lazy_exports": "lazy",
     "CHARS_PER_TOKEN": "estimate",
     "check_frame_size": "shapes",
     "check_text": "checks",
@@ -72,6 +75,7 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "lazy_exports",
     "CHARS_PER_TOKEN",
     "DIM_OFF",
     "DIM_ON",
@@ -100,14 +104,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)
