@@ -33,6 +33,7 @@ from snapcompact.compaction.entries import (
     Entry,
     MessageEntry,
 )
+from snapcompact.compaction.pruning import _calls_by_id, _read_path
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
 from snapcompact.core import JS_WHITESPACE, JS_WS
 
@@ -205,24 +206,6 @@ def _result_fragments(message: Mapping[str, Any]) -> list[str]:
     if isinstance(content, str):  # not an agent-core shape; shaken as one text block
         return [content] if content else []
     return [str(b["text"]) for b in _blocks(content) if b.get("type") == "text" and b.get("text")]
-
-
-def _calls_by_id(path: Sequence[Entry]) -> dict[str, Mapping[str, Any]]:
-    calls: dict[str, Mapping[str, Any]] = {}
-    for entry in path:
-        if isinstance(entry, MessageEntry) and entry.role == "assistant":
-            for block in _blocks(entry.message.get("content")):
-                if block.get("type") == "toolCall":
-                    calls[str(block.get("id"))] = block
-    return calls
-
-
-def _read_path(message: Mapping[str, Any], call: Mapping[str, Any] | None) -> str | None:
-    if message.get("toolName") != "read" or call is None or call.get("name") != "read":
-        return None
-    args = call.get("arguments")
-    path = args.get("path") if isinstance(args, Mapping) else None
-    return path if isinstance(path, str) else None
 
 
 def _internal_artifact_source(message: Mapping[str, Any]) -> bool:
