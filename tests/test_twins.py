@@ -13,17 +13,14 @@ Three layers, each against expectations that do not come from the code under tes
 from __future__ import annotations
 
 import asyncio
-import base64
-import functools
-import io
 import os
 from collections import Counter, defaultdict
 
-import numpy as np
 import pytest
-from PIL import Image
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from twin_images import b64, png
 
 from evals.client import EvalClient, Request, RetryPolicy, retry_after_seconds
 from evals.preflight import PreflightError, check_request
@@ -45,20 +42,6 @@ from evals.twins.vision import (
 KEY = "twin-test-" + "dummy-not-a-key-0000"  # split: not a real key
 
 
-@functools.lru_cache(maxsize=16)
-def png(width: int, height: int, *, noise: bool = False) -> bytes:
-    if noise:
-        pixels = np.random.default_rng(0).integers(0, 256, (height, width, 3), dtype=np.uint8)
-        image = Image.fromarray(pixels, "RGB")
-    else:
-        image = Image.new("1", (width, height), 1)
-    out = io.BytesIO()
-    image.save(out, "PNG", compress_level=1)
-    return out.getvalue()
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 def data_url(data: bytes, media: str = "image/png") -> str:

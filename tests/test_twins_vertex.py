@@ -11,20 +11,18 @@ The smoke runs of the three Vertex model configs are in ``test_twins.py`` (every
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
-import io
 import json
 import os
 import stat
 import time
 from collections import Counter, defaultdict
 
-import numpy as np
 import pytest
-from PIL import Image
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from twin_images import b64, png
 
 from evals.client import EvalClient, Request, RetryPolicy
 from evals.preflight import PreflightError, check_routes
@@ -45,19 +43,6 @@ CLAUDE_PATH = (f"/v1/projects/{PROJECT}/locations/{LOCATION}/publishers/anthropi
                "claude-sonnet-4-5@20250929:rawPredict")
 
 
-def png(width: int, height: int, *, noise: bool = False) -> bytes:
-    if noise:
-        pixels = np.random.default_rng(0).integers(0, 256, (height, width, 3), dtype=np.uint8)
-        image = Image.fromarray(pixels, "RGB")
-    else:
-        image = Image.new("1", (width, height), 1)
-    out = io.BytesIO()
-    image.save(out, "PNG", compress_level=1)
-    return out.getvalue()
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 #: twin -> accepted / refused / faults over this module (printed at the end with -s)
