@@ -214,10 +214,15 @@ def parse_pricing_table(raw: bytes | str) -> PricingTable:
 
 
 @lru_cache(maxsize=1)
+def pricing_toml_text() -> str:
+    """The shipped ``pricing.toml``, read once per process (rules, limits and image budgets)."""
+    return resources.files("snapcompact.pricing").joinpath("pricing.toml").read_text()
+
+
+@lru_cache(maxsize=1)
 def pricing_table() -> PricingTable:
     """The shipped ``pricing.toml``, parsed."""
-    raw = resources.files("snapcompact.pricing").joinpath("pricing.toml").read_bytes()
-    return parse_pricing_table(raw)
+    return parse_pricing_table(pricing_toml_text())
 
 
 def pricing_table_sha256() -> str:

@@ -15,10 +15,9 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Literal, Mapping
 
-from snapcompact.pricing.billing import RequestLimit, request_limit
+from snapcompact.pricing.billing import RequestLimit, pricing_toml_text, request_limit
 
 Policy = Literal["seed", "reference", "reference-unreleased"]
 POLICIES: tuple[str, ...] = ("seed", "reference", "reference-unreleased")
@@ -95,8 +94,7 @@ def parse_image_budgets(data: Mapping[str, Any]) -> dict[str, ImageBudgetPolicy]
 @lru_cache(maxsize=1)
 def image_budgets() -> dict[str, ImageBudgetPolicy]:
     """The image budget policies of the packaged ``pricing.toml``."""
-    raw = resources.files("snapcompact.pricing").joinpath("pricing.toml").read_text()
-    return parse_image_budgets(tomllib.loads(raw))
+    return parse_image_budgets(tomllib.loads(pricing_toml_text()))
 
 
 #: Seed: the per-provider image cap is clamped to this many frames.
