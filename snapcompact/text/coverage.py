@@ -22,13 +22,18 @@ def _ranges() -> dict[str, tuple[tuple[int, int], ...]]:
     return {font: tuple((int(a), int(b)) for a, b in spans) for font, spans in raw.items()}
 
 
-@lru_cache(maxsize=None)
-def supported(font: str) -> frozenset[int]:
-    """Code points ``font`` draws with its own glyphs (control markers included)."""
+def supported_ranges(font: str) -> tuple[tuple[int, int], ...]:
+    """Inclusive code point ranges ``font`` draws with its own glyphs (control markers included)."""
     ranges = _ranges()
     if font not in ranges:
         raise ValueError(f"unknown font {font!r}; known: {', '.join(ranges)}")
-    return frozenset(cp for a, b in ranges[font] for cp in range(a, b + 1))
+    return ranges[font]
+
+
+@lru_cache(maxsize=None)
+def supported(font: str) -> frozenset[int]:
+    """Code points ``font`` draws with its own glyphs (control markers included)."""
+    return frozenset(cp for a, b in supported_ranges(font) for cp in range(a, b + 1))
 
 
 @lru_cache(maxsize=None)

@@ -13,13 +13,17 @@ shape is picked, where pages break and what the eval measures.  The rules (diges
    forms, drop other pictographs and controls/marks/surrogates, print ``?`` for the rest;
 5. squeeze space runs and trim the edges again.
 
-Speed: plain text skips step 4 entirely (one regex scan proves it is all Latin-1), and otherwise the
-per-code-point decision is computed once per distinct code point and applied with ``str.translate``.
+Speed: every step is a numpy pass over the text's code points.  Step 4 reads one byte per code
+point from the shipped table of :mod:`snapcompact.text.code_points` (the rules of
+:mod:`snapcompact.text.code_point_rules` evaluated over the whole code space ahead of time), so a
+history with thousands of distinct CJK, Hangul and emoji code points costs no per-character
+Unicode lookups; only ANSI stripping and the rare surrogate repair work on the string.
 
 Unicode version: the reference runs on JavaScriptCore with Unicode 17 while Python 3.11's
-``unicodedata`` is Unicode 14.  The property tables in :mod:`snapcompact.text.unicode17`
-(Extended_Pictographic, Cf, and the Unicode 15-17 additions to the mark/unrenderable sets and to
-NFKD folds) were read from the reference engine
+``unicodedata`` is Unicode 14 (the shipped table was made with it and records so).  The
+property tables in :mod:`snapcompact.text.unicode17` (Extended_Pictographic, Cf, and the
+Unicode 15-17 additions to the mark/unrenderable sets and to NFKD folds) were read from the
+reference engine
 (``tests/golden/normalize/make_golden.py --tables`` prints the range tables again; the few newer
 ASCII folds were found by diffing every code point); the full-code-space parity test in
 ``tests/test_normalize.py`` fails if any of them drift.
@@ -28,34 +32,14 @@ ASCII folds were found by diffing every code point); the full-code-space parity 
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections import Counter
 from dataclasses import dataclass
-from functools import cache, lru_cache
 
-from snapcompact.core import (
-    DIM_OFF,
-    DIM_ON,
-    FONTS,
-    JS_WHITESPACE,
-    NEWLINE_GLYPH,
-    check_text,
-    is_wide,
-)
-from snapcompact.text import coverage
+import numpy as np
+
+from snapcompact.core import FONTS, NEWLINE_GLYPH, check_text
+from snapcompact.text import code_points as rules
 from snapcompact.text.ansi import strip_ansi
-from snapcompact.text.folds import CHAR_FOLD, EMOJI_FOLD
-from snapcompact.text.unicode17 import (
-    FOLD_NEWER,
-    FORMAT_RANGES,
-    MARK_ADDED,
-    PICTOGRAPHIC,
-    UNRENDERABLE_ADDED,
-    UNRENDERABLE_FORMER,
-    char_class,
-    fold_to_ascii,
-    is_unrenderable,
-)
+from snapcompact.text.code_points import FALLBACK, font_table, shared_entries
 
 __all__ = [
     "SAFE_FALLBACK_RATIO",
@@ -65,48 +49,19 @@ __all__ = [
     "scan_renderability",
 ]
 
-
-# ---------------------------------------------------------------------------------------------
-# Whitespace collapse
-# ---------------------------------------------------------------------------------------------
-
-_FORMAT_CLASS = char_class(FORMAT_RANGES)
-_WS_CLASS = re.escape(JS_WHITESPACE)
-_WS_NO_SPACE_CLASS = re.escape(JS_WHITESPACE.replace(" ", ""))
-# Only runs that change: two or more characters, or one character other than a plain space.  The
-# lookahead lets the regex engine skip ahead to candidate characters (twice as fast on prose).
-_COLLAPSIBLE = re.compile(
-    f"(?=[{_WS_CLASS}{_FORMAT_CLASS}])"
-    f"(?:[{_WS_CLASS}{_FORMAT_CLASS}]{{2,}}|[{_WS_NO_SPACE_CLASS}{_FORMAT_CLASS}])"
-)
-_LINE_BREAK = re.compile("[\n\r\u2028\u2029]")
-_NOT_FORMAT = re.compile(f"[^{_FORMAT_CLASS}]")
-_EDGES = " " + NEWLINE_GLYPH
+_SPACE = 0x20
+_NEWLINE = ord(NEWLINE_GLYPH)
+_QUESTION_MARK = 0x3F
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-_SPACE_RUN = re.compile(" {2,}")
 
 
-class _RunReplacements(dict):
-    """Memo: whitespace/format run -> replacement (runs repeat a lot: indentation, blank lines)."""
-
-    def __missing__(self, run: str) -> str:
-        if _LINE_BREAK.search(run):
-            out = NEWLINE_GLYPH
-        elif _NOT_FORMAT.search(run):
-            out = " "
-        else:
-            out = ""
-        if len(self) < 4096:
-            self[run] = out
-        return out
+def _codepoints(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-_RUNS = _RunReplacements()
-
-
-def _replace_run(match: re.Match[str]) -> str:
-    return _RUNS[match.group()]
+def _text(cps: np.ndarray) -> str:
+    return cps.tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def _join_surrogate_pairs(text: str) -> str:
@@ -119,13 +74,52 @@ def _join_surrogate_pairs(text: str) -> str:
     )
 
 
-#: The last (input, result) of ``_input_chars``: shape resolution scans the same history text
+# ---------------------------------------------------------------------------------------------
+# Whitespace collapse
+# ---------------------------------------------------------------------------------------------
+
+
+def _trim_edges(cps: np.ndarray) -> np.ndarray:
+    """Drop leading and trailing spaces and newline glyphs."""
+    if cps.size == 0 or not (
+        cps[0] in (_SPACE, _NEWLINE) or cps[-1] in (_SPACE, _NEWLINE)
+    ):
+        return cps
+    inner = np.flatnonzero((cps != _SPACE) & (cps != _NEWLINE))
+    return cps[inner[0] : inner[-1] + 1] if inner.size else cps[:0]
+
+
+def _collapse(cps: np.ndarray) -> np.ndarray:
+    """Each maximal run of whitespace / format characters becomes the newline glyph (the run
+    holds a line break), one space (it holds real whitespace) or nothing; then edges trimmed."""
+    entries = shared_entries()[cps]
+    in_run = (entries & rules.IN_RUN) != 0
+    at = np.flatnonzero(in_run)
+    if at.size == 0:
+        return _trim_edges(cps)
+    run_first = np.empty(at.size, dtype=bool)
+    run_first[0] = True
+    np.not_equal(np.diff(at), 1, out=run_first[1:])
+    starts = np.flatnonzero(run_first)
+    held = np.bitwise_or.reduceat(entries[at], starts)
+    breaks = (held & rules.LINE_BREAK) != 0
+    spaces = (held & rules.REAL_SPACE) != 0
+    first = at[starts]
+    out = cps.copy()
+    out[first] = np.where(breaks, _NEWLINE, _SPACE)
+    keep = ~in_run
+    keep[first[breaks | spaces]] = True
+    return _trim_edges(out[keep])
+
+
+#: The last (input, result) of ``_input_cps``: shape resolution scans the same history text
 #: three times (two fonts' renderability, the CJK test) and then normalizes it.
-_LAST_INPUT: tuple[str, str] = ("", "")
+_LAST_INPUT: tuple[str, np.ndarray] = ("", np.zeros(0, dtype=np.uint32))
 
 
-def _input_chars(text: str) -> str:
-    """The reference's ``normalizedInputChars``: ANSI stripped, runs collapsed, edges trimmed.
+def _input_cps(text: str) -> np.ndarray:
+    """The reference's ``normalizedInputChars`` as code points: ANSI stripped, runs collapsed,
+    edges trimmed.
 
     Surrogate code points (only in Python strings built oddly, e.g. from ``surrogatepass``) are
     paired up again after every step that could bring a high and a low surrogate together.
@@ -134,117 +128,23 @@ def _input_chars(text: str) -> str:
     last = _LAST_INPUT  # one read: another thread may replace it
     if last[0] is text:
         return last[1]
-    result = _collapse_input(text)
+    surrogates = not text.isascii() and _SURROGATE.search(text) is not None
+    chars = _join_surrogate_pairs(text) if surrogates else text
+    if "\x1b" in chars:
+        chars = strip_ansi(chars)
+        if surrogates:
+            chars = _join_surrogate_pairs(chars)
+    result = _collapse(_codepoints(chars))
+    if surrogates:
+        result = _codepoints(_join_surrogate_pairs(_text(result)))
+    result.setflags(write=False)
     _LAST_INPUT = (text, result)
     return result
 
 
-def _collapse_input(text: str) -> str:
-    surrogates = not text.isascii() and _SURROGATE.search(text) is not None
-    if surrogates:
-        text = _join_surrogate_pairs(text)
-    if "\x1b" in text:
-        text = strip_ansi(text)
-        if surrogates:
-            text = _join_surrogate_pairs(text)
-    text = _COLLAPSIBLE.sub(_replace_run, text).strip(_EDGES)
-    return _join_surrogate_pairs(text) if surrogates else text
-
-
 # ---------------------------------------------------------------------------------------------
-# Per-code-point decision
+# Per-code-point decision (the table of :mod:`snapcompact.text.code_points`)
 # ---------------------------------------------------------------------------------------------
-
-# Kind of one input character for the statistics, as a one-letter string so a whole text's kinds
-# come out of one ``str.translate``: "g" prints something, "f" prints the ``?`` fallback, ""
-# prints nothing that counts (dim toggles, newline glyph, dropped characters).
-_NOT_GRAPHIC, _GRAPHIC, _FALLBACK = "", "g", "f"
-_CANDIDATE = None  # kept iff the font (or Silver) draws it, else "?"
-
-
-@lru_cache(maxsize=1 << 16)
-def _font_free_decision(cp: int) -> tuple[str, str] | None:
-    """(output, kind) for a code point outside Latin-1, or ``_CANDIDATE`` when the font decides."""
-    ch = chr(cp)
-    if ch in (DIM_ON, DIM_OFF, NEWLINE_GLYPH):
-        return ch, _NOT_GRAPHIC
-    if ch in EMOJI_FOLD:
-        return EMOJI_FOLD[ch], _GRAPHIC
-    if ch in CHAR_FOLD:
-        return CHAR_FOLD[ch], _GRAPHIC
-    if 0x2500 <= cp <= 0x257F:
-        return ("|" if cp in (0x2502, 0x2503) else "-" if cp in (0x2500, 0x2501) else "+"), _GRAPHIC
-    category = unicodedata.category(ch)
-    # Fast path: most code points have no decomposition and are no mark, so they cannot fold.
-    # (Hangul syllables decompose only to Jamo, which never fold either.)
-    if (
-        category[0] == "M"
-        or cp in MARK_ADDED
-        or cp in FOLD_NEWER
-        or unicodedata.decomposition(ch)
-    ):
-        folded = fold_to_ascii(ch)
-    else:
-        folded = None
-    if folded is not None:
-        return folded, _GRAPHIC
-    if cp in PICTOGRAPHIC:
-        return "", _NOT_GRAPHIC
-    if cp in UNRENDERABLE_FORMER:
-        return _CANDIDATE
-    if category in ("Cc", "Mn", "Me", "Cs") or cp in UNRENDERABLE_ADDED:
-        return "", _NOT_GRAPHIC
-    return _CANDIDATE
-
-
-class _FontTable(dict):
-    """``str.translate`` table for one font, filled lazily: code point -> output text.
-
-    ``kinds`` is the matching table code point -> kind letter.  Both are bounded so a sweep over
-    all of Unicode does not keep a million entries alive.
-    """
-
-    _LIMIT = 1 << 17
-
-    def __init__(self, font: str) -> None:
-        super().__init__()
-        self.renderable = coverage.renderable(font)
-        self.kinds = _KindTable(self)
-        self._seed()
-
-    def _seed(self) -> None:
-        for cp in (*range(0x20, 0x7F), *range(0xA0, 0x100)):
-            self[cp] = chr(cp)
-            self.kinds[cp] = _GRAPHIC
-
-    def __missing__(self, cp: int) -> str:
-        decided = _font_free_decision(cp)
-        if decided is _CANDIDATE:
-            decided = (chr(cp), _GRAPHIC) if cp in self.renderable else ("?", _FALLBACK)
-        if len(self) >= self._LIMIT:
-            self.clear()
-            self.kinds.clear()
-            self._seed()
-        self[cp] = decided[0]
-        self.kinds[cp] = decided[1]
-        return decided[0]
-
-
-class _KindTable(dict):
-    """Code point -> kind letter, filled by its font table."""
-
-    def __init__(self, table: _FontTable) -> None:
-        super().__init__()
-        self.table = table
-
-    def __missing__(self, cp: int) -> str:
-        self.table[cp]
-        return self[cp]
-
-
-@cache
-def _font_table(font: str) -> _FontTable:
-    return _FontTable(font)
 
 
 def _check_font(font: str) -> str:
@@ -253,40 +153,47 @@ def _check_font(font: str) -> str:
     return font
 
 
-# Anything outside printable ASCII / Latin-1 (and the three control glyphs kept as they are)
-# needs the per-code-point table.
-_NEEDS_TABLE = re.compile(f"[^\x20-\x7e\xa0-\xff{DIM_ON}{DIM_OFF}{NEWLINE_GLYPH}]")
-_NEEDS_TABLE_RUN = re.compile(f"([^\x20-\x7e\xa0-\xff{DIM_ON}{DIM_OFF}{NEWLINE_GLYPH}]+)")
+def _print(cps: np.ndarray, font: str) -> np.ndarray:
+    """What each code point prints in ``font``: itself, ``?``, its fold or nothing."""
+    table = font_table(font)
+    kinds = table.entries[cps] & rules.KIND_MASK
+    if not np.any(kinds > rules.MARKER):
+        return cps
+    out = np.where(kinds == FALLBACK, np.uint32(_QUESTION_MARK), cps)
+    folding = np.flatnonzero(kinds == rules.FOLD)
+    if folding.size == 0:
+        return out[kinds != rules.DROP]
+    folds = table.folds
+    which = np.searchsorted(folds.code_points, cps[folding])
+    fold_lengths = folds.lengths[which]
+    lengths = (kinds != rules.DROP).astype(np.int64)
+    lengths[folding] = fold_lengths
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    result = np.empty(int(ends[-1]), dtype=np.uint32)
+    single = (lengths == 1) & (kinds != rules.FOLD)
+    result[starts[single]] = out[single]
+    fold_starts = np.cumsum(fold_lengths) - fold_lengths
+    within = np.arange(int(fold_lengths.sum())) - np.repeat(fold_starts, fold_lengths)
+    result[np.repeat(starts[folding], fold_lengths) + within] = folds.chars[
+        np.repeat(folds.offsets[which], fold_lengths) + within
+    ]
+    return result
 
 
-def _apply_table(chars: str, table: _FontTable) -> str:
-    """``chars.translate(table)``, touching only the runs that need it when they are sparse."""
-    pieces = _NEEDS_TABLE_RUN.split(chars)  # [plain, run, plain, run, ..., plain]
-    if len(pieces) > len(chars) >> 5:
-        return chars.translate(table)
-    pieces[1::2] = [run.translate(table) for run in pieces[1::2]]
-    return "".join(pieces)
-
-
-def _uncounted(chars: str) -> int:
-    """Dim toggles and newline glyphs: printed, but neither graphic nor fallback."""
-    return chars.count(DIM_ON) + chars.count(DIM_OFF) + chars.count(NEWLINE_GLYPH)
-
-
-def _finish(text: str) -> str:
-    if "  " in text:
-        text = _SPACE_RUN.sub(" ", text)
-    return text.strip(_EDGES)
+def _squeeze_spaces(cps: np.ndarray) -> np.ndarray:
+    space = cps == _SPACE
+    repeated = space[1:] & space[:-1]
+    if repeated.any():
+        cps = cps[np.concatenate(([True], ~repeated))]
+    return _trim_edges(cps)
 
 
 def normalize(text: str, font: str = "5x8") -> str:
     """Printable form of ``text`` for a shape drawn in ``font`` (reference ``normalize``)."""
     check_text(text)
-    table = _font_table(_check_font(font))
-    chars = _input_chars(text)
-    if _NEEDS_TABLE.search(chars) is not None:
-        chars = _apply_table(chars, table)
-    return _finish(chars)
+    _check_font(font)
+    return _text(_squeeze_spaces(_print(_input_cps(text), font)))
 
 
 SAFE_FALLBACK_RATIO = 0.05
@@ -310,12 +217,10 @@ class Renderability:
 def scan_renderability(text: str, font: str = "5x8") -> Renderability:
     """Fallback statistics of ``normalize(text, font)`` (reference ``scanRenderability``)."""
     check_text(text)
-    table = _font_table(_check_font(font))
-    chars = _input_chars(text)
-    special = "".join(_NEEDS_TABLE_RUN.findall(chars))
-    kinds = special.translate(table.kinds)
-    graphic = len(chars) - len(special) - _uncounted(chars) + len(kinds)
-    fallback = kinds.count(_FALLBACK)
+    table = font_table(_check_font(font))
+    kinds = np.bincount(table.entries[_input_cps(text)] & rules.KIND_MASK, minlength=FALLBACK + 1)
+    fallback = int(kinds[FALLBACK])
+    graphic = int(kinds[rules.KEEP] + kinds[rules.FOLD]) + fallback
     ratio = fallback / graphic if graphic else 0.0
     return Renderability(
         ratio=ratio, safe=ratio <= SAFE_FALLBACK_RATIO, graphic=graphic, fallback=fallback
@@ -336,15 +241,10 @@ def cjk_heavy(text: str) -> bool:
     Counted over the collapsed input characters, skipping spaces, dim toggles, the newline glyph
     and unrenderables: at least 8 wide code points and wide / counted >= 0.25.
     """
-    chars = _input_chars(check_text(text))
-    special = Counter("".join(_NEEDS_TABLE_RUN.findall(chars)))
-    counted = len(chars) - sum(special.values()) - chars.count(" ") - _uncounted(chars)
-    wide = 0
-    for ch, count in special.items():
-        cp = ord(ch)
-        if is_unrenderable(cp):
-            continue
-        counted += count
-        if is_wide(cp):
-            wide += count
-    return wide >= CJK_HEAVY_MIN_WIDE and wide / counted >= CJK_HEAVY_WIDE_RATIO
+    cps = _input_cps(check_text(text))
+    entries = shared_entries()[cps]
+    counted = ((entries & rules.KIND_MASK) != rules.MARKER) & (cps != _SPACE)
+    counted &= (entries & rules.UNRENDERABLE) == 0
+    n_counted = int(np.count_nonzero(counted))
+    wide = int(np.count_nonzero(counted & ((entries & rules.WIDE) != 0)))
+    return wide >= CJK_HEAVY_MIN_WIDE and wide / n_counted >= CJK_HEAVY_WIDE_RATIO

@@ -1,0 +1,138 @@
+"""The code point table normalization runs on: one byte per code point, read from shipped data.
+
+Why a shipped table: deciding what a code point prints takes Unicode lookups and an NFKD fold,
+about 7 microseconds each; a long history holds some 17,000 distinct code points (CJK, Hangul,
+emoji), so deciding them per process cost a tenth of a second before the first frame.  The
+decisions are the same for every text, so ``scripts/make_code_point_table.py`` evaluates the rules
+of :mod:`snapcompact.text.code_point_rules` over the whole code space once and writes
+``code_point_table.json`` (runs of equal entries plus the folds); here it becomes a lookup array,
+and normalizing a text is a handful of numpy passes over its code points.  The table also pins
+the Unicode data: normalization no longer depends on the ``unicodedata`` of the Python running it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+
+import numpy as np
+
+from snapcompact.text.coverage import supported_ranges
+
+__all__ = [
+    "CANDIDATE",
+    "CODE_SPACE",
+    "DROP",
+    "FALLBACK",
+    "FOLD",
+    "IN_RUN",
+    "KEEP",
+    "KIND_MASK",
+    "LINE_BREAK",
+    "MARKER",
+    "REAL_SPACE",
+    "UNRENDERABLE",
+    "WIDE",
+    "TABLE_FILE",
+    "Folds",
+    "FontTable",
+    "font_table",
+    "load_table_json",
+    "shared_entries",
+]
+
+#: Code points 0 .. 0x10FFFF.
+CODE_SPACE = 0x110000
+TABLE_FILE = "code_point_table.json"
+
+# What a code point prints (the low three bits of its entry).
+KEEP = 0  #: prints itself and counts as a graphic character
+MARKER = 1  #: prints itself (dim toggles, newline glyph) but counts as nothing
+FOLD = 2  #: prints its fold (possibly empty) and counts as a graphic character
+DROP = 3  #: prints nothing and counts as nothing
+CANDIDATE = 4  #: shared table only: prints itself if the font or Silver draws it, else ``?``
+FALLBACK = 5  #: font tables only: a candidate the font cannot draw, printed as ``?``
+KIND_MASK = 0x07
+
+# Properties the other normalization steps read (the high bits).
+UNRENDERABLE = 0x08  #: skipped by the CJK-heavy count (Cc, Mn, Me, Cs outside printable Latin-1)
+WIDE = 0x10  #: takes two cells in a bitmap shape
+IN_RUN = 0x20  #: JavaScript whitespace or a format character: collapsed with its neighbours
+LINE_BREAK = 0x40  #: a run holding one becomes the newline glyph
+REAL_SPACE = 0x80  #: whitespace that is not a format character: a run holding one becomes " "
+
+
+@dataclass(frozen=True)
+class Folds:
+    """The fold of each ``FOLD`` code point: ``chars[offsets[i]:offsets[i] + lengths[i]]``."""
+
+    code_points: np.ndarray  # sorted, uint32
+    offsets: np.ndarray  # int64
+    lengths: np.ndarray  # int64
+    chars: np.ndarray  # uint32, every fold's characters back to back
+
+
+@dataclass(frozen=True)
+class FontTable:
+    """What normalization for one font reads: the entry of every code point and the folds.
+
+    ``entries[cp] & KIND_MASK`` is ``KEEP``, ``MARKER``, ``FOLD``, ``DROP`` or ``FALLBACK`` (the
+    font decided every candidate); the high bits are the properties above.
+    """
+
+    entries: np.ndarray  # uint8, CODE_SPACE long
+    folds: Folds
+
+
+def load_table_json() -> dict:
+    """The shipped table as stored (runs, folds and the Unicode version it was made with)."""
+    return json.loads(files("snapcompact.text").joinpath(TABLE_FILE).read_text(encoding="utf-8"))
+
+
+@cache
+def _shared() -> tuple[np.ndarray, Folds]:
+    raw = load_table_json()
+    starts = np.array([start for start, _ in raw["runs"]] + [CODE_SPACE], dtype=np.int64)
+    values = np.array([value for _, value in raw["runs"]], dtype=np.uint8)
+    if starts[0] != 0 or np.any(np.diff(starts) <= 0):
+        raise ValueError(f"{TABLE_FILE}: runs must start at 0 and increase")
+    entries = np.repeat(values, np.diff(starts))
+    entries.setflags(write=False)
+    fold_items = sorted((int(cp), text) for cp, text in raw["folds"].items())
+    lengths = np.array([len(text) for _, text in fold_items], dtype=np.int64)
+    joined = "".join(text for _, text in fold_items)
+    folds = Folds(
+        code_points=np.array([cp for cp, _ in fold_items], dtype=np.uint32),
+        offsets=np.cumsum(lengths) - lengths,
+        lengths=lengths,
+        chars=np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32),
+    )
+    return entries, folds
+
+
+def shared_entries() -> np.ndarray:
+    """Every code point's entry before any font decides its candidates (read-only)."""
+    return _shared()[0]
+
+
+@cache
+def font_table(font: str) -> FontTable:
+    """The table for ``font``: candidates it or Silver draws print themselves, the rest ``?``."""
+    entries, folds = _shared()
+    spans = np.array(
+        [span for name in (("silver",) if font == "silver" else (font, "silver"))
+         for span in supported_ranges(name)], dtype=np.int64,
+    ).reshape(-1, 2)
+    # +1 where a drawn span opens, -1 past where it closes: the running sum is > 0 inside one.
+    edges = np.zeros(CODE_SPACE + 1, dtype=np.int32)
+    np.add.at(edges, spans[:, 0], 1)
+    np.add.at(edges, spans[:, 1] + 1, -1)
+    drawn = np.cumsum(edges[:CODE_SPACE]) > 0
+    candidate = (entries & KIND_MASK) == CANDIDATE
+    resolved = entries.copy()
+    np.subtract(resolved, CANDIDATE - KEEP, out=resolved, where=candidate & drawn)
+    np.add(resolved, FALLBACK - CANDIDATE, out=resolved, where=candidate & ~drawn)
+    resolved.setflags(write=False)
+    return FontTable(resolved, folds)
