@@ -19,6 +19,7 @@ from importlib.resources import files
 
 import numpy as np
 
+from snapcompact.core import JS_WHITESPACE
 from snapcompact.text.coverage import supported_ranges
 
 __all__ = [
@@ -38,7 +39,10 @@ __all__ = [
     "TABLE_FILE",
     "Folds",
     "FontTable",
+    "codepoints",
     "font_table",
+    "from_codepoints",
+    "js_whitespace",
     "load_table_json",
     "shared_entries",
 ]
@@ -84,6 +88,30 @@ class FontTable:
 
     entries: np.ndarray  # uint8, CODE_SPACE long
     folds: Folds
+
+
+def codepoints(text: str) -> np.ndarray:
+    """The code points of ``text`` as a uint32 array (lone surrogates kept as their values)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def from_codepoints(cps: np.ndarray) -> str:
+    """The string of a code point array (the inverse of :func:`codepoints`)."""
+    return np.ascontiguousarray(cps, dtype=np.uint32).tobytes().decode(
+        "utf-32-le", "surrogatepass")
+
+
+@cache
+def _js_whitespace_table() -> np.ndarray:
+    table = np.zeros(0x10000, dtype=bool)  # every JavaScript whitespace character is in the BMP
+    table[[ord(ch) for ch in JS_WHITESPACE]] = True
+    table[0xFFFF] = False  # astral code points are clipped onto this entry
+    return table
+
+
+def js_whitespace(cps: np.ndarray) -> np.ndarray:
+    """True where a code point is JavaScript whitespace (what ``/\\s/`` matches)."""
+    return _js_whitespace_table().take(cps, mode="clip")
 
 
 def load_table_json() -> dict:

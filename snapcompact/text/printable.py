@@ -40,6 +40,8 @@ from snapcompact.core import FONTS, NEWLINE_GLYPH, check_text
 from snapcompact.text import code_points as rules
 from snapcompact.text.ansi import strip_ansi
 from snapcompact.text.code_points import FALLBACK, font_table, shared_entries
+from snapcompact.text.code_points import codepoints as _codepoints
+from snapcompact.text.code_points import from_codepoints as _text
 
 __all__ = [
     "SAFE_FALLBACK_RATIO",
@@ -54,14 +56,6 @@ _NEWLINE = ord(NEWLINE_GLYPH)
 _QUESTION_MARK = 0x3F
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-
-
-def _codepoints(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-
-
-def _text(cps: np.ndarray) -> str:
-    return cps.tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def _join_surrogate_pairs(text: str) -> str:

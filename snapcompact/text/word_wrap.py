@@ -2,58 +2,55 @@
 
 Why separate from normalization: only document shapes wrap; grid shapes print row-major with no
 wrap, so the rule is a layout input, kept beside the text it cuts.
+
+Speed: a long history wraps into tens of thousands of lines, so the words, their cell counts and
+the gaps between them are numpy arrays: one binary search over the running sum of word widths
+gives, for every word, where a line it opens would end, and the greedy rule just follows those
+ends; only words wider than a line, which are hard-split, take a search of their own.
 """
 
 from __future__ import annotations
 
-import re
+from bisect import bisect_right
 
-from snapcompact.core import (
-    DIM_OFF,
-    DIM_ON,
-    JS_WHITESPACE,
-    WIDE_RANGES,
-    check_text,
-    is_wide,
+import numpy as np
+
+from snapcompact.core import DIM_OFF, DIM_ON, check_text
+from snapcompact.text.code_points import (
+    WIDE,
+    codepoints,
+    from_codepoints,
+    js_whitespace,
+    shared_entries,
 )
-from snapcompact.text.unicode17 import char_class
 
-# ---------------------------------------------------------------------------------------------
-# Greedy word wrap (doc shapes)
-# ---------------------------------------------------------------------------------------------
-
-_JS_WHITESPACE_RUN = re.compile(f"[{re.escape(JS_WHITESPACE)}]+")
+_DIM_TOGGLES = (ord(DIM_ON), ord(DIM_OFF))
 
 
-def _cells(ch: str, wide_cells: bool) -> int:
-    if ch == DIM_ON or ch == DIM_OFF:
-        return 0
-    return 2 if wide_cells and is_wide(ord(ch)) else 1
+def _cell_widths(cps: np.ndarray, wide_cells: bool) -> np.ndarray:
+    """Cells per code point: 0 for dim toggles, 2 for wide ones (``wide_cells``), else 1."""
+    widths = np.ones(cps.size, dtype=np.int64)
+    if wide_cells and cps.size and cps.max() >= 0x1100:
+        widths[(shared_entries()[cps] & WIDE) != 0] = 2
+    widths[(cps == _DIM_TOGGLES[0]) | (cps == _DIM_TOGGLES[1])] = 0
+    return widths
 
 
-_WIDE_CHAR = re.compile(f"[{char_class(WIDE_RANGES)}]")
-
-
-def _cell_length(text: str, wide_cells: bool) -> int:
-    """Cells ``text`` takes: as ``sum(_cells(ch))``, counted by C string scans."""
-    cells = len(text) - text.count(DIM_ON) - text.count(DIM_OFF)
-    if wide_cells and not text.isascii():
-        cells += len(_WIDE_CHAR.findall(text))
-    return cells
-
-
-def _fitting_prefix(word: str, width: int, wide_cells: bool) -> str:
-    """Longest prefix of ``word`` within ``width`` cells, holding at least one visible char."""
-    cells = 0
-    placed = False
-    for i, ch in enumerate(word):
-        w = _cells(ch, wide_cells)
-        if placed and cells + w > width:
-            return word[:i]
-        cells += w
-        if w:
-            placed = True
-    return word
+def _hard_split(cells_before: np.ndarray, widths: np.ndarray, start: int, end: int,
+                cols: int) -> tuple[list[tuple[int, int]], int]:
+    """Lines cut from a word wider than ``cols``: each the longest prefix within ``cols`` cells
+    holding at least one visible character (zero-width toggles after it ride along).  Returns
+    the lines and where the remainder (at most ``cols`` cells) starts."""
+    lines = []
+    while cells_before[end] - cells_before[start] > cols:
+        first_visible = start + int(np.flatnonzero(widths[start:end])[0])
+        # Code point i stays while the cells through it fit: cells_before[i + 1] <= limit.
+        limit = cells_before[start] + cols
+        cut = int(np.searchsorted(cells_before, limit, side="right")) - 1
+        cut = min(max(cut, first_visible + 1), end)  # the first visible one always goes
+        lines.append((start, cut))
+        start = cut
+    return lines, start
 
 
 def wrap(text: str, cols: int, wide_cells: bool = False) -> list[str]:
@@ -66,29 +63,68 @@ def wrap(text: str, cols: int, wide_cells: bool = False) -> list[str]:
     check_text(text)
     if isinstance(cols, bool) or not isinstance(cols, int) or cols < 1:
         raise ValueError(f"cols must be a positive integer, got {cols!r}")
-    lines: list[str] = []
-    cur = ""
-    cur_cells = 0
-    for word in _JS_WHITESPACE_RUN.split(text):
-        if not word:
+    cps = codepoints(text)
+    space = js_whitespace(cps)
+    # Words: maximal runs of non-whitespace, as [starts, ends) code point offsets.
+    edges = np.flatnonzero(np.diff(np.concatenate(([True], space, [True])).astype(np.int8)))
+    word_starts, word_ends = edges[0::2], edges[1::2]
+    if word_starts.size == 0:
+        return []
+    widths = _cell_widths(cps, wide_cells)
+    cells_before = np.concatenate(([0], np.cumsum(widths)))
+    word_cells = cells_before[word_ends] - cells_before[word_starts]
+    # A line from word i through word j takes run[j] - run[i - 1] - 1 cells (one space before
+    # every word but the first), so a line opened by word i holds the words before ``fits[i]``.
+    run = np.cumsum(word_cells + 1)
+    fits = np.searchsorted(run, run - word_cells - 1 + cols + 1, side="right").tolist()
+    run_list = run.tolist()
+    spans: list[tuple[int, int]] = []  # lines as code point spans, gaps printed as one space
+    starts, ends, cells = word_starts.tolist(), word_ends.tolist(), word_cells.tolist()
+    n_words = len(starts)
+    k = 0
+    rest: tuple[int, int] | None = None  # what is left of a hard-split word: the line's start
+    while k < n_words:
+        if cells[k] > cols:
+            if rest is not None:
+                spans.append(rest)
+            cut, at = _hard_split(cells_before, widths, starts[k], ends[k], cols)
+            spans.extend(cut)
+            rest = (at, ends[k]) if at < ends[k] else None
+            k += 1
             continue
-        word_cells = _cell_length(word, wide_cells)
-        while word_cells > cols:
-            if cur:
-                lines.append(cur)
-                cur, cur_cells = "", 0
-            head = _fitting_prefix(word, cols, wide_cells)
-            lines.append(head)
-            word = word[len(head) :]
-            word_cells = _cell_length(word, wide_cells)
-        if not cur:
-            cur, cur_cells = word, word_cells
-        elif cur_cells + 1 + word_cells <= cols:
-            cur += " " + word
-            cur_cells += 1 + word_cells
+        if rest is None:
+            last = fits[k]
+            spans.append((starts[k], ends[last - 1]))
         else:
-            lines.append(cur)
-            cur, cur_cells = word, word_cells
-    if cur:
-        lines.append(cur)
+            rest_cells = int(cells_before[rest[1]] - cells_before[rest[0]])
+            last = bisect_right(run_list, run_list[k - 1] + cols - rest_cells, k)
+            spans.append((rest[0], ends[last - 1]) if last > k else rest)
+            rest = None
+        k = last
+    if rest is not None:
+        spans.append(rest)
+    return _line_texts(text, cps, space, spans)
+
+
+def _line_texts(text: str, cps: np.ndarray, space: np.ndarray,
+                spans: list[tuple[int, int]]) -> list[str]:
+    """Each span's text with every whitespace gap printed as one space."""
+    # A span is a plain slice when every whitespace in it is a lone " ".
+    plain_space = space & (cps == 0x20)
+    lone = plain_space.copy()
+    lone[1:] &= ~space[:-1]
+    lone[:-1] &= ~space[1:]
+    odd_before = np.concatenate(([0], np.cumsum(space & ~lone)))
+    bounds = np.array(spans, dtype=np.int64).reshape(-1, 2)
+    clean = (odd_before[bounds[:, 1]] - odd_before[bounds[:, 0]] == 0).tolist()
+    lines = []
+    for (a, b), ok in zip(spans, clean):
+        if ok:
+            lines.append(text[a:b])
+        else:
+            part = cps[a:b]
+            words = np.flatnonzero(np.diff(np.concatenate(([True], space[a:b], [True]))
+                                           .astype(np.int8)))
+            lines.append(" ".join(from_codepoints(part[s:e])
+                                  for s, e in zip(words[0::2], words[1::2])))
     return lines
