@@ -11,8 +11,6 @@ ends; only words wider than a line, which are hard-split, take a search of their
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
 import numpy as np
 
 from snapcompact.core import DIM_OFF, DIM_ON, check_text
@@ -29,21 +27,21 @@ _DIM_TOGGLES = (ord(DIM_ON), ord(DIM_OFF))
 
 def _cell_widths(cps: np.ndarray, wide_cells: bool) -> np.ndarray:
     """Cells per code point: 0 for dim toggles, 2 for wide ones (``wide_cells``), else 1."""
-    widths = np.ones(cps.size, dtype=np.int64)
+    widths = np.ones(cps.size, dtype=np.int32)
     if wide_cells and cps.size and cps.max() >= 0x1100:
         widths[(shared_entries()[cps] & WIDE) != 0] = 2
     widths[(cps == _DIM_TOGGLES[0]) | (cps == _DIM_TOGGLES[1])] = 0
     return widths
 
 
-def _hard_split(cells_before: np.ndarray, widths: np.ndarray, start: int, end: int,
+def _hard_split(cells_before: np.ndarray, start: int, end: int,
                 cols: int) -> tuple[list[tuple[int, int]], int]:
     """Lines cut from a word wider than ``cols``: each the longest prefix within ``cols`` cells
     holding at least one visible character (zero-width toggles after it ride along).  Returns
     the lines and where the remainder (at most ``cols`` cells) starts."""
     lines = []
     while cells_before[end] - cells_before[start] > cols:
-        first_visible = start + int(np.flatnonzero(widths[start:end])[0])
+        first_visible = start + int(np.flatnonzero(np.diff(cells_before[start : end + 1]))[0])
         # Code point i stays while the cells through it fit: cells_before[i + 1] <= limit.
         limit = cells_before[start] + cols
         cut = int(np.searchsorted(cells_before, limit, side="right")) - 1
@@ -71,34 +69,36 @@ def wrap(text: str, cols: int, wide_cells: bool = False) -> list[str]:
     if word_starts.size == 0:
         return []
     widths = _cell_widths(cps, wide_cells)
-    cells_before = np.concatenate(([0], np.cumsum(widths)))
+    cells_before = np.zeros(cps.size + 1, dtype=np.int32)  # under 2**31: at most 2 per character
+    np.cumsum(widths, out=cells_before[1:])
+    del widths
     word_cells = cells_before[word_ends] - cells_before[word_starts]
     # A line from word i through word j takes run[j] - run[i - 1] - 1 cells (one space before
     # every word but the first), so a line opened by word i holds the words before ``fits[i]``.
     run = np.cumsum(word_cells + 1)
-    fits = np.searchsorted(run, run - word_cells - 1 + cols + 1, side="right").tolist()
-    run_list = run.tolist()
+    fits = np.searchsorted(run, run - word_cells + cols, side="right")
+    too_wide = word_cells > cols
     spans: list[tuple[int, int]] = []  # lines as code point spans, gaps printed as one space
-    starts, ends, cells = word_starts.tolist(), word_ends.tolist(), word_cells.tolist()
-    n_words = len(starts)
+    n_words = int(word_starts.size)
     k = 0
     rest: tuple[int, int] | None = None  # what is left of a hard-split word: the line's start
     while k < n_words:
-        if cells[k] > cols:
+        if too_wide[k]:
             if rest is not None:
                 spans.append(rest)
-            cut, at = _hard_split(cells_before, widths, starts[k], ends[k], cols)
+            end = int(word_ends[k])
+            cut, at = _hard_split(cells_before, int(word_starts[k]), end, cols)
             spans.extend(cut)
-            rest = (at, ends[k]) if at < ends[k] else None
+            rest = (at, end) if at < end else None
             k += 1
             continue
         if rest is None:
-            last = fits[k]
-            spans.append((starts[k], ends[last - 1]))
+            last = int(fits[k])
+            spans.append((int(word_starts[k]), int(word_ends[last - 1])))
         else:
             rest_cells = int(cells_before[rest[1]] - cells_before[rest[0]])
-            last = bisect_right(run_list, run_list[k - 1] + cols - rest_cells, k)
-            spans.append((rest[0], ends[last - 1]) if last > k else rest)
+            last = int(np.searchsorted(run[k:], run[k - 1] + cols - rest_cells, side="right")) + k
+            spans.append((rest[0], int(word_ends[last - 1])) if last > k else rest)
             rest = None
         k = last
     if rest is not None:
@@ -114,7 +114,8 @@ def _line_texts(text: str, cps: np.ndarray, space: np.ndarray,
     lone = plain_space.copy()
     lone[1:] &= ~space[:-1]
     lone[:-1] &= ~space[1:]
-    odd_before = np.concatenate(([0], np.cumsum(space & ~lone)))
+    odd_before = np.zeros(cps.size + 1, dtype=np.int32)
+    np.cumsum(space & ~lone, out=odd_before[1:])
     bounds = np.array(spans, dtype=np.int64).reshape(-1, 2)
     clean = (odd_before[bounds[:, 1]] - odd_before[bounds[:, 0]] == 0).tolist()
     lines = []
