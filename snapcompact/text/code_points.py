@@ -56,8 +56,8 @@ KEEP = 0  #: prints itself and counts as a graphic character
 MARKER = 1  #: prints itself (dim toggles, newline glyph) but counts as nothing
 FOLD = 2  #: prints its fold (possibly empty) and counts as a graphic character
 DROP = 3  #: prints nothing and counts as nothing
-CANDIDATE = 4  #: shared table only: prints itself if the font or Silver draws it, else ``?``
-FALLBACK = 5  #: font tables only: a candidate the font cannot draw, printed as ``?``
+CANDIDATE = 4  #: stored table only: prints itself if the font or Silver draws it, else ``?``
+FALLBACK = 5  #: loaded tables: a candidate no font at hand draws, printed as ``?``
 KIND_MASK = 0x07
 
 # Properties the other normalization steps read (the high bits).
@@ -126,6 +126,8 @@ def _shared() -> tuple[np.ndarray, Folds]:
     values = np.array([value for _, value in raw["runs"]], dtype=np.uint8)
     if starts[0] != 0 or np.any(np.diff(starts) <= 0):
         raise ValueError(f"{TABLE_FILE}: runs must start at 0 and increase")
+    # Until a font says it draws them, candidates print as the fallback.
+    values[(values & KIND_MASK) == CANDIDATE] += FALLBACK - CANDIDATE
     entries = np.repeat(values, np.diff(starts))
     entries.setflags(write=False)
     fold_items = sorted((int(cp), text) for cp, text in raw["folds"].items())
@@ -141,7 +143,7 @@ def _shared() -> tuple[np.ndarray, Folds]:
 
 
 def shared_entries() -> np.ndarray:
-    """Every code point's entry before any font decides its candidates (read-only)."""
+    """Every code point's entry with no font drawing anything: candidates are ``FALLBACK``."""
     return _shared()[0]
 
 
@@ -153,14 +155,13 @@ def font_table(font: str) -> FontTable:
         [span for name in (("silver",) if font == "silver" else (font, "silver"))
          for span in supported_ranges(name)], dtype=np.int64,
     ).reshape(-1, 2)
-    # +1 where a drawn span opens, -1 past where it closes: the running sum is > 0 inside one.
-    edges = np.zeros(CODE_SPACE + 1, dtype=np.int32)
-    np.add.at(edges, spans[:, 0], 1)
-    np.add.at(edges, spans[:, 1] + 1, -1)
-    drawn = np.cumsum(edges[:CODE_SPACE]) > 0
-    candidate = (entries & KIND_MASK) == CANDIDATE
+    # Every code point of every span, without a loop: each span's start repeated over its
+    # length, plus 0, 1, 2, ... within the span.
+    lengths = spans[:, 1] - spans[:, 0] + 1
+    within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    drawn = np.repeat(spans[:, 0], lengths) + within
+    drawn = drawn[(entries[drawn] & KIND_MASK) == FALLBACK]
     resolved = entries.copy()
-    np.subtract(resolved, CANDIDATE - KEEP, out=resolved, where=candidate & drawn)
-    np.add(resolved, FALLBACK - CANDIDATE, out=resolved, where=candidate & ~drawn)
+    resolved[drawn] -= FALLBACK - KEEP
     resolved.setflags(write=False)
     return FontTable(resolved, folds)
