@@ -91,12 +91,25 @@ class FontTable:
 
 
 def codepoints(text: str) -> np.ndarray:
-    """The code points of ``text`` as a uint32 array (lone surrogates kept as their values)."""
+    """The code points of ``text`` as an unsigned array (lone surrogates kept as their values).
+
+    uint16 when every code point is in the Basic Multilingual Plane and none is a surrogate
+    (half the memory of uint32 for the usual history), else uint32.
+    """
+    if text.isascii():
+        return np.frombuffer(text.encode("ascii"), dtype=np.uint8).astype(np.uint16)
+    units = text.encode("utf-16-le", "surrogatepass")
+    if len(units) == 2 * len(text):  # nothing astral
+        narrow = np.frombuffer(units, dtype=np.uint16)
+        if not np.any((narrow >= 0xD800) & (narrow <= 0xDFFF)):
+            return narrow
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 def from_codepoints(cps: np.ndarray) -> str:
     """The string of a code point array (the inverse of :func:`codepoints`)."""
+    if cps.dtype == np.uint16 and not np.any((cps >= 0xD800) & (cps <= 0xDFFF)):
+        return np.ascontiguousarray(cps).tobytes().decode("utf-16-le")
     return np.ascontiguousarray(cps, dtype=np.uint32).tobytes().decode(
         "utf-32-le", "surrogatepass")
 

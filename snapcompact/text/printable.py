@@ -84,9 +84,12 @@ def _trim_edges(cps: np.ndarray) -> np.ndarray:
 
 def _collapse(cps: np.ndarray) -> np.ndarray:
     """Each maximal run of whitespace / format characters becomes the newline glyph (the run
-    holds a line break), one space (it holds real whitespace) or nothing; then edges trimmed."""
-    entries = shared_entries()[cps]
-    in_run = (entries & rules.IN_RUN) != 0
+    holds a line break), one space (it holds real whitespace) or nothing; then edges trimmed.
+
+    Written to keep few text-sized arrays alive at once (histories run to millions of
+    characters): the runs are found from the positions of run characters only.
+    """
+    in_run = (shared_entries()[cps] & rules.IN_RUN) != 0
     at = np.flatnonzero(in_run)
     if at.size == 0:
         return _trim_edges(cps)
@@ -94,15 +97,22 @@ def _collapse(cps: np.ndarray) -> np.ndarray:
     run_first[0] = True
     np.not_equal(np.diff(at), 1, out=run_first[1:])
     starts = np.flatnonzero(run_first)
-    held = np.bitwise_or.reduceat(entries[at], starts)
+    del run_first
+    held = np.bitwise_or.reduceat(shared_entries()[cps[at]], starts)
     breaks = (held & rules.LINE_BREAK) != 0
-    spaces = (held & rules.REAL_SPACE) != 0
+    printed = breaks | ((held & rules.REAL_SPACE) != 0)
     first = at[starts]
-    out = cps.copy()
-    out[first] = np.where(breaks, _NEWLINE, _SPACE)
+    del at
     keep = ~in_run
-    keep[first[breaks | spaces]] = True
-    return _trim_edges(out[keep])
+    del in_run
+    keep[first[printed]] = True
+    out = cps[keep]
+    del keep
+    # Where each printed run's first character landed: its offset less the run characters
+    # dropped before it (all run characters before it, but the printed first ones).
+    landed = first[printed] - starts[printed] + np.arange(int(printed.sum()))
+    out[landed] = np.where(breaks[printed], _NEWLINE, _SPACE)
+    return _trim_edges(out)
 
 
 #: The last (input, result) of ``_input_cps``: shape resolution scans the same history text
@@ -154,26 +164,32 @@ def _print(cps: np.ndarray, font: str) -> np.ndarray:
     kinds = table.entries[cps] & rules.KIND_MASK
     if not np.any(kinds > rules.MARKER):
         return cps
-    out = np.where(kinds == FALLBACK, np.uint32(_QUESTION_MARK), cps)
+    out = cps.copy()
+    out[kinds == FALLBACK] = _QUESTION_MARK
+    keep = kinds != rules.DROP
     folding = np.flatnonzero(kinds == rules.FOLD)
+    del kinds
     if folding.size == 0:
-        return out[kinds != rules.DROP]
+        return out[keep]
     folds = table.folds
     which = np.searchsorted(folds.code_points, cps[folding])
-    fold_lengths = folds.lengths[which]
-    lengths = (kinds != rules.DROP).astype(np.int64)
-    lengths[folding] = fold_lengths
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    result = np.empty(int(ends[-1]), dtype=np.uint32)
-    single = (lengths == 1) & (kinds != rules.FOLD)
-    result[starts[single]] = out[single]
-    fold_starts = np.cumsum(fold_lengths) - fold_lengths
-    within = np.arange(int(fold_lengths.sum())) - np.repeat(fold_starts, fold_lengths)
-    result[np.repeat(starts[folding], fold_lengths) + within] = folds.chars[
-        np.repeat(folds.offsets[which], fold_lengths) + within
-    ]
-    return result
+    lengths = folds.lengths[which]
+    # Folds to nothing are dropped; every other fold prints its first character in place ...
+    keep[folding[lengths == 0]] = False
+    printed = lengths > 0
+    out[folding[printed]] = folds.chars[folds.offsets[which[printed]]]
+    # ... and the rest of a longer fold (a ligature, a circled number) goes in after it.
+    longer = np.flatnonzero(lengths > 1)
+    if longer.size == 0:
+        return out[keep]
+    dropped_at = np.flatnonzero(~keep)
+    out = out[keep]
+    at = folding[longer]
+    at = at - np.searchsorted(dropped_at, at)  # its index once the dropped ones are gone
+    extra = lengths[longer] - 1
+    within = np.arange(int(extra.sum())) - np.repeat(np.cumsum(extra) - extra, extra)
+    chars = folds.chars[np.repeat(folds.offsets[which[longer]] + 1, extra) + within]
+    return np.insert(out, np.repeat(at + 1, extra), chars.astype(out.dtype))
 
 
 def _squeeze_spaces(cps: np.ndarray) -> np.ndarray:
