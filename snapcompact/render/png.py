@@ -73,21 +73,42 @@ def _pair_table(lut_bytes: bytes, depth: int) -> np.ndarray:
     return ((first << np.uint8(depth)) | second).astype(np.uint8)
 
 
-def _pack_indexed(canvas: np.ndarray, lut: np.ndarray, depth: int) -> np.ndarray:
-    """Map global palette indices through ``lut`` and pack them ``depth`` (2 or 4) bits each.
+@lru_cache(maxsize=64)
+def _quad_table(lut_bytes: bytes) -> np.ndarray:
+    """Four global indices below 16, as nibbles ``a | b << 4 | c << 8 | d << 12`` -> their four
+    local indices packed 2 bits each (``a`` in the top bits)."""
+    lut = np.frombuffer(lut_bytes, dtype=np.uint8)
+    quads = np.arange(1 << 16, dtype=np.uint32)
+    packed = np.zeros(quads.shape, dtype=np.uint8)
+    for k in range(4):
+        packed |= lut[(quads >> np.uint32(4 * k)) & np.uint32(15)] << np.uint8(6 - 2 * k)
+    return packed
 
-    Pixels go two at a time through a 65,536-entry table (one gather instead of a gather, shifts
-    and ORs per pixel); at depth 2 the resulting nibbles pair up once more.
+
+def _pack_indexed(canvas: np.ndarray, lut: np.ndarray, depth: int) -> np.ndarray:
+    """Map global palette indices (all below 16) through ``lut`` and pack them ``depth`` (2 or
+    4) bits each.
+
+    Depth 4: pixels go two at a time through a 65,536-entry table (one gather instead of a
+    gather, shifts and ORs per pixel).  Depth 2: four pixels (one little-endian uint32) fold
+    into one 16-bit key of four nibbles (``x | x >> 4`` puts pixels 0-1 in byte 0 and 2-3 in
+    byte 2), which one table lookup turns into the packed byte.
     """
     per_byte = 8 // depth
     pad = (-canvas.shape[1]) % per_byte
     if pad:
         canvas = np.pad(canvas, ((0, 0), (0, pad)))
-    pairs = np.ascontiguousarray(canvas).view("<u2")
-    packed = _pair_table(lut.tobytes(), depth)[pairs]
+    canvas = np.ascontiguousarray(canvas)
     if depth == 4:
-        return packed
-    return (packed[:, 0::2] << np.uint8(4)) | packed[:, 1::2]
+        return _pair_table(lut.tobytes(), depth)[canvas.view("<u2")]
+    quads = canvas.view("<u4")
+    folded = (quads >> np.uint32(4)) | quads
+    folded_bytes = folded.view(np.uint8)
+    keys = np.empty(quads.shape, dtype="<u2")
+    key_bytes = keys.view(np.uint8)
+    key_bytes[:, 0::2] = folded_bytes[:, 0::4]
+    key_bytes[:, 1::2] = folded_bytes[:, 2::4]
+    return _quad_table(lut.tobytes()).take(keys)
 
 
 def encode_indexed(canvas: np.ndarray, used: np.ndarray | None = None) -> bytes:

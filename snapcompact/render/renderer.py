@@ -132,18 +132,23 @@ def _draw_indexed(
     and the fallback writes, so the encoder need not scan every pixel.
     """
     font_atlas: Atlas = atlas(shape.font, cell_w, cell_h)
+    n_masks = len(font_atlas.masks)
     rows, repeat = cells.used_rows, shape.line_repeat
     grid_w = grid_cols * cell_w
     cps = cells.cps
     glyph_ids = np.zeros(cps.shape, dtype=np.int32)
     bmp = cps < 0x10000
     glyph_ids[bmp] = font_atlas.ids[cps[bmp]]
-    keys = np.zeros(rows * grid_cols, dtype=np.int32)  # glyph id * INKS + ink; 0 = blank cell
-    keys[cells.cells] = glyph_ids * Atlas.INKS + cells.ink
-    pix = font_atlas.coloured()[keys]
+    keys = np.zeros(rows * grid_cols, dtype=np.int32)  # ink * masks + glyph id; 0 = blank cell
+    keys[cells.cells] = font_atlas.key(glyph_ids, cells.ink)
     canvas: np.ndarray = np.zeros((rows, repeat, cell_h, width), dtype=np.uint8)
-    pix_grid = pix.reshape(rows, grid_cols, cell_h, cell_w).transpose(0, 2, 1, 3)
-    canvas[:, 0, :, :grid_w].reshape(rows, cell_h, grid_cols, cell_w)[...] = pix_grid
+    # One gather per row of cells, straight into the canvas: pixel row y of every cell of the
+    # row comes from row y of the coloured masks (no page-sized temporary, no transpose).
+    coloured_rows = font_atlas.coloured_rows()
+    key_grid = keys.reshape(rows, grid_cols)
+    for row in range(rows):
+        target = canvas[row, 0, :, :grid_w].reshape(cell_h, grid_cols, cell_w)
+        np.take(coloured_rows, key_grid[row], axis=1, out=target, mode="clip")
     for copy in range(1, repeat):
         band = canvas[:, copy]
         band[...] = BAND
@@ -153,9 +158,9 @@ def _draw_indexed(
     canvas = canvas.reshape(rows * repeat * cell_h, width)
     # Pixels per palette index: every printed copy holds each cell's ink; the rest of the
     # first copy is white, the rest of later copies the band.
+    key_inks, key_glyphs = np.divmod(keys, n_masks)
     ink_pixels = np.bincount(
-        keys % Atlas.INKS, weights=font_atlas.pixel_counts[keys // Atlas.INKS],
-        minlength=len(PALETTE)
+        key_inks, weights=font_atlas.pixel_counts[key_glyphs], minlength=len(PALETTE)
     ).astype(np.int64)
     blank = rows * cell_h * width - int(ink_pixels.sum())
     counts = ink_pixels * repeat
@@ -174,7 +179,6 @@ def _draw_indexed(
     text_index = np.arange(cps.size, dtype=np.int64)
     cell_owner = np.full(rows * grid_cols, -1, dtype=np.int64)
     cell_owner[cells.cells[~missing]] = text_index[~missing]
-    coloured = font_atlas.coloured()
     row_of, col_of = np.divmod(cells.cells[missing], grid_cols)
     ascent = load_font(shape.font).ascent
     flat_canvas = canvas.reshape(-1)
@@ -193,7 +197,7 @@ def _draw_indexed(
         inside = np.flatnonzero(x < grid_w)
         cell_y = y[inside] % cell_h
         cell = (y[inside] // (cell_h * repeat)) * grid_cols + x[inside] // cell_w
-        inked = coloured[keys[cell], cell_y, x[inside] % cell_w] != 0
+        inked = font_atlas.masks[key_glyphs[cell], cell_y, x[inside] % cell_w] != 0
         bitmap_owner = np.full(flat.shape, -1, dtype=np.int64)
         bitmap_owner[inside[inked]] = cell_owner[cell[inked]]
         win = writer > bitmap_owner
@@ -363,7 +367,7 @@ def warm_caches(shape: Shape) -> None:
     if shape.font == "silver":
         return
     cell = NATURAL_CELL[shape.font] if shape.stretches else (shape.cell_width, shape.cell_height)
-    atlas(shape.font, *cell).coloured()
+    atlas(shape.font, *cell).coloured_rows()
 
 
 def render_many(

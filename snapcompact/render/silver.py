@@ -707,18 +707,18 @@ def fallback_pixels(
     entry, in draw order, or ``None`` when nothing is visible.  The frame renderer merges
     these with the bitmap glyphs' ink by text order (a later glyph's ink wins).
     """
-    cps = [int(cp) for cp in cps]
-    if not cps:
+    cp_arr = np.asarray(cps, dtype=np.int64).reshape(-1)
+    if not cp_arr.size:
         return None
-    wides, inks = [bool(w) for w in wides], [int(i) for i in ink_indices]
-    if not (len(xs) == len(cell_tops) == len(wides) == len(inks) == len(cps)):
+    wide_arr = np.asarray(wides, dtype=bool).reshape(-1)
+    ink_arr = np.asarray(ink_indices, dtype=np.int64).reshape(-1)
+    if not (len(xs) == len(cell_tops) == wide_arr.size == ink_arr.size == cp_arr.size):
         raise ValueError("cps, xs, cell_tops, wides and ink_indices must have the same length")
-    if min(inks) < 0 or max(inks) > 255:
+    if ink_arr.min() < 0 or ink_arr.max() > 255:
         raise ValueError("ink indices must be palette indices 0..255, got "
-                         f"{min(inks)}..{max(inks)}")
+                         f"{ink_arr.min()}..{ink_arr.max()}")
     # One sprite per distinct (code point, wide, ink); key = cp << 9 | wide << 8 | ink.
-    keys = (np.asarray(cps, dtype=np.int64) << 9) | (np.asarray(wides, dtype=np.int64) << 8)
-    distinct, which = _distinct(keys | np.asarray(inks, dtype=np.int64))
+    distinct, which = _distinct((cp_arr << 9) | (wide_arr.astype(np.int64) << 8) | ink_arr)
     from snapcompact.render.silver_fallback import (
         stored_sprites,  # every sprite at once, when stored
     )
@@ -727,6 +727,7 @@ def fallback_pixels(
     if stored is not None:
         flat, order, values = place_arrays(tuple(canvas_shape), *stored, which, xs, cell_tops)
         return None if flat is None else (flat, order, values)
+    cps, wides = cp_arr.tolist(), wide_arr.tolist()
     for wide in (False, True):
         subset = {cp for cp, w in zip(cps, wides) if w == wide}
         if subset:
