@@ -17,6 +17,7 @@ is printed again on a pale band.
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -42,6 +43,7 @@ from snapcompact.render.png import (
     encode_indexed,
     encode_rgb,
 )
+from snapcompact.render.silver_glyph import pixel_size
 
 #: Bumped whenever a change alters any frame's pixels (cache keys include it).
 RENDERER_VERSION = "1"
@@ -357,17 +359,32 @@ def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None
     ``workers`` defaults to the usable cores; 1 renders in this thread.
     """
     if len(page_texts) > 1:
-        warm_caches(shape)  # built once here, inherited by forked workers
+        warm_caches(shape, page_texts)  # built once here, inherited by forked workers
     return parallel_map(lambda page: _render_page(page, shape, shape.frame_size), page_texts,
                         workers)
 
 
-def warm_caches(shape: Shape) -> None:
-    """Build the font atlas a shape draws with (before forking workers, so it is built once)."""
+def warm_caches(shape: Shape, page_texts: Sequence[str] = ()) -> None:
+    """Load what every page of ``shape`` draws with, before forking workers so it is loaded once.
+
+    That is the font atlas and, for the Silver shape or when a page holds non-ASCII text (which
+    a bitmap font may lack), the Silver module and its stored glyphs at the shape's pixel sizes.
+    """
     if shape.font == "silver":
-        return
-    cell = NATURAL_CELL[shape.font] if shape.stretches else (shape.cell_width, shape.cell_height)
-    atlas(shape.font, *cell).coloured_rows()
+        sizes = [pixel_size(shape.cell_width, shape.cell_height)]
+    else:
+        cell = (NATURAL_CELL[shape.font] if shape.stretches
+                else (shape.cell_width, shape.cell_height))
+        atlas(shape.font, *cell).coloured_rows()
+        if all(page.isascii() for page in page_texts):
+            return
+        sizes = [pixel_size(*cell, units) for units in (1, 2)]
+    from snapcompact.render import silver, silver_table  # noqa: F401  (imported to be inherited)
+
+    for px in sizes:
+        silver_table.table(px)
+    if shape.font == "silver":
+        silver.line_ascent(sizes[0])  # reads the font's tables
 
 
 def render_many(

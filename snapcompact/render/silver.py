@@ -206,18 +206,24 @@ class _Face:
         """Code point -> glyph id from the format-12 subtables (fontdue: the last mapping wins)."""
         data, base = self._data, self._tables["cmap"][0]
         (count,) = struct.unpack_from(">H", data, base + 2)
-        cmap: dict[int, int] = {}
+        all_spans = []
         for i in range(count):
             (offset,) = struct.unpack_from(">I", data, base + 8 + 8 * i)
             sub = base + offset
             if struct.unpack_from(">H", data, sub)[0] != 12:
                 continue
             (groups,) = struct.unpack_from(">I", data, sub + 12)
-            spans = np.frombuffer(data, ">u4", groups * 3, sub + 16).reshape(-1, 3).astype(np.int64)
-            for first, last, glyph in spans.tolist():
-                cmap.update(zip(range(first, last + 1), range(glyph, glyph + last - first + 1)))
-        if not cmap:
+            all_spans.append(np.frombuffer(data, ">u4", groups * 3, sub + 16).reshape(-1, 3))
+        if not all_spans:
             raise ValueError(f"{FONT_FILE}: no format-12 cmap subtable")
+        # Every (first, last, first glyph) group expanded to one entry per code point, in
+        # table order, so that building the dict keeps the last mapping of a code point.
+        first, last, glyph = np.concatenate(all_spans).astype(np.int64).T
+        lengths = np.maximum(last - first + 1, 0)
+        step = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        cps = np.repeat(first, lengths) + step
+        gids = np.repeat(glyph, lengths) + step
+        cmap = dict(zip(cps.tolist(), gids.tolist()))
         return {cp: gid for cp, gid in cmap.items() if gid != 0}
 
     def _flags(self, gid: int) -> tuple[list[int], list[int], int]:
