@@ -39,6 +39,8 @@ WHITE, BLACK, BAND, DIM = 0, 7, 8, 9
 #: 170 KB-per-frame byte estimate the archive budgets with.
 ISAL_LEVEL = 2
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: Canvas bytes packed per band at depth 2 (bounds the packer's temporaries).
+_PACK_BAND_BYTES = 1 << 18
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -102,13 +104,21 @@ def _pack_indexed(canvas: np.ndarray, lut: np.ndarray, depth: int) -> np.ndarray
     if depth == 4:
         return _pair_table(lut.tobytes(), depth)[canvas.view("<u2")]
     quads = canvas.view("<u4")
-    folded = (quads >> np.uint32(4)) | quads
-    folded_bytes = folded.view(np.uint8)
-    keys = np.empty(quads.shape, dtype="<u2")
-    key_bytes = keys.view(np.uint8)
-    key_bytes[:, 0::2] = folded_bytes[:, 0::4]
-    key_bytes[:, 1::2] = folded_bytes[:, 2::4]
-    return _quad_table(lut.tobytes()).take(keys)
+    table = _quad_table(lut.tobytes())
+    packed = np.empty(quads.shape, dtype=np.uint8)
+    # In bands of rows, so the temporaries stay small (and in cache) on large frames.
+    band = max(1, _PACK_BAND_BYTES // max(1, canvas.shape[1]))
+    for top in range(0, quads.shape[0], band):
+        block = quads[top : top + band]
+        folded = block >> np.uint32(4)
+        folded |= block
+        folded_bytes = folded.view(np.uint8)
+        keys = np.empty(block.shape, dtype="<u2")
+        key_bytes = keys.view(np.uint8)
+        key_bytes[:, 0::2] = folded_bytes[:, 0::4]
+        key_bytes[:, 1::2] = folded_bytes[:, 2::4]
+        table.take(keys, out=packed[top : top + band])
+    return packed
 
 
 def encode_indexed(canvas: np.ndarray, used: np.ndarray | None = None) -> bytes:
