@@ -229,12 +229,15 @@ def _exact_points(
 
     ``planes`` is the (H, W, C) float32 source.
     """
-    n_h, n_w = planes.shape[0], planes.shape[1]
+    n_h, n_w, n_c = planes.shape
+    flat_planes = planes.reshape(-1)
     rows = np.minimum(wv.starts[ys][:, None] + np.arange(wv.taps.shape[1]), n_h - 1)
+    # Flat index of (row, first tap column, channel); each tap k adds k columns, clamped.
+    row_base = rows * (n_w * n_c) + cs[:, None]
     cols_start = wh.starts[xs][:, None]
     horiz = np.zeros(rows.shape, _F32)
     for k in range(wh.taps.shape[1]):  # zero weights past a sample's taps leave acc unchanged
-        src = planes[rows, np.minimum(cols_start + k, n_w - 1), cs[:, None]]
+        src = flat_planes.take(row_base + np.minimum(cols_start + k, n_w - 1) * n_c)
         horiz = _fma32(src, wh.taps[xs, k][:, None], horiz)
     out = np.zeros(len(ys), _F32)
     for k in range(wv.taps.shape[1]):
@@ -334,8 +337,10 @@ def _resample_fast(planes: np.ndarray, out_w: int, out_h: int) -> np.ndarray:
     # (boundaries below 0 or above 255 do not matter; re-checking them is merely wasted work).
     frac -= _HALF
     np.abs(frac, out=frac)
-    ys, xs, cs = np.nonzero(frac <= error_bound(wh, wv, float(planes.max(initial=0.0))))
+    near = np.flatnonzero(frac <= error_bound(wh, wv, float(planes.max(initial=0.0))))
     del frac
+    ys, rest = np.divmod(near, out_w * n_c)
+    xs, cs = np.divmod(rest, n_c)
     if len(ys):
         result[ys, xs, cs] = _round_to_u8(_exact_points(planes, wh, wv, ys, xs, cs))
     return result
