@@ -379,7 +379,11 @@ def warm_caches(shape: Shape, page_texts: Sequence[str] = ()) -> None:
         if all(page.isascii() for page in page_texts):
             return
         sizes = [pixel_size(*cell, units) for units in (1, 2)]
-    from snapcompact.render import silver, silver_table  # noqa: F401  (imported to be inherited)
+    from snapcompact.render import (  # noqa: F401  (imported to be inherited)
+        silver,
+        silver_fallback,
+        silver_table,
+    )
 
     for px in sizes:
         silver_table.table(px)
