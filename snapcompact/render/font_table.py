@@ -14,7 +14,6 @@ files as before, so a stale table can cost speed, never pixels.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -61,6 +60,8 @@ class StoredFont:
 
 def sources_sha256(font_file: str) -> str:
     """SHA-256 over a font file and the shared source files, each preceded by its name."""
+    import hashlib  # here, not at import: it maps OpenSSL (~3.5 MB) into every process
+
     digest = hashlib.sha256()
     for name in (font_file, *SHARED_SOURCES):
         digest.update(name.encode() + b"\0")
