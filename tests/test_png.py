@@ -9,6 +9,7 @@ import pytest
 from PIL import Image
 
 from snapcompact.render import PALETTE, encode_indexed, encode_rgb
+from snapcompact.render.png import encode_grey
 
 
 def _decode(png: bytes) -> np.ndarray:
@@ -57,3 +58,10 @@ def test_rgb_and_grey_frames_decode_to_their_pixels(grey: bool, shape: tuple[int
     assert np.array_equal(_decode(png), rgb)
     with Image.open(io.BytesIO(png)) as image:
         assert image.mode == ("L" if grey else "RGB")
+
+
+def test_grey_frames_are_the_rgb_encoders_grey_frames() -> None:
+    grey = np.random.default_rng(5).integers(0, 256, size=(9, 13)).astype(np.uint8)
+    png = encode_grey(grey)
+    assert png == encode_rgb(np.repeat(grey[:, :, None], 3, axis=2))
+    assert np.array_equal(_decode(png), np.repeat(grey[:, :, None], 3, axis=2))

@@ -174,8 +174,17 @@ def encode_rgb(rgb: np.ndarray) -> bytes:
     h, w, _ = rgb.shape
     red = rgb[:, :, 0]
     if np.array_equal(red, rgb[:, :, 1]) and np.array_equal(red, rgb[:, :, 2]):
-        return _png(struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0), red)
+        return encode_grey(red)
     return _png(struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0), rgb.reshape(h, w * 3))
+
+
+def encode_grey(grey: np.ndarray) -> bytes:
+    """Encode an H x W uint8 array as an 8-bit greyscale PNG (``encode_rgb`` of a frame whose
+    three channels all equal it gives the same bytes)."""
+    if grey.ndim != 2 or grey.dtype != np.uint8:
+        raise ValueError("grey canvas must be a 2-D uint8 array")
+    h, w = grey.shape
+    return _png(struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0), grey)
 
 
 def decode_rgb(png: bytes) -> np.ndarray:

@@ -40,6 +40,7 @@ from snapcompact.render.png import (
     DIM,
     PALETTE,
     WHITE,
+    encode_grey,
     encode_indexed,
     encode_rgb,
 )
@@ -215,7 +216,11 @@ def _draw_indexed(
 def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.ndarray:
     from snapcompact.render import silver
     cw, ch, repeat = shape.cell_width, shape.cell_height, shape.line_repeat
-    rgb = np.full((cells.used_rows * repeat * ch, width, 3), 255, dtype=np.uint8)
+    inks = PALETTE[cells.ink]
+    # Black or dim ink on white (no pale band): every channel blends alike, so one is drawn.
+    channels = 1 if repeat == 1 and bool((inks == inks[:, :1]).all()) else 3
+    inks = inks[:, :channels]
+    rgb = np.full((cells.used_rows * repeat * ch, width, channels), 255, dtype=np.uint8)
     if repeat > 1:
         for used_row in range(cells.used_rows):
             for copy in range(1, repeat):
@@ -229,7 +234,6 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
     row, col = np.divmod(cells.cells, grid_cols)
     block = cells.cps == _NEWLINE
     glyph = np.flatnonzero(~block)
-    inks = PALETTE[cells.ink]
     block_cells = {int(c): i for i,
                    c in zip(np.flatnonzero(block).tolist(), cells.cells[block].tolist())}
     for copy in range(repeat):
@@ -274,7 +278,8 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         )
     cells, chars = (_doc_cells if shape.is_doc else _grid_cells)(page, shape, geo)
     if shape.font == "silver":
-        png = encode_rgb(_draw_silver(shape, cells, geo.grid_cols, size))
+        drawn = _draw_silver(shape, cells, geo.grid_cols, size)
+        png = encode_grey(drawn[:, :, 0]) if drawn.shape[2] == 1 else encode_rgb(drawn)
         height = cells.used_rows * shape.line_repeat * shape.cell_height
     elif shape.stretches:
         from snapcompact.render.stretch import stretch_frame

@@ -554,10 +554,11 @@ def _check_ink(ink_rgb) -> tuple[int, int, int]:
     return ink
 
 
-def _check_rgb(rgb: np.ndarray) -> None:
-    if (not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3
+def _check_rgb(rgb: np.ndarray, channels: tuple[int, ...] = (3,)) -> None:
+    if (not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] not in channels
         or rgb.dtype != np.uint8):
-        raise ValueError("rgb canvas must be a uint8 array of shape (h, w, 3), got "
+        shapes = " or ".join(f"(h, w, {c})" for c in channels)
+        raise ValueError(f"rgb canvas must be a uint8 array of shape {shapes}, got "
                          f"{getattr(rgb, 'shape', rgb)!r}")
 
 
@@ -606,28 +607,32 @@ def draw_silver_cells(rgb: np.ndarray, cps, xs, ys, cell_w: int, cell_h: int, in
 
     ``cps``, ``xs``, ``ys`` are per cell; ``ink_rgb`` is one (r, g, b) for all cells or an
     ``(n, 3)`` array.  Where glyph bitmaps overlap, later cells blend over earlier ones.
+    A grey canvas (h, w, 1) takes grey inks, ``(v,)`` or ``(n, 1)``: every channel of an RGB
+    canvas blends alike, so a frame whose colours are all grey can be drawn on one channel.
     """
-    _check_rgb(rgb)
-    cps = [int(cp) for cp in cps]
-    if not cps:
+    _check_rgb(rgb, (1, 3))
+    channels = rgb.shape[2]
+    cp_arr = np.asarray(cps, dtype=np.int64).reshape(-1)
+    if not cp_arr.size:
         return
-    if len(xs) != len(cps) or len(ys) != len(cps):
-        raise ValueError(f"cps, xs and ys must have the same length ({len(cps)}, {len(xs)}, "
+    if len(xs) != cp_arr.size or len(ys) != cp_arr.size:
+        raise ValueError(f"cps, xs and ys must have the same length ({cp_arr.size}, {len(xs)}, "
                          f"{len(ys)})")
     inks = np.asarray(ink_rgb, dtype=np.int64)
-    if inks.shape == (3,):
-        inks = np.broadcast_to(inks, (len(cps), 3))
-    if inks.shape != (len(cps), 3) or inks.min() < 0 or inks.max() > 255:
-        raise ValueError("ink_rgb must be (r, g, b) or one row of 0..255 values per cell, got "
+    if inks.shape == (channels,):
+        inks = np.broadcast_to(inks, (cp_arr.size, channels))
+    if inks.shape != (cp_arr.size, channels) or inks.min() < 0 or inks.max() > 255:
+        what = "(r, g, b)" if channels == 3 else "(grey,)"
+        raise ValueError(f"ink_rgb must be {what} or one row of 0..255 values per cell, got "
                          f"shape {inks.shape}")
-    distinct, which = _distinct(np.asarray(cps, dtype=np.int64))
+    distinct, which = _distinct(cp_arr)
     distinct_cps = distinct.tolist()
     rasterize_many(distinct_cps, pixel_size(cell_w, cell_h))
     sprites = [_silver_sprite(cp, cell_w, cell_h) for cp in distinct_cps]
     flat, order, alpha = _place(rgb.shape, sprites, which, xs, ys)
     if flat is None:
         return
-    canvas = rgb.reshape(-1, 3)
+    canvas = rgb.reshape(-1, channels)
     alpha = alpha.astype(np.uint32)[:, None]
     uniform = bool((inks == inks[0]).all())
     inks = inks.astype(np.uint32)
