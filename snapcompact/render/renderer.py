@@ -285,13 +285,18 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         from snapcompact.render.stretch import stretch_frame
 
         natural_cell = NATURAL_CELL[shape.font]
-        natural, _ = _draw_indexed(
+        natural, counts = _draw_indexed(
             shape, cells, geo.grid_cols, *natural_cell, geo.grid_cols * natural_cell[0]
         )
-        rgb = stretch_frame(PALETTE[natural], size, natural_cell,
-                            (shape.cell_width, shape.cell_height))
-        height = rgb.shape[0]
-        png = encode_rgb(rgb)
+        colours = PALETTE[np.flatnonzero(counts)]
+        if (colours == colours[:, :1]).all():  # black or grey on white: one channel
+            grey = stretch_frame(PALETTE[:, :1][natural], size, natural_cell,
+                                 (shape.cell_width, shape.cell_height))
+            height, png = grey.shape[0], encode_grey(grey[:, :, 0])
+        else:
+            rgb = stretch_frame(PALETTE[natural], size, natural_cell,
+                                (shape.cell_width, shape.cell_height))
+            height, png = rgb.shape[0], encode_rgb(rgb)
     else:
         canvas, counts = _draw_indexed(
             shape, cells, geo.grid_cols, shape.cell_width, shape.cell_height, size
