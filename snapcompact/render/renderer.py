@@ -161,10 +161,9 @@ def _draw_indexed(
     canvas = canvas.reshape(rows * repeat * cell_h, width)
     # Pixels per palette index: every printed copy holds each cell's ink; the rest of the
     # first copy is white, the rest of later copies the band.
-    key_inks, key_glyphs = np.divmod(keys, n_masks)
-    ink_pixels = np.bincount(
-        key_inks, weights=font_atlas.pixel_counts[key_glyphs], minlength=len(PALETTE)
-    ).astype(np.int64)
+    cells_per_key = np.bincount(keys, minlength=Atlas.INKS * n_masks)
+    ink_pixels = np.zeros(len(PALETTE), dtype=np.int64)
+    ink_pixels[: Atlas.INKS] = cells_per_key.reshape(Atlas.INKS, n_masks) @ font_atlas.pixel_counts
     blank = rows * cell_h * width - int(ink_pixels.sum())
     counts = ink_pixels * repeat
     counts[WHITE] += blank
@@ -200,7 +199,7 @@ def _draw_indexed(
         inside = np.flatnonzero(x < grid_w)
         cell_y = y[inside] % cell_h
         cell = (y[inside] // (cell_h * repeat)) * grid_cols + x[inside] // cell_w
-        inked = font_atlas.masks[key_glyphs[cell], cell_y, x[inside] % cell_w] != 0
+        inked = font_atlas.masks[keys[cell] % n_masks, cell_y, x[inside] % cell_w] != 0
         bitmap_owner = np.full(flat.shape, -1, dtype=np.int64)
         bitmap_owner[inside[inked]] = cell_owner[cell[inked]]
         win = writer > bitmap_owner
