@@ -3,11 +3,13 @@
 Three drawing paths, as in the reference's native renderer:
 
 * indexed (every bitmap shape at or above its font's natural cell): glyph masks from the font
-  atlas are gathered for the whole page at once and coloured by ink (black, sentence hue, dim
-  gray); code points the bitmap font lacks are drawn from Silver, thresholded into the palette;
+  atlas, pre-coloured by ink (black, sentence hue, dim gray), are gathered one row of cells at
+  a time straight into the canvas; code points the bitmap font lacks are drawn from Silver,
+  thresholded into the palette;
 * stretch (6x6u): the page is drawn indexed at the natural 8x8 cell, then Lanczos3-resampled
-  to the target pitch and stored as RGB;
-* Silver TrueType (silver16): anti-aliased glyphs alpha-blended onto an RGB frame.
+  to the target pitch and stored as RGB (as grey, on one channel, when all its colours are);
+* Silver TrueType (silver16): anti-aliased glyphs alpha-blended onto an RGB frame (one grey
+  channel when every ink is black or gray and no band is printed).
 
 Frame width is always the frame size; height hugs the rows actually printed.  The newline glyph
 (full block) fills its whole cell with black in every shape; with ``line_repeat`` > 1 each row
