@@ -2,7 +2,8 @@
 
     python benchmarks/bench_render.py [--mode process|inprocess] [--corpus mixed|stdlib]
                                       [--chars 800000] [--variants A,B] [--repeat 3]
-                                      [--upstream PATH/TO/upstream-frames]
+                                      [--upstream PATH/TO/upstream-frames | --no-reference]
+                                      [--baseline TREE]
 
 Input (``--corpus``): ``mixed`` (default) interleaves prose, source code, one-sentence lines and
 generated non-Latin text (CJK, kana, Hangul, emoji, combining marks), see ``corpus.py``;
@@ -20,6 +21,11 @@ against the reference's ``bench`` verb (``renderMany`` in a warm process, best o
 
 The ratio is reference time / ours: above 1 means we are faster.  The machine's load average is
 printed, since other work on the same cores skews both sides.
+
+``--baseline TREE`` also times another checkout of this project (say, the main branch before a
+change) with the same interpreter, alternating with ours in the same run, and prints its time,
+peak MB and cpu beside ours with the speedup (baseline / ours): before and after under the same
+load.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import mixed, stdlib_source
+from corpus import mixed, stdlib_source  # noqa: E402  (found through the path set above)
 
 DEFAULT_UPSTREAM = ROOT.parent / "shared" / "tools" / "upstream-frames"
 
@@ -73,15 +79,21 @@ _UPSTREAM_RENDER = (
 )
 
 
+def _env_for(tree: Path) -> dict[str, str]:
+    """The environment that makes ``python -m snapcompact`` import the package from ``tree``."""
+    return {**os.environ, "PYTHONPATH": str(tree)}
+
+
 def _run_with_rusage(
-    cmd: list[str], stdin_path: str | None
+    cmd: list[str], stdin_path: str | None, tree: Path = ROOT
 ) -> tuple[float, float, float, bytes]:
     """Wall seconds, CPU seconds (user + system, its reaped workers and threads included), the
     child's peak RSS (MB) and its stdout; raises on a non-zero exit."""
     with (tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err,
           open(stdin_path or os.devnull, "rb") as stdin):
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=stdin, stdout=out, stderr=err, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=out, stderr=err, cwd=tree,
+                                env=_env_for(tree))
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -94,9 +106,11 @@ def _run_with_rusage(
         return seconds, cpu, usage.ru_maxrss / 1024, out.read()
 
 
-def _ours_process(path: str, variant: str, out_dir: str) -> tuple[float, float, float, int]:
+def _ours_process(
+    path: str, variant: str, out_dir: str, tree: Path = ROOT
+) -> tuple[float, float, float, int]:
     cmd = [sys.executable, "-m", "snapcompact", "render", "--shape", variant, "--out", out_dir]
-    seconds, cpu, peak, stdout = _run_with_rusage(cmd, path)
+    seconds, cpu, peak, stdout = _run_with_rusage(cmd, path, tree)
     return seconds, cpu, peak, json.loads(stdout)["frames"]
 
 
@@ -114,12 +128,18 @@ def _ref_process(
     raise RuntimeError(f"reference failed three times: {last}")
 
 
-def bench_process(path: str, variants: list[str], repeat: int, upstream: Path | None) -> None:
-    print(f"{'variant':20} {'frames':>6} {'ours s':>7} {'ref s':>7} {'ratio':>6} "
-          f"{'peak MB':>8} {'ref MB':>7} {'ours cpu':>8} {'ref cpu':>8} {'cpu ratio':>9}")
+def bench_process(
+    path: str, variants: list[str], repeat: int, upstream: Path | None, baseline: Path | None
+) -> None:
+    header = (f"{'variant':20} {'frames':>6} {'ours s':>7} {'ref s':>7} {'ratio':>6} "
+              f"{'peak MB':>8} {'ref MB':>7} {'ours cpu':>8} {'ref cpu':>8} {'cpu ratio':>9}")
+    if baseline:
+        header += f" {'base s':>7} {'base MB':>7} {'base cpu':>8} {'speedup':>7} {'cpu sp.':>7}"
+    print(header)
     ratios, cpu_ratios = [], []
     for variant in variants:
         ours, ref, peaks, ref_peaks, cpus, ref_cpus = [], [], [], [], [], []
+        base: list[tuple[float, float, float]] = []
         frames = ref_frames = 0
         for _ in range(repeat):
             out_dir = tempfile.mkdtemp(prefix="bench-ours-")
@@ -130,6 +150,13 @@ def bench_process(path: str, variants: list[str], repeat: int, upstream: Path | 
             ours.append(seconds)
             cpus.append(cpu)
             peaks.append(peak)
+            if baseline:
+                out_dir = tempfile.mkdtemp(prefix="bench-base-")
+                try:
+                    seconds, cpu, peak, _ = _ours_process(path, variant, out_dir, baseline)
+                finally:
+                    shutil.rmtree(out_dir, ignore_errors=True)
+                base.append((seconds, cpu, peak))
             if upstream:
                 out_dir = tempfile.mkdtemp(prefix="bench-ref-")
                 try:
@@ -154,6 +181,13 @@ def bench_process(path: str, variants: list[str], repeat: int, upstream: Path | 
             ref_cpu = statistics.median(ref_cpus)
             cpu_ratios.append(ref_cpu / ours_cpu)
             line += f" {ref_cpu:8.3f} {ref_cpu / ours_cpu:8.2f}x"
+        elif baseline:
+            line += f" {'-':>8} {'-':>9}"
+        if base:
+            base_s = statistics.median(b[0] for b in base)
+            base_cpu = statistics.median(b[1] for b in base)
+            line += (f" {base_s:7.3f} {max(b[2] for b in base):7.0f} {base_cpu:8.3f}"
+                     f" {base_s / ours_s:6.2f}x {base_cpu / ours_cpu:6.2f}x")
         if ref and ref_frames != frames:
             line += f"  (reference: {ref_frames} frames)"
         print(line, flush=True)
@@ -162,17 +196,18 @@ def bench_process(path: str, variants: list[str], repeat: int, upstream: Path | 
               f"cpu ratio: min {min(cpu_ratios):.2f}x, median {statistics.median(cpu_ratios):.2f}x")
 
 
-def bench_ours_inprocess(path: str, variant: str, repeat: int) -> dict:
+def bench_ours_inprocess(path: str, variant: str, repeat: int, tree: Path = ROOT) -> dict:
     out = subprocess.run([sys.executable, "-c", _CHILD, path, variant, str(repeat)],
-                         capture_output=True, text=True, check=True, cwd=ROOT)
+                         capture_output=True, text=True, check=True, cwd=tree,
+                         env=_env_for(tree))
     return json.loads(out.stdout)
 
 
 def bench_upstream_inprocess(upstream: Path, path: str, variant: str, repeat: int) -> dict | None:
     for _ in range(3):  # the oracle occasionally dies while loading its native addon
         with open(path, "rb") as fh:
-            proc = subprocess.run([str(upstream), "bench", "--shape", variant, "--repeat", str(repeat)],
-                                  stdin=fh, capture_output=True, text=True, check=False)
+            cmd = [str(upstream), "bench", "--shape", variant, "--repeat", str(repeat)]
+            proc = subprocess.run(cmd, stdin=fh, capture_output=True, text=True, check=False)
         if proc.returncode == 0 and proc.stdout.strip():
             data = json.loads(proc.stdout)
             return {"frames": data["frames"], "best_s": data["min_s"]}
@@ -180,10 +215,12 @@ def bench_upstream_inprocess(upstream: Path, path: str, variant: str, repeat: in
 
 
 def bench_inprocess(path: str, n_chars: int, variants: list[str], repeat: int,
-                    upstream: Path | None) -> None:
+                    upstream: Path | None, baseline: Path | None) -> None:
     header = f"{'variant':20} {'frames':>6} {'Mchar/s':>8} {'ms/frame':>9} {'peak MB':>8}"
     if upstream:
         header += f" {'ref Mchar/s':>11} {'ref ms/frame':>12} {'ratio':>6}"
+    if baseline:
+        header += f" {'base Mchar/s':>12} {'base MB':>7} {'speedup':>7}"
     print(header)
     ratios = []
     for variant in variants:
@@ -199,6 +236,10 @@ def bench_inprocess(path: str, n_chars: int, variants: list[str], repeat: int,
                          f"{ref['best_s'] / ours['best_s']:5.2f}x")
             else:
                 line += "   (reference failed)"
+        if baseline:
+            base = bench_ours_inprocess(path, variant, repeat, baseline)
+            line += (f" {n_chars / base['best_s'] / 1e6:12.3f} {base['peak_mb']:7.0f}"
+                     f" {base['best_s'] / ours['best_s']:6.2f}x")
         print(line, flush=True)
     if ratios:
         print(f"ratio: min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x")
@@ -215,7 +256,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--upstream", type=Path,
                         default=DEFAULT_UPSTREAM if DEFAULT_UPSTREAM.exists() else None)
+    parser.add_argument("--no-reference", action="store_true",
+                        help="time ours (and the baseline) only")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another checkout of this project to time beside ours")
     args = parser.parse_args()
+    if args.baseline and not (args.baseline / "snapcompact" / "__init__.py").is_file():
+        parser.error(f"--baseline {args.baseline}: not a checkout of this project")
+    if args.no_reference:
+        args.upstream = None
     text = (mixed if args.corpus == "mixed" else stdlib_source)(args.chars)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as fh:
         fh.write(text)
@@ -227,9 +276,10 @@ def main() -> None:
     try:
         variants = args.variants.split(",")
         if args.mode == "process":
-            bench_process(path, variants, args.repeat, args.upstream)
+            bench_process(path, variants, args.repeat, args.upstream, args.baseline)
         else:
-            bench_inprocess(path, len(text), variants, args.repeat, args.upstream)
+            bench_inprocess(path, len(text), variants, args.repeat, args.upstream,
+                            args.baseline)
     finally:
         os.unlink(path)
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -9,6 +9,7 @@ import pytest
 from PIL import Image
 
 from snapcompact.render import PALETTE, encode_indexed, encode_rgb
+from snapcompact.render.png import encode_grey
 
 
 def _decode(png: bytes) -> np.ndarray:
@@ -28,6 +29,23 @@ def test_indexed_frames_decode_to_their_palette_colours(colours: int, width: int
         assert len(image.getpalette()) // 3 == len(np.unique(canvas))
 
 
+@pytest.mark.parametrize("colours", [3, 4])
+@pytest.mark.parametrize("width", [5, 8, 13])
+def test_two_bit_frames_packed_in_many_bands_decode_to_their_colours(
+    monkeypatch, colours: int, width: int
+) -> None:
+    # Depth 2 packs the rows in bands; with bands of a row or two, every band edge is crossed.
+    from snapcompact.render import png as png_module
+
+    monkeypatch.setattr(png_module, "_PACK_BAND_BYTES", 2 * width)
+    rng = np.random.default_rng(colours * 100 + width)
+    used = np.sort(rng.choice(len(PALETTE), size=colours, replace=False))
+    canvas = used[rng.integers(0, colours, size=(9, width))].astype(np.uint8)
+    png = encode_indexed(canvas)
+    assert np.array_equal(_decode(png), PALETTE[canvas])
+    assert png[24] == 2  # IHDR bit depth
+
+
 @pytest.mark.parametrize("grey", [True, False])
 @pytest.mark.parametrize("shape", [(1, 1), (5, 7), (64, 33)])
 def test_rgb_and_grey_frames_decode_to_their_pixels(grey: bool, shape: tuple[int, int]) -> None:
@@ -40,3 +58,10 @@ def test_rgb_and_grey_frames_decode_to_their_pixels(grey: bool, shape: tuple[int
     assert np.array_equal(_decode(png), rgb)
     with Image.open(io.BytesIO(png)) as image:
         assert image.mode == ("L" if grey else "RGB")
+
+
+def test_grey_frames_are_the_rgb_encoders_grey_frames() -> None:
+    grey = np.random.default_rng(5).integers(0, 256, size=(9, 13)).astype(np.uint8)
+    png = encode_grey(grey)
+    assert png == encode_rgb(np.repeat(grey[:, :, None], 3, axis=2))
+    assert np.array_equal(_decode(png), np.repeat(grey[:, :, None], 3, axis=2))

@@ -95,6 +95,26 @@ def test_silver_frame_is_pixel_identical(entry):
     assert np.array_equal(rgb[..., 0], ref), describe_mismatch(rgb[..., 0], ref)
 
 
+@pytest.mark.parametrize("entry", MANIFEST["silver"], ids=lambda e: f"px{e['px']}")
+def test_grey_canvas_draws_the_reference_frame_on_one_channel(entry):
+    # The renderer draws black-and-grey Silver frames on one channel: the reference frame is
+    # the same, and so is the RGB path's frame with dim gray cells among the black ones.
+    px, cols = entry["px"], entry["cols"]
+    ref = np.asarray(Image.open(GOLDEN / entry["file"]))
+    cps = text_of(entry)
+    xs = [(i % cols) * px for i in range(len(cps))]
+    ys = [(i // cols) * px for i in range(len(cps))]
+    grey = np.full(ref.shape + (1,), 255, dtype=np.uint8)
+    silver.draw_silver_cells(grey, cps, xs, ys, px, px, (0,))
+    assert np.array_equal(grey[..., 0], ref), describe_mismatch(grey[..., 0], ref)
+    inks = np.where((np.arange(len(cps)) % 3 == 0)[:, None], 128, 0)
+    rgb = np.full(ref.shape + (3,), 255, dtype=np.uint8)
+    silver.draw_silver_cells(rgb, cps, xs, ys, px, px, np.repeat(inks, 3, axis=1))
+    grey[...] = 255
+    silver.draw_silver_cells(grey, cps, xs, ys, px, px, inks)
+    assert np.array_equal(grey[..., 0], rgb[..., 0]) and np.array_equal(rgb[..., 0], rgb[..., 2])
+
+
 @pytest.mark.parametrize("entry", [e for e in MANIFEST["silver"] if e["px"] in (5, 16)],
                          ids=lambda e: f"px{e['px']}")
 def test_single_cell_path_draws_the_same_frame(entry):

@@ -46,6 +46,20 @@ def test_stretch_frame_matches_reference(entry: dict) -> None:
     _check_against_reference(entry, frame)
 
 
+GREY = [e for e in MANIFEST if "-bw-" in e["case"]]
+
+
+@pytest.mark.parametrize("entry", GREY, ids=lambda e: f"{e['case']}-f{e['frame']}")
+def test_grey_canvas_stretches_to_the_reference_on_one_channel(entry: dict) -> None:
+    # The renderer squeezes black-and-grey pages on one channel: the same pixels.
+    canvas = _rgb(GOLDEN / entry["natural"])
+    assert (canvas == canvas[:, :, :1]).all()
+    frame = stretch.stretch_frame(np.ascontiguousarray(canvas[:, :, :1]), entry["size"],
+                                  (8, 8), (6, 6))
+    assert frame.shape[2] == 1
+    _check_against_reference(entry, np.repeat(frame, 3, axis=2))
+
+
 SMALL = [e for e in MANIFEST if e["width"] * e["height"] <= 120_000]
 
 

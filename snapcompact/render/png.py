@@ -39,6 +39,8 @@ WHITE, BLACK, BAND, DIM = 0, 7, 8, 9
 #: 170 KB-per-frame byte estimate the archive budgets with.
 ISAL_LEVEL = 2
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: Canvas bytes packed per band at depth 2 (bounds the packer's temporaries).
+_PACK_BAND_BYTES = 1 << 18
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -73,21 +75,50 @@ def _pair_table(lut_bytes: bytes, depth: int) -> np.ndarray:
     return ((first << np.uint8(depth)) | second).astype(np.uint8)
 
 
-def _pack_indexed(canvas: np.ndarray, lut: np.ndarray, depth: int) -> np.ndarray:
-    """Map global palette indices through ``lut`` and pack them ``depth`` (2 or 4) bits each.
+@lru_cache(maxsize=64)
+def _quad_table(lut_bytes: bytes) -> np.ndarray:
+    """Four global indices below 16, as nibbles ``a | b << 4 | c << 8 | d << 12`` -> their four
+    local indices packed 2 bits each (``a`` in the top bits)."""
+    lut = np.frombuffer(lut_bytes, dtype=np.uint8)
+    quads = np.arange(1 << 16, dtype=np.uint32)
+    packed = np.zeros(quads.shape, dtype=np.uint8)
+    for k in range(4):
+        packed |= lut[(quads >> np.uint32(4 * k)) & np.uint32(15)] << np.uint8(6 - 2 * k)
+    return packed
 
-    Pixels go two at a time through a 65,536-entry table (one gather instead of a gather, shifts
-    and ORs per pixel); at depth 2 the resulting nibbles pair up once more.
+
+def _pack_indexed(canvas: np.ndarray, lut: np.ndarray, depth: int) -> np.ndarray:
+    """Map global palette indices (all below 16) through ``lut`` and pack them ``depth`` (2 or
+    4) bits each.
+
+    Depth 4: pixels go two at a time through a 65,536-entry table (one gather instead of a
+    gather, shifts and ORs per pixel).  Depth 2: four pixels (one little-endian uint32) fold
+    into one 16-bit key of four nibbles (``x | x >> 4`` puts pixels 0-1 in byte 0 and 2-3 in
+    byte 2), which one table lookup turns into the packed byte.
     """
     per_byte = 8 // depth
     pad = (-canvas.shape[1]) % per_byte
     if pad:
         canvas = np.pad(canvas, ((0, 0), (0, pad)))
-    pairs = np.ascontiguousarray(canvas).view("<u2")
-    packed = _pair_table(lut.tobytes(), depth)[pairs]
+    canvas = np.ascontiguousarray(canvas)
     if depth == 4:
-        return packed
-    return (packed[:, 0::2] << np.uint8(4)) | packed[:, 1::2]
+        return _pair_table(lut.tobytes(), depth)[canvas.view("<u2")]
+    quads = canvas.view("<u4")
+    table = _quad_table(lut.tobytes())
+    packed = np.empty(quads.shape, dtype=np.uint8)
+    # In bands of rows, so the temporaries stay small (and in cache) on large frames.
+    band = max(1, _PACK_BAND_BYTES // max(1, canvas.shape[1]))
+    for top in range(0, quads.shape[0], band):
+        block = quads[top : top + band]
+        folded = block >> np.uint32(4)
+        folded |= block
+        folded_bytes = folded.view(np.uint8)
+        keys = np.empty(block.shape, dtype="<u2")
+        key_bytes = keys.view(np.uint8)
+        key_bytes[:, 0::2] = folded_bytes[:, 0::4]
+        key_bytes[:, 1::2] = folded_bytes[:, 2::4]
+        table.take(keys, out=packed[top : top + band])
+    return packed
 
 
 def encode_indexed(canvas: np.ndarray, used: np.ndarray | None = None) -> bytes:
@@ -143,8 +174,17 @@ def encode_rgb(rgb: np.ndarray) -> bytes:
     h, w, _ = rgb.shape
     red = rgb[:, :, 0]
     if np.array_equal(red, rgb[:, :, 1]) and np.array_equal(red, rgb[:, :, 2]):
-        return _png(struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0), red)
+        return encode_grey(red)
     return _png(struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0), rgb.reshape(h, w * 3))
+
+
+def encode_grey(grey: np.ndarray) -> bytes:
+    """Encode an H x W uint8 array as an 8-bit greyscale PNG (``encode_rgb`` of a frame whose
+    three channels all equal it gives the same bytes)."""
+    if grey.ndim != 2 or grey.dtype != np.uint8:
+        raise ValueError("grey canvas must be a 2-D uint8 array")
+    h, w = grey.shape
+    return _png(struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0), grey)
 
 
 def decode_rgb(png: bytes) -> np.ndarray:

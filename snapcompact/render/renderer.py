@@ -3,11 +3,13 @@
 Three drawing paths, as in the reference's native renderer:
 
 * indexed (every bitmap shape at or above its font's natural cell): glyph masks from the font
-  atlas are gathered for the whole page at once and coloured by ink (black, sentence hue, dim
-  gray); code points the bitmap font lacks are drawn from Silver, thresholded into the palette;
+  atlas, pre-coloured by ink (black, sentence hue, dim gray), are gathered one row of cells at
+  a time straight into the canvas; code points the bitmap font lacks are drawn from Silver,
+  thresholded into the palette;
 * stretch (6x6u): the page is drawn indexed at the natural 8x8 cell, then Lanczos3-resampled
-  to the target pitch and stored as RGB;
-* Silver TrueType (silver16): anti-aliased glyphs alpha-blended onto an RGB frame.
+  to the target pitch and stored as RGB (as grey, on one channel, when all its colours are);
+* Silver TrueType (silver16): anti-aliased glyphs alpha-blended onto an RGB frame (one grey
+  channel when every ink is black or gray and no band is printed).
 
 Frame width is always the frame size; height hugs the rows actually printed.  The newline glyph
 (full block) fills its whole cell with black in every shape; with ``line_repeat`` > 1 each row
@@ -17,6 +19,7 @@ is printed again on a pale band.
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -39,9 +42,11 @@ from snapcompact.render.png import (
     DIM,
     PALETTE,
     WHITE,
+    encode_grey,
     encode_indexed,
     encode_rgb,
 )
+from snapcompact.render.silver_glyph import pixel_size
 
 #: Bumped whenever a change alters any frame's pixels (cache keys include it).
 RENDERER_VERSION = "1"
@@ -132,18 +137,23 @@ def _draw_indexed(
     and the fallback writes, so the encoder need not scan every pixel.
     """
     font_atlas: Atlas = atlas(shape.font, cell_w, cell_h)
+    n_masks = len(font_atlas.masks)
     rows, repeat = cells.used_rows, shape.line_repeat
     grid_w = grid_cols * cell_w
     cps = cells.cps
     glyph_ids = np.zeros(cps.shape, dtype=np.int32)
     bmp = cps < 0x10000
     glyph_ids[bmp] = font_atlas.ids[cps[bmp]]
-    keys = np.zeros(rows * grid_cols, dtype=np.int32)  # glyph id * INKS + ink; 0 = blank cell
-    keys[cells.cells] = glyph_ids * Atlas.INKS + cells.ink
-    pix = font_atlas.coloured()[keys]
+    keys = np.zeros(rows * grid_cols, dtype=np.int32)  # ink * masks + glyph id; 0 = blank cell
+    keys[cells.cells] = font_atlas.key(glyph_ids, cells.ink)
     canvas: np.ndarray = np.zeros((rows, repeat, cell_h, width), dtype=np.uint8)
-    pix_grid = pix.reshape(rows, grid_cols, cell_h, cell_w).transpose(0, 2, 1, 3)
-    canvas[:, 0, :, :grid_w].reshape(rows, cell_h, grid_cols, cell_w)[...] = pix_grid
+    # One gather per row of cells, straight into the canvas: pixel row y of every cell of the
+    # row comes from row y of the coloured masks (no page-sized temporary, no transpose).
+    coloured_rows = font_atlas.coloured_rows()
+    key_grid = keys.reshape(rows, grid_cols)
+    for row in range(rows):
+        target = canvas[row, 0, :, :grid_w].reshape(cell_h, grid_cols, cell_w)
+        np.take(coloured_rows, key_grid[row], axis=1, out=target, mode="clip")
     for copy in range(1, repeat):
         band = canvas[:, copy]
         band[...] = BAND
@@ -153,10 +163,9 @@ def _draw_indexed(
     canvas = canvas.reshape(rows * repeat * cell_h, width)
     # Pixels per palette index: every printed copy holds each cell's ink; the rest of the
     # first copy is white, the rest of later copies the band.
-    ink_pixels = np.bincount(
-        keys % Atlas.INKS, weights=font_atlas.pixel_counts[keys // Atlas.INKS],
-        minlength=len(PALETTE)
-    ).astype(np.int64)
+    cells_per_key = np.bincount(keys, minlength=Atlas.INKS * n_masks)
+    ink_pixels = np.zeros(len(PALETTE), dtype=np.int64)
+    ink_pixels[: Atlas.INKS] = cells_per_key.reshape(Atlas.INKS, n_masks) @ font_atlas.pixel_counts
     blank = rows * cell_h * width - int(ink_pixels.sum())
     counts = ink_pixels * repeat
     counts[WHITE] += blank
@@ -174,7 +183,6 @@ def _draw_indexed(
     text_index = np.arange(cps.size, dtype=np.int64)
     cell_owner = np.full(rows * grid_cols, -1, dtype=np.int64)
     cell_owner[cells.cells[~missing]] = text_index[~missing]
-    coloured = font_atlas.coloured()
     row_of, col_of = np.divmod(cells.cells[missing], grid_cols)
     ascent = load_font(shape.font).ascent
     flat_canvas = canvas.reshape(-1)
@@ -193,7 +201,7 @@ def _draw_indexed(
         inside = np.flatnonzero(x < grid_w)
         cell_y = y[inside] % cell_h
         cell = (y[inside] // (cell_h * repeat)) * grid_cols + x[inside] // cell_w
-        inked = coloured[keys[cell], cell_y, x[inside] % cell_w] != 0
+        inked = font_atlas.masks[keys[cell] % n_masks, cell_y, x[inside] % cell_w] != 0
         bitmap_owner = np.full(flat.shape, -1, dtype=np.int64)
         bitmap_owner[inside[inked]] = cell_owner[cell[inked]]
         win = writer > bitmap_owner
@@ -209,7 +217,11 @@ def _draw_indexed(
 def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.ndarray:
     from snapcompact.render import silver
     cw, ch, repeat = shape.cell_width, shape.cell_height, shape.line_repeat
-    rgb = np.full((cells.used_rows * repeat * ch, width, 3), 255, dtype=np.uint8)
+    inks = PALETTE[cells.ink]
+    # Black or dim ink on white (no pale band): every channel blends alike, so one is drawn.
+    channels = 1 if repeat == 1 and bool((inks == inks[:, :1]).all()) else 3
+    inks = inks[:, :channels]
+    rgb = np.full((cells.used_rows * repeat * ch, width, channels), 255, dtype=np.uint8)
     if repeat > 1:
         for used_row in range(cells.used_rows):
             for copy in range(1, repeat):
@@ -223,7 +235,6 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
     row, col = np.divmod(cells.cells, grid_cols)
     block = cells.cps == _NEWLINE
     glyph = np.flatnonzero(~block)
-    inks = PALETTE[cells.ink]
     block_cells = {int(c): i for i,
                    c in zip(np.flatnonzero(block).tolist(), cells.cells[block].tolist())}
     for copy in range(repeat):
@@ -268,19 +279,25 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         )
     cells, chars = (_doc_cells if shape.is_doc else _grid_cells)(page, shape, geo)
     if shape.font == "silver":
-        png = encode_rgb(_draw_silver(shape, cells, geo.grid_cols, size))
+        drawn = _draw_silver(shape, cells, geo.grid_cols, size)
+        png = encode_grey(drawn[:, :, 0]) if drawn.shape[2] == 1 else encode_rgb(drawn)
         height = cells.used_rows * shape.line_repeat * shape.cell_height
     elif shape.stretches:
         from snapcompact.render.stretch import stretch_frame
 
         natural_cell = NATURAL_CELL[shape.font]
-        natural, _ = _draw_indexed(
+        natural, counts = _draw_indexed(
             shape, cells, geo.grid_cols, *natural_cell, geo.grid_cols * natural_cell[0]
         )
-        rgb = stretch_frame(PALETTE[natural], size, natural_cell,
-                            (shape.cell_width, shape.cell_height))
-        height = rgb.shape[0]
-        png = encode_rgb(rgb)
+        colours = PALETTE[np.flatnonzero(counts)]
+        if (colours == colours[:, :1]).all():  # black or grey on white: one channel
+            grey = stretch_frame(PALETTE[:, :1][natural], size, natural_cell,
+                                 (shape.cell_width, shape.cell_height))
+            height, png = grey.shape[0], encode_grey(grey[:, :, 0])
+        else:
+            rgb = stretch_frame(PALETTE[natural], size, natural_cell,
+                                (shape.cell_width, shape.cell_height))
+            height, png = rgb.shape[0], encode_rgb(rgb)
     else:
         canvas, counts = _draw_indexed(
             shape, cells, geo.grid_cols, shape.cell_width, shape.cell_height, size
@@ -353,17 +370,36 @@ def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None
     ``workers`` defaults to the usable cores; 1 renders in this thread.
     """
     if len(page_texts) > 1:
-        warm_caches(shape)  # built once here, inherited by forked workers
+        warm_caches(shape, page_texts)  # built once here, inherited by forked workers
     return parallel_map(lambda page: _render_page(page, shape, shape.frame_size), page_texts,
                         workers)
 
 
-def warm_caches(shape: Shape) -> None:
-    """Build the font atlas a shape draws with (before forking workers, so it is built once)."""
+def warm_caches(shape: Shape, page_texts: Sequence[str] = ()) -> None:
+    """Load what every page of ``shape`` draws with, before forking workers so it is loaded once.
+
+    That is the font atlas and, for the Silver shape or when a page holds non-ASCII text (which
+    a bitmap font may lack), the Silver module and its stored glyphs at the shape's pixel sizes.
+    """
     if shape.font == "silver":
-        return
-    cell = NATURAL_CELL[shape.font] if shape.stretches else (shape.cell_width, shape.cell_height)
-    atlas(shape.font, *cell).coloured()
+        sizes = [pixel_size(shape.cell_width, shape.cell_height)]
+    else:
+        cell = (NATURAL_CELL[shape.font] if shape.stretches
+                else (shape.cell_width, shape.cell_height))
+        atlas(shape.font, *cell).coloured_rows()
+        if all(page.isascii() for page in page_texts):
+            return
+        sizes = [pixel_size(*cell, units) for units in (1, 2)]
+    from snapcompact.render import (  # noqa: F401  (imported to be inherited)
+        silver,
+        silver_fallback,
+        silver_table,
+    )
+
+    for px in sizes:
+        silver_table.table(px)
+    if shape.font == "silver":
+        silver.line_ascent(sizes[0])  # reads the font's tables
 
 
 def render_many(

@@ -206,18 +206,24 @@ class _Face:
         """Code point -> glyph id from the format-12 subtables (fontdue: the last mapping wins)."""
         data, base = self._data, self._tables["cmap"][0]
         (count,) = struct.unpack_from(">H", data, base + 2)
-        cmap: dict[int, int] = {}
+        all_spans = []
         for i in range(count):
             (offset,) = struct.unpack_from(">I", data, base + 8 + 8 * i)
             sub = base + offset
             if struct.unpack_from(">H", data, sub)[0] != 12:
                 continue
             (groups,) = struct.unpack_from(">I", data, sub + 12)
-            spans = np.frombuffer(data, ">u4", groups * 3, sub + 16).reshape(-1, 3).astype(np.int64)
-            for first, last, glyph in spans.tolist():
-                cmap.update(zip(range(first, last + 1), range(glyph, glyph + last - first + 1)))
-        if not cmap:
+            all_spans.append(np.frombuffer(data, ">u4", groups * 3, sub + 16).reshape(-1, 3))
+        if not all_spans:
             raise ValueError(f"{FONT_FILE}: no format-12 cmap subtable")
+        # Every (first, last, first glyph) group expanded to one entry per code point, in
+        # table order, so that building the dict keeps the last mapping of a code point.
+        first, last, glyph = np.concatenate(all_spans).astype(np.int64).T
+        lengths = np.maximum(last - first + 1, 0)
+        step = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        cps = np.repeat(first, lengths) + step
+        gids = np.repeat(glyph, lengths) + step
+        cmap = dict(zip(cps.tolist(), gids.tolist()))
         return {cp: gid for cp, gid in cmap.items() if gid != 0}
 
     def _flags(self, gid: int) -> tuple[list[int], list[int], int]:
@@ -548,10 +554,11 @@ def _check_ink(ink_rgb) -> tuple[int, int, int]:
     return ink
 
 
-def _check_rgb(rgb: np.ndarray) -> None:
-    if (not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3
+def _check_rgb(rgb: np.ndarray, channels: tuple[int, ...] = (3,)) -> None:
+    if (not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] not in channels
         or rgb.dtype != np.uint8):
-        raise ValueError("rgb canvas must be a uint8 array of shape (h, w, 3), got "
+        shapes = " or ".join(f"(h, w, {c})" for c in channels)
+        raise ValueError(f"rgb canvas must be a uint8 array of shape {shapes}, got "
                          f"{getattr(rgb, 'shape', rgb)!r}")
 
 
@@ -600,28 +607,32 @@ def draw_silver_cells(rgb: np.ndarray, cps, xs, ys, cell_w: int, cell_h: int, in
 
     ``cps``, ``xs``, ``ys`` are per cell; ``ink_rgb`` is one (r, g, b) for all cells or an
     ``(n, 3)`` array.  Where glyph bitmaps overlap, later cells blend over earlier ones.
+    A grey canvas (h, w, 1) takes grey inks, ``(v,)`` or ``(n, 1)``: every channel of an RGB
+    canvas blends alike, so a frame whose colours are all grey can be drawn on one channel.
     """
-    _check_rgb(rgb)
-    cps = [int(cp) for cp in cps]
-    if not cps:
+    _check_rgb(rgb, (1, 3))
+    channels = rgb.shape[2]
+    cp_arr = np.asarray(cps, dtype=np.int64).reshape(-1)
+    if not cp_arr.size:
         return
-    if len(xs) != len(cps) or len(ys) != len(cps):
-        raise ValueError(f"cps, xs and ys must have the same length ({len(cps)}, {len(xs)}, "
+    if len(xs) != cp_arr.size or len(ys) != cp_arr.size:
+        raise ValueError(f"cps, xs and ys must have the same length ({cp_arr.size}, {len(xs)}, "
                          f"{len(ys)})")
     inks = np.asarray(ink_rgb, dtype=np.int64)
-    if inks.shape == (3,):
-        inks = np.broadcast_to(inks, (len(cps), 3))
-    if inks.shape != (len(cps), 3) or inks.min() < 0 or inks.max() > 255:
-        raise ValueError("ink_rgb must be (r, g, b) or one row of 0..255 values per cell, got "
+    if inks.shape == (channels,):
+        inks = np.broadcast_to(inks, (cp_arr.size, channels))
+    if inks.shape != (cp_arr.size, channels) or inks.min() < 0 or inks.max() > 255:
+        what = "(r, g, b)" if channels == 3 else "(grey,)"
+        raise ValueError(f"ink_rgb must be {what} or one row of 0..255 values per cell, got "
                          f"shape {inks.shape}")
-    distinct, which = _distinct(np.asarray(cps, dtype=np.int64))
+    distinct, which = _distinct(cp_arr)
     distinct_cps = distinct.tolist()
     rasterize_many(distinct_cps, pixel_size(cell_w, cell_h))
     sprites = [_silver_sprite(cp, cell_w, cell_h) for cp in distinct_cps]
     flat, order, alpha = _place(rgb.shape, sprites, which, xs, ys)
     if flat is None:
         return
-    canvas = rgb.reshape(-1, 3)
+    canvas = rgb.reshape(-1, channels)
     alpha = alpha.astype(np.uint32)[:, None]
     uniform = bool((inks == inks[0]).all())
     inks = inks.astype(np.uint32)
@@ -707,18 +718,18 @@ def fallback_pixels(
     entry, in draw order, or ``None`` when nothing is visible.  The frame renderer merges
     these with the bitmap glyphs' ink by text order (a later glyph's ink wins).
     """
-    cps = [int(cp) for cp in cps]
-    if not cps:
+    cp_arr = np.asarray(cps, dtype=np.int64).reshape(-1)
+    if not cp_arr.size:
         return None
-    wides, inks = [bool(w) for w in wides], [int(i) for i in ink_indices]
-    if not (len(xs) == len(cell_tops) == len(wides) == len(inks) == len(cps)):
+    wide_arr = np.asarray(wides, dtype=bool).reshape(-1)
+    ink_arr = np.asarray(ink_indices, dtype=np.int64).reshape(-1)
+    if not (len(xs) == len(cell_tops) == wide_arr.size == ink_arr.size == cp_arr.size):
         raise ValueError("cps, xs, cell_tops, wides and ink_indices must have the same length")
-    if min(inks) < 0 or max(inks) > 255:
+    if ink_arr.min() < 0 or ink_arr.max() > 255:
         raise ValueError("ink indices must be palette indices 0..255, got "
-                         f"{min(inks)}..{max(inks)}")
+                         f"{ink_arr.min()}..{ink_arr.max()}")
     # One sprite per distinct (code point, wide, ink); key = cp << 9 | wide << 8 | ink.
-    keys = (np.asarray(cps, dtype=np.int64) << 9) | (np.asarray(wides, dtype=np.int64) << 8)
-    distinct, which = _distinct(keys | np.asarray(inks, dtype=np.int64))
+    distinct, which = _distinct((cp_arr << 9) | (wide_arr.astype(np.int64) << 8) | ink_arr)
     from snapcompact.render.silver_fallback import (
         stored_sprites,  # every sprite at once, when stored
     )
@@ -727,6 +738,7 @@ def fallback_pixels(
     if stored is not None:
         flat, order, values = place_arrays(tuple(canvas_shape), *stored, which, xs, cell_tops)
         return None if flat is None else (flat, order, values)
+    cps, wides = cp_arr.tolist(), wide_arr.tolist()
     for wide in (False, True):
         subset = {cp for cp, w in zip(cps, wides) if w == wide}
         if subset:

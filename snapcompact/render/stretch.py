@@ -229,12 +229,15 @@ def _exact_points(
 
     ``planes`` is the (H, W, C) float32 source.
     """
-    n_h, n_w = planes.shape[0], planes.shape[1]
+    n_h, n_w, n_c = planes.shape
+    flat_planes = planes.reshape(-1)
     rows = np.minimum(wv.starts[ys][:, None] + np.arange(wv.taps.shape[1]), n_h - 1)
+    # Flat index of (row, first tap column, channel); each tap k adds k columns, clamped.
+    row_base = rows * (n_w * n_c) + cs[:, None]
     cols_start = wh.starts[xs][:, None]
     horiz = np.zeros(rows.shape, _F32)
     for k in range(wh.taps.shape[1]):  # zero weights past a sample's taps leave acc unchanged
-        src = planes[rows, np.minimum(cols_start + k, n_w - 1), cs[:, None]]
+        src = flat_planes.take(row_base + np.minimum(cols_start + k, n_w - 1) * n_c)
         horiz = _fma32(src, wh.taps[xs, k][:, None], horiz)
     out = np.zeros(len(ys), _F32)
     for k in range(wv.taps.shape[1]):
@@ -334,8 +337,10 @@ def _resample_fast(planes: np.ndarray, out_w: int, out_h: int) -> np.ndarray:
     # (boundaries below 0 or above 255 do not matter; re-checking them is merely wasted work).
     frac -= _HALF
     np.abs(frac, out=frac)
-    ys, xs, cs = np.nonzero(frac <= error_bound(wh, wv, float(planes.max(initial=0.0))))
+    near = np.flatnonzero(frac <= error_bound(wh, wv, float(planes.max(initial=0.0))))
     del frac
+    ys, rest = np.divmod(near, out_w * n_c)
+    xs, cs = np.divmod(rest, n_c)
     if len(ys):
         result[ys, xs, cs] = _round_to_u8(_exact_points(planes, wh, wv, ys, xs, cs))
     return result
@@ -355,8 +360,8 @@ def lanczos3_resize(rgb: np.ndarray, out_w: int, out_h: int, method: Method = "f
     """
     if not isinstance(rgb, np.ndarray) or rgb.dtype != np.uint8:
         raise ValueError(f"rgb must be a uint8 array, got {getattr(rgb, 'dtype', type(rgb))}")
-    if rgb.ndim != 3 or rgb.shape[2] != 3:
-        raise ValueError(f"rgb must be H x W x 3, got shape {rgb.shape}")
+    if rgb.ndim != 3 or rgb.shape[2] not in (1, 3):
+        raise ValueError(f"rgb must be H x W x 3 (or x 1 for grey), got shape {rgb.shape}")
     if rgb.shape[0] < 1 or rgb.shape[1] < 1:
         raise ValueError(f"rgb must not be empty, got shape {rgb.shape}")
     if any(isinstance(n, bool) or int(n) != n for n in (out_w, out_h)):
@@ -366,6 +371,8 @@ def lanczos3_resize(rgb: np.ndarray, out_w: int, out_h: int, method: Method = "f
     if method not in ("fast", "exact"):
         raise ValueError(f"method must be 'fast' or 'exact', got {method!r}")
     out_w, out_h = int(out_w), int(out_h)
+    if rgb.shape[2] == 1:  # a grey image: its one channel
+        return _resize_planes(rgb, out_w, out_h, method)
     # Identical channels (black or grey ink on white) resample identically: do one, copy.
     grey = np.array_equal(rgb[:, :, 0], rgb[:, :, 1]) and np.array_equal(rgb[:, :, 0], rgb[:, :, 2])
     if grey:
@@ -405,15 +412,16 @@ def stretch_frame(
     tgt_w, tgt_h = target_cell
     if min(nat_w, nat_h, tgt_w, tgt_h) < 1:
         raise ValueError(f"cells must be positive, got natural {natural_cell} target {target_cell}")
-    if not isinstance(canvas, np.ndarray) or canvas.ndim != 3 or canvas.shape[2] != 3:
-        raise ValueError(f"canvas must be H x W x 3, got {getattr(canvas, 'shape', None)}")
+    if not isinstance(canvas, np.ndarray) or canvas.ndim != 3 or canvas.shape[2] not in (1, 3):
+        raise ValueError(f"canvas must be H x W x 3 (or x 1 for grey), got "
+                         f"{getattr(canvas, 'shape', None)}")
     height, width = canvas.shape[:2]
     if width % nat_w or height % nat_h or not width or not height:
         raise ValueError(f"canvas {width}x{height} is not a whole number of {nat_w}x{nat_h} cells")
     if frame_width < 1:
         raise ValueError(f"frame_width must be positive, got {frame_width}")
     out_w, out_h = width // nat_w * tgt_w, height // nat_h * tgt_h
-    frame = np.full((out_h, frame_width, 3), 255, np.uint8)
+    frame = np.full((out_h, frame_width, canvas.shape[2]), 255, np.uint8)
     keep = min(out_w, frame_width)
     frame[:, :keep] = lanczos3_resize(canvas, out_w, out_h, method)[:, :keep]
     return frame
