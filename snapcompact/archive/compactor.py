@@ -331,7 +331,13 @@ def compact(
         raise ValueError("previous must be preserve data, an Archive or None, got "
                          f"{type(previous).__name__}")
 
-    serialized = serialize_conversation(list(messages), options)
+    # Parsed once: serialization and the replaced-token estimate both read the typed messages,
+    # and the parsed copy is let go before planning and drawing (the peak of a compaction).
+    parsed = [message_from_json(m, i) for i, m in enumerate(list(messages))]
+    serialized = serialize_conversation(parsed, options)
+    replaced_chars = (_message_chars(parsed) if tokens_before is not None and kept_tokens is None
+                      else 0)
+    del parsed
     prev_raw = _previous_text(prev_archive) if prev_archive else ""
     if prev_raw:
         probe = f"{_to_plain(prev_raw)}{NEWLINE_GLYPH}{serialized}"
@@ -395,7 +401,7 @@ def compact(
     if tokens_before is None and kept_tokens is None:
         return _with_projection(result, _archive_tokens(summary, archive, frame_tokens))
     if kept_tokens is None:
-        replaced = _tokens_of_text(_message_chars(messages))
+        replaced = _tokens_of_text(replaced_chars)
         if prev_archive is not None:
             replaced += _archive_tokens(previous_summary or "", prev_archive, frame_tokens)
         elif previous_summary:
