@@ -11,6 +11,11 @@ design, the default) carries frames forward, pins the first, evicts the oldest u
 and keeps the unframed newest slice as a text tail; ``foveated`` reproduces the reference
 18.2.11 re-layout (text edges, HQ/dense middle).
 
+The foveated policy lays its whole text out again at every compaction, but a page whose exact
+render input the previous archive already shows as a frame (drawn in this process) is carried
+forward rather than redrawn (:mod:`snapcompact.archive.frame_reuse`); the result is byte for
+byte the one redrawing would give, only ``rendered_frames`` is smaller.
+
 Character accounting (both policies). The unit is the *visible character*: a code point of the
 normalized archive text other than the zero-width DIM_ON/DIM_OFF toggles. Each compaction admits
 
@@ -132,6 +137,7 @@ class CompactionResult:
     frame_token_estimate: int
     accounting: CharAccounting
     projected_tokens: int
+    #: Frames drawn by this compaction; frames carried from the previous archive are not counted.
     rendered_frames: int = 0
     tokens_before: int | None = None
     first_kept_entry_id: str | None = None
