@@ -2,6 +2,7 @@
 
     python benchmarks/bench_archive.py [--chars 800000] [--model claude-sonnet-4-5]
                                        [--api anthropic-messages] [--provider anthropic]
+                                       [--against OTHER_TREE --repeat 3]
 
 The session is synthetic but made of real text: the Python standard library's sources, cut into
 user requests, assistant replies and ``read``/``bash`` tool calls whose results are file chunks
@@ -11,6 +12,13 @@ archive forward with a further 10% of new history. Reported: wall time of each c
 its CPU seconds (user + system, forked page workers included: on a shared machine other jobs
 stretch wall time far more than CPU time), frames, archive characters, serialized characters,
 peak Python heap (tracemalloc, a separate run) and peak RSS of the process (ru_maxrss).
+
+``--against OTHER_TREE`` compares with another checkout of the project (its own
+``.venv/bin/python``, or this interpreter with ``--same-python``, and its own
+``benchmarks/bench_archive.py``): the two trees run alternately,
+``--repeat`` times per policy, every run printed as a JSON line tagged with its tree, then a
+side-by-side table of medians and the load average before and after. On a shared machine only
+such interleaved runs compare fairly.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -57,7 +66,8 @@ def session(n_chars: int, offset: int = 0) -> list[dict]:
         else:
             cid = f"call{i}"
             tool = "read" if kind != 3 else "bash"
-            args = {"path": f"Lib/{name}"} if tool == "read" else {"command": f"python -m pytest Lib/{name}"}
+            args = ({"path": f"Lib/{name}"} if tool == "read"
+                    else {"command": f"python -m pytest Lib/{name}"})
             msgs.append({"role": "assistant", "content": [
                 {"type": "text", "text": chunk[:200]},
                 {"type": "toolCall", "id": cid, "name": tool, "arguments": args}]})
@@ -91,7 +101,8 @@ def child(args: argparse.Namespace) -> None:
     t0, c0 = time.perf_counter(), cpu()
     r1 = compact(first, file_ops=file_ops_from_messages(first), **kw)
     t1, c1 = time.perf_counter(), cpu()
-    r2 = compact(more, previous=r1.preserve_data, file_ops=file_ops_from_messages(first + more), **kw)
+    r2 = compact(more, previous=r1.preserve_data, file_ops=file_ops_from_messages(first + more),
+                 **kw)
     t2, c2 = time.perf_counter(), cpu()
     heap = tracemalloc.get_traced_memory()[1] if args.trace else None
     print(json.dumps({
@@ -111,27 +122,91 @@ def child(args: argparse.Namespace) -> None:
     }))
 
 
+#: Figures the comparison table shows (median over the repeats), in this order.
+COMPARED = ("first_s", "first_cpu_s", "second_s", "second_cpu_s", "rendered", "peak_heap_mb",
+            "peak_rss_mb")
+
+
+def run_child(python: str, script: Path, options: list[str], policy: str,
+              trace: bool = False) -> dict:
+    """One measurement in a fresh process of ``script`` (this tree's or another's)."""
+    cmd = [python, str(script), *options, "--policy", policy, *(["--trace"] if trace else [])]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                          cwd=script.parent.parent)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure(python: str, script: Path, options: list[str], policy: str) -> dict:
+    """Timed run plus a traced run for the peak heap, as one JSON row."""
+    timed = run_child(python, script, options, policy)
+    timed["peak_heap_mb"] = run_child(python, script, options, policy, trace=True)["peak_heap_mb"]
+    return timed
+
+
+def median(rows: list[dict], key: str) -> object:
+    values = [row[key] for row in rows]
+    if isinstance(values[0], list):  # [first, next] pairs: median of each
+        return [statistics.median(v[i] for v in values) for i in range(len(values[0]))]
+    return round(statistics.median(values), 3)
+
+
+def compare(options: list[str], other: Path, repeat: int, same_python: bool) -> None:
+    """This tree and ``other`` alternately, ``repeat`` times per policy, then a median table."""
+    script = Path(__file__).resolve()
+    other_script = other / "benchmarks" / "bench_archive.py"
+    if not other_script.is_file():
+        raise SystemExit(f"--against {other}: no benchmarks/bench_archive.py there")
+    other_python = other / ".venv" / "bin" / "python"
+    trees = {"this": (sys.executable, script),
+             "other": (str(other_python) if other_python.exists() and not same_python
+                       else sys.executable, other_script)}
+    load_before = os.getloadavg()
+    rows: dict[tuple[str, str], list[dict]] = {}
+    for _ in range(repeat):
+        for policy in ("pinned", "foveated"):
+            for tree, (python, path) in trees.items():
+                row = measure(python, path, options, policy)
+                rows.setdefault((policy, tree), []).append(row)
+                print(json.dumps({"tree": tree, **row}), flush=True)
+    load_after = os.getloadavg()
+    print(f"\nmedians of {repeat} alternating runs; this = {script.parent.parent} "
+          f"({trees['this'][0]}), other = {other} ({trees['other'][0]})")
+    print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
+          f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
+    print(f"{'policy':<9} {'figure':<13} {'this':>14} {'other':>14}")
+    for policy in ("pinned", "foveated"):
+        for key in COMPARED:
+            ours, theirs = (median(rows[(policy, tree)], key) for tree in ("this", "other"))
+            print(f"{policy:<9} {key:<13} {str(ours):>14} {str(theirs):>14}")
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--chars", type=int, default=800_000)
     ap.add_argument("--model", default="claude-sonnet-4-5")
     ap.add_argument("--api", default="anthropic-messages")
     ap.add_argument("--provider", default="anthropic")
+    ap.add_argument("--against", type=Path, help="another checkout to compare with, alternately")
+    ap.add_argument("--repeat", type=int, default=3, help="alternating runs per policy (--against)")
+    ap.add_argument("--same-python", action="store_true",
+                    help="run the other tree under this interpreter too (RSS then compares "
+                         "code, not two virtualenvs' shared libraries)")
     ap.add_argument("--policy", choices=["pinned", "foveated"], help=argparse.SUPPRESS)
     ap.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.policy:
         child(args)
         return
-    base = [sys.executable, __file__, "--chars", str(args.chars), "--model", args.model, "--api", args.api,
-            "--provider", args.provider]
+    options = ["--chars", str(args.chars), "--model", args.model, "--api", args.api,
+               "--provider", args.provider]
+    if args.against is not None:
+        if args.repeat < 1:
+            raise SystemExit(f"--repeat must be at least 1, got {args.repeat}")
+        compare(options, args.against.resolve(), args.repeat, args.same_python)
+        return
     for policy in ("pinned", "foveated"):
-        timed = json.loads(subprocess.run(base + ["--policy", policy], capture_output=True, text=True,
-                                          check=True).stdout)
-        traced = json.loads(subprocess.run(base + ["--policy", policy, "--trace"], capture_output=True,
-                                           text=True, check=True).stdout)
-        timed["peak_heap_mb"] = traced["peak_heap_mb"]
-        print(json.dumps(timed))
+        print(json.dumps(measure(sys.executable, Path(__file__).resolve(), options, policy)))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,11 @@ design, the default) carries frames forward, pins the first, evicts the oldest u
 and keeps the unframed newest slice as a text tail; ``foveated`` reproduces the reference
 18.2.11 re-layout (text edges, HQ/dense middle).
 
+The foveated policy lays its whole text out again at every compaction, but a page whose exact
+render input the previous archive already shows as a frame (drawn in this process) is carried
+forward rather than redrawn (:mod:`snapcompact.archive.frame_reuse`); the result is byte for
+byte the one redrawing would give, only ``rendered_frames`` is smaller.
+
 Character accounting (both policies). The unit is the *visible character*: a code point of the
 normalized archive text other than the zero-width DIM_ON/DIM_OFF toggles. Each compaction admits
 
@@ -49,6 +54,7 @@ from snapcompact.archive.file_ops import (
     compute_file_lists,
     format_file_list,
 )
+from snapcompact.archive.frame_reuse import CarriedFrames, page_key
 from snapcompact.archive.history import _previous_text, _to_plain, history_blocks
 from snapcompact.archive.messages import (
     TextBlock,
@@ -131,6 +137,7 @@ class CompactionResult:
     frame_token_estimate: int
     accounting: CharAccounting
     projected_tokens: int
+    #: Frames drawn by this compaction; frames carried from the previous archive are not counted.
     rendered_frames: int = 0
     tokens_before: int | None = None
     first_kept_entry_id: str | None = None
@@ -195,9 +202,14 @@ def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: s
 
 
 def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
-            source_chars: Sequence[int | None],
-            workers: int | None) -> tuple[list[ArchiveFrame], bool]:
-    """Render pages in order, re-opening a dim span a boundary cut and dimming stopwords."""
+            source_chars: Sequence[int | None], workers: int | None,
+            carried: CarriedFrames | None = None) -> tuple[list[ArchiveFrame], bool, int]:
+    """Render pages in order, re-opening a dim span a boundary cut and dimming stopwords.
+
+    With ``carried`` (the previous archive's frames), a page whose exact render input the
+    previous archive already shows is carried forward instead of drawn. Returns the frames, the
+    dim state after the last page, and how many frames were drawn.
+    """
 
     texts: list[str] = []
     for item in planned:
@@ -205,18 +217,33 @@ def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
         dim_open = dim_open_after(page)
         texts.append(dim_stopwords(page) if item.shape.stopword_dim else page)
     jobs = list(zip(texts, (p.shape for p in planned)))
-    if len(jobs) > 1:
-        for shape in {s for _, s in jobs}:
+    keys = [page_key(text, s) for text, s in jobs] if carried is not None else []
+    grids: list[tuple[str, int, int, int] | None] = [None] * len(jobs)
+    if carried is not None:
+        for i, key in enumerate(keys):
+            found = carried.find(key)
+            if found is not None:
+                data, seen = found
+                grids[i] = (data, seen.cols, seen.rows, seen.chars)
+    to_draw = [i for i, grid in enumerate(grids) if grid is None]
+    if len(to_draw) > 1:
+        for shape in {jobs[i][1] for i in to_draw}:
             warm_caches(shape)
-    rendered = parallel_map(lambda job: render(job[0], job[1]), jobs, workers)
+    drawn = parallel_map(lambda i: render(*jobs[i]), to_draw, workers)
+    for i, r in zip(to_draw, drawn):
+        grids[i] = (r.data, r.cols, r.rows, r.chars)
+        if carried is not None:
+            carried.record(keys[i], r.data, r.cols, r.rows, r.chars)
     frames = []
-    for r, item, n in zip(rendered, planned, source_chars):
+    for grid, item, n in zip(grids, planned, source_chars):
+        assert grid is not None
+        data, cols, rows, chars = grid
         s = item.shape
         frames.append(ArchiveFrame(
-            data=r.data, mime_type="image/png", cols=r.cols, rows=r.rows, chars=r.chars,
+            data=data, mime_type="image/png", cols=cols, rows=rows, chars=chars,
             font=s.font, variant=s.ink, line_repeat=s.line_repeat, columns=2 if s.is_doc else None,
             stopword_dim=True if s.stopword_dim else None, detail=detail, source_chars=n))
-    return frames, dim_open
+    return frames, dim_open, len(to_draw)
 
 
 def _message_chars(messages: Sequence[Any]) -> int:
@@ -310,7 +337,13 @@ def compact(
         raise ValueError("previous must be preserve data, an Archive or None, got "
                          f"{type(previous).__name__}")
 
-    serialized = serialize_conversation(list(messages), options)
+    # Parsed once: serialization and the replaced-token estimate both read the typed messages,
+    # and the parsed copy is let go before planning and drawing (the peak of a compaction).
+    parsed = [message_from_json(m, i) for i, m in enumerate(list(messages))]
+    serialized = serialize_conversation(parsed, options)
+    replaced_chars = (_message_chars(parsed) if tokens_before is not None and kept_tokens is None
+                      else 0)
+    del parsed
     prev_raw = _previous_text(prev_archive) if prev_archive else ""
     if prev_raw:
         probe = f"{_to_plain(prev_raw)}{NEWLINE_GLYPH}{serialized}"
@@ -374,7 +407,7 @@ def compact(
     if tokens_before is None and kept_tokens is None:
         return _with_projection(result, _archive_tokens(summary, archive, frame_tokens))
     if kept_tokens is None:
-        replaced = _tokens_of_text(_message_chars(messages))
+        replaced = _tokens_of_text(replaced_chars)
         if prev_archive is not None:
             replaced += _archive_tokens(previous_summary or "", prev_archive, frame_tokens)
         elif previous_summary:
@@ -412,8 +445,9 @@ def _compact_foveated(prev: Archive | None, prev_raw: str, new_text: str, high: 
               min(max_frames if max_frames is not None else MAX_FRAMES_DEFAULT, MAX_FRAMES_DEFAULT))
     layout = plan_foveated(text, high, dense_companion(high), cap)
     dim_open = dim_open_after(layout.text_head)
-    frames, dim_open = _render(layout.frames, dim_open, detail, [None] * len(layout.frames),
-                               workers)
+    previous_frames = CarriedFrames(prev.frames if prev is not None else ())
+    frames, dim_open, drawn = _render(layout.frames, dim_open, detail,
+                                      [None] * len(layout.frames), workers, previous_frames)
     tail = (DIM_ON if dim_open else "") + layout.text_tail if layout.text_tail else ""
     kept = layout.kept_text
     persisted = (kept[: len(kept) - len(layout.text_tail)] + tail if kept and layout.text_tail
@@ -427,7 +461,7 @@ def _compact_foveated(prev: Archive | None, prev_raw: str, new_text: str, high: 
     kept_visible = visible_len(persisted)
     acct = CharAccounting(carried + joiner + new, kept_visible,
                           carried + joiner + new - kept_visible, carried, joiner, new)
-    return archive, acct, len(frames)
+    return archive, acct, drawn
 
 
 def _carryable(prev: Archive) -> bool:
@@ -466,8 +500,8 @@ def _compact_pinned(prev: Archive | None, prev_raw: str, new_text: str, high: Sh
     kept_sources = [carried_sources[i] for i in layout.kept_carried]
     planned = [PlannedFrame(p.render_text, high) for p in layout.new_pages]
     dim_open = dim_open_after("".join(carried_sources))
-    new_frames, _ = _render(planned, dim_open, detail, [len(p.source) for p in layout.new_pages],
-                            workers)
+    new_frames, _, _ = _render(planned, dim_open, detail,
+                               [len(p.source) for p in layout.new_pages], workers)
     frames = kept_frames + new_frames
     text = "".join(kept_sources) + "".join(p.source for p in layout.new_pages) + layout.tail
     dropped = layout.dropped + cleaning_dropped

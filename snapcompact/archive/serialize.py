@@ -82,9 +82,24 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 # ---------------------------------------------------------------------------------------
 
 
+def _has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a surrogate code point (only those fail a strict UTF-8 encode).
+
+    ASCII text is answered without a scan, other text by the encoder, which runs several times
+    faster than a character-class search over the whole serialized history.
+    """
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _rejoin_surrogates(text: str) -> str:
     """Merge adjacent high+low surrogate code points into one character, as JS sees them."""
-    if _SURROGATE.search(text) is None:
+    if not _has_surrogate(text):
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
@@ -261,19 +276,36 @@ def truncate_middle(text: str, max_chars: float, head_ratio: float = TRUNCATE_HE
     head``; the middle becomes `` […<elided>ch elided…] ``. Text within the cap is returned
     unchanged; ``math.inf`` never truncates.
     """
-    length = utf16_len(text)
+    ascii_only = text.isascii()  # one UTF-16 unit per character: no astral scan needed
+    length = len(text) if ascii_only else utf16_len(text)
     if length <= max_chars:
         return text
     ratio = min(max(head_ratio, 0), 1)
     head_chars = js_round(max_chars * ratio)
     tail_chars = max_chars - head_chars
     elided = length - max_chars
-    tail = js_slice(text, -tail_chars) if tail_chars > 0 else ""
-    return (f"{js_slice(text, 0, head_chars)} "
+    cut = _ascii_slice if ascii_only else js_slice
+    tail = cut(text, -tail_chars) if tail_chars > 0 else ""
+    return (f"{cut(text, 0, head_chars)} "
             f"[\u2026{js_number_to_string(elided)}ch elided\u2026] {tail}")
 
 
+def _ascii_slice(text: str, start: float, end: float | None = None) -> str:
+    """``js_slice`` of ASCII text, where code units are characters (same clamping rules)."""
+    length = len(text)
+
+    def index(pos: float) -> int:
+        pos = 0 if math.isnan(pos) else pos if math.isinf(pos) else math.trunc(pos)
+        return int(max(length + pos, 0)) if pos < 0 else int(min(pos, length))
+
+    lo = index(start)
+    hi = length if end is None else index(end)
+    return text[lo:hi] if lo < hi else ""
+
+
 def _strip_dim(text: str) -> str:
+    if "\x0e" not in text and "\x0f" not in text:  # a substring test is far cheaper than sub
+        return text
     return _DIM_MARKERS.sub("", text)
 
 
