@@ -34,6 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bytecode import compile_tree  # noqa: E402
 
 
 def stdlib_chunks(n_chars: int) -> list[tuple[str, str]]:
@@ -200,9 +203,11 @@ def main() -> None:
         return
     options = ["--chars", str(args.chars), "--model", args.model, "--api", args.api,
                "--provider", args.provider]
+    compile_tree(ROOT)  # as a wheel install has it (see bytecode.py)
     if args.against is not None:
         if args.repeat < 1:
             raise SystemExit(f"--repeat must be at least 1, got {args.repeat}")
+        compile_tree(args.against.resolve())
         compare(options, args.against.resolve(), args.repeat, args.same_python)
         return
     for policy in ("pinned", "foveated"):

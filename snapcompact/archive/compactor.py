@@ -228,7 +228,8 @@ def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
     to_draw = [i for i, grid in enumerate(grids) if grid is None]
     if len(to_draw) > 1:
         for shape in {jobs[i][1] for i in to_draw}:
-            warm_caches(shape)
+            # The page texts tell it whether workers will need Silver's glyphs too.
+            warm_caches(shape, [jobs[i][0] for i in to_draw if jobs[i][1] == shape])
     drawn = parallel_map(lambda i: render(*jobs[i]), to_draw, workers)
     for i, r in zip(to_draw, drawn):
         grids[i] = (r.data, r.cols, r.rows, r.chars)
