@@ -142,3 +142,18 @@ def test_any_python_string_renders_deterministically(text: str) -> None:
     first = render_many(text, "8on16-bw", 320, max_frames=2)
     second = render_many(text, "8on16-bw", 320, max_frames=2)
     assert [f.png for f in first] == [f.png for f in second]
+
+
+@pytest.mark.parametrize(("page", "font", "needs"), [
+    ("plain ascii\u2588next line", "5x8", False),  # the newline glyph is drawn by every shape
+    ("caf\u00e9 na\u00efve", "5x8", False),  # 5x8 covers Latin-1
+    ("\u0416\u0416", "5x8", True),  # Cyrillic: not in 5x8, drawn from Silver
+    ("\u4e00", "8x13", True),
+    ("\U00010000", "8x8", True),  # above the BMP: never in a bitmap font
+])
+def test_silver_is_loaded_before_forking_only_for_pages_that_need_it(page, font, needs):
+    from snapcompact.render.fonts import atlas
+    from snapcompact.render.renderer import _needs_silver
+
+    cell = {"5x8": (5, 8), "8x13": (8, 13), "8x8": (8, 8)}[font]
+    assert _needs_silver(page, atlas(font, *cell)) is needs

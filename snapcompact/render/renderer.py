@@ -375,19 +375,36 @@ def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None
                         workers)
 
 
+def _needs_silver(page: str, font_atlas: Atlas) -> bool:
+    """Whether ``page`` holds a code point the bitmap font lacks (drawn from Silver instead).
+
+    The newline glyph is not one: every shape fills its cell itself.
+    """
+    if page.isascii():
+        return False
+    cps = layout.codepoints(page)
+    cps = cps[(cps >= 0x80) & (cps != _NEWLINE)]
+    if cps.size == 0:
+        return False
+    if cps.max() >= 0x10000:
+        return True
+    return bool(np.any(font_atlas.ids[cps] == 0))
+
+
 def warm_caches(shape: Shape, page_texts: Sequence[str] = ()) -> None:
     """Load what every page of ``shape`` draws with, before forking workers so it is loaded once.
 
-    That is the font atlas and, for the Silver shape or when a page holds non-ASCII text (which
-    a bitmap font may lack), the Silver module and its stored glyphs at the shape's pixel sizes.
+    That is the font atlas and, for the Silver shape or when a page holds a code point the
+    bitmap font lacks, the Silver module and its stored glyphs at the shape's pixel sizes.
     """
     if shape.font == "silver":
         sizes = [pixel_size(shape.cell_width, shape.cell_height)]
     else:
         cell = (NATURAL_CELL[shape.font] if shape.stretches
                 else (shape.cell_width, shape.cell_height))
-        atlas(shape.font, *cell).coloured_rows()
-        if all(page.isascii() for page in page_texts):
+        font_atlas = atlas(shape.font, *cell)
+        font_atlas.coloured_rows()
+        if not any(_needs_silver(page, font_atlas) for page in page_texts):
             return
         sizes = [pixel_size(*cell, units) for units in (1, 2)]
     from snapcompact.render import (  # noqa: F401  (imported to be inherited)

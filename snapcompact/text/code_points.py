@@ -80,14 +80,24 @@ class Folds:
 
 @dataclass(frozen=True)
 class FontTable:
-    """What normalization for one font reads: the entry of every code point and the folds.
+    """What normalization for one font reads: the candidates it draws and the folds.
 
-    ``entries[cp] & KIND_MASK`` is ``KEEP``, ``MARKER``, ``FOLD``, ``DROP`` or ``FALLBACK`` (the
-    font decided every candidate); the high bits are the properties above.
+    Only the candidates the font (or Silver) draws are stored, a few thousand code points, so
+    a process that scans several fonts keeps one code-space table, not one per font.
     """
 
-    entries: np.ndarray  # uint8, CODE_SPACE long
+    drawn: np.ndarray  # sorted uint32: candidates that print themselves in this font
     folds: Folds
+
+    def kinds(self, cps: np.ndarray) -> np.ndarray:
+        """``KEEP``, ``MARKER``, ``FOLD``, ``DROP`` or ``FALLBACK`` for each code point."""
+        kinds = shared_entries()[cps] & KIND_MASK
+        candidates = np.flatnonzero(kinds == FALLBACK)
+        if candidates.size and self.drawn.size:
+            found = cps[candidates]
+            at = np.minimum(np.searchsorted(self.drawn, found), self.drawn.size - 1)
+            kinds[candidates[self.drawn[at] == found]] = KEEP
+        return kinds
 
 
 def codepoints(text: str) -> np.ndarray:
@@ -173,8 +183,6 @@ def font_table(font: str) -> FontTable:
     lengths = spans[:, 1] - spans[:, 0] + 1
     within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     drawn = np.repeat(spans[:, 0], lengths) + within
-    drawn = drawn[(entries[drawn] & KIND_MASK) == FALLBACK]
-    resolved = entries.copy()
-    resolved[drawn] -= FALLBACK - KEEP
-    resolved.setflags(write=False)
-    return FontTable(resolved, folds)
+    drawn = np.unique(drawn[(entries[drawn] & KIND_MASK) == FALLBACK]).astype(np.uint32)
+    drawn.setflags(write=False)
+    return FontTable(drawn, folds)

@@ -161,7 +161,7 @@ def _check_font(font: str) -> str:
 def _print(cps: np.ndarray, font: str) -> np.ndarray:
     """What each code point prints in ``font``: itself, ``?``, its fold or nothing."""
     table = font_table(font)
-    kinds = table.entries[cps] & rules.KIND_MASK
+    kinds = table.kinds(cps)
     if not np.any(kinds > rules.MARKER):
         return cps
     out = cps.copy()
@@ -229,7 +229,7 @@ def scan_renderability(text: str, font: str = "5x8") -> Renderability:
     """Fallback statistics of ``normalize(text, font)`` (reference ``scanRenderability``)."""
     check_text(text)
     table = font_table(_check_font(font))
-    kinds = np.bincount(table.entries[_input_cps(text)] & rules.KIND_MASK, minlength=FALLBACK + 1)
+    kinds = np.bincount(table.kinds(_input_cps(text)), minlength=FALLBACK + 1)
     fallback = int(kinds[FALLBACK])
     graphic = int(kinds[rules.KEEP] + kinds[rules.FOLD]) + fallback
     ratio = fallback / graphic if graphic else 0.0
