@@ -82,21 +82,21 @@ class Folds:
 class FontTable:
     """What normalization for one font reads: the candidates it draws and the folds.
 
-    Only the candidates the font (or Silver) draws are stored, a few thousand code points, so
-    a process that scans several fonts keeps one code-space table, not one per font.
+    The candidates the font (or Silver) draws are a bit set (139 KB), so a process that scans
+    several fonts keeps one byte-per-code-point table, not one per font.
     """
 
-    drawn: np.ndarray  # sorted uint32: candidates that print themselves in this font
+    drawn: np.ndarray  # uint8 bit set over the code space: bit cp is set when cp is drawn
     folds: Folds
 
     def kinds(self, cps: np.ndarray) -> np.ndarray:
         """``KEEP``, ``MARKER``, ``FOLD``, ``DROP`` or ``FALLBACK`` for each code point."""
         kinds = shared_entries()[cps] & KIND_MASK
         candidates = np.flatnonzero(kinds == FALLBACK)
-        if candidates.size and self.drawn.size:
+        if candidates.size:
             found = cps[candidates]
-            at = np.minimum(np.searchsorted(self.drawn, found), self.drawn.size - 1)
-            kinds[candidates[self.drawn[at] == found]] = KEEP
+            hit = (self.drawn[found >> 3] >> (found & 7).astype(np.uint8)) & 1
+            kinds[candidates[hit != 0]] = KEEP
         return kinds
 
 
@@ -183,6 +183,8 @@ def font_table(font: str) -> FontTable:
     lengths = spans[:, 1] - spans[:, 0] + 1
     within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     drawn = np.repeat(spans[:, 0], lengths) + within
-    drawn = np.unique(drawn[(entries[drawn] & KIND_MASK) == FALLBACK]).astype(np.uint32)
-    drawn.setflags(write=False)
-    return FontTable(drawn, folds)
+    mask = np.zeros(CODE_SPACE, dtype=bool)
+    mask[drawn[(entries[drawn] & KIND_MASK) == FALLBACK]] = True
+    bits = np.packbits(mask, bitorder="little")
+    bits.setflags(write=False)
+    return FontTable(bits, folds)
