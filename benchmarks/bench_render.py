@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -86,6 +85,11 @@ _UPSTREAM_RENDER = (
 def _env_for(tree: Path) -> dict[str, str]:
     """The environment that makes ``python -m snapcompact`` import the package from ``tree``."""
     return {**os.environ, "PYTHONPATH": str(tree)}
+
+
+def _scratch(prefix: str) -> tempfile.TemporaryDirectory:
+    """A folder for one run's frames, removed afterwards (errors while removing ignored)."""
+    return tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True)
 
 
 def _run_with_rusage(
@@ -146,27 +150,18 @@ def bench_process(
         base: list[tuple[float, float, float]] = []
         frames = ref_frames = 0
         for _ in range(repeat):
-            out_dir = tempfile.mkdtemp(prefix="bench-ours-")
-            try:
+            with _scratch("bench-ours-") as out_dir:
                 seconds, cpu, peak, frames = _ours_process(path, variant, out_dir)
-            finally:
-                shutil.rmtree(out_dir, ignore_errors=True)
             ours.append(seconds)
             cpus.append(cpu)
             peaks.append(peak)
             if baseline:
-                out_dir = tempfile.mkdtemp(prefix="bench-base-")
-                try:
+                with _scratch("bench-base-") as out_dir:
                     seconds, cpu, peak, _ = _ours_process(path, variant, out_dir, baseline)
-                finally:
-                    shutil.rmtree(out_dir, ignore_errors=True)
                 base.append((seconds, cpu, peak))
             if upstream:
-                out_dir = tempfile.mkdtemp(prefix="bench-ref-")
-                try:
+                with _scratch("bench-ref-") as out_dir:
                     seconds, cpu, peak, ref_frames = _ref_process(upstream, path, variant, out_dir)
-                finally:
-                    shutil.rmtree(out_dir, ignore_errors=True)
                 ref.append(seconds)
                 ref_cpus.append(cpu)
                 ref_peaks.append(peak)
