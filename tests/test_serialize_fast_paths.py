@@ -1,6 +1,6 @@
 """The serializer's fast paths answer exactly as the general code they short-cut.
 
-``truncate_middle`` slices ASCII text without the astral scan of ``js_slice``, and the surrogate
+``truncate_middle`` of ASCII text takes ``js_slice``'s no-astral path, and the surrogate
 test behind ``_rejoin_surrogates`` uses a strict UTF-8 encode instead of a character-class
 search. The expectations here are the general routines themselves (``js_slice`` over UTF-16 code
 units, a regex over the surrogate block), which the reference goldens of ``test_serialize.py``
@@ -16,21 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from snapcompact.archive.serialize import (
-    _ascii_slice,
     _has_surrogate,
     _strip_dim,
     truncate_middle,
 )
 from snapcompact.core import js_number_to_string, js_slice
-
-positions = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=32),
-                      st.integers(-50, 50).map(float), st.integers(-50, 50))
-
-
-@given(text=st.text(st.characters(max_codepoint=0x7F), max_size=40), start=positions,
-       end=st.none() | positions)
-def test_ascii_slice_is_js_slice(text: str, start: float, end: float | None) -> None:
-    assert _ascii_slice(text, start, end) == js_slice(text, start, end)
 
 
 @given(text=st.text(st.characters(codec="utf-8") | st.characters(min_codepoint=0xD800,

@@ -73,7 +73,6 @@ INTENT_FIELD = "i"
 
 _DIM_MARKERS = re.compile("[\x0e\x0f]")
 _JS_WS_RUN = re.compile(JS_WS + "+")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
@@ -276,31 +275,16 @@ def truncate_middle(text: str, max_chars: float, head_ratio: float = TRUNCATE_HE
     head``; the middle becomes `` […<elided>ch elided…] ``. Text within the cap is returned
     unchanged; ``math.inf`` never truncates.
     """
-    ascii_only = text.isascii()  # one UTF-16 unit per character: no astral scan needed
-    length = len(text) if ascii_only else utf16_len(text)
+    length = utf16_len(text)
     if length <= max_chars:
         return text
     ratio = min(max(head_ratio, 0), 1)
     head_chars = js_round(max_chars * ratio)
     tail_chars = max_chars - head_chars
     elided = length - max_chars
-    cut = _ascii_slice if ascii_only else js_slice
-    tail = cut(text, -tail_chars) if tail_chars > 0 else ""
-    return (f"{cut(text, 0, head_chars)} "
+    tail = js_slice(text, -tail_chars) if tail_chars > 0 else ""
+    return (f"{js_slice(text, 0, head_chars)} "
             f"[\u2026{js_number_to_string(elided)}ch elided\u2026] {tail}")
-
-
-def _ascii_slice(text: str, start: float, end: float | None = None) -> str:
-    """``js_slice`` of ASCII text, where code units are characters (same clamping rules)."""
-    length = len(text)
-
-    def index(pos: float) -> int:
-        pos = 0 if math.isnan(pos) else pos if math.isinf(pos) else math.trunc(pos)
-        return int(max(length + pos, 0)) if pos < 0 else int(min(pos, length))
-
-    lo = index(start)
-    hi = length if end is None else index(end)
-    return text[lo:hi] if lo < hi else ""
 
 
 def _strip_dim(text: str) -> str:

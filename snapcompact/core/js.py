@@ -26,6 +26,8 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 def utf16_len(text: str) -> int:
     """``text.length`` in JavaScript: astral characters count two code units."""
+    if text.isascii():  # answered without a scan: one unit per character
+        return len(text)
     return len(text) + len(_ASTRAL.findall(text))
 
 
@@ -39,7 +41,7 @@ def _to_integer_or_infinity(x: float) -> float:
 
 def js_slice(text: str, start: float, end: float | None = None) -> str:
     """``String.prototype.slice`` over UTF-16 code units."""
-    has_astral = _ASTRAL.search(text) is not None
+    has_astral = not text.isascii() and _ASTRAL.search(text) is not None
     length = utf16_len(text) if has_astral else len(text)
 
     def clamp(pos: float) -> int:
