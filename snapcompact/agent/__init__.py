@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         snapcompact_max_frames,
     )
     from snapcompact.agent.frame_shapes import frame_shape_name, frames_by_shape
+    from snapcompact.agent.guards import snapcompact_rejection
     from snapcompact.agent.inspect import CompactRequest, compact_session_file
     from snapcompact.agent.maintenance import (
         COMPACTION_RECOVERY_BAND,
@@ -72,9 +73,37 @@ _WHERE: dict[str, str] = {
     "resolve_method_order": "methods",
     "SessionMaintenance": "maintenance",
     "snapcompact_max_frames": "frame_cap",
+    "snapcompact_rejection": "guards",
     "SUMMARY_TEMPLATE_TOKENS": "frame_cap",
 }
 
-__all__ = sorted(_WHERE, key=str.lower)
+__all__ = [
+    "AGENT_STRATEGIES",
+    "AgentReplay",
+    "COMPACTION_METHODS",
+    "COMPACTION_RECOVERY_BAND",
+    "CompactRequest",
+    "DEFAULT_METHOD_ORDER",
+    "FrameCap",
+    "MaintenanceRound",
+    "MethodAttempt",
+    "SUMMARY_TEMPLATE_TOKENS",
+    "SessionMaintenance",
+    "agent_settings",
+    "cap_reserve_tokens",
+    "compact_session_file",
+    "context_tokens_of_usage",
+    "frame_shape_name",
+    "frames_by_shape",
+    "hard_frame_cap",
+    "is_method_usable",
+    "is_terminal_text_answer",
+    "production_estimator",
+    "replay_agent_session",
+    "rescue_max_frames",
+    "resolve_method_order",
+    "snapcompact_max_frames",
+    "snapcompact_rejection",
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

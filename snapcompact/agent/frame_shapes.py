@@ -21,8 +21,9 @@ __all__ = ["frame_shape_name", "frames_by_shape"]
 def frame_shape_name(frame: ArchiveFrame, preferred: str | None = None) -> str:
     """The variant whose drawing parameters the frame carries (``preferred`` first when it
     matches, since two variants can share them); ``unknown`` when none does."""
-    names = ([preferred] if preferred in SHAPE_VARIANTS else []) + list(SHAPE_VARIANTS)
-    matching = []
+    names = ([preferred] if preferred is not None and preferred in SHAPE_VARIANTS else []) + [
+        n for n in SHAPE_VARIANTS if n != preferred]
+    matching: list[str] = []
     for name in names:
         shape = SHAPE_VARIANTS[name]
         if (shape.font == frame.font and shape.ink == frame.variant

@@ -44,6 +44,7 @@ from typing import Any
 
 from snapcompact.agent.frame_cap import FrameCap, rescue_max_frames, snapcompact_max_frames
 from snapcompact.agent.frame_shapes import frames_by_shape
+from snapcompact.agent.guards import snapcompact_rejection
 from snapcompact.agent.methods import (
     DEFAULT_METHOD_ORDER,
     LLM_METHODS,
@@ -65,14 +66,14 @@ from snapcompact.archive import (
 )
 from snapcompact.compaction import (
     DEFAULT_SHAKE_CONFIG,
-    BeforeCompactEvent,
-    Cancel,
-    CompactionPreparation,
     FRAME_TOKEN_ESTIMATE,
     RESCUE_SHAKE_CONFIG,
+    BeforeCompactEvent,
+    Cancel,
     CompactionEntry,
     CompactionPayload,
     CompactionPipeline,
+    CompactionPreparation,
     CustomMessageEntry,
     HookCompaction,
     Hooks,
@@ -560,11 +561,11 @@ class SessionMaintenance:
             return MethodAttempt("handoff", "accepted"), payload
         if method == "remote":
             notes: list[str] = []
-            payload = self.pipeline._openai_remote(prep, notes)
-            if payload is None:
+            remote = self.pipeline._openai_remote(prep, notes)
+            if remote is None:
                 return MethodAttempt("remote", "rejected",
                                      "; ".join(notes) or "server compaction unavailable"), None
-            return MethodAttempt("remote", "accepted"), payload
+            return MethodAttempt("remote", "accepted"), remote
         try:
             payload = compact_context_full(prep, self.pipeline.summary_complete(), self.model,
                                            self.settings)
@@ -628,12 +629,6 @@ class SessionMaintenance:
         frames = archive.frames if archive is not None else ()
         payload_bytes = sum(len(f.data) for f in frames)
         by_shape = frames_by_shape(frames, None if sc.shape == "auto" else sc.shape)
-        common = dict(frame_cap=cap, frames=len(frames), frames_by_shape=by_shape,
-                      payload_bytes=payload_bytes)
-        if payload_bytes > FRAME_DATA_BYTES_BUDGET:
-            return MethodAttempt("snapcompact", "rejected",
-                                 f"too much standing image payload ({payload_bytes:,} B of "
-                                 f"base64 > {FRAME_DATA_BYTES_BUDGET:,})", **common), None
         summary_message = {"role": "compactionSummary", "summary": payload.summary,
                            "tokensBefore": payload.tokens_before,
                            "preserveData": payload.preserve_data}
@@ -647,17 +642,14 @@ class SessionMaintenance:
         if prepared is not None:
             baseline = max(0, baseline - prepared) + pre
         budget = self.window_budget()
-        common.update(projected_tokens=projected, reduction_baseline=baseline,
-                      window_budget=budget)
-        if projected >= baseline:
-            return MethodAttempt("snapcompact", "rejected",
-                                 f"projection would not reduce context ({projected:,} >= "
-                                 f"{baseline:,})", **common), None
-        if projected > budget:
-            return MethodAttempt("snapcompact", "rejected",
-                                 f"could not bring the context under the limit ({projected:,} > "
-                                 f"{budget:,})", **common), None
-        return MethodAttempt("snapcompact", "accepted", **common), payload
+        rejection = snapcompact_rejection(
+            payload_bytes=payload_bytes, projected_tokens=projected, reduction_baseline=baseline,
+            window_budget=budget, max_payload_bytes=self.settings.snapcompact.max_frame_data_bytes)
+        attempt = MethodAttempt("snapcompact", "rejected" if rejection else "accepted", rejection,
+                                frame_cap=cap, frames=len(frames), frames_by_shape=by_shape,
+                                payload_bytes=payload_bytes, projected_tokens=projected,
+                                reduction_baseline=baseline, window_budget=budget)
+        return attempt, (None if rejection else payload)
 
     def _auto_shake(self, reason: str, trigger: int, threshold: int) -> tuple[bool, str, int]:
         """``#runAutoShake``: elide in place; handled unless still above the recovery band."""

@@ -50,13 +50,21 @@ if TYPE_CHECKING:
         MetadataEntry,
         entry_from_json,
     )
-    from snapcompact.compaction.hooks import CANCEL, HookCompaction, Hooks, HookSummary
+    from snapcompact.compaction.hooks import (
+        CANCEL,
+        BeforeCompactEvent,
+        Cancel,
+        HookCompaction,
+        Hooks,
+        HookSummary,
+    )
     from snapcompact.compaction.litellm_adapter import (
         litellm_chat,
         litellm_complete,
         summarizer_chat_messages,
     )
     from snapcompact.compaction.model import ModelInfo
+    from snapcompact.compaction.openai_compact import uses_openai_remote_compaction
     from snapcompact.compaction.pipeline import (
         CompactionOutcome,
         CompactionPipeline,
@@ -71,6 +79,8 @@ if TYPE_CHECKING:
     )
     from snapcompact.compaction.replay import (
         REPLAY_STRATEGIES,
+        Replay,
+        ReplayRound,
         load_session_messages,
         replay_session,
         replay_settings,
@@ -83,15 +93,13 @@ if TYPE_CHECKING:
         PruneSettings,
         Settings,
         discover_settings,
+        effective_reserve_tokens,
+        legacy_method_order,
         load_settings,
         merge_settings,
         resolve_threshold_tokens,
         settings_paths,
     )
-    from snapcompact.compaction.hooks import BeforeCompactEvent, Cancel
-    from snapcompact.compaction.openai_compact import uses_openai_remote_compaction
-    from snapcompact.compaction.replay import Replay, ReplayRound
-    from snapcompact.compaction.settings import effective_reserve_tokens, legacy_method_order
     from snapcompact.compaction.shake import DEFAULT_SHAKE_CONFIG, RESCUE_SHAKE_CONFIG
     from snapcompact.compaction.strategies import (
         CompactionPayload,
