@@ -23,11 +23,21 @@ import pytest
 
 from agent_parity import CASES, GOLDEN, load_case, replay_case
 from snapcompact.agent.stepwise import StepwiseReplay, plan_upstream_steps
+from snapcompact.archive import archive_source_text, get_preserved_archive
+from snapcompact.compaction import CompactionEntry
 from snapcompact.render.png import decode_rgb
 
 AVAILABLE = tuple(c for c in CASES if (GOLDEN / c / "golden.json").exists())
 #: omp prepends a date/cwd reminder block to the first user message it sends (wire only).
 REMINDER_CHARS = 166
+#: The file list's overflow line is worded by this project ("... (N more files omitted)", 4
+#: characters longer than the agent's); inside an archived earlier summary it shifts the
+#: archive's character total and so the pixels of the frames drawn from it.
+OVERFLOW_LINE = "more files omitted)"
+OVERFLOW_DELTA = 4
+#: Anthropic's wire conversion puts a user "Continue." between two assistant messages (the
+#: canned reply followed by the step's first appended assistant turn): a message and 9 chars.
+FILLER = "Continue."
 #: Text characters ours may differ from the agent's request beyond the reminder: the summary
 #: template's wording (this project words its own), shake's "recover: artifact://..."
 #: suffix (no artifact store here), the "Continue." filler between two assistant messages.
@@ -73,10 +83,24 @@ def test_same_kept_tail_per_step(case: str) -> None:
         assert ours.first_kept_source_index == agent["first_kept_source_index"], ours.step
 
 
+def overflow_lines(case: str, compactions: int) -> int:
+    """Overflow lines in the archive text of the step's latest compaction (0: none)."""
+    entries = [e for e in replayed(case).maintenance.session.entries
+               if isinstance(e, CompactionEntry)]
+    if not compactions:
+        return 0
+    archive = get_preserved_archive(entries[compactions - 1].preserve_data)
+    text = archive_source_text(archive) if archive else ""
+    return text.count(OVERFLOW_LINE)
+
+
 @pytest.mark.parametrize("case", AVAILABLE)
 def test_same_archive_totals_per_step(case: str) -> None:
     for ours, agent in pairs(case):
-        assert (dict(ours.archive) if ours.archive else None) == agent["archive"], ours.step
+        mine = dict(ours.archive) if ours.archive else None
+        if mine is not None and agent["archive"] is not None:
+            mine["totalChars"] -= OVERFLOW_DELTA * overflow_lines(case, ours.compactions)
+        assert mine == agent["archive"], ours.step
 
 
 @pytest.mark.parametrize("case", AVAILABLE)
@@ -84,7 +108,8 @@ def test_same_frames_per_step(case: str) -> None:
     for ours, agent in pairs(case):
         assert [list(f[:2]) for f in ours.frames] == [f[:2] for f in agent["frames"]], ours.step
         pixels = [hashlib.sha256(decode_rgb(p).tobytes()).hexdigest()[:16] for p in ours.pngs]
-        assert pixels == agent["frame_pixels_sha256"], ours.step
+        if not overflow_lines(case, ours.compactions):
+            assert pixels == agent["frame_pixels_sha256"], ours.step
         for mine, theirs in zip(ours.frames, agent["frames"]):
             low, high = PNG_BYTES_RATIO
             assert low <= mine[2] / theirs[2] <= high, (ours.step, mine, theirs)
@@ -93,10 +118,10 @@ def test_same_frames_per_step(case: str) -> None:
 @pytest.mark.parametrize("case", AVAILABLE)
 def test_request_text_within_documented_tolerance(case: str) -> None:
     for ours, agent in pairs(case):
-        expected = agent["text_chars"] - REMINDER_CHARS
+        expected = agent["text_chars"] - REMINDER_CHARS - len(FILLER) * ours.adjacent_assistants
         assert abs(ours.text_chars - expected) <= TEXT_TOLERANCE * agent["text_chars"], (
             ours.step, ours.text_chars, agent["text_chars"])
-        assert abs(ours.messages - agent["messages"]) <= 1 + ours.messages // 20, ours.step
+        assert ours.messages + ours.adjacent_assistants == agent["messages"], ours.step
 
 
 @pytest.mark.parametrize("case", AVAILABLE)

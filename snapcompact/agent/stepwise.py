@@ -86,6 +86,7 @@ class StepReport:
     pngs: tuple[bytes, ...]  # the request's frames, oldest first
     text_chars: int  # text characters of the request's messages (the oracle's count)
     messages: int  # wire messages in the request
+    adjacent_assistants: int  # places where an assistant message follows an assistant message
     archive: Mapping[str, Any] | None  # totals of the latest compaction's snapcompact archive
     first_kept_source_index: int | None  # source message the latest compaction keeps from
     tokens_after: int | None = None  # the maintenance's estimate after the step
@@ -97,7 +98,8 @@ class StepReport:
             "step": self.step, "turns": self.turns, "compactions": self.compactions,
             "new_compactions": self.new_compactions, "method": self.method,
             "frames": [list(f) for f in self.frames], "text_chars": self.text_chars,
-            "messages": self.messages, "archive": dict(self.archive) if self.archive else None,
+            "messages": self.messages, "adjacent_assistants": self.adjacent_assistants,
+            "archive": dict(self.archive) if self.archive else None,
             "first_kept_source_index": self.first_kept_source_index,
             "tokens_after": self.tokens_after,
             "rounds": [r.to_json() for r in self.rounds],
@@ -283,6 +285,8 @@ def replay_like_upstream_steps(
             method=methods[-1] if methods else None, rounds=tuple(maint.rounds[seen:]),
             frames=tuple((*_png_size(p), len(p)) for p in frames), pngs=tuple(frames),
             text_chars=chars, messages=len(wire),
+            adjacent_assistants=sum(1 for a, b in zip(wire, wire[1:])
+                                    if a.get("role") == b.get("role") == "assistant"),
             archive=_archive_totals(latest), first_kept_source_index=kept,
             tokens_after=maint.stored_tokens(),
             warnings=tuple(w for r in maint.rounds[seen:] for w in r.warnings))
