@@ -20,8 +20,8 @@ import warnings
 from functools import cache
 
 import pytest
-
 from agent_parity import CASES, GOLDEN, load_case, replay_case
+
 from snapcompact.agent.stepwise import StepwiseReplay, plan_upstream_steps
 from snapcompact.archive import archive_source_text, get_preserved_archive
 from snapcompact.compaction import CompactionEntry
@@ -54,6 +54,12 @@ def replayed(case: str, tokenizer: str = "recorded") -> StepwiseReplay:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return replay_case(case, tokenizer=tokenizer)
+
+
+@cache
+def pixel_hash(png: bytes) -> str:
+    """A frame's decoded pixels (a step repeats the frames of the last compaction)."""
+    return hashlib.sha256(decode_rgb(png).tobytes()).hexdigest()[:16]
 
 
 def pairs(case: str):
@@ -107,7 +113,7 @@ def test_same_archive_totals_per_step(case: str) -> None:
 def test_same_frames_per_step(case: str) -> None:
     for ours, agent in pairs(case):
         assert [list(f[:2]) for f in ours.frames] == [f[:2] for f in agent["frames"]], ours.step
-        pixels = [hashlib.sha256(decode_rgb(p).tobytes()).hexdigest()[:16] for p in ours.pngs]
+        pixels = [pixel_hash(p) for p in ours.pngs]
         if not overflow_lines(case, ours.compactions):
             assert pixels == agent["frame_pixels_sha256"], ours.step
         for mine, theirs in zip(ours.frames, agent["frames"]):
