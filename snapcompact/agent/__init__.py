@@ -5,8 +5,9 @@ with fallbacks), how many frames snapcompact may draw (a cap sized from the wind
 result is accepted (payload, reduction and window guards) and what happens when a pass leaves
 no headroom (the recovery band and its rescues). :class:`SessionMaintenance` does the same
 over a :class:`~snapcompact.compaction.CompactionPipeline`; :func:`replay_agent_session`
-drives it over a recorded session check point by check point. Every constant and rule cites
-the upstream source where it lives.
+drives it over a recorded session check point by check point; :func:`replay_like_upstream_steps`
+grows a session step by step as the ``upstream-agent --steps`` oracle does (parity checks).
+Every constant and rule cites the upstream source where it lives.
 """
 
 from __future__ import annotations
@@ -47,6 +48,13 @@ if TYPE_CHECKING:
         replay_agent_session,
     )
     from snapcompact.agent.rounds import MaintenanceRound, MethodAttempt
+    from snapcompact.agent.stepwise import (
+        StepPlan,
+        StepReport,
+        StepwiseReplay,
+        plan_upstream_steps,
+        replay_like_upstream_steps,
+    )
 
 _WHERE: dict[str, str] = {
     "CompactRequest": "inspect",
@@ -75,6 +83,11 @@ _WHERE: dict[str, str] = {
     "snapcompact_max_frames": "frame_cap",
     "snapcompact_rejection": "guards",
     "SUMMARY_TEMPLATE_TOKENS": "frame_cap",
+    "StepPlan": "stepwise",
+    "StepReport": "stepwise",
+    "StepwiseReplay": "stepwise",
+    "plan_upstream_steps": "stepwise",
+    "replay_like_upstream_steps": "stepwise",
 }
 
 __all__ = [
@@ -89,6 +102,9 @@ __all__ = [
     "MethodAttempt",
     "SUMMARY_TEMPLATE_TOKENS",
     "SessionMaintenance",
+    "StepPlan",
+    "StepReport",
+    "StepwiseReplay",
     "agent_settings",
     "cap_reserve_tokens",
     "compact_session_file",
@@ -98,8 +114,10 @@ __all__ = [
     "hard_frame_cap",
     "is_method_usable",
     "is_terminal_text_answer",
+    "plan_upstream_steps",
     "production_estimator",
     "replay_agent_session",
+    "replay_like_upstream_steps",
     "rescue_max_frames",
     "resolve_method_order",
     "snapcompact_max_frames",
