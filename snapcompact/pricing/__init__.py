@@ -55,6 +55,15 @@ if TYPE_CHECKING:
         resolve_shape,
         resolve_shape_for_text,
     )
+    from snapcompact.pricing.prompt_cache import (
+        CACHE_MODES,
+        CacheUse,
+        PromptCacheRule,
+        cache_uses,
+        parse_prompt_cache_rules,
+        prompt_cache_rule,
+        prompt_cache_rules,
+    )
     from snapcompact.pricing.text_tokens import count_text_tokens
 
 #: Public name -> the module that defines it (imported on first use, so importing one stage
@@ -63,6 +72,13 @@ _WHERE: dict[str, str] = {
     "api_family": "model_table",
     "api_for": "model_table",
     "bill_image": "billing",
+    "CACHE_MODES": "prompt_cache",
+    "CacheUse": "prompt_cache",
+    "cache_uses": "prompt_cache",
+    "parse_prompt_cache_rules": "prompt_cache",
+    "prompt_cache_rule": "prompt_cache",
+    "prompt_cache_rules": "prompt_cache",
+    "PromptCacheRule": "prompt_cache",
     "count_text_tokens": "text_tokens",
     "DEFAULT_PROVIDER_IMAGE_BUDGET": "budgets",
     "DETAILS": "billing",
@@ -100,6 +116,13 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "CACHE_MODES",
+    "CacheUse",
+    "PromptCacheRule",
+    "cache_uses",
+    "parse_prompt_cache_rules",
+    "prompt_cache_rule",
+    "prompt_cache_rules",
     "DEFAULT_PROVIDER_IMAGE_BUDGET",
     "DETAILS",
     "FAMILIES",
