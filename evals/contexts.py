@@ -59,6 +59,7 @@ class Context:
     replay_warnings: tuple[str, ...]
     skipped: str | None = None
     pixel_hashes: tuple[str, ...] = ()  # per frame: evals.pixel_keys.pixel_digest (cache keys)
+    stable_prefix_tokens: int | None = None  # head unchanged since the previous compaction
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -206,7 +207,14 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         compaction_cost_tokens=_usage_tokens(replay.llm_usage),
         discarded_round=replay.discarded_round, context_hash=context_hash,
         replay_warnings=replay.warnings, skipped=skipped,
-        pixel_hashes=tuple(pixel_digest(png) for png in pngs))
+        pixel_hashes=tuple(pixel_digest(png) for png in pngs),
+        stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model))
+
+
+def _stable_prefix(replay: Any, chat: Any, bill: Any, target_model: str) -> int:
+    from evals.conversation_bill import stable_prefix_tokens
+
+    return stable_prefix_tokens(replay, chat, bill, target_model)
 
 
 def _override_detail(messages: Sequence[dict[str, Any]], detail: str) -> None:
