@@ -274,9 +274,8 @@ def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
     if pd.isna(stable):
         return nan
     first = ok.iloc[0]
-    from snapcompact.pricing import prompt_cache_rule
-
     from evals.costs import price_of
+    from snapcompact.pricing import prompt_cache_rule
 
     try:
         price = price_of(str(first["price_model"] or first["target_model"])).input_per_token

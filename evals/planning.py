@@ -97,9 +97,8 @@ class Planned:
                    if data_url is not None else [dict(m) for m in self.context.messages])
         messages = [*context, user_question(self.question_text)]
         if self.cache_mark:
-            from snapcompact.compaction import with_cache_breakpoint
-
             from evals.prompt_cache import MARKER
+            from snapcompact.compaction import with_cache_breakpoint
 
             messages = with_cache_breakpoint(messages, len(context), MARKER)
         return messages
@@ -121,11 +120,8 @@ class Planned:
 def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                    ocr_cache_dir: str | None) -> list[Planned]:
     """Every question of one item against one context (none when the context was skipped)."""
-    from snapcompact.pricing import count_text_tokens
-
-    from snapcompact.pricing import cache_uses
-
     from evals.prompt_cache import cache_plan, prompt_cache_key
+    from snapcompact.pricing import cache_uses, count_text_tokens
 
     if context.skipped is not None:
         return []

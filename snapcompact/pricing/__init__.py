@@ -49,12 +49,6 @@ if TYPE_CHECKING:
         parse_shape_rules,
         shape_rules,
     )
-    from snapcompact.pricing.resolve import (
-        ResolvedShape,
-        ideal_shape_variant,
-        resolve_shape,
-        resolve_shape_for_text,
-    )
     from snapcompact.pricing.prompt_cache import (
         CACHE_MODES,
         CacheUse,
@@ -63,6 +57,12 @@ if TYPE_CHECKING:
         parse_prompt_cache_rules,
         prompt_cache_rule,
         prompt_cache_rules,
+    )
+    from snapcompact.pricing.resolve import (
+        ResolvedShape,
+        ideal_shape_variant,
+        resolve_shape,
+        resolve_shape_for_text,
     )
     from snapcompact.pricing.text_tokens import count_text_tokens
 

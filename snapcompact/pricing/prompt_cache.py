@@ -83,6 +83,7 @@ class CacheUse:
 
     @property
     def prompt_tokens(self) -> int:
+        """The whole prompt."""
         return self.uncached + self.written + self.read
 
     def input_units(self, rule: PromptCacheRule | None) -> float:
