@@ -423,6 +423,7 @@ class BedrockConverseTwin(WireTwin):
         images: list[DecodedImage] = []
         uses_tools, tool_calls = False, 0
         open_calls: tuple[int, list[str]] | None = None
+        mark: tuple[int, int, int, int] | None = None  # the last cachePoint: m, b, texts, images
         for m, message in enumerate(messages):
             if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
                 raise Refusal(400, "ValidationException", f"messages.{m}.role is invalid")
@@ -434,7 +435,9 @@ class BedrockConverseTwin(WireTwin):
                 if not isinstance(block, dict) or len(block) != 1:
                     raise Refusal(400, "ValidationException",
                                   f"{where}: a content block must set exactly one member")
-                if "text" in block:
+                if "cachePoint" in block:  # the prompt cache's breakpoint: caches what precedes
+                    mark = (m, b, len(texts), len(images))
+                elif "text" in block:
                     texts.append(str(block["text"]))
                 elif "image" in block:
                     images.append(self._image(block["image"], where, len(images)))
@@ -472,11 +475,18 @@ class BedrockConverseTwin(WireTwin):
         _check_edges(images, dict(request_limits()["anthropic"]))
         answer = self.answer_fn(texts)
         billed = _bill_claude(model, images, texts, answer, tool_calls)
+        billed = AnthropicTwin._cached(self, model, {**body, "system": body.get("system"),  # type: ignore[arg-type]
+                                                     "tools": body.get("toolConfig")},
+                                       mark, texts, billed)
         reply = {
             "output": {"message": {"role": "assistant", "content": [{"text": answer}]}},
             "stopReason": "end_turn",
-            "usage": {"inputTokens": billed.prompt_tokens,
+            # Converse usage: inputTokens excludes the cache's reads and writes
+            "usage": {"inputTokens": (billed.prompt_tokens - billed.cache_read_tokens
+                                      - billed.cache_write_tokens),
                       "outputTokens": billed.completion_tokens,
+                      "cacheReadInputTokens": billed.cache_read_tokens,
+                      "cacheWriteInputTokens": billed.cache_write_tokens,
                       "totalTokens": billed.prompt_tokens + billed.completion_tokens},
             "metrics": {"latencyMs": 1},
         }
