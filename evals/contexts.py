@@ -4,8 +4,8 @@ Why a module of its own: this is the step that makes the harness a validation. N
 re-implements production: the session is replayed by :func:`snapcompact.agent.
 replay_agent_session`, the coding agent's own maintenance (its check points, method order,
 window-sized frame cap, guards, recovery band and rescues, at ``context_window``), the question
-runs the pre-prompt check as a new user message does, the next turn is ``llm_messages()`` turned into a
-chat request by :func:`snapcompact.compaction.chat.to_chat_messages`, and its bill is
+runs the pre-prompt check as a new user message does, the next turn is ``llm_messages()``
+turned into a chat request by :func:`snapcompact.compaction.chat.to_chat_messages`, and its bill is
 :func:`snapcompact.compaction.request_bill.bill_request` for the target model. The harness adds
 only the question, as the next user message.
 
@@ -72,6 +72,7 @@ class Context:
     production_note: str | None = None
     replay_warnings_total: int = 0
     passes: tuple[Mapping[str, Any], ...] = ()  # every maintenance pass (MaintenanceRound JSON)
+    stable_prefix_tokens: int | None = None  # head unchanged since the previous compaction
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -161,6 +162,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
                   complete: Callable[..., Any] | None = None,
                   max_input_tokens: int | None = None) -> Context:
     """Replay ``item`` under ``arm`` and bill the next turn's context for the target."""
+    from evals.prompts import question_text
     from snapcompact.agent import agent_settings, frames_by_shape, replay_agent_session
     from snapcompact.compaction import (
         bill_request,
@@ -168,8 +170,6 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         tool_definitions,
         user_question,
     )
-
-    from evals.prompts import question_text
 
     model = spec.model
     shape = arm.shape if arm.is_snapcompact else None
@@ -241,7 +241,14 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         context_tokens_estimate=counted, fits_window=fits, production_valid=valid,
         production_note=note,
         replay_warnings_total=len(maint.notices) if maint is not None else 0,
-        passes=tuple(p.to_json() for p in replay.passes))
+        passes=tuple(p.to_json() for p in replay.passes),
+        stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model))
+
+
+def _stable_prefix(replay: Any, chat: Any, bill: Any, target_model: str) -> int:
+    from evals.conversation_bill import stable_prefix_tokens
+
+    return stable_prefix_tokens(replay, chat, bill, target_model)
 
 
 def _production_verdict(replay: Any, arm: ArmSpec, fits: bool, counted: int, billed: int,
@@ -278,13 +285,10 @@ def _override_detail(messages: Sequence[dict[str, Any]], detail: str) -> None:
 
 
 def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
-    """Shape variant names of the frames in the final archive.
-
-    A persisted frame records its font, ink and layout, not the variant's name; the name is the
-    variant the arm asked for (or production resolved, for ``auto``) when the frame matches it,
-    else the variant that matches (a Silver fallback for non-Latin text).
-    """
-    from snapcompact.core import SHAPE_VARIANTS
+    """Shape names of the frames in the final archive, as drawn (the foveated middle is drawn
+    in the dense companion whatever shape was asked for; see
+    :func:`snapcompact.agent.frame_shape_name`)."""
+    from snapcompact.agent import frame_shape_name
     from snapcompact.pricing import resolve_shape
 
     archive = replay.final_archive()
@@ -293,21 +297,7 @@ def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
     model = spec.model
     wanted = resolve_shape(model.target_model, api=model.api, provider=model.provider,
                            variant=arm.shape.variant, frame_size=arm.shape.frame_size).variant
-
-    def matches(name: str, frame: Any) -> bool:
-        s = SHAPE_VARIANTS[name]
-        return (s.font == frame.font and s.ink == frame.variant
-                and (s.line_repeat or None) == (frame.line_repeat or None)
-                and bool(s.is_doc) == bool(frame.columns)
-                and bool(s.stopword_dim) == bool(frame.stopword_dim))
-
-    names = []
-    for frame in archive.frames:
-        if matches(wanted, frame):
-            names.append(wanted)
-        else:
-            names.append(next((n for n in SHAPE_VARIANTS if matches(n, frame)), "unknown"))
-    return names
+    return [frame_shape_name(frame, wanted) for frame in archive.frames]
 
 
 def fill_images(messages: Sequence[Mapping[str, Any]], hashes: Sequence[str],

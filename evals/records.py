@@ -129,6 +129,16 @@ class Record:
     # --- the question ------------------------------------------------------------------------
     # --- versions of the packages that change answers or prices (evals.dependency_versions) ---
     dependency_versions: Mapping[str, str] = field(default_factory=dict)
+    # --- the provider's prompt cache (evals.prompt_cache; pricing.toml [[prompt_cache]]) ----
+    prompt_cache_rule: str | None = None  # the rule that predicted it (None: uncached)
+    predicted_cache_write_tokens: int = 0  # the context written by the first question
+    predicted_cache_read_tokens: int = 0  # the context read by every later question
+    predicted_cost_cached_usd: float | None = None  # the target's dollars with the cache
+    reported_cache_write_tokens: int | None = None  # cache_creation_input_tokens
+    reported_cache_read_tokens: int | None = None  # cache_read_input_tokens / cached_tokens
+    # tokens at the head of the context unchanged since the compaction before the last one
+    # (a provider's cache still holds them): production's next turns (evals.conversation_bill)
+    stable_prefix_tokens: int | None = None
     # --- context -----------------------------------------------------------------------------
     question: str = ""
     gold_answers: tuple[str, ...] = ()

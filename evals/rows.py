@@ -143,9 +143,26 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         question_meta={k: question.meta[k] for k in ("depth", "template", "place")
                        if k in question.meta},
         reading=dict(reading) if reading is not None else None,
+        prompt_cache_rule=(_rule_id(spec) if p is not None and p.cache_use is not None
+                           else None),
+        predicted_cache_write_tokens=p.cache_use.written if p is not None and p.cache_use else 0,
+        predicted_cache_read_tokens=p.cache_use.read if p is not None and p.cache_use else 0,
+        predicted_cost_cached_usd=p.predicted_cost_cached_usd if p is not None else None,
+        reported_cache_write_tokens=(response.cache_write_tokens if response is not None
+                                     else None),
+        reported_cache_read_tokens=(response.cache_read_tokens if response is not None
+                                    else None),
+        stable_prefix_tokens=context.stable_prefix_tokens,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         extra=extra,
     )
+
+
+def _rule_id(spec: RunSpec) -> str | None:
+    from snapcompact.pricing import prompt_cache_rule
+
+    rule = prompt_cache_rule(spec.model.target_model, api=spec.model.api)
+    return rule.id if rule is not None else None
 
 
 class RecordSink:

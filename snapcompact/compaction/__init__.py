@@ -20,6 +20,11 @@ from typing import TYPE_CHECKING
 from snapcompact.core import lazy_exports
 
 if TYPE_CHECKING:
+    from snapcompact.compaction.cache_breakpoint import (
+        CacheBreakpoint,
+        cache_breakpoint,
+        with_cache_breakpoint,
+    )
     from snapcompact.compaction.chat import (
         to_chat_messages,
         tool_definitions,
@@ -198,6 +203,9 @@ _WHERE: dict[str, str] = {
     "summarizer_chat_messages": "litellm_adapter",
     "SUPERSEDED_NOTICE": "pruning",
     "to_chat_messages": "chat",
+    "CacheBreakpoint": "cache_breakpoint",
+    "cache_breakpoint": "cache_breakpoint",
+    "with_cache_breakpoint": "cache_breakpoint",
     "to_wire_json": "context",
     "TokenEstimator": "tokens",
     "tool_definitions": "chat",
@@ -282,6 +290,9 @@ __all__ = [
     "should_run_idle",
     "summarizer_chat_messages",
     "to_chat_messages",
+    "with_cache_breakpoint",
+    "CacheBreakpoint",
+    "cache_breakpoint",
     "to_wire_json",
     "tool_definitions",
     "user_question",
