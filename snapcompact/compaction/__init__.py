@@ -94,6 +94,12 @@ if TYPE_CHECKING:
         SPLIT_TURN_SEPARATOR,
         serialize_for_summary,
     )
+    from snapcompact.compaction.settings import TEXT_TOKENIZERS
+    from snapcompact.compaction.text_counters import (
+        estimator_for,
+        text_counter_for,
+        tokenizer_family,
+    )
     from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
     from snapcompact.compaction.triggers import (
         decide_after_turn,
@@ -164,6 +170,10 @@ _WHERE: dict[str, str] = {
     "to_chat_messages": "chat",
     "to_wire_json": "context",
     "TokenEstimator": "tokens",
+    "TEXT_TOKENIZERS": "settings",
+    "estimator_for": "text_counters",
+    "text_counter_for": "text_counters",
+    "tokenizer_family": "text_counters",
     "tool_definitions": "chat",
     "TransientError": "control",
     "USELESS_NOTICE": "pruning",
@@ -200,6 +210,7 @@ __all__ = [
     "SessionContext",
     "Settings",
     "TokenEstimator",
+    "TEXT_TOKENIZERS",
     "TransientError",
     "USELESS_NOTICE",
     "adapted_keep_tokens",
@@ -228,6 +239,9 @@ __all__ = [
     "replay_session",
     "replay_settings",
     "resolve_threshold_tokens",
+    "estimator_for",
+    "text_counter_for",
+    "tokenizer_family",
     "serialize_for_summary",
     "settings_paths",
     "should_run_idle",

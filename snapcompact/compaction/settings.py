@@ -39,6 +39,7 @@ from snapcompact.core import SHAPE_VARIANTS
 __all__ = [
     "DEFAULT_SETTINGS",
     "STRATEGIES",
+    "TEXT_TOKENIZERS",
     "BranchSummarySettings",
     "CompactionSettings",
     "PruneSettings",
@@ -55,6 +56,12 @@ __all__ = [
 #: Strategies the pipeline implements (the seed's list).
 STRATEGIES: tuple[str, ...] = ("context-full", "snapcompact", "handoff", "shake", "off")
 _POLICIES = ("pinned", "foveated")
+#: ``compaction.textTokenizer``: how message text is counted. ``auto`` = production's counter for
+#: the model line (its catalog tokenizer family, else bytes/4), ``auto-fast`` = that family
+#: approximated by o200k x a fitted scale, or a counter by name (text_counters.py).
+TEXT_TOKENIZERS: tuple[str, ...] = ("auto", "auto-fast", "bytes4", "o200k", "cl100k", "claude-v3",
+                                    "claude-v47", "claude-v5", "claude-v5-sonnet", "qwen3",
+                                    "deepseek-v3", "kimi-k2", "glm5")
 #: ``snapcompact.systemPrompt``: what of the system prompt inline imaging may send as frames.
 SYSTEM_PROMPT_MODES: tuple[str, ...] = ("none", "agents-md", "all")
 
@@ -78,6 +85,8 @@ class CompactionSettings:
     drop_useless: bool = True
     #: Switch to the model's configured larger-window ``promotion_target`` before compacting.
     context_promotion: bool = True
+    #: How message text is counted (one of :data:`TEXT_TOKENIZERS`).
+    text_tokenizer: str = "auto"
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -92,6 +101,9 @@ class CompactionSettings:
         for name in ("enabled", "auto_continue", "remote_enabled", "idle_enabled", "drop_useless",
                      "context_promotion"):
             _check_bool(f"compaction.{_camel(name)}", getattr(self, name))
+        if self.text_tokenizer not in TEXT_TOKENIZERS:
+            raise ValueError("compaction.textTokenizer must be one of "
+                             f"{', '.join(TEXT_TOKENIZERS)}, got {self.text_tokenizer!r}")
         if self.remote_endpoint is not None and not isinstance(self.remote_endpoint, str):
             raise ValueError("compaction.remoteEndpoint must be a string, got "
                              f"{self.remote_endpoint!r}")
