@@ -201,6 +201,7 @@ def _structure(rng: random.Random) -> list[dict[str, Any]]:
 
 def _sessions() -> list[dict[str, Any]]:
     from compaction_corpus import session_entries
+
     from evals.datasets.agent_session import build_session
     out: list[dict[str, Any]] = []
     for seed, tokens in ((0, 12_000), (1, 8_000)):
@@ -247,6 +248,23 @@ def upstream_counts(upstream: Path, messages: list[dict[str, Any]], family: str 
     return [int(e["tokens"]) for e in entries]
 
 
+CATALOG_ORACLE = (
+    'import("@oh-my-pi/pi-catalog").then(m => { const d = input(); const out = {};'
+    ' for (const p in d) for (const id in d[p]) out[id] = m.resolveModelTokenizer(id) ?? null;'
+    ' return out; })')
+
+
+def catalog_families(upstream: Path) -> dict[str, str | None]:
+    """pi-catalog ``resolveModelTokenizer(id)`` (no provider) for every id of its models.json."""
+    home = Path(os.environ.get("UPSTREAM_COMPACTION_HOME", Path.home() / ".cache" / "upstream-compaction"))
+    models = home / "node_modules" / "@oh-my-pi" / "pi-catalog" / "src" / "models.json"
+    if not models.is_file():
+        upstream_counts(upstream, [{"role": "user", "content": "install"}], None)  # installs it
+    proc = subprocess.run([str(upstream), "eval", CATALOG_ORACLE], input=models.read_text(),
+                          capture_output=True, text=True, check=True)
+    return dict(sorted(json.loads(proc.stdout).items()))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--upstream", type=Path, default=DEFAULT_UPSTREAM)
@@ -264,6 +282,13 @@ def main(argv: list[str] | None = None) -> None:
     path = args.out / "corpus.json.gz"
     with gzip.GzipFile(path, "wb", mtime=0) as fh:
         fh.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    catalog = catalog_families(args.upstream)
+    path_catalog = args.out / "catalog_tokenizers.json.gz"
+    with gzip.GzipFile(path_catalog, "wb", mtime=0) as fh:
+        fh.write(json.dumps({"source": "pi-catalog 18.2.11 resolveModelTokenizer(id) over "
+                                       "src/models.json (no provider)", "families": catalog},
+                            separators=(",", ":")).encode("utf-8"))
+    print(f"wrote {path_catalog}: {len(catalog)} model ids")
     chars = sum(len(json.dumps(m, ensure_ascii=False)) for m in messages)
     print(f"wrote {path}: {len(messages)} messages, ~{chars:,} chars, families "
           f"{', '.join(counts)}; totals " +

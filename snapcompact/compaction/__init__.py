@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from snapcompact.compaction.session import Session
     from snapcompact.compaction.settings import (
         DEFAULT_SETTINGS,
+        TEXT_TOKENIZERS,
         CompactionSettings,
         PruneSettings,
         Settings,
@@ -94,7 +95,6 @@ if TYPE_CHECKING:
         SPLIT_TURN_SEPARATOR,
         serialize_for_summary,
     )
-    from snapcompact.compaction.settings import TEXT_TOKENIZERS
     from snapcompact.compaction.text_counters import (
         estimator_for,
         text_counter_for,

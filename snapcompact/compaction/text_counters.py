@@ -109,8 +109,8 @@ def ctok_available() -> bool:
 
 def _ctok_count(version: str, strip_trailing_ascii_space: bool = False) -> Callable[[str], int]:
     try:
-        import ctok  # type: ignore[import-untyped]
-        from ctok.constants import PAD  # type: ignore[import-untyped]
+        import ctok
+        from ctok.constants import PAD
     except ImportError as exc:
         raise RuntimeError("the Claude tokenizer needs the ctok package (pip install "
                            "ctok==1.3.0; on Python 3.11 add --ignore-requires-python "
@@ -144,12 +144,12 @@ def _fragment_counter(name: str) -> Callable[[str], int]:
         return _tiktoken_count(f"{name}_base")
     if name.startswith("ctok-v"):
         return _ctok_count(name.removeprefix("ctok-v"))
-    if name in CLAUDE_FAMILIES:
-        return _ctok_count(CLAUDE_FAMILIES[name], strip_trailing_ascii_space=name == "claude-v5")
     scaled = _scale_of(name)
     if scaled is not None:
         base, scale = scaled
         return _fragment_counter(base) if scale == 1.0 else _scaled(_fragment_counter(base), scale)
+    if name in CLAUDE_FAMILIES:
+        return _ctok_count(CLAUDE_FAMILIES[name], strip_trailing_ascii_space=name == "claude-v5")
     raise ValueError(f"unknown text counter {name!r} (known: bytes4, o200k, cl100k, "
                      f"{', '.join(TOKENIZER_FAMILIES)}, <family>~fast, ctok-v<version>)")
 
@@ -182,7 +182,8 @@ def counter_named(name: str, *, cache: bool = True) -> TextCounter:
 # --- model line -> tokenizer family (pi-catalog resolveModelTokenizer, provider-agnostic) -------
 
 _CLAUDE = re.compile(r"(?:^|[/.~])claude(?![a-z])")
-_CLAUDE_AFTER = re.compile(r"claude-(opus|sonnet|haiku|fable|mythos)(?:-(\d+)(?:[.-](\d{1,2})(?!\d))?)?")
+_CLAUDE_AFTER = re.compile(
+    r"claude-(opus|sonnet|haiku|fable|mythos)(?:-(\d+)(?:[.-](\d{1,2})(?!\d))?)?")
 _CLAUDE_BEFORE = re.compile(r"claude-(\d+)(?:[.-](\d))?-(opus|sonnet|haiku|fable|mythos)")
 _DEEPSEEK = re.compile(r"(?:^|[/.])deepseek(?!.*distill-qwen)")
 _KIMI = re.compile(r"(?:^|/)(?:moonshot(?:ai)?/)?kimi")
