@@ -241,7 +241,7 @@ BIG: dict[str, Callable[[], bytes]] = {
     "nested_list_100000.json": lambda: _nested_list(100_000),
     "huge_message_4mb.jsonl": lambda: _huge_message(4_000_000),
     "huge_word_2mb.jsonl": lambda: _huge_word(2_000_000),
-    "many_tiny_3000.jsonl": lambda: _many_tiny(3000),
+    "many_tiny_1000.jsonl": lambda: _many_tiny(1000),
 }
 
 #: questions cases (the session is ok_tree.jsonl)
