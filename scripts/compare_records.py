@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"compare_records: {line}", file=sys.stderr)
         print(f"compare_records: {len(problems)} differences", file=sys.stderr)
         return 1
-    print(f"records: {len(_rows(args.a))} rows identical (ignoring {', '.join(sorted(RUN_SPECIFIC))})")
+    ignored = ", ".join(sorted(RUN_SPECIFIC))
+    print(f"records: {len(_rows(args.a))} rows identical (ignoring {ignored})")
     return 0
 
 

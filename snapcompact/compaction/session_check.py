@@ -58,24 +58,20 @@ def _depth_over(value: Any, limit: int) -> bool:
 
 def _check_image(block: Mapping[str, Any], where: str) -> None:
     mime = block.get("mimeType")
-    if mime not in IMAGE_SIGNATURES:
+    if not isinstance(mime, str) or mime not in IMAGE_SIGNATURES:
         raise ValueError(f"{where}: image mimeType {mime!r:.60} is not one of "
                          f"{', '.join(IMAGE_SIGNATURES)}")
     data = block.get("data")
     try:
-        head = base64.b64decode(data[:64], validate=True) if len(data) >= 64 else b""
-        raw = base64.b64decode(data, validate=True) if len(data) < 64 else None
-        if raw is None:  # the whole payload must be base64 too, not only its head
-            base64.b64decode(data, validate=True)
-        else:
-            head = raw
+        raw = base64.b64decode(data if isinstance(data, str) else "", validate=True)
     except (binascii.Error, ValueError):
         raise ValueError(f"{where}: image data is not valid base64") from None
+    head = raw[:16]
     if not any(head.startswith(sig) for sig in IMAGE_SIGNATURES[mime]) \
             or (mime == "image/webp" and head[8:12] != b"WEBP"):
         found = next((m for m, sigs in IMAGE_SIGNATURES.items()
                       if any(head.startswith(s) for s in sigs)), None)
-        what = f"{found} data" if found else "no image data this harness knows"
+        what = f"{found} data" if found else "no image data of a known type"
         raise ValueError(f"{where}: image declared {mime} holds {what}")
 
 

@@ -16,9 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-HEADER = {"type": "session", "version": 1, "id": "0f0f0f0f", "timestamp": "2026-01-01T00:00:00.000Z"}
+HEADER = {"type": "session", "version": 1, "id": "0f0f0f0f",
+          "timestamp": "2026-01-01T00:00:00.000Z"}
 EVIDENCE = "The spare key is under the blue mat."
-PNG_1PX = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==")
+PNG_1PX = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgAB"
+           "SK+kcQAAAABJRU5ErkJggg==")
 
 
 def _msg(entry_id: str, parent: str | None, message: object) -> dict:
