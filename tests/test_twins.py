@@ -877,7 +877,9 @@ def test_the_documented_disagreement_shows_as_drift_on_full_frames(server, tmp_p
 
     run_against_twin(config, server, tmp_path, overrides=[
         "model.rate_limit_rps=null", "frame_size=1568", "shapes=[11on16-bw]",
-        "strategies=[snapcompact]", "dataset.params.target_tokens=20000"])
+        "strategies=[snapcompact]", "dataset.params.target_tokens=60000", "context_window=32000",
+        "++settings.compaction.keepRecentTokens=8000",
+        "++settings.compaction.reserveTokens=4096"])  # production draws a full middle page here
     records = list(iter_records(tmp_path / "runs" / config / "records.jsonl"))
     rows = [r for r in drift_rows(config, records, server[twin_for(config)].log) if r.frame_px]
     assert rows
