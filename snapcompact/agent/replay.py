@@ -25,7 +25,6 @@ over the strategy's list for the snapcompact arm.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -35,19 +34,19 @@ from snapcompact.agent.methods import DEFAULT_METHOD_ORDER
 from snapcompact.agent.rounds import MaintenanceRound
 from snapcompact.archive import get_preserved_archive
 from snapcompact.compaction import (
-    BeforeCompactEvent,
     CompactionEntry,
     CustomMessageEntry,
-    HookCompaction,
     Hooks,
     MessageEntry,
     ModelInfo,
     Replay,
     ReplayRound,
-    Session,
     Settings,
     build_session_context,
     legacy_method_order,
+    replay_store,
+    tallied,
+    truncating_hooks,
 )
 
 __all__ = ["AGENT_STRATEGIES", "AgentReplay", "agent_settings", "replay_agent_session"]
@@ -55,7 +54,7 @@ __all__ = ["AGENT_STRATEGIES", "AgentReplay", "agent_settings", "replay_agent_se
 #: What a replay can do with the history that no longer fits.
 AGENT_STRATEGIES: tuple[str, ...] = ("full", "truncate", "snapcompact", "context-full", "handoff",
                                      "shake")
-#: The replay clock's start (2026-01-01T00:00:00Z) and step: contexts are reproducible.
+#: The replay clock's start (2026-01-01T00:00:00Z): contexts are reproducible.
 _EPOCH_S = 1_767_225_600.0
 
 
@@ -114,11 +113,6 @@ def agent_settings(strategy: str, base: Settings, *, shape: str | None = None,
     return replace(base, compaction=cs, snapcompact=sc)
 
 
-def _truncate_hook(event: BeforeCompactEvent) -> HookCompaction:
-    return HookCompaction(summary="", first_kept_entry_id=event.preparation.first_kept_entry_id,
-                          tokens_before=event.preparation.tokens_before)
-
-
 def _has_tool_calls(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
     return isinstance(content, list) and any(
@@ -140,31 +134,9 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
     if strategy not in AGENT_STRATEGIES:
         raise ValueError(f"unknown replay strategy {strategy!r}; known: "
                          f"{', '.join(AGENT_STRATEGIES)}")
-    calls = 0
-    usage_total: dict[str, int] = {}
-    if complete is not None:
-        inner = complete
-
-        def complete(system_prompt: str, user_prompt: str, **kwargs: Any) -> Any:
-            nonlocal calls
-            calls += 1
-            reply = inner(system_prompt, user_prompt, **kwargs)
-            usage = (reply.get("usage") if isinstance(reply, Mapping)
-                     else getattr(reply, "usage", None))
-            for key, value in (usage or {}).items():
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    usage_total[key] = usage_total.get(key, 0) + int(value)
-            return reply
-
-    counter = itertools.count(1)
-    ticks = itertools.count()
-    session = Session(None, id_factory=lambda: f"e{next(counter):06d}",
-                      clock=lambda: _EPOCH_S + next(ticks), fsync=False)
-    hooks = hooks or Hooks()
-    if strategy == "truncate":
-        hooks = Hooks(before_compact=[_truncate_hook, *hooks.before_compact],
-                      compacting=list(hooks.compacting), on_compact=list(hooks.on_compact),
-                      before_tree=list(hooks.before_tree), on_tree=list(hooks.on_tree))
+    complete, tally = tallied(complete)
+    session = replay_store()
+    hooks = truncating_hooks(hooks) if strategy == "truncate" else (hooks or Hooks())
     maint = SessionMaintenance(session, model, settings=settings, complete=complete, hooks=hooks,
                                system_prompt=system_prompt, tools=tools,
                                clock=lambda: _EPOCH_S, use_recorded_usage=False)
@@ -241,5 +213,5 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
     notes = list(dict.fromkeys(maint.notices))
     return AgentReplay(pipeline=maint.pipeline, strategy=strategy, rounds=tuple(rounds),
                        discarded_round=tuple(discarded), warnings=tuple(notes),
-                       llm_calls=calls, llm_usage=dict(usage_total), maintenance=maint,
+                       llm_calls=tally.calls, llm_usage=dict(tally.usage), maintenance=maint,
                        passes=tuple(maint.rounds))

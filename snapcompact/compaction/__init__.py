@@ -89,6 +89,9 @@ if TYPE_CHECKING:
         load_session_messages,
         replay_session,
         replay_settings,
+        replay_store,
+        tallied,
+        truncating_hooks,
     )
     from snapcompact.compaction.request_bill import bill_request, png_size
     from snapcompact.compaction.session import Session
@@ -138,6 +141,9 @@ if TYPE_CHECKING:
 #: Public name -> the module that defines it (imported on first use, so importing one stage
 #: does not load the others).
 _WHERE: dict[str, str] = {
+    "truncating_hooks": "replay",
+    "tallied": "replay",
+    "replay_store": "replay",
     "legacy_method_order": "settings",
     "BeforeCompactEvent": "hooks",
     "Cancel": "hooks",
@@ -226,6 +232,9 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "truncating_hooks",
+    "tallied",
+    "replay_store",
     "legacy_method_order",
     "BeforeCompactEvent",
     "Cancel",

@@ -55,6 +55,9 @@ __all__ = [
     "load_session_messages",
     "replay_session",
     "replay_settings",
+    "replay_store",
+    "tallied",
+    "truncating_hooks",
 ]
 
 #: What a replay can do with the history that no longer fits.
@@ -161,6 +164,52 @@ def _truncate_hook(event: BeforeCompactEvent) -> HookCompaction:
                           tokens_before=event.preparation.tokens_before)
 
 
+def truncating_hooks(hooks: Hooks | None) -> Hooks:
+    """``hooks`` with the ``truncate`` baseline first: every compaction keeps production's cut
+    and writes an empty summary (the discarded part is dropped)."""
+    hooks = hooks or Hooks()
+    return Hooks(before_compact=[_truncate_hook, *hooks.before_compact],
+                 compacting=list(hooks.compacting), on_compact=list(hooks.on_compact),
+                 before_tree=list(hooks.before_tree), on_tree=list(hooks.on_tree))
+
+
+@dataclass
+class CallTally:
+    """Calls of a completion function and their usage, summed by key."""
+
+    calls: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+def tallied(complete: CompleteFn | None) -> tuple[CompleteFn | None, CallTally]:
+    """``complete`` wrapped to count its calls and sum the usage its replies report."""
+    tally = CallTally()
+    if complete is None:
+        return None, tally
+    inner = complete
+
+    def counted(system_prompt: str, user_prompt: str, **kwargs: Any) -> Any:
+        tally.calls += 1
+        reply = inner(system_prompt, user_prompt, **kwargs)
+        usage = (reply.get("usage") if isinstance(reply, Mapping)
+                 else getattr(reply, "usage", None))
+        for key, value in (usage or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                tally.usage[key] = tally.usage.get(key, 0) + int(value)
+        return reply
+
+    return counted, tally
+
+
+def replay_store() -> Session:
+    """A fresh in-memory session with counter ids and a fixed clock: the same session and
+    settings give byte-identical contexts (what a response cache recognizes)."""
+    counter = itertools.count(1)
+    ticks = itertools.count()
+    return Session(None, id_factory=lambda: f"e{next(counter):06d}",
+                   clock=lambda: _EPOCH_S + _STEP_S * next(ticks), fsync=False)
+
+
 def _usage_of(outcome: CompactionOutcome) -> Mapping[str, Any] | None:
     entry = outcome.entry
     return getattr(entry, "usage", None) if entry is not None else None
@@ -180,31 +229,9 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
     if strategy in LLM_STRATEGIES and complete is None:
         raise ValueError(f"strategy {strategy!r} summarizes with an LLM: give a completion "
                          "function (a summarizer model)")
-    calls = 0
-    usage_total: dict[str, int] = {}
-    if complete is not None:
-        inner = complete
-
-        def complete(system_prompt: str, user_prompt: str, **kwargs: Any) -> Any:
-            nonlocal calls
-            calls += 1
-            reply = inner(system_prompt, user_prompt, **kwargs)
-            usage = (reply.get("usage") if isinstance(reply, Mapping)
-                     else getattr(reply, "usage", None))
-            for key, value in (usage or {}).items():
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    usage_total[key] = usage_total.get(key, 0) + int(value)
-            return reply
-
-    counter = itertools.count(1)
-    ticks = itertools.count()
-    session = Session(None, id_factory=lambda: f"e{next(counter):06d}",
-                      clock=lambda: _EPOCH_S + _STEP_S * next(ticks), fsync=False)
-    hooks = hooks or Hooks()
-    if strategy == "truncate":
-        hooks = Hooks(before_compact=[_truncate_hook, *hooks.before_compact],
-                      compacting=list(hooks.compacting), on_compact=list(hooks.on_compact),
-                      before_tree=list(hooks.before_tree), on_tree=list(hooks.on_tree))
+    complete, tally = tallied(complete)
+    session = replay_store()
+    hooks = truncating_hooks(hooks) if strategy == "truncate" else (hooks or Hooks())
     pipeline = CompactionPipeline(session, model, settings=settings, complete=complete, hooks=hooks,
                                   clock=lambda: _EPOCH_S)
     entry_of: list[tuple[int, str] | None] = []  # per source message: (session number, entry id)
@@ -264,7 +291,7 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
         settle(len(rounds), shaken)
     return Replay(pipeline=pipeline, strategy=strategy, rounds=tuple(rounds),
                   discarded_round=tuple(discarded), warnings=tuple(dict.fromkeys(notes)),
-                  llm_calls=calls, llm_usage=dict(usage_total))
+                  llm_calls=tally.calls, llm_usage=dict(tally.usage))
 
 
 def load_session_messages(path: str | Path) -> list[dict[str, Any]]:
