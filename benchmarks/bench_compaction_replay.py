@@ -11,13 +11,29 @@ total and per-compaction seconds, turns per second, peak RSS, and the properties
 every turn that pruned or compacted and every 20th turn): a tool call and its result are never
 split, no kept entry is lost, the context after each compaction is under the threshold, and the
 session file reloads to the identical context.
+
+    python benchmarks/bench_compaction_replay.py --scale [--sizes 2500,10000,60000,1.2M]
+                                                 [--timeout 300] [--baseline TREE]
+
+Scale mode times what a user meets: the whole ``python -m snapcompact compact FILE
+--context-window 32000`` command on generated sessions of N small messages (user prompts,
+assistant text with read/edit/bash/grep calls, tool results of 20-200 characters) and on one
+session of 1.2M characters (the same turns with results of 0.5-6k characters), all cut from the
+mixed-text corpus (:mod:`corpus`: prose, code, sentence lines, non-Latin). Each run is its own
+process with a timeout; printed: seconds, peak RSS and the compactions it reported. With
+``--baseline TREE`` (another checkout, e.g. ``git worktree add /tmp/base main``) every session is
+also run there, alternating which tree goes first, and the two ``context.json`` files are
+compared. ``--baseline`` works in the turn mode too (the tree's own copy of this script runs).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -26,6 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def run_one(strategy: str, turns: int, window: int, workdir: Path) -> dict:
@@ -119,30 +136,170 @@ def run_one(strategy: str, turns: int, window: int, workdir: Path) -> dict:
             "context_over_threshold_after_compaction": over_threshold, "identical_reload": identical}
 
 
+# ----------------------------------------------------------------------------- scale mode
+
+_PATHS = [f"src/pkg/mod{i}.py" for i in range(30)]
+
+
+def scale_session(n_messages: int | None, n_chars: int | None, seed: int = 7) -> list[dict]:
+    """Agent messages cut from the mixed corpus: ``n_messages`` small ones, or turns with larger
+    tool results until ``n_chars`` characters."""
+    from corpus import mixed
+
+    rng = random.Random(seed)
+    text = mixed(400_000)
+
+    def snip(lo: int, hi: int) -> str:
+        k = rng.randint(lo, hi)
+        at = rng.randrange(0, len(text) - k)
+        return text[at:at + k]
+
+    big = n_chars is not None
+    out: list[dict] = []
+    chars = call = 0
+    while (len(out) < n_messages) if n_messages is not None else (chars < (n_chars or 0)):
+        turn = [{"role": "user", "content": snip(20, 120)}]
+        for _ in range(rng.randint(1, 3)):
+            call += 1
+            tool = rng.choice(["read", "read", "bash", "grep", "edit"])
+            args = ({"path": rng.choice(_PATHS)} if tool in ("read", "edit")
+                    else {"command": snip(10, 30)})
+            block = {"type": "toolCall", "id": f"call_{call}", "name": tool, "arguments": args}
+            turn.append({"role": "assistant", "stopReason": "toolUse",
+                         "content": [{"type": "text", "text": snip(10, 80)}, block]})
+            result = {"role": "toolResult", "toolCallId": block["id"], "toolName": tool,
+                      "content": [{"type": "text",
+                                   "text": snip(500, 6000) if big else snip(20, 200)}],
+                      "isError": False}
+            if tool == "grep" and rng.random() < 0.3:
+                result["useless"] = True
+            turn.append(result)
+        turn.append({"role": "assistant", "stopReason": "stop",
+                     "content": [{"type": "text", "text": snip(10, 100)}]})
+        out.extend(turn)
+        chars += sum(len(json.dumps(m, ensure_ascii=False)) for m in turn)
+    return out[:n_messages] if n_messages is not None else out
+
+
+def _size_label(size: str) -> tuple[str, int | None, int | None]:
+    if size.upper().endswith("M"):
+        return f"chars-{size}", None, int(float(size[:-1]) * 1_000_000)
+    return f"msgs-{size}", int(size), None
+
+
+def _python_for(tree: Path) -> str:
+    venv = tree / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def timed_run(argv: list[str], cwd: Path, timeout: float) -> dict:
+    """Run ``argv`` in ``cwd`` (its checkout first on the import path): wall and CPU seconds (the
+    latter steadier on a busy machine), peak RSS, stdout."""
+    env = {**os.environ, "PYTHONPATH": str(cwd), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    out_path = Path(f"/tmp/bench-compaction-replay-{os.getpid()}.out")
+    with out_path.open("wb") as out:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        status, usage = 0, None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - started > timeout:
+                os.killpg(proc.pid, signal.SIGKILL)
+                _, status, usage = os.wait4(proc.pid, 0)
+                proc.returncode = -9
+                return {"seconds": None, "cpu_seconds": None, "timeout": timeout,
+                        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "ok": False}
+            time.sleep(0.05)
+        seconds = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    text = out_path.read_text(errors="replace")
+    out_path.unlink()
+    return {"seconds": round(seconds, 2),
+            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+            "ok": proc.returncode == 0, "output": text}
+
+
+def run_scale(args: argparse.Namespace, workdir: Path) -> None:
+    trees = [("current", ROOT)]
+    if args.baseline:
+        trees.append(("baseline", Path(args.baseline).resolve()))
+    for n, size in enumerate(args.sizes.split(",")):
+        label, n_messages, n_chars = _size_label(size)
+        session = workdir / f"{label}.json"
+        if not session.exists():
+            messages = scale_session(n_messages, n_chars)
+            session.write_text(json.dumps(messages, ensure_ascii=False), encoding="utf-8")
+        chars = len(session.read_text(encoding="utf-8"))
+        order = trees if n % 2 == 0 else trees[::-1]
+        contexts = {}
+        for name, tree in order:
+            out = workdir / f"out-{label}-{name}"
+            row = timed_run([_python_for(tree), "-m", "snapcompact", "compact", str(session),
+                             "--model", args.model, "--context-window", str(args.window),
+                             "--out", str(out)], tree, args.timeout)
+            compactions = None
+            if row["ok"]:
+                compactions = json.loads(row["output"]).get("compactions")
+                contexts[name] = (out / "context.json").read_bytes()
+            elif row.get("output"):
+                row["error"] = row["output"].strip().splitlines()[-1][:200]
+            seconds = f"{row['seconds']}" if row["seconds"] is not None else f">{args.timeout:g}"
+            print(f"{label} ({chars:,} chars) tree={name} seconds={seconds} "
+                  f"cpu_seconds={row['cpu_seconds']} "
+                  f"peak_rss_mb={row['peak_rss_mb']} compactions={compactions}"
+                  + (f" error={row['error']}" if row.get("error") else ""), flush=True)
+        if len(contexts) == 2:
+            same = contexts["current"] == contexts["baseline"]
+            print(f"{label}: context.json identical across trees: {same}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--turns", type=int, default=2000)
-    ap.add_argument("--window", type=int, default=60_000)
+    ap.add_argument("--window", type=int, default=None,
+                    help="context window (default 60000 per turn mode, 32000 in scale mode)")
     ap.add_argument("--strategies", default="context-full,snapcompact,handoff,shake,off")
+    ap.add_argument("--scale", action="store_true", help="time the compact command on big sessions")
+    ap.add_argument("--sizes", default="2500,10000,60000,1.2M")
+    ap.add_argument("--model", default="claude-sonnet-4-5")
+    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--baseline", help="another checkout to time in the same run")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default="/tmp/bench-compaction-replay")
     args = ap.parse_args()
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
+    if args.scale:
+        args.window = args.window or 32_000
+        run_scale(args, workdir)
+        return
+    args.window = args.window or 60_000
     if args.one:
         for old in workdir.glob(f"{args.one}*.jsonl"):
             old.unlink()
         print(json.dumps(run_one(args.one, args.turns, args.window, workdir)))
         return
-    for strategy in args.strategies.split(","):
-        done = subprocess.run([sys.executable, __file__, "--one", strategy, "--turns", str(args.turns),
-                               "--window", str(args.window), "--workdir", str(workdir)],
-                              capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            print(f"{strategy}: failed: {done.stderr.strip().splitlines()[-1] if done.stderr else done.returncode}")
-            continue
-        row = json.loads(done.stdout.strip().splitlines()[-1])
-        print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    trees = [("current", ROOT)]
+    if args.baseline:
+        trees.append(("baseline", Path(args.baseline).resolve()))
+    for n, strategy in enumerate(args.strategies.split(",")):
+        for name, tree in (trees if n % 2 == 0 else trees[::-1]):
+            sub = workdir / name
+            sub.mkdir(exist_ok=True)
+            row = timed_run([_python_for(tree), str(tree / "benchmarks" / Path(__file__).name),
+                             "--one", strategy, "--turns", str(args.turns), "--window",
+                             str(args.window), "--workdir", str(sub)], tree, args.timeout)
+            if not row["ok"]:
+                tail = (row.get("output") or "").strip().splitlines()
+                print(f"{strategy} tree={name}: failed: {tail[-1] if tail else 'timeout'}")
+                continue
+            result = json.loads(row["output"].strip().splitlines()[-1])
+            print(f"tree={name} " + " ".join(f"{k}={v}" for k, v in result.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from snapcompact.compaction.entries import (
     MessageEntry,
     MetadataEntry,
 )
+from snapcompact.compaction.path_index import BranchIndex, index_of
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
 
 __all__ = [
@@ -201,6 +202,9 @@ def compaction_window_start(path: Sequence[Entry]) -> tuple[int, CompactionEntry
     ``firstKeptEntryId``; when that entry is not on the branch, right after the compaction. A
     reset boundary newer than the compaction clears it; an older one bounds the window.
     """
+    index = index_of(path)
+    if index is not None:
+        return _window_start_indexed(index)
     prev_index = _latest_compaction(path)
     reset = _latest_reset(path)
     if prev_index is None or reset > prev_index:
@@ -210,6 +214,20 @@ def compaction_window_start(path: Sequence[Entry]) -> tuple[int, CompactionEntry
     for i in range(reset + 1, prev_index):
         if path[i].id == prev.first_kept_entry_id:
             return i, prev
+    return prev_index + 1, prev
+
+
+def _window_start_indexed(index: BranchIndex) -> tuple[int, CompactionEntry | None]:
+    """:func:`compaction_window_start` from the branch index (no walk)."""
+    prev_index = index.latest_compaction_index()
+    reset = index.latest_reset_index()
+    if prev_index is None or reset > prev_index:
+        return reset + 1, None
+    prev = index.path[prev_index]
+    assert isinstance(prev, CompactionEntry)
+    kept = index.position.get(prev.first_kept_entry_id)
+    if kept is not None and reset + 1 <= kept < prev_index:
+        return kept, prev
     return prev_index + 1, prev
 
 
@@ -261,14 +279,24 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *,
     """
     if path and isinstance(path[-1], CompactionEntry):
         return None
+    index = index_of(path)
     start, previous = compaction_window_start(path)
-    estimate = estimate_branch_tokens(path, estimator)
-    if measured_prompt_tokens is None:
-        usage = last_assistant_usage(path)
-        measured_prompt_tokens = usage_prompt_tokens(usage) if usage is not None else None
-    window_messages, _ = _messages(path[start:])
-    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens,
-                               estimator.messages(window_messages))
+    if index is not None:
+        # The same numbers from the branch index's running totals (no walk of the branch).
+        estimate = index.context_tokens(estimator)
+        if measured_prompt_tokens is None:
+            at = index.last_usage_index()
+            usage = path[at].message["usage"] if at is not None else None  # type: ignore[union-attr]
+            measured_prompt_tokens = usage_prompt_tokens(usage) if usage is not None else None
+        context = index.totals(estimator).context
+        window_tokens = context[-1] - context[start]
+    else:
+        estimate = estimate_branch_tokens(path, estimator)
+        if measured_prompt_tokens is None:
+            usage = last_assistant_usage(path)
+            measured_prompt_tokens = usage_prompt_tokens(usage) if usage is not None else None
+        window_tokens = estimator.messages(_messages(path[start:])[0])
+    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens, window_tokens)
     cut = find_cut_point(path, start, len(path), keep, estimator)
     if cut is None:
         return None
