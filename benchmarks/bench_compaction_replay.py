@@ -7,7 +7,7 @@ Each strategy runs in a fresh subprocess (so peak RSS is its own): a synthetic a
 ``--turns`` user turns (1-3 tool rounds each, reads/writes/edits/bash with results of 20-400
 words, the tests' generator) goes through ``CompactionPipeline.after_turn`` turn by turn, with
 pruning on and a fake summarizer (no network). Printed per strategy: compactions (and handoffs),
-total and per-compaction seconds, turns per second, peak RSS, and the properties (checked after
+total wall and CPU seconds, CPU seconds per compaction, turns per second, peak RSS, and the properties (checked after
 every turn that pruned or compacted and every 20th turn): a tool call and its result are never
 split, no kept entry is lost, the context after each compaction is under the threshold, and the
 session file reloads to the identical context.
@@ -20,7 +20,7 @@ Scale mode times what a user meets: the whole ``python -m snapcompact compact FI
 assistant text with read/edit/bash/grep calls, tool results of 20-200 characters) and on one
 session of 1.2M characters (the same turns with results of 0.5-6k characters), all cut from the
 mixed-text corpus (:mod:`corpus`: prose, code, sentence lines, non-Latin). Each run is its own
-process with a timeout; printed: seconds, peak RSS and the compactions it reported. With
+process, stopped after ``--timeout`` CPU seconds; printed: wall and CPU seconds, peak RSS and the compactions it reported. With
 ``--baseline TREE`` (another checkout, e.g. ``git worktree add /tmp/base main``) every session is
 also run there, alternating which tree goes first, and the two ``context.json`` files are
 compared. ``--baseline`` works in the turn mode too (the tree's own copy of this script runs).
@@ -86,12 +86,13 @@ def run_one(strategy: str, turns: int, window: int, workdir: Path) -> dict:
 
     def step(message):
         nonlocal acted
-        start = time.perf_counter()
+        start = time.process_time()  # CPU seconds: steadier than wall time on a busy machine
         outcome = p.after_turn(message)
-        record(outcome, time.perf_counter() - start)
+        record(outcome, time.process_time() - start)
         acted = acted or outcome is not None
 
     started = time.perf_counter()
+    cpu_started = time.process_time()
     for turn in range(turns):
         p.session.append_message({"role": "user", "content": f"turn {turn}: keep going"})
         for _ in range(t.rng.randint(1, 3)):
@@ -122,12 +123,14 @@ def run_one(strategy: str, turns: int, window: int, workdir: Path) -> dict:
             kept = {e.id for e in path[ids.index(latest.first_kept_entry_id):] if not isinstance(e, CompactionEntry)}
             lost += len(kept - set(ctx.entry_ids))
     elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
     reloaded = Session.load(p.session.path)
     identical = (build_session_context(reloaded.get_branch()) == p.context()
                  and build_session_context(reloaded.get_branch(), transcript=True) == p.transcript())
     n = len(compaction_seconds)
     return {"strategy": strategy, "turns": turns, "entries": len(p.session.entries), "compactions": n,
             "handoffs": handoffs, "shakes": shakes, "prunes": prunes, "seconds": round(elapsed, 2),
+            "cpu_seconds": round(cpu, 2),
             "seconds_per_compaction": round(sum(compaction_seconds) / n, 4) if n else None,
             "max_seconds_per_compaction": round(max(compaction_seconds), 4) if n else None,
             "turns_per_second": round(turns / elapsed, 1),
@@ -192,9 +195,19 @@ def _python_for(tree: Path) -> str:
     return str(venv) if venv.exists() else sys.executable
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a running process (0 when /proc cannot tell)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def timed_run(argv: list[str], cwd: Path, timeout: float) -> dict:
     """Run ``argv`` in ``cwd`` (its checkout first on the import path): wall and CPU seconds (the
-    latter steadier on a busy machine), peak RSS, stdout."""
+    latter steadier on a busy machine), peak RSS, stdout. The run is stopped after ``timeout``
+    CPU seconds (or four times that in wall seconds)."""
     env = {**os.environ, "PYTHONPATH": str(cwd), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
            "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     out_path = Path(f"/tmp/bench-compaction-replay-{os.getpid()}.out")
@@ -207,11 +220,13 @@ def timed_run(argv: list[str], cwd: Path, timeout: float) -> dict:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            if time.perf_counter() - started > timeout:
+            if (_cpu_seconds(proc.pid) > timeout
+                    or time.perf_counter() - started > 4 * timeout):
                 os.killpg(proc.pid, signal.SIGKILL)
                 _, status, usage = os.wait4(proc.pid, 0)
                 proc.returncode = -9
-                return {"seconds": None, "cpu_seconds": None, "timeout": timeout,
+                return {"seconds": None, "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+                        "timeout": timeout,
                         "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "ok": False}
             time.sleep(0.05)
         seconds = time.perf_counter() - started
@@ -248,7 +263,7 @@ def run_scale(args: argparse.Namespace, workdir: Path) -> None:
                 contexts[name] = (out / "context.json").read_bytes()
             elif row.get("output"):
                 row["error"] = row["output"].strip().splitlines()[-1][:200]
-            seconds = f"{row['seconds']}" if row["seconds"] is not None else f">{args.timeout:g}"
+            seconds = f"{row['seconds']}" if row["seconds"] is not None else "stopped"
             print(f"{label} ({chars:,} chars) tree={name} seconds={seconds} "
                   f"cpu_seconds={row['cpu_seconds']} "
                   f"peak_rss_mb={row['peak_rss_mb']} compactions={compactions}"
