@@ -243,6 +243,7 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
             predicted_image_tokens=ok["predicted_image_tokens"].mean(),
             compaction_cost_tokens=ok["compaction_cost_tokens"].mean(),
         )
+        row.update(_next_turns(rows, ok))
         row["recall_per_1k_tokens"] = _per_1k(row["recall"], row["tokens_predicted"])
         row["recall_per_1k_tokens_reported"] = _per_1k(row["recall"], row["tokens_reported"])
         out.append(row)
@@ -256,6 +257,37 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
                                                       part["recall"].to_numpy())
     return summary.sort_values(["reader_id", "target_model", "strategy", "policy",
                                 "tokens_predicted"], ignore_index=True)
+
+
+def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
+    """Production's input bill of the next turns after the arm's last compaction, in dollars of
+    the target (evals.conversation_bill): uncached, with the prompt cache and the arm's stable
+    prefix, and with the whole prefix rewritten. NaN without a price or a stable-prefix figure.
+    """
+    from evals.conversation_bill import NEXT_TURNS, next_turns_units
+
+    nan = {"stable_prefix_tokens": np.nan, "next_turns_usd_uncached": np.nan,
+           "next_turns_usd_cached": np.nan, "next_turns_usd_rewritten": np.nan}
+    if "stable_prefix_tokens" not in rows or ok.empty:
+        return nan
+    stable = pd.to_numeric(ok["stable_prefix_tokens"], errors="coerce").mean()
+    if pd.isna(stable):
+        return nan
+    first = ok.iloc[0]
+    from evals.costs import price_of
+    from snapcompact.pricing import prompt_cache_rule
+
+    try:
+        price = price_of(str(first["price_model"] or first["target_model"])).input_per_token
+    except ValueError:
+        return {**nan, "stable_prefix_tokens": stable}
+    rule = prompt_cache_rule(str(first["target_model"]), api=first.get("api") or None)
+    # the context before the question: the request minus the question's own tokens
+    context = int(round(ok["billed_tokens_predicted"].mean()))
+    units = next_turns_units(rule, context, int(round(stable)), k=NEXT_TURNS)
+    return {"stable_prefix_tokens": stable, "next_turns_usd_uncached": units.uncached * price,
+            "next_turns_usd_cached": units.cached * price,
+            "next_turns_usd_rewritten": units.rewritten * price}
 
 
 def arm_label(strategy: str, policy: str, shape: str, frame_size: int) -> str:

@@ -63,7 +63,7 @@ def format_dry_run(summary: DryRunSummary, limit_usd: float | None = None) -> st
         f"  requests to send     {summary.requests_to_send:>12,}",
         f"  prompt tokens        {summary.predicted_prompt_tokens:>12,}"
         f"   ({summary.predicted_prompt_tokens_to_send:,} to send)",
-        f"  cost if uncached     ${summary.predicted_cost_usd:>11,.4f}",
+        f"  cost, no answer kept ${summary.predicted_cost_usd:>11,.4f}",
         f"  cost to spend        ${summary.predicted_cost_to_send_usd:>11,.4f}",
     ]
     if limit_usd is not None:

@@ -102,6 +102,7 @@ NON_ANSWER_PARAMS = frozenset(
         "num_retries",
         "metadata",
         "litellm_metadata",
+        "prompt_cache_key",  # routes to a provider's prompt cache: changes the bill only
         "client",
         "user",
         "aws_access_key_id",
@@ -189,7 +190,11 @@ def _prompt_material(messages: Sequence[Mapping[str, Any]], frame_hashes: Sequen
         else:
             raise ValueError(f"messages[{i}].content is {type(content).__name__}, expected str or "
                              "list")
-        rest = {k: v for k, v in message.items() if k not in ("content",)}
+        # a prompt-cache breakpoint changes the bill, never the answer: not part of the key
+        rest = {k: v for k, v in message.items() if k not in ("content", "cache_control")}
+        if isinstance(rest.get("tool_calls"), list):
+            rest["tool_calls"] = [{k: v for k, v in c.items() if k != "cache_control"}
+                                  if isinstance(c, Mapping) else c for c in rest["tool_calls"]]
         out.append({**rest, "content": parts})
     if used != len(frame_hashes):
         raise ValueError(
@@ -247,6 +252,8 @@ class CachedResponse:
     model: str
     latency_s: float
     created_unix: float
+    cache_read_tokens: int | None = None  # prompt tokens read from the provider's prompt cache
+    cache_write_tokens: int | None = None  # prompt tokens written to it (Anthropic bills them)
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": CACHE_SCHEMA_VERSION, **asdict(self)}
@@ -286,6 +293,8 @@ class CachedResponse:
             model=data["model"],
             latency_s=number("latency_s", optional=False),  # type: ignore[arg-type]
             created_unix=number("created_unix", optional=False),  # type: ignore[arg-type]
+            cache_read_tokens=count("cache_read_tokens"),
+            cache_write_tokens=count("cache_write_tokens"),
         )
 
 

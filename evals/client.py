@@ -61,6 +61,7 @@ __all__ = [
     "Request",
     "Response",
     "RetryPolicy",
+    "cache_tokens",
     "import_litellm",
     "is_retryable",
     "provider_of",
@@ -161,6 +162,8 @@ class Response:
     cached: bool
     error: str | None
     attempts: int
+    cache_read_tokens: int | None = None  # prompt tokens the provider read from its cache
+    cache_write_tokens: int | None = None  # prompt tokens it wrote to its cache
 
     @property
     def ok(self) -> bool:
@@ -662,7 +665,8 @@ class EvalClient:
         return Response(key=key, model=request.model, answer=hit.answer,
                         prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
                         cost_usd=hit.cost_usd, latency_s=hit.latency_s, cached=True, error=None,
-                        attempts=0)
+                        attempts=0, cache_read_tokens=hit.cache_read_tokens,
+                        cache_write_tokens=hit.cache_write_tokens)
 
     async def _claim(self, key: str) -> tuple[CacheClaim | None, CachedResponse | None]:
         """Claim ``key`` across processes: (claim, None) to send, or (None, answer) when
@@ -777,6 +781,7 @@ class EvalClient:
             await self._sleep(self.retry.delay(attempt, retry_after_seconds(error), self._rng))
 
         answer, prompt_tokens, completion_tokens, cost = _read_completion(raw, request.model)
+        cache_read, cache_write = cache_tokens(getattr(raw, "usage", None))
         reservation.settle(cost)
         if tokens is not None:
             tokens.settle(request.predicted_prompt_tokens, prompt_tokens)
@@ -791,6 +796,8 @@ class EvalClient:
             model=str(getattr(raw, "model", None) or request.model),
             latency_s=latency,
             created_unix=time.time(),
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
         )
         if self.cache is not None:
             try:
@@ -808,7 +815,33 @@ class EvalClient:
             cached=False,
             error=None,
             attempts=attempt,
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
         )
+
+
+def _count_of(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def cache_tokens(usage: Any) -> tuple[int | None, int | None]:
+    """(read, written) prompt-cache tokens of a litellm usage, as the provider reported them.
+
+    Reads: ``cache_read_input_tokens`` (Anthropic, Bedrock) or ``prompt_tokens_details.
+    cached_tokens`` (OpenAI; Gemini's ``cachedContentTokenCount`` as litellm maps it). Writes:
+    ``cache_creation_input_tokens`` (Anthropic, Bedrock; OpenAI and Gemini bill none). None when
+    the usage carries no such field.
+    """
+    if usage is None:
+        return None, None
+    read = _count_of(getattr(usage, "cache_read_input_tokens", None))
+    if not read:
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = _count_of(getattr(details, "cached_tokens", None)) if details is not None \
+            else None
+        read = cached if cached is not None else read
+    write = _count_of(getattr(usage, "cache_creation_input_tokens", None))
+    return read, write
 
 
 def _read_completion(raw: Any, model: str) -> tuple[str, int | None, int | None, float | None]:

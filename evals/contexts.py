@@ -1,10 +1,11 @@
 """One (session, arm) -> the context production would send next, with its bill.
 
 Why a module of its own: this is the step that makes the harness a validation. Nothing here
-re-implements production: the session is replayed by :func:`snapcompact.compaction.replay.
-replay_session` (compactions at production's threshold for ``context_window``, frames carried
-forward and evicted, the text tail refolded), the next turn is ``llm_messages()`` turned into a
-chat request by :func:`snapcompact.compaction.chat.to_chat_messages`, and its bill is
+re-implements production: the session is replayed by :func:`snapcompact.agent.
+replay_agent_session`, the coding agent's own maintenance (its check points, method order,
+window-sized frame cap, guards, recovery band and rescues, at ``context_window``), the question
+runs the pre-prompt check as a new user message does, the next turn is ``llm_messages()``
+turned into a chat request by :func:`snapcompact.compaction.chat.to_chat_messages`, and its bill is
 :func:`snapcompact.compaction.request_bill.bill_request` for the target model. The harness adds
 only the question, as the next user message.
 
@@ -59,6 +60,19 @@ class Context:
     replay_warnings: tuple[str, ...]
     skipped: str | None = None
     pixel_hashes: tuple[str, ...] = ()  # per frame: evals.pixel_keys.pixel_digest (cache keys)
+    #: What the agent's maintenance did: accepted method -> passes ("none": every method failed).
+    methods_used: Mapping[str, int] | None = None
+    frame_cap: int | None = None  # the largest frame cap a pass was given (None: never sized)
+    frames_by_shape: Mapping[str, int] | None = None  # frames sent, by the shape drawn
+    context_tokens_estimate: int = 0  # the agent's own count of the context (+ the question)
+    fits_window: bool = True  # the context (as billed and as counted) fits the window
+    #: True: production would send this context; False: it would not (``production_note`` says
+    #: why); None: a labelled bound (``full``, ``truncate``), not a production method.
+    production_valid: bool | None = None
+    production_note: str | None = None
+    replay_warnings_total: int = 0
+    passes: tuple[Mapping[str, Any], ...] = ()  # every maintenance pass (MaintenanceRound JSON)
+    stable_prefix_tokens: int | None = None  # head unchanged since the previous compaction
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -148,25 +162,32 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
                   complete: Callable[..., Any] | None = None,
                   max_input_tokens: int | None = None) -> Context:
     """Replay ``item`` under ``arm`` and bill the next turn's context for the target."""
+    from evals.prompts import question_text
+    from snapcompact.agent import agent_settings, frames_by_shape, replay_agent_session
     from snapcompact.compaction import (
         bill_request,
-        replay_session,
-        replay_settings,
         to_chat_messages,
         tool_definitions,
+        user_question,
     )
 
     model = spec.model
     shape = arm.shape if arm.is_snapcompact else None
-    settings = replay_settings(
+    settings = agent_settings(
         arm.strategy, spec.settings(),
         shape=shape.variant if shape is not None else None,
         policy=arm.policy or None,
         frame_size=shape.frame_size if shape is not None else None)
+    # The question is the next user message: the pre-prompt check runs for it (the longest of
+    # the item's questions, so the check holds for every one of them).
+    longest = max((q.question for q in item.questions), key=len)
+    final_prompt = user_question(question_text(longest))
     with warnings.catch_warnings():  # fallbacks are kept in replay.warnings and the rows
         warnings.simplefilter("ignore", RuntimeWarning)
-        replay = replay_session(item.messages, model_info(spec), settings, strategy=arm.strategy,
-                                complete=complete)
+        replay = replay_agent_session(item.messages, model_info(spec), settings,
+                                      strategy=arm.strategy, complete=complete,
+                                      final_prompt=final_prompt)
+    maint = replay.maintenance
     chat = to_chat_messages(replay.llm_messages())
     if model.image_detail is not None:
         _override_detail(chat, model.image_detail)
@@ -191,6 +212,13 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     if arm.strategy == "full" and too_long:
         skipped = (f"the whole history ({bill.billed_tokens:,} tokens) exceeds "
                    f"{model.target_model}'s window of {max_input_tokens:,} input tokens")
+    counted = maint.stored_tokens([final_prompt]) if maint is not None else bill.billed_tokens
+    fits = max(counted, bill.billed_tokens) <= spec.context_window
+    valid, note = _production_verdict(replay, arm, fits, counted, bill.billed_tokens,
+                                      spec.context_window)
+    archive = replay.final_archive()
+    caps = [a.frame_cap.max_frames for p in replay.passes for a in p.attempts
+            if a.frame_cap is not None]
     return Context(
         arm=arm, shape=drawn if hashes else TEXT_ARM,
         frame_size=max(sizes) if sizes else 0,
@@ -206,7 +234,41 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         compaction_cost_tokens=_usage_tokens(replay.llm_usage),
         discarded_round=replay.discarded_round, context_hash=context_hash,
         replay_warnings=replay.warnings, skipped=skipped,
-        pixel_hashes=tuple(pixel_digest(png) for png in pngs))
+        pixel_hashes=tuple(pixel_digest(png) for png in pngs),
+        methods_used=replay.methods_used(), frame_cap=max(caps) if caps else None,
+        frames_by_shape=(frames_by_shape(archive.frames) if archive is not None and hashes
+                         else {}),
+        context_tokens_estimate=counted, fits_window=fits, production_valid=valid,
+        production_note=note,
+        replay_warnings_total=len(maint.notices) if maint is not None else 0,
+        passes=tuple(p.to_json() for p in replay.passes),
+        stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model))
+
+
+def _stable_prefix(replay: Any, chat: Any, bill: Any, target_model: str) -> int:
+    from evals.conversation_bill import stable_prefix_tokens
+
+    return stable_prefix_tokens(replay, chat, bill, target_model)
+
+
+def _production_verdict(replay: Any, arm: ArmSpec, fits: bool, counted: int, billed: int,
+                        window: int) -> tuple[bool | None, str | None]:
+    """Would production send this context? (True / False with why / None for the bounds)."""
+    if arm.strategy in ("full", "truncate"):
+        note = ("upper bound: the whole history, production compacts" if arm.strategy == "full"
+                else "lower bound: production's cut points, the discarded part dropped")
+        if not fits:
+            note += f"; over the {window:,}-token window"
+        return None, note
+    reasons = []
+    if arm.is_snapcompact and arm.policy == "pinned":
+        reasons.append("pinned policy: the seed's design, no production version runs it")
+    if replay.offline_divergence:
+        reasons.append("production would have run an LLM method (handoff / soft) this offline "
+                       "run could not")
+    if not fits:
+        reasons.append(f"over the {window:,}-token window ({max(counted, billed):,} tokens)")
+    return (False, "; ".join(reasons)) if reasons else (True, None)
 
 
 def _override_detail(messages: Sequence[dict[str, Any]], detail: str) -> None:
@@ -223,13 +285,10 @@ def _override_detail(messages: Sequence[dict[str, Any]], detail: str) -> None:
 
 
 def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
-    """Shape variant names of the frames in the final archive.
-
-    A persisted frame records its font, ink and layout, not the variant's name; the name is the
-    variant the arm asked for (or production resolved, for ``auto``) when the frame matches it,
-    else the variant that matches (a Silver fallback for non-Latin text).
-    """
-    from snapcompact.core import SHAPE_VARIANTS
+    """Shape names of the frames in the final archive, as drawn (the foveated middle is drawn
+    in the dense companion whatever shape was asked for; see
+    :func:`snapcompact.agent.frame_shape_name`)."""
+    from snapcompact.agent import frame_shape_name
     from snapcompact.pricing import resolve_shape
 
     archive = replay.final_archive()
@@ -238,21 +297,7 @@ def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
     model = spec.model
     wanted = resolve_shape(model.target_model, api=model.api, provider=model.provider,
                            variant=arm.shape.variant, frame_size=arm.shape.frame_size).variant
-
-    def matches(name: str, frame: Any) -> bool:
-        s = SHAPE_VARIANTS[name]
-        return (s.font == frame.font and s.ink == frame.variant
-                and (s.line_repeat or None) == (frame.line_repeat or None)
-                and bool(s.is_doc) == bool(frame.columns)
-                and bool(s.stopword_dim) == bool(frame.stopword_dim))
-
-    names = []
-    for frame in archive.frames:
-        if matches(wanted, frame):
-            names.append(wanted)
-        else:
-            names.append(next((n for n in SHAPE_VARIANTS if matches(n, frame)), "unknown"))
-    return names
+    return [frame_shape_name(frame, wanted) for frame in archive.frames]
 
 
 def fill_images(messages: Sequence[Mapping[str, Any]], hashes: Sequence[str],

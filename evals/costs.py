@@ -39,6 +39,14 @@ class TokenPrice:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
         return input_tokens * self.input_per_token + output_tokens * self.output_per_token
 
+    def dollars_cached(self, use: Any, rule: Any, output_tokens: int = 0) -> float:
+        """Dollars of a prompt split by the provider's prompt cache (``use``: a
+        :class:`snapcompact.pricing.CacheUse`; ``rule``: the
+        :class:`~snapcompact.pricing.PromptCacheRule` whose multipliers of the base input
+        price bill the written and read tokens)."""
+        return (use.input_units(rule) * self.input_per_token
+                + self.dollars(0, output_tokens))
+
 
 @lru_cache(maxsize=1)
 def _cost_map() -> tuple[Mapping[str, Any], str]:

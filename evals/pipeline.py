@@ -186,7 +186,20 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
                 reading = await asyncio.to_thread(store_reading, p)
             sink.add(make_record(p, response, spec, run_id, v, reading=reading))
 
-    await asyncio.gather(*(one(p) for p in plan.planned))
+    if spec.model.offline_reader or not spec.prompt_cache:
+        await asyncio.gather(*(one(p) for p in plan.planned))
+        return
+
+    async def group(ps: list[Planned]) -> None:
+        # the first question writes the provider's prompt cache; the others, sent once it has
+        # answered, read it (sent together, each would find the cache cold and write it)
+        await one(ps[0])
+        await asyncio.gather(*(one(p) for p in ps[1:]))
+
+    groups: dict[int, list[Planned]] = {}
+    for p in plan.planned:
+        groups.setdefault(p.cache_group, []).append(p)
+    await asyncio.gather(*(group(ps) for ps in groups.values()))
 
 
 def _skipped_rows(plan: Plan, spec: RunSpec, run_id: str, v: Versions,

@@ -31,13 +31,19 @@ from evals.versions import offline_reader_version
 QA_READER = "qa"
 
 
-def _dollars(price_model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+def _dollars(price_model: str, prompt_tokens: int, completion_tokens: int,
+             use: Any = None, rule: Any = None) -> float | None:
+    """The target's dollars; with ``use`` (a :class:`snapcompact.pricing.CacheUse`), its
+    prompt billed as written, read and uncached tokens at ``rule``'s multipliers."""
     from evals.costs import price_of
 
     try:
-        return price_of(price_model).dollars(prompt_tokens, completion_tokens)
+        price = price_of(price_model)
     except ValueError:
         return None
+    if use is None:
+        return price.dollars(prompt_tokens, completion_tokens)
+    return price.dollars_cached(use, rule, completion_tokens)
 
 
 
@@ -61,6 +67,12 @@ class Planned:
     predicted_cost_usd: float | None  # the target model's dollars (input + output bound)
     spend_predicted_usd: float  # what the budget reserves: what calling model_id costs
     evidence_round: int
+    # the provider's prompt cache (evals.prompt_cache): this request's predicted use of it,
+    # the target's dollars with it, and how the request asks for it
+    cache_use: Any = None  # snapcompact.pricing.CacheUse | None (None: predicted uncached)
+    predicted_cost_cached_usd: float | None = None
+    cache_mark: bool = False  # a cache_control breakpoint at the end of the context
+    cache_group: int = 0  # requests of one group share a context: sent back to back
 
     @property
     def question_id(self) -> str:
@@ -83,7 +95,13 @@ class Planned:
 
         context = (fill_images(self.context.messages, self.context.frame_hashes, data_url)
                    if data_url is not None else [dict(m) for m in self.context.messages])
-        return [*context, user_question(self.question_text)]
+        messages = [*context, user_question(self.question_text)]
+        if self.cache_mark:
+            from evals.prompt_cache import MARKER
+            from snapcompact.compaction import with_cache_breakpoint
+
+            messages = with_cache_breakpoint(messages, len(context), MARKER)
+        return messages
 
     def request(self, data_url: Callable[[str], str] | None = None):
         from evals.client import Request
@@ -102,21 +120,31 @@ class Planned:
 def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                    ocr_cache_dir: str | None) -> list[Planned]:
     """Every question of one item against one context (none when the context was skipped)."""
-    from snapcompact.pricing import count_text_tokens
+    from evals.prompt_cache import cache_plan, prompt_cache_key
+    from snapcompact.pricing import cache_uses, count_text_tokens
 
     if context.skipped is not None:
         return []
     model = spec.model
+    plan = cache_plan(model, model.model_for(QA_READER), spec.prompt_cache)
     out: list[Planned] = []
-    for question in item.questions[: spec.max_questions_per_item]:
-        text = prompts.question_text(question.question)
-        q_tokens = count_text_tokens(text, model.target_model).tokens
+    questions = item.questions[: spec.max_questions_per_item]
+    texts = [prompts.question_text(q.question) for q in questions]
+    q_tokens_of = [count_text_tokens(t, model.target_model).tokens for t in texts]
+    prefix = context.text_tokens + context.predicted_image_tokens
+    uses = (cache_uses(plan.rule, prefix, [prefix + q for q in q_tokens_of]) if plan.on
+            else [None] * len(questions))
+    for question, text, q_tokens, use in zip(questions, texts, q_tokens_of, uses, strict=True):
         text_tokens = context.text_tokens + q_tokens
         prompt_tokens = text_tokens + context.predicted_image_tokens
         completion = spec.reader.answer_max_tokens
         target_cost = _dollars(model.price_model, prompt_tokens, completion)
+        cached_cost = (_dollars(model.price_model, prompt_tokens, completion, use, plan.rule)
+                       if use is not None else target_cost)
         params: dict[str, Any] = {**model.params,
                                   "max_tokens": completion + model.reasoning_headroom_tokens}
+        if plan.keyed:
+            params["prompt_cache_key"] = prompt_cache_key(item.item_id, context.arm.label)
         if context.tools:  # the context calls tools: declare them; the question needs none
             params["tools"] = [dict(t) for t in context.tools]
             if not model.model_for(QA_READER).startswith("bedrock/"):
@@ -139,13 +167,27 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                                      "reader": offline_reader_version()}
             spend = 0.0
         else:
-            spend = target_cost if target_cost is not None else 0.0
+            billed = cached_cost if plan.sent else target_cost
+            spend = billed if billed is not None else 0.0
         out.append(Planned(
             item=item, question=question, context=context, model_id=model.model_for(QA_READER),
             question_text=text, params=params, metadata=metadata, text_tokens=text_tokens,
             predicted_completion_tokens=completion, predicted_cost_usd=target_cost,
             spend_predicted_usd=spend,
-            evidence_round=context.discarded_round[item.evidence_index[question.question_id]]))
+            evidence_round=context.discarded_round[item.evidence_index[question.question_id]],
+            cache_use=use, predicted_cost_cached_usd=cached_cost, cache_mark=plan.mark))
+    return out
+
+
+def _consecutive(groups: Sequence[Sequence[Planned]]) -> list[Planned]:
+    """Group after group: the questions about one context back to back, each group numbered
+    (the send layer answers a group's first question before sending the others, so that the
+    provider's prompt cache is written once and read by the rest within its lifetime)."""
+    import dataclasses
+
+    out: list[Planned] = []
+    for number, group in enumerate(groups):
+        out.extend(dataclasses.replace(p, cache_group=number) for p in group)
     return out
 
 
@@ -208,7 +250,11 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
                 f"{context.text_tokens + context.predicted_image_tokens:,} context tokens "
                 f"({time.perf_counter() - begun:.1f} s){note}")
             groups.append(plan_questions(item, context, spec, ocr_dir))
-    planned = _interleave(groups)
+    # The offline reader: round-robin (it transcribes a frame once; two questions about the
+    # same frames at once would transcribe them twice). Real providers: consecutive, for their
+    # prompt caches (which expire after minutes).
+    planned = (_interleave(groups) if spec.model.offline_reader or not spec.prompt_cache
+               else _consecutive(groups))
     log(f"planned {len(planned)} requests over {len(items)} items and {len(spec.arms())} arms "
         f"(replay took {time.perf_counter() - started:.1f} s)")
     done = completed_keys(run_dir / RECORDS_FILE)

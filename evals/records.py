@@ -115,9 +115,30 @@ class Record:
     reader_version: str | None = None  # the offline OCR reader's version (None for API models)
     cache_key: str | None = None  # the response cache entry (no secrets: see evals.cache)
     replay_warnings: tuple[str, ...] = ()  # the first five warnings of the replay
+    replay_warnings_total: int = 0  # every warning of the replay (only five are kept above)
+    # --- what the coding agent's maintenance did (snapcompact.agent) --------------------------
+    methods_used: Mapping[str, int] = field(default_factory=dict)  # accepted method -> passes
+    frame_cap: int | None = None  # the largest frame cap a maintenance pass was given
+    frames_by_shape: Mapping[str, int] = field(default_factory=dict)  # frames sent, by shape
+    context_tokens_estimate: int | None = None  # the agent's count of context + question
+    fits_window: bool | None = None  # the context fits context_window (billed and counted)
+    #: True: production would send this context; False: it would not (production_note says
+    #: why; never ranked); None: a labelled bound (full, truncate).
+    production_valid: bool | None = None
+    production_note: str | None = None
     # --- the question ------------------------------------------------------------------------
     # --- versions of the packages that change answers or prices (evals.dependency_versions) ---
     dependency_versions: Mapping[str, str] = field(default_factory=dict)
+    # --- the provider's prompt cache (evals.prompt_cache; pricing.toml [[prompt_cache]]) ----
+    prompt_cache_rule: str | None = None  # the rule that predicted it (None: uncached)
+    predicted_cache_write_tokens: int = 0  # the context written by the first question
+    predicted_cache_read_tokens: int = 0  # the context read by every later question
+    predicted_cost_cached_usd: float | None = None  # the target's dollars with the cache
+    reported_cache_write_tokens: int | None = None  # cache_creation_input_tokens
+    reported_cache_read_tokens: int | None = None  # cache_read_input_tokens / cached_tokens
+    # tokens at the head of the context unchanged since the compaction before the last one
+    # (a provider's cache still holds them): production's next turns (evals.conversation_bill)
+    stable_prefix_tokens: int | None = None
     # --- context -----------------------------------------------------------------------------
     question: str = ""
     gold_answers: tuple[str, ...] = ()
@@ -142,7 +163,7 @@ class Record:
         data["seen_px"] = [list(p) for p in self.seen_px]
         for name in ("bill_rules", "image_tokens_per_frame", "replay_warnings"):
             data[name] = list(getattr(self, name))
-        for name in ("settings", "question_meta", "extra"):
+        for name in ("settings", "question_meta", "extra", "methods_used", "frames_by_shape"):
             data[name] = dict(getattr(self, name))
         if self.reading is not None:
             data["reading"] = dict(self.reading)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evals.budget import DryRunSummary, format_dry_run
-from evals.planning import Plan, Planned
+from evals.planning import QA_READER, Plan, Planned
 from evals.records import (
     Record,
 )
@@ -78,6 +78,35 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
     return "\n".join(lines)
 
 
+def _cache_lines(planned: Sequence[Planned], target_usd: float, spec: RunSpec) -> list[str]:
+    """The target's dollars without and with the provider's prompt cache (evals.prompt_cache)."""
+    from evals.prompt_cache import cache_plan
+
+    plan = cache_plan(spec.model, spec.model.model_for(QA_READER), spec.prompt_cache)
+    if not spec.prompt_cache:
+        return ["  prompt cache         off (prompt_cache=false): every request billed uncached"]
+    if plan.rule is None:
+        return [f"  prompt cache         none modelled for {spec.model.target_model} via "
+                f"{spec.model.litellm_id.split('/')[0]}: predicted uncached"]
+    uses = [p.cache_use for p in planned if p.cache_use is not None]
+    written = sum(u.written for u in uses)
+    read = sum(u.read for u in uses)
+    cached_usd = sum(p.predicted_cost_cached_usd or 0.0 for p in planned)
+    rule = plan.rule
+    saved = f"{100 * (1 - cached_usd / target_usd):.0f}% less" if target_usd else "-"
+    how = ("breakpoint at the end of each context" if plan.mark else
+           "prompt_cache_key per context" if plan.keyed else
+           "implicit" if plan.sent else "not sent: the target's bill")
+    return [
+        f"  prompt cache         {rule.id} ({rule.mode}, {how}; min {rule.min_tokens:,} tokens, "
+        f"write x{rule.write_multiplier:g}, read x{rule.read_multiplier:g}; "
+        f"pricing.toml, checked {rule.checked})",
+        f"  target $ uncached    ${target_usd:>11,.4f}",
+        f"  target $ cached      ${cached_usd:>11,.4f}   ({saved}; {written:,} tokens written, "
+        f"{read:,} read; first question of a context writes, later ones read)",
+    ]
+
+
 def format_plan(plan: Plan, summary: DryRunSummary, spec: RunSpec) -> str:
     """The dry-run report: the client's numbers plus the target model's tokens and dollars."""
     target_tokens = sum(p.predicted_prompt_tokens for p in plan.planned)
@@ -93,16 +122,18 @@ def format_plan(plan: Plan, summary: DryRunSummary, spec: RunSpec) -> str:
              (f"  target model         {spec.model.target_model}"
               f" via {spec.model.api or spec.model.provider}: {target_tokens:,} prompt tokens, "
               f"${target_usd:,.4f} if sent to it (input + output bound)")]
+    lines.extend(_cache_lines(plan.planned, target_usd, spec))
     if spec.model.offline_reader:
         lines.append(f"  reader               {spec.model.name}: requests cost nothing "
                      f"({OCR_NOTE})")
     if per_arm:
         lines.append("  per arm:  arm                                   requests  frames/q  "
-                     "tokens/q    target $")
+                     "tokens/q    target $    cached $")
         for label, ps in sorted(per_arm.items()):
             frames = sum(len(p.context.frame_hashes) for p in ps) / len(ps)
             tokens = sum(p.predicted_prompt_tokens for p in ps) / len(ps)
             usd = sum(p.predicted_cost_usd or 0.0 for p in ps)
+            cached = sum(p.predicted_cost_cached_usd or 0.0 for p in ps)
             lines.append(f"            {label:<37} {len(ps):>8} {frames:>9.1f} "
-                         f"{tokens:>9.0f} {usd:>11.4f}")
+                         f"{tokens:>9.0f} {usd:>11.4f} {cached:>11.4f}")
     return "\n".join(lines)

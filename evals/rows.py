@@ -129,15 +129,40 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         reader_version=offline_reader_version() if model.offline_reader else None,
         cache_key=response.key if response is not None else None,
         replay_warnings=tuple(context.replay_warnings[:5]),
+        replay_warnings_total=context.replay_warnings_total,
+        methods_used=dict(context.methods_used or {}),
+        frame_cap=context.frame_cap,
+        frames_by_shape=dict(context.frames_by_shape or {}),
+        context_tokens_estimate=context.context_tokens_estimate or None,
+        fits_window=context.fits_window,
+        production_valid=context.production_valid,
+        production_note=context.production_note,
         question=question.question,
         gold_answers=question.answers,
         question_kind=question.meta.get("kind"),
         question_meta={k: question.meta[k] for k in ("depth", "template", "place")
                        if k in question.meta},
         reading=dict(reading) if reading is not None else None,
+        prompt_cache_rule=(_rule_id(spec) if p is not None and p.cache_use is not None
+                           else None),
+        predicted_cache_write_tokens=p.cache_use.written if p is not None and p.cache_use else 0,
+        predicted_cache_read_tokens=p.cache_use.read if p is not None and p.cache_use else 0,
+        predicted_cost_cached_usd=p.predicted_cost_cached_usd if p is not None else None,
+        reported_cache_write_tokens=(response.cache_write_tokens if response is not None
+                                     else None),
+        reported_cache_read_tokens=(response.cache_read_tokens if response is not None
+                                    else None),
+        stable_prefix_tokens=context.stable_prefix_tokens,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         extra=extra,
     )
+
+
+def _rule_id(spec: RunSpec) -> str | None:
+    from snapcompact.pricing import prompt_cache_rule
+
+    rule = prompt_cache_rule(spec.model.target_model, api=spec.model.api)
+    return rule.id if rule is not None else None
 
 
 class RecordSink:

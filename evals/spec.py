@@ -196,6 +196,7 @@ class EvalConfig(_Group):
     max_questions_per_item: PositiveCount | None = None
     budget_usd: Dollars | None = None
     dry_run: bool = False
+    prompt_cache: bool = True
     progress: bool = True
     results_dir: Text | None = None
     cache_dir: Text
@@ -550,6 +551,7 @@ class RunSpec:
     max_attempts: int
     max_frames: int = DEFAULT_MAX_FRAMES
     limits_dir: Path | None = None  # shared token-limit state (evals.tpm); None: per process
+    prompt_cache: bool = True  # use the providers' prompt caches (evals.prompt_cache)
 
     @property
     def seed(self) -> int:
@@ -645,6 +647,7 @@ class RunSpec:
             max_questions_per_item=raw.max_questions_per_item,
             budget_usd=raw.budget_usd,
             dry_run=raw.dry_run,
+            prompt_cache=raw.prompt_cache,
             progress=raw.progress,
             cache_dir=_path(raw.cache_dir, base, "cache_dir"),
             ocr_cache_dir=(_path(raw.ocr_cache_dir, base, "ocr_cache_dir")

@@ -76,6 +76,34 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
     return out
 
 
+def _next_turn_lines(summary: pd.DataFrame) -> list[str]:
+    """What production pays for the turns after the last compaction (evals.conversation_bill)."""
+    from evals.conversation_bill import NEXT_TURNS, TURN_TOKENS
+
+    if "next_turns_usd_cached" not in summary or summary["stable_prefix_tokens"].isna().all():
+        return ["No row carries a stable-prefix figure (records before prompt caching).", ""]
+    out = [(f"Input dollars of the next {NEXT_TURNS} turns after the context (each adding "
+            f"{TURN_TOKENS:,} tokens), billed as the target's prompt cache bills them "
+            "(pricing.toml [[prompt_cache]]; the breakpoint moves to the end of every turn). "
+            "`stable prefix`: tokens at the head of the context unchanged since the previous "
+            "compaction, which the first turn still reads from the cache; `rewritten`: the same "
+            "turns if the compaction had rewritten the whole prefix (an LLM summary)."), ""]
+    for target, part in summary.groupby("target_model", sort=True):
+        out += [f"### {target}", "",
+                "| arm | context tokens | stable prefix | uncached $ | cached $ | rewritten $ |",
+                "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        part = part.drop_duplicates(["strategy", "policy", "shape", "frame_size"])
+        for row in part.sort_values("next_turns_usd_cached").itertuples():
+            label = arm_label(row.strategy, row.policy, row.shape, row.frame_size)
+            out.append(f"| {label} | {_fmt(row.tokens_predicted, ',.0f')} | "
+                       f"{_fmt(row.stable_prefix_tokens, ',.0f')} | "
+                       f"{_fmt(row.next_turns_usd_uncached, '.4f')} | "
+                       f"{_fmt(row.next_turns_usd_cached, '.4f')} | "
+                       f"{_fmt(row.next_turns_usd_rewritten, '.4f')} |")
+        out.append("")
+    return out
+
+
 def _decision_lines(decisions: Sequence[Decision]) -> list[str]:
     out = []
     for d in decisions:
@@ -141,6 +169,7 @@ def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[De
         "Answers by: " + "; ".join(reader_label(r) for r in readers) + ".", "",
         "## Rule", "", rule, "",
         "## Per arm", "", *_summary_lines(summary),
+        "## Production's next turns with the prompt cache", "", *_next_turn_lines(summary),
         "## Recall by evidence round", "", *_round_lines(df),
         "## Winners per model line", "", *_decision_lines(decisions),
         "## Model -> shape table", "",

@@ -146,7 +146,8 @@ def test_put_get_round_trip_and_layout(tmp_path):
     stored = json.loads(path.read_text())
     # Only the answer and its accounting are stored: no request, no credential.
     assert set(stored) == {"schema", "answer", "prompt_tokens", "completion_tokens", "cost_usd",
-                           "model", "latency_s", "created_unix"}
+                           "model", "latency_s", "created_unix", "cache_read_tokens",
+                           "cache_write_tokens"}
     assert list(cache.keys()) == [key] and len(cache) == 1
     assert not list((tmp_path / "cache").rglob(".tmp-*"))
 

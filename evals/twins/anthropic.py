@@ -150,6 +150,7 @@ class AnthropicTwin(WireTwin):
         images: list[DecodedImage] = []
         uses_tools, tool_calls = False, 0
         open_calls: tuple[int, list[str]] | None = None  # previous turn: (index, tool_use ids)
+        mark: tuple[int, int, int, int] | None = None  # last cache_control: m, b, texts, images
         for m, message in enumerate(messages):
             if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
                 raise Refusal(400, "invalid_request_error",
@@ -190,6 +191,8 @@ class AnthropicTwin(WireTwin):
                                   f"{where}.type: Input tag {kind!r} found using 'type' does not "
                                   "match any of the expected tags: 'text', 'image', 'tool_use', "
                                   "'tool_result'")
+                if block.get("cache_control") is not None:
+                    mark = (m, b, len(texts), len(images))
             if open_calls is not None:
                 missing = [i for i in open_calls[1] if i not in answered]
                 if missing:
@@ -208,6 +211,7 @@ class AnthropicTwin(WireTwin):
         _check_edges(images, dict(self.limits))
         answer = self.answer_fn(texts)
         billed = _bill_claude(model, images, texts, answer, tool_calls)
+        billed = self._cached(model, body, mark, texts, billed)
         reply = {
             "id": f"msg_twin_{uuid.uuid4().hex[:20]}",
             "type": "message",
@@ -216,11 +220,37 @@ class AnthropicTwin(WireTwin):
             "content": [{"type": "text", "text": answer}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": billed.prompt_tokens,
+            # input_tokens: the tokens after the last breakpoint (prompt-caching docs: the
+            # three fields add up to the prompt)
+            "usage": {"input_tokens": (billed.prompt_tokens - billed.cache_read_tokens
+                                       - billed.cache_write_tokens),
                       "output_tokens": billed.completion_tokens,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+                      "cache_creation_input_tokens": billed.cache_write_tokens,
+                      "cache_read_input_tokens": billed.cache_read_tokens},
         }
         return reply, billed, model
+
+    def _cached(self, model: str, body: dict[str, Any], mark: tuple[int, int, int, int] | None,
+                texts: list[str], billed: Billed) -> Billed:
+        """The bill with the prompt cache: the prefix through the last ``cache_control`` block
+        (tools, system, then the messages up to it) read or written (evals.twins.prompt_cache)."""
+        import dataclasses
+
+        from evals.twins.prompt_cache import prefix_digest
+
+        if mark is None:
+            return billed
+        m, b, n_texts, n_images = mark
+        messages = body["messages"]
+        content = messages[m].get("content")
+        head = [*messages[:m], {**messages[m], "content": (content[: b + 1]
+                                                           if isinstance(content, list)
+                                                           else content)}]
+        digest = prefix_digest(model, body.get("tools"), body.get("system"), head)
+        prefix = (sum(text_tokens(t) for t in texts[:n_texts])
+                  + sum(billed.image_tokens[:n_images]))
+        read, written = self.prompt_cache.breakpoint(model, digest, prefix)
+        return dataclasses.replace(billed, cache_read_tokens=read, cache_write_tokens=written)
 
     def _tool_result(self, block: dict[str, Any], where: str, texts: list[str],
                      images: list[DecodedImage], open_calls: tuple[int, list[str]] | None
@@ -393,6 +423,7 @@ class BedrockConverseTwin(WireTwin):
         images: list[DecodedImage] = []
         uses_tools, tool_calls = False, 0
         open_calls: tuple[int, list[str]] | None = None
+        mark: tuple[int, int, int, int] | None = None  # the last cachePoint: m, b, texts, images
         for m, message in enumerate(messages):
             if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
                 raise Refusal(400, "ValidationException", f"messages.{m}.role is invalid")
@@ -404,7 +435,9 @@ class BedrockConverseTwin(WireTwin):
                 if not isinstance(block, dict) or len(block) != 1:
                     raise Refusal(400, "ValidationException",
                                   f"{where}: a content block must set exactly one member")
-                if "text" in block:
+                if "cachePoint" in block:  # the prompt cache's breakpoint: caches what precedes
+                    mark = (m, b, len(texts), len(images))
+                elif "text" in block:
                     texts.append(str(block["text"]))
                 elif "image" in block:
                     images.append(self._image(block["image"], where, len(images)))
@@ -442,11 +475,18 @@ class BedrockConverseTwin(WireTwin):
         _check_edges(images, dict(request_limits()["anthropic"]))
         answer = self.answer_fn(texts)
         billed = _bill_claude(model, images, texts, answer, tool_calls)
+        billed = AnthropicTwin._cached(self, model, {**body, "system": body.get("system"),  # type: ignore[arg-type]
+                                                     "tools": body.get("toolConfig")},
+                                       mark, texts, billed)
         reply = {
             "output": {"message": {"role": "assistant", "content": [{"text": answer}]}},
             "stopReason": "end_turn",
-            "usage": {"inputTokens": billed.prompt_tokens,
+            # Converse usage: inputTokens excludes the cache's reads and writes
+            "usage": {"inputTokens": (billed.prompt_tokens - billed.cache_read_tokens
+                                      - billed.cache_write_tokens),
                       "outputTokens": billed.completion_tokens,
+                      "cacheReadInputTokens": billed.cache_read_tokens,
+                      "cacheWriteInputTokens": billed.cache_write_tokens,
                       "totalTokens": billed.prompt_tokens + billed.completion_tokens},
             "metrics": {"latencyMs": 1},
         }

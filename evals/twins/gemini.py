@@ -96,6 +96,7 @@ class GeminiTwin(WireTwin):
                           "is not specified")
         open_calls: list[str] = []  # names called by the previous content (a function call turn)
         tool_calls = 0
+        boundaries: list[tuple[Any, int, int]] = []  # (part, texts before, images before)
         for c, content in enumerate(contents):
             role = content.get("role", "user")
             if role not in ("user", "model", "function"):
@@ -104,6 +105,7 @@ class GeminiTwin(WireTwin):
             calls: list[str] = []
             answered: list[str] = []
             for p, part in enumerate(content.get("parts") or []):
+                boundaries.append(((c, role, p, part), len(texts), len(tokens)))
                 where = f"contents[{c}].parts[{p}]"
                 inline = part.get("inline_data") or part.get("inlineData")
                 call = _field(part, "functionCall", "function_call")
@@ -164,6 +166,7 @@ class GeminiTwin(WireTwin):
         billed = Billed(text_tokens=sum(text_tokens(t) for t in texts), image_tokens=tuple(tokens),
                         image_sizes=tuple(images), completion_tokens=text_tokens(answer),
                         tool_calls=tool_calls)
+        billed = self._cached(model, body, boundaries, texts, billed)
         details = [{"modality": "TEXT", "tokenCount": billed.text_tokens}]
         if tokens:
             details.append({"modality": "IMAGE", "tokenCount": sum(tokens)})
@@ -173,11 +176,31 @@ class GeminiTwin(WireTwin):
             "usageMetadata": {"promptTokenCount": billed.prompt_tokens,
                               "candidatesTokenCount": billed.completion_tokens,
                               "totalTokenCount": billed.prompt_tokens + billed.completion_tokens,
-                              "promptTokensDetails": details},
+                              "promptTokensDetails": details,
+                              **({"cachedContentTokenCount": billed.cache_read_tokens}
+                                 if billed.cache_read_tokens else {})},
             "modelVersion": model,
             "responseId": uuid.uuid4().hex[:22],
         }
         return reply, billed, model
+
+    def _cached(self, model: str, body: dict[str, Any], boundaries: list[tuple[Any, int, int]],
+                texts: list[str], billed: Billed) -> Billed:
+        """Implicit caching: the longest prefix (at a part boundary) an earlier request sent."""
+        import dataclasses
+        import itertools
+
+        from evals.twins.prompt_cache import digest_chain
+
+        text_sums = [0, *itertools.accumulate(text_tokens(t) for t in texts)]
+        image_sums = [0, *itertools.accumulate(billed.image_tokens)]
+        start = [model, body.get("systemInstruction"), body.get("tools")]
+        # the prefix before part i: the chain over parts 0..i-1
+        digests = digest_chain(start, [b[0] for b in boundaries])
+        points = [(digests[i - 1], text_sums[nt] + image_sums[ni])
+                  for i, (_, nt, ni) in enumerate(boundaries) if i > 0]
+        read = self.prompt_cache.longest_prefix(model, points)
+        return dataclasses.replace(billed, cache_read_tokens=read)
 
 
 _FUNCTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")

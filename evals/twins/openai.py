@@ -178,7 +178,10 @@ class OpenAITwin(WireTwin):
         calls: tuple[int, list[str]] | None = None  # last assistant turn: (index, open call ids)
         answerable: set[str] = set()  # ids the tool messages after that turn may answer
         tool_calls = 0
+        boundaries: list[tuple[int, int, int]] = []  # (messages before, texts, images)
         for m, message in enumerate(messages):
+            if m:
+                boundaries.append((m, len(texts), len(images)))
             role = message.get("role") if isinstance(message, dict) else None
             if role not in ("system", "developer", "user", "assistant", "tool"):
                 raise Refusal(400, "invalid_value", f"messages[{m}].role is invalid")
@@ -223,6 +226,8 @@ class OpenAITwin(WireTwin):
         _check_answered(calls)
         answer = self.answer_fn(texts)
         billed = self._bill(model, images, texts, answer, tool_calls)
+        if self.flavour == "openai":  # automatic prefix caching (evals.twins.prompt_cache)
+            billed = self._cached(model, body, boundaries, texts, billed)
         reply = {
             "id": f"chatcmpl-twin{uuid.uuid4().hex[:20]}",
             "object": "chat.completion",
@@ -233,9 +238,26 @@ class OpenAITwin(WireTwin):
             "usage": {"prompt_tokens": billed.prompt_tokens,
                       "completion_tokens": billed.completion_tokens,
                       "total_tokens": billed.prompt_tokens + billed.completion_tokens,
-                      "prompt_tokens_details": {"cached_tokens": 0}},
+                      "prompt_tokens_details": {"cached_tokens": billed.cache_read_tokens}},
         }
         return reply, billed, model
+
+    def _cached(self, model: str, body: dict[str, Any],
+                boundaries: list[tuple[int, int, int]], texts: list[str],
+                billed: Billed) -> Billed:
+        """Automatic prefix caching: the longest prefix at a message boundary that an earlier
+        request sent (1024 tokens and up, read in 128-token steps; writes are free)."""
+        import dataclasses
+        import itertools
+
+        from evals.twins.prompt_cache import digest_chain
+
+        text_sums = [0, *itertools.accumulate(text_tokens(t) for t in texts)]
+        image_sums = [0, *itertools.accumulate(billed.image_tokens)]
+        digests = digest_chain([model, body.get("tools")], body["messages"])
+        points = [(digests[m - 1], text_sums[nt] + image_sums[ni]) for m, nt, ni in boundaries]
+        read = self.prompt_cache.longest_prefix(model, points)
+        return dataclasses.replace(billed, cache_read_tokens=read)
 
     # -- POST /responses -------------------------------------------------------------------
     def responses(self, request: Any, body: dict[str, Any], match: Any):

@@ -30,6 +30,7 @@ from importlib import resources
 from typing import Any, ClassVar
 
 from evals.loopback import LoopbackServer
+from evals.twins.prompt_cache import PromptCacheStore
 
 __all__ = ["Exchange", "Fault", "Refusal", "TwinServer", "WireTwin", "compact_json",
            "request_limits"]
@@ -94,6 +95,8 @@ class Exchange:
     completion_tokens: int = 0
     request_bytes: int = 0
     tool_calls: int = 0  # tool calls in the conversation (each answered by a result)
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def accepted(self) -> bool:
@@ -109,6 +112,8 @@ class Billed:
     image_sizes: tuple[tuple[int, int], ...]
     completion_tokens: int
     tool_calls: int = 0
+    cache_read_tokens: int = 0  # of prompt_tokens, read from the twin's prompt cache
+    cache_write_tokens: int = 0  # of prompt_tokens, written to it (breakpoint providers)
 
     @property
     def prompt_tokens(self) -> int:
@@ -132,6 +137,7 @@ class WireTwin:
     answer_fn: Callable[[Sequence[str]], str] = default_answer
     latency_s: float = 0.0
     log: list[Exchange] = field(default_factory=list)
+    prompt_cache: PromptCacheStore = field(default_factory=lambda: PromptCacheStore())
     faults: list[Fault] = field(default_factory=list)
     limits: Mapping[str, Any] = field(default_factory=dict)
     #: The ``[[request_limits]]`` provider of pricing.toml whose limits apply when none are given.
@@ -165,6 +171,7 @@ class WireTwin:
         with self._lock:
             self.faults.clear()
             self.log.clear()
+            self.prompt_cache.clear()
 
     def accepted(self) -> list[Exchange]:
         return [e for e in self.log if e.accepted]
@@ -211,7 +218,9 @@ class WireTwin:
                               image_tokens=billed.image_tokens, text_tokens=billed.text_tokens,
                               prompt_tokens=billed.prompt_tokens,
                               completion_tokens=billed.completion_tokens, request_bytes=len(raw),
-                              tool_calls=billed.tool_calls))
+                              tool_calls=billed.tool_calls,
+                              cache_read_tokens=billed.cache_read_tokens,
+                              cache_write_tokens=billed.cache_write_tokens))
         return web.json_response(reply, headers=self.ok_headers())
 
     def ok_headers(self) -> dict[str, str]:

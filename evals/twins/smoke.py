@@ -180,6 +180,12 @@ class DriftRow:
     twin_image_tokens: tuple[int, ...] | None  # the twin's reading; None: no documented rule
     predicted_prompt_tokens: int
     reported_prompt_tokens: int | None
+    # the prompt cache: predicted (snapcompact.pricing.cache_uses) and as litellm read the
+    # twin's usage (cache_creation_input_tokens; cache_read_input_tokens / cached_tokens)
+    predicted_cache_write: int = 0
+    predicted_cache_read: int = 0
+    reported_cache_write: int | None = None
+    reported_cache_read: int | None = None
 
     @property
     def drift(self) -> float | None:
@@ -211,14 +217,17 @@ def drift_rows(config: str, records: Sequence[Any], exchanges: Sequence[Exchange
             twin_images = match.image_tokens
         out.append(DriftRow(config, twin, r.reader, r.shape, frames,
                             tuple(r.image_tokens_per_frame), twin_images,
-                            r.predicted_prompt_tokens, r.reported_prompt_tokens))
+                            r.predicted_prompt_tokens, r.reported_prompt_tokens,
+                            r.predicted_cache_write_tokens, r.predicted_cache_read_tokens,
+                            r.reported_cache_write_tokens, r.reported_cache_read_tokens))
     return out
 
 
 def format_drift_table(rows: Sequence[DriftRow]) -> str:
     """Per config: requests, predicted vs reported prompt tokens, image tokens both ways."""
     head = (f"{'model config':<30} {'twin':<16} {'req':>4} {'pred prompt':>11} "
-            f"{'reported':>9} {'drift':>7} {'pred img':>9} {'twin img':>9}  frames (px)")
+            f"{'reported':>9} {'drift':>7} {'pred img':>9} {'twin img':>9} "
+            f"{'cache write pred/rep':>21} {'cache read pred/rep':>21}  frames (px)")
     lines = [head, "-" * len(head)]
     by_config: dict[str, list[DriftRow]] = {}
     for row in rows:
@@ -232,8 +241,13 @@ def format_drift_table(rows: Sequence[DriftRow]) -> str:
                     else str(sum(sum(r.twin_image_tokens or ()) for r in rule)))
         drift = f"{100 * (reported / predicted - 1):+.1f}%" if predicted else "-"
         sizes = sorted({px for r in rule for px in r.frame_px})
+        write = (f"{sum(r.predicted_cache_write for r in group):,}/"
+                 f"{sum(r.reported_cache_write or 0 for r in group):,}")
+        read = (f"{sum(r.predicted_cache_read for r in group):,}/"
+                f"{sum(r.reported_cache_read or 0 for r in group):,}")
         lines.append(f"{config:<30} {group[0].twin:<16} {len(group):>4} {predicted:>11,} "
-                     f"{reported:>9,} {drift:>7} {pred_img:>9,} {twin_img:>9}  "
+                     f"{reported:>9,} {drift:>7} {pred_img:>9,} {twin_img:>9} "
+                     f"{write:>21} {read:>21}  "
                      + " ".join(f"{w}x{h}" for w, h in sizes))
     return "\n".join(lines)
 

@@ -189,7 +189,7 @@ def _cmd_serialize(args: argparse.Namespace) -> int:
 
 
 def _cmd_compact(args: argparse.Namespace) -> int:
-    from snapcompact.compaction import CompactRequest, compact_session_file
+    from snapcompact.agent import CompactRequest, compact_session_file
 
     _print(compact_session_file(CompactRequest(
         session=args.session, model=_model_id(args.model), out=str(_output_folder(args.out)),
@@ -259,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--api")
     p.add_argument("--provider")
     p.add_argument("--strategy", default="snapcompact",
-                   choices=("snapcompact", "truncate", "full", "context-full", "handoff"))
+                   choices=("snapcompact", "truncate", "full", "context-full", "handoff"),
+                   help="snapcompact = the coding agent's default method order")
     p.add_argument("--policy", choices=("pinned", "foveated"))
     p.add_argument("--shape", help="shape variant, or auto (default)")
     p.add_argument("--size", type=int, help="frame side in px")

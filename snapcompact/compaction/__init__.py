@@ -20,6 +20,11 @@ from typing import TYPE_CHECKING
 from snapcompact.core import lazy_exports
 
 if TYPE_CHECKING:
+    from snapcompact.compaction.cache_breakpoint import (
+        CacheBreakpoint,
+        cache_breakpoint,
+        with_cache_breakpoint,
+    )
     from snapcompact.compaction.chat import (
         to_chat_messages,
         tool_definitions,
@@ -50,14 +55,21 @@ if TYPE_CHECKING:
         MetadataEntry,
         entry_from_json,
     )
-    from snapcompact.compaction.hooks import CANCEL, HookCompaction, Hooks, HookSummary
-    from snapcompact.compaction.inspect import CompactRequest, compact_session_file
+    from snapcompact.compaction.hooks import (
+        CANCEL,
+        BeforeCompactEvent,
+        Cancel,
+        HookCompaction,
+        Hooks,
+        HookSummary,
+    )
     from snapcompact.compaction.litellm_adapter import (
         litellm_chat,
         litellm_complete,
         summarizer_chat_messages,
     )
     from snapcompact.compaction.model import ModelInfo
+    from snapcompact.compaction.openai_compact import uses_openai_remote_compaction
     from snapcompact.compaction.pipeline import (
         CompactionOutcome,
         CompactionPipeline,
@@ -72,6 +84,8 @@ if TYPE_CHECKING:
     )
     from snapcompact.compaction.replay import (
         REPLAY_STRATEGIES,
+        Replay,
+        ReplayRound,
         load_session_messages,
         replay_session,
         replay_settings,
@@ -84,17 +98,31 @@ if TYPE_CHECKING:
         PruneSettings,
         Settings,
         discover_settings,
+        effective_reserve_tokens,
+        legacy_method_order,
         load_settings,
         merge_settings,
         resolve_threshold_tokens,
         settings_paths,
     )
-    from snapcompact.compaction.strategies import cumulative_file_ops
+    from snapcompact.compaction.shake import DEFAULT_SHAKE_CONFIG, RESCUE_SHAKE_CONFIG
+    from snapcompact.compaction.strategies import (
+        CompactionPayload,
+        StrategyFallback,
+        archived_messages_json,
+        compact_context_full,
+        compact_snapcompact,
+        cumulative_file_ops,
+    )
     from snapcompact.compaction.summarize import (
         SPLIT_TURN_SEPARATOR,
         serialize_for_summary,
     )
-    from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
+    from snapcompact.compaction.tokens import (
+        DEFAULT_ESTIMATOR,
+        FRAME_TOKEN_ESTIMATE,
+        TokenEstimator,
+    )
     from snapcompact.compaction.triggers import (
         decide_after_turn,
         is_context_overflow,
@@ -104,18 +132,31 @@ if TYPE_CHECKING:
 #: Public name -> the module that defines it (imported on first use, so importing one stage
 #: does not load the others).
 _WHERE: dict[str, str] = {
+    "legacy_method_order": "settings",
+    "BeforeCompactEvent": "hooks",
+    "Cancel": "hooks",
+    "uses_openai_remote_compaction": "openai_compact",
+    "Replay": "replay",
+    "ReplayRound": "replay",
+    "effective_reserve_tokens": "settings",
+    "DEFAULT_SHAKE_CONFIG": "shake",
+    "RESCUE_SHAKE_CONFIG": "shake",
+    "CompactionPayload": "strategies",
+    "StrategyFallback": "strategies",
+    "archived_messages_json": "strategies",
+    "compact_context_full": "strategies",
+    "compact_snapcompact": "strategies",
+    "FRAME_TOKEN_ESTIMATE": "tokens",
     "adapted_keep_tokens": "cut_point",
     "bill_request": "request_bill",
     "BranchSummaryEntry": "entries",
     "build_session_context": "context",
     "CANCEL": "hooks",
-    "compact_session_file": "inspect",
     "CompactionEntry": "entries",
     "CompactionOutcome": "pipeline",
     "CompactionPipeline": "pipeline",
     "CompactionPreparation": "cut_point",
     "CompactionSettings": "settings",
-    "CompactRequest": "inspect",
     "convert_to_llm": "context",
     "cumulative_file_ops": "strategies",
     "CustomMessageEntry": "entries",
@@ -162,6 +203,9 @@ _WHERE: dict[str, str] = {
     "summarizer_chat_messages": "litellm_adapter",
     "SUPERSEDED_NOTICE": "pruning",
     "to_chat_messages": "chat",
+    "CacheBreakpoint": "cache_breakpoint",
+    "cache_breakpoint": "cache_breakpoint",
+    "with_cache_breakpoint": "cache_breakpoint",
     "to_wire_json": "context",
     "TokenEstimator": "tokens",
     "tool_definitions": "chat",
@@ -172,9 +216,23 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "legacy_method_order",
+    "BeforeCompactEvent",
+    "Cancel",
+    "uses_openai_remote_compaction",
+    "Replay",
+    "ReplayRound",
+    "effective_reserve_tokens",
+    "DEFAULT_SHAKE_CONFIG",
+    "RESCUE_SHAKE_CONFIG",
+    "CompactionPayload",
+    "StrategyFallback",
+    "archived_messages_json",
+    "compact_context_full",
+    "compact_snapcompact",
+    "FRAME_TOKEN_ESTIMATE",
     "BranchSummaryEntry",
     "CANCEL",
-    "CompactRequest",
     "CompactionEntry",
     "CompactionOutcome",
     "CompactionPipeline",
@@ -205,7 +263,6 @@ __all__ = [
     "adapted_keep_tokens",
     "bill_request",
     "build_session_context",
-    "compact_session_file",
     "convert_to_llm",
     "cumulative_file_ops",
     "decide_after_turn",
@@ -233,6 +290,9 @@ __all__ = [
     "should_run_idle",
     "summarizer_chat_messages",
     "to_chat_messages",
+    "with_cache_breakpoint",
+    "CacheBreakpoint",
+    "cache_breakpoint",
     "to_wire_json",
     "tool_definitions",
     "user_question",

@@ -46,6 +46,7 @@ __all__ = [
     "SnapcompactSettings",
     "discover_settings",
     "effective_reserve_tokens",
+    "legacy_method_order",
     "load_settings",
     "merge_settings",
     "resolve_threshold_tokens",
@@ -55,6 +56,27 @@ __all__ = [
 #: Strategies the pipeline implements (the seed's list).
 STRATEGIES: tuple[str, ...] = ("context-full", "snapcompact", "handoff", "shake", "off")
 _POLICIES = ("pinned", "foveated")
+#: The coding agent's compaction methods (``compaction.methodOrder`` entries).
+METHODS: tuple[str, ...] = ("remote", "snapcompact", "handoff", "soft", "shake")
+#: The method list the agent migrates a legacy single ``compaction.strategy`` to.
+_LEGACY_ORDERS: dict[str, tuple[str, ...]] = {
+    "context-full": ("remote", "soft"),
+    "handoff": ("handoff", "remote", "soft"),
+    "shake": ("shake", "remote", "soft"),
+    "snapcompact": ("snapcompact", "remote", "soft"),
+    "off": (),
+}
+
+
+def legacy_method_order(strategy: str, remote_enabled: bool = True) -> tuple[str, ...]:
+    """The list coding agent 18.3.4 migrates an old single ``compaction.strategy`` to
+    (``config/settings.ts:2551-2600``): ``context-full`` is remote then soft; ``handoff``,
+    ``shake`` and ``snapcompact`` run first with remote and soft behind them; ``off`` is empty.
+    ``remoteEnabled = false`` removes remote."""
+    if strategy not in _LEGACY_ORDERS:
+        raise ValueError(f"compaction.strategy {strategy!r} has no method order (known: "
+                         f"{', '.join(_LEGACY_ORDERS)})")
+    return tuple(m for m in _LEGACY_ORDERS[strategy] if remote_enabled or m != "remote")
 #: ``snapcompact.systemPrompt``: what of the system prompt inline imaging may send as frames.
 SYSTEM_PROMPT_MODES: tuple[str, ...] = ("none", "agents-md", "all")
 
@@ -78,6 +100,10 @@ class CompactionSettings:
     drop_useless: bool = True
     #: Switch to the model's configured larger-window ``promotion_target`` before compacting.
     context_promotion: bool = True
+    #: ``compaction.methodOrder``: the coding agent's ordered methods (remote, snapcompact,
+    #: handoff, shake, soft), tried in turn until one is accepted (``snapcompact.agent``).
+    #: None = the agent's default order. ``strategy`` is the seed pipeline's single choice.
+    method_order: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -92,6 +118,16 @@ class CompactionSettings:
         for name in ("enabled", "auto_continue", "remote_enabled", "idle_enabled", "drop_useless",
                      "context_promotion"):
             _check_bool(f"compaction.{_camel(name)}", getattr(self, name))
+        if self.method_order is not None:
+            if isinstance(self.method_order, str) or not all(
+                    isinstance(m, str) for m in self.method_order):
+                raise ValueError("compaction.methodOrder must be a list of method names, got "
+                                 f"{self.method_order!r}")
+            object.__setattr__(self, "method_order", tuple(self.method_order))
+            unknown = [m for m in self.method_order if m not in METHODS]
+            if unknown:
+                raise ValueError(f"compaction.methodOrder: unknown method(s) {unknown}; known: "
+                                 f"{', '.join(METHODS)}")
         if self.remote_endpoint is not None and not isinstance(self.remote_endpoint, str):
             raise ValueError("compaction.remoteEndpoint must be a string, got "
                              f"{self.remote_endpoint!r}")
@@ -149,7 +185,9 @@ class SnapcompactSettings:
     """``snapcompact.*``: the archive strategy's knobs (shape ``auto`` resolves from the model)."""
 
     shape: str = "auto"
-    policy: str = "pinned"
+    #: ``foveated`` is what coding agent 18.3.4 runs (its only planner); ``pinned`` is the
+    #: seed's design (carry, pin, evict, text tail), kept as a labelled research arm.
+    policy: str = "foveated"
     max_frames: int | None = None
     frame_size: int | None = None
     max_frame_data_bytes: int = 3_000_000
@@ -248,9 +286,17 @@ def merge_settings(base: Settings, overrides: Mapping[str, Any]) -> Settings:
             if name not in known:
                 raise ValueError(f"unknown setting {section_key}.{key} (known: "
                                  f"{', '.join(sorted(_camel(k) for k in known))})")
-            if name == "protected_tools" and isinstance(value, list):
+            if name in ("protected_tools", "method_order") and isinstance(value, list):
                 value = tuple(value)
             changes[name] = value
+        if attr == "compaction" and "method_order" not in changes and (
+                "strategy" in changes or "remote_enabled" in changes):
+            # The coding agent migrates a settings file that names one strategy (and no method
+            # list) to the list that strategy meant (config/settings.ts:2551-2600).
+            strategy = changes.get("strategy", current.strategy)
+            remote = changes.get("remote_enabled", current.remote_enabled)
+            if strategy in _LEGACY_ORDERS:
+                changes["method_order"] = legacy_method_order(strategy, remote is not False)
         result = replace(result, **{attr: replace(current, **changes)})
     return result
 

@@ -58,6 +58,7 @@ __all__ = [
     "NO_PRIOR_HISTORY",
     "CompactionPayload",
     "StrategyFallback",
+    "archived_messages_json",
     "compact_context_full",
     "compact_snapcompact",
     "cumulative_file_ops",
@@ -205,8 +206,15 @@ def _sum_usage(usages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
 
 def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings: Settings, *,
                         kept_tokens: int, custom_instructions: str | None = None,
-                        overrides: CompactingOverrides = _NO_OVERRIDES) -> CompactionPayload:
-    """Archive the summarized history as frames; raises :class:`StrategyFallback` when it cannot."""
+                        overrides: CompactingOverrides = _NO_OVERRIDES,
+                        max_frames: int | None = None,
+                        check_reduction: bool = True) -> CompactionPayload:
+    """Archive the summarized history as frames; raises :class:`StrategyFallback` when it cannot.
+
+    ``max_frames`` (default ``snapcompact.maxFrames``) is the frame cap the caller sized;
+    ``check_reduction=False`` leaves the reduction test to the caller (the coding agent's
+    maintenance projects the result with its own tokenizer and rejects it there).
+    """
 
     if not model.supports_images:
         raise StrategyFallback(f"snapcompact needs a model with image input; {model.id} has none: "
@@ -228,17 +236,20 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
                   "text (a legacy archive): its summary is carried over as text instead"),)
     try:
         result = compact(
-            _wire_json(prep),
+            archived_messages_json(prep),
             model_id=model.id, api=model.api, provider=model.provider,
             shape=None if sc.shape == "auto" else sc.shape,
             policy=sc.policy,  # type: ignore[arg-type]
             previous=prev.preserve_data if prev is not None and prev_archive is not None else None,
             previous_summary=prev.summary if prev is not None
             and (prev_archive is None or frames_only) and prev.summary else None,
-            max_frames=sc.max_frames, frame_size=sc.frame_size,
+            max_frames=max_frames if max_frames is not None else sc.max_frames,
+            frame_size=sc.frame_size,
             serialize_options={"include_thinking": model.include_thinking},
-            file_ops=cumulative_file_ops(prep), tokens_before=prep.tokens_before,
-            kept_tokens=kept_tokens, first_kept_entry_id=prep.first_kept_entry_id)
+            file_ops=cumulative_file_ops(prep),
+            tokens_before=prep.tokens_before if check_reduction else None,
+            kept_tokens=kept_tokens if check_reduction else None,
+            first_kept_entry_id=prep.first_kept_entry_id)
     except CompactionRejected as exc:
         raise StrategyFallback(f"{exc.reason}: falling back to context-full") from exc
     prev_preserve = prev.preserve_data if prev is not None else None
@@ -251,8 +262,9 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
         details=result.details.to_json(), preserve_data=preserve, warnings=notes)
 
 
-def _wire_json(prep: CompactionPreparation) -> list[dict[str, Any]]:
-    """The summarized messages as wire JSON (custom roles converted like the LLM would see them)."""
+def archived_messages_json(prep: CompactionPreparation) -> list[dict[str, Any]]:
+    """The summarized messages as wire JSON (custom roles converted like the LLM would see them):
+    what snapcompact archives."""
 
     out = []
     for message in [*prep.messages_to_summarize, *prep.turn_prefix_messages]:

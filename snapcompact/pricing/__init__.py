@@ -49,6 +49,15 @@ if TYPE_CHECKING:
         parse_shape_rules,
         shape_rules,
     )
+    from snapcompact.pricing.prompt_cache import (
+        CACHE_MODES,
+        CacheUse,
+        PromptCacheRule,
+        cache_uses,
+        parse_prompt_cache_rules,
+        prompt_cache_rule,
+        prompt_cache_rules,
+    )
     from snapcompact.pricing.resolve import (
         ResolvedShape,
         ideal_shape_variant,
@@ -63,6 +72,13 @@ _WHERE: dict[str, str] = {
     "api_family": "model_table",
     "api_for": "model_table",
     "bill_image": "billing",
+    "CACHE_MODES": "prompt_cache",
+    "CacheUse": "prompt_cache",
+    "cache_uses": "prompt_cache",
+    "parse_prompt_cache_rules": "prompt_cache",
+    "prompt_cache_rule": "prompt_cache",
+    "prompt_cache_rules": "prompt_cache",
+    "PromptCacheRule": "prompt_cache",
     "count_text_tokens": "text_tokens",
     "DEFAULT_PROVIDER_IMAGE_BUDGET": "budgets",
     "DETAILS": "billing",
@@ -100,6 +116,13 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "CACHE_MODES",
+    "CacheUse",
+    "PromptCacheRule",
+    "cache_uses",
+    "parse_prompt_cache_rules",
+    "prompt_cache_rule",
+    "prompt_cache_rules",
     "DEFAULT_PROVIDER_IMAGE_BUDGET",
     "DETAILS",
     "FAMILIES",

@@ -1,8 +1,11 @@
 """``python -m snapcompact compact``: replay one session file and show the next turn's context.
 
-Why a command: to see what production sends after compacting a session (how many rounds fired,
-which frames survived, what the context costs) without writing Python. It is the same replay,
-conversion and bill the eval harness uses (:mod:`.replay`, :mod:`.chat`, :mod:`.request_bill`).
+Why a command: to see what production sends after compacting a session (how many passes fired,
+which method each accepted or why it rejected one, the frame cap, which frames survived, what
+the context costs and whether it fits the window) without writing Python. It is the same
+replay through the coding agent's maintenance, conversion and bill the eval harness uses
+(:mod:`.replay`, :func:`snapcompact.compaction.to_chat_messages`,
+:func:`snapcompact.compaction.bill_request`).
 
 Output folder: ``session.jsonl`` (the replayed session tree, compaction entries included),
 ``context.json`` (the chat messages of the next turn, each image's data replaced by its
@@ -19,17 +22,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from snapcompact.compaction.chat import to_chat_messages
-from snapcompact.compaction.model import ModelInfo
-from snapcompact.compaction.replay import (
-    LLM_STRATEGIES,
-    REPLAY_STRATEGIES,
+from snapcompact.agent.frame_shapes import frames_by_shape
+from snapcompact.agent.replay import AGENT_STRATEGIES, agent_settings, replay_agent_session
+from snapcompact.compaction import (
+    ModelInfo,
+    bill_request,
     load_session_messages,
-    replay_session,
-    replay_settings,
+    load_settings,
+    to_chat_messages,
 )
-from snapcompact.compaction.request_bill import bill_request
-from snapcompact.compaction.settings import load_settings
+
+#: Strategies whose first method needs a language model (this command has none).
+LLM_STRATEGIES: tuple[str, ...] = ("context-full", "handoff", "shake")
+#: Provider and wire API assumed for a model id when the command is not told (the provider's
+#: image budget and the frame estimate depend on them).
+_PROVIDER_BY_PREFIX: tuple[tuple[str, str, str], ...] = (
+    ("claude-", "anthropic", "anthropic-messages"),
+    ("gpt-", "openai", "openai-responses"),
+    ("gemini-", "google", "google-generative-ai"),
+)
 
 __all__ = ["CompactRequest", "compact_session_file"]
 
@@ -70,24 +81,31 @@ def _prepare_out(out: str) -> Path:
 
 def compact_session_file(req: CompactRequest) -> dict[str, Any]:
     """Replay ``req.session`` and write the next turn's context; returns the summary."""
-    if req.strategy not in REPLAY_STRATEGIES:
+    if req.strategy not in AGENT_STRATEGIES:
         raise ValueError(f"unknown strategy {req.strategy!r}; "
-                         f"known: {', '.join(REPLAY_STRATEGIES)}")
+                         f"known: {', '.join(AGENT_STRATEGIES)}")
     if req.strategy in LLM_STRATEGIES:
         raise ValueError(f"strategy {req.strategy!r} needs an LLM to summarize; this command runs "
                          "offline (use the library with a completion function, or the eval "
                          "harness with summarizer=)")
     messages = load_session_messages(req.session)
-    model = ModelInfo(id=req.model, context_window=req.context_window, provider=req.provider,
-                      api=req.api)
-    settings = replay_settings(req.strategy, load_settings(req.settings), shape=req.shape,
-                               policy=req.policy, frame_size=req.frame_size)
+    provider, api = req.provider, req.api
+    if provider is None and api is None:
+        for prefix, known_provider, known_api in _PROVIDER_BY_PREFIX:
+            if req.model.startswith(prefix):
+                provider, api = known_provider, known_api
+    model = ModelInfo(id=req.model, context_window=req.context_window, provider=provider,
+                      api=api, include_thinking=not (api or "").startswith("anthropic"))
+    settings = agent_settings(req.strategy, load_settings(req.settings), shape=req.shape,
+                              policy=req.policy, frame_size=req.frame_size)
     folder = _prepare_out(req.out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        replay = replay_session(messages, model, settings, strategy=req.strategy)
+        replay = replay_agent_session(messages, model, settings, strategy=req.strategy)
     chat = to_chat_messages(replay.llm_messages())
-    bill = bill_request(chat, req.model, api=req.api, provider=req.provider)
+    bill = bill_request(chat, req.model, api=api, provider=provider)
+    maint = replay.maintenance
+    assert maint is not None
     written = copy.deepcopy(chat)
     count = 0
     for message in written:
@@ -106,9 +124,27 @@ def compact_session_file(req: CompactRequest) -> dict[str, Any]:
     session = replay.pipeline.session
     session.path = folder / "session.jsonl"
     session.rewrite()
+    archive = replay.final_archive()
+    payload = sum(len(f.data) for f in archive.frames) if archive is not None else 0
+    stored = maint.stored_tokens()
+    caps = [a.frame_cap.max_frames for p in replay.passes for a in p.attempts
+            if a.frame_cap is not None]
+    warnings_all = list(maint.notices)
     return {
         "compactions": replay.compactions,
+        "passes": len(replay.passes),
+        "methods": replay.methods_used(),
+        "rounds": [p.to_json() for p in replay.passes],
+        "frame_cap": {"min": min(caps), "max": max(caps)} if caps else None,
         "frames": count,
+        "frames_by_shape": frames_by_shape(archive.frames) if archive is not None else {},
+        "frame_payload_bytes": payload,
+        "context_tokens_estimate": stored,
+        "threshold_tokens": maint.threshold(),
+        "window_budget_tokens": maint.window_budget(),
+        "fits_window": stored <= maint.window_budget(),
+        "dead_ends": replay.dead_ends,
+        "offline_divergence": replay.offline_divergence,
         "context_text_tokens": bill.text_tokens,
         "context_image_tokens": bill.image_tokens,
         "context_billed_tokens": bill.billed_tokens,
@@ -116,6 +152,7 @@ def compact_session_file(req: CompactRequest) -> dict[str, Any]:
         "strategy": req.strategy,
         "messages_replayed": len(messages),
         "messages_discarded": sum(1 for r in replay.discarded_round if r > 0),
-        "warnings": list(replay.warnings[:10]),
+        "warnings_total": len(warnings_all),
+        "warnings": list(dict.fromkeys(warnings_all))[:10],
         "out": str(folder),
     }

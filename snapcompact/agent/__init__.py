@@ -1,0 +1,127 @@
+"""The coding agent's session maintenance: what production sends after it compacts.
+
+``@oh-my-pi/pi-coding-agent`` 18.3.4 decides which compaction method runs (an ordered list
+with fallbacks), how many frames snapcompact may draw (a cap sized from the window), whether a
+result is accepted (payload, reduction and window guards) and what happens when a pass leaves
+no headroom (the recovery band and its rescues). :class:`SessionMaintenance` does the same
+over a :class:`~snapcompact.compaction.CompactionPipeline`; :func:`replay_agent_session`
+drives it over a recorded session check point by check point; :func:`replay_like_upstream_steps`
+grows a session step by step as the ``upstream-agent --steps`` oracle does (parity checks).
+Every constant and rule cites the upstream source where it lives.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from snapcompact.core import lazy_exports
+
+if TYPE_CHECKING:
+    from snapcompact.agent.frame_cap import (
+        SUMMARY_TEMPLATE_TOKENS,
+        FrameCap,
+        cap_reserve_tokens,
+        hard_frame_cap,
+        rescue_max_frames,
+        snapcompact_max_frames,
+    )
+    from snapcompact.agent.frame_shapes import frame_shape_name, frames_by_shape
+    from snapcompact.agent.guards import snapcompact_rejection
+    from snapcompact.agent.inspect import CompactRequest, compact_session_file
+    from snapcompact.agent.maintenance import (
+        COMPACTION_RECOVERY_BAND,
+        SessionMaintenance,
+        context_tokens_of_usage,
+        is_terminal_text_answer,
+        production_estimator,
+    )
+    from snapcompact.agent.methods import (
+        COMPACTION_METHODS,
+        DEFAULT_METHOD_ORDER,
+        is_method_usable,
+        resolve_method_order,
+    )
+    from snapcompact.agent.replay import (
+        AGENT_STRATEGIES,
+        AgentReplay,
+        agent_settings,
+        replay_agent_session,
+    )
+    from snapcompact.agent.rounds import MaintenanceRound, MethodAttempt
+    from snapcompact.agent.stepwise import (
+        StepPlan,
+        StepReport,
+        StepwiseReplay,
+        plan_upstream_steps,
+        replay_like_upstream_steps,
+    )
+
+_WHERE: dict[str, str] = {
+    "CompactRequest": "inspect",
+    "compact_session_file": "inspect",
+    "AGENT_STRATEGIES": "replay",
+    "AgentReplay": "replay",
+    "agent_settings": "replay",
+    "cap_reserve_tokens": "frame_cap",
+    "COMPACTION_METHODS": "methods",
+    "COMPACTION_RECOVERY_BAND": "maintenance",
+    "context_tokens_of_usage": "maintenance",
+    "DEFAULT_METHOD_ORDER": "methods",
+    "frame_shape_name": "frame_shapes",
+    "FrameCap": "frame_cap",
+    "frames_by_shape": "frame_shapes",
+    "hard_frame_cap": "frame_cap",
+    "is_method_usable": "methods",
+    "is_terminal_text_answer": "maintenance",
+    "MaintenanceRound": "rounds",
+    "MethodAttempt": "rounds",
+    "production_estimator": "maintenance",
+    "replay_agent_session": "replay",
+    "rescue_max_frames": "frame_cap",
+    "resolve_method_order": "methods",
+    "SessionMaintenance": "maintenance",
+    "snapcompact_max_frames": "frame_cap",
+    "snapcompact_rejection": "guards",
+    "SUMMARY_TEMPLATE_TOKENS": "frame_cap",
+    "StepPlan": "stepwise",
+    "StepReport": "stepwise",
+    "StepwiseReplay": "stepwise",
+    "plan_upstream_steps": "stepwise",
+    "replay_like_upstream_steps": "stepwise",
+}
+
+__all__ = [
+    "AGENT_STRATEGIES",
+    "AgentReplay",
+    "COMPACTION_METHODS",
+    "COMPACTION_RECOVERY_BAND",
+    "CompactRequest",
+    "DEFAULT_METHOD_ORDER",
+    "FrameCap",
+    "MaintenanceRound",
+    "MethodAttempt",
+    "SUMMARY_TEMPLATE_TOKENS",
+    "SessionMaintenance",
+    "StepPlan",
+    "StepReport",
+    "StepwiseReplay",
+    "agent_settings",
+    "cap_reserve_tokens",
+    "compact_session_file",
+    "context_tokens_of_usage",
+    "frame_shape_name",
+    "frames_by_shape",
+    "hard_frame_cap",
+    "is_method_usable",
+    "is_terminal_text_answer",
+    "plan_upstream_steps",
+    "production_estimator",
+    "replay_agent_session",
+    "replay_like_upstream_steps",
+    "rescue_max_frames",
+    "resolve_method_order",
+    "snapcompact_max_frames",
+    "snapcompact_rejection",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

@@ -1,0 +1,245 @@
+"""Replay a recorded session through the coding agent's maintenance, check point by check point.
+
+Why: "what would production send after this session?" must be answered by the same code the
+harness, the ``compact`` command and a user replaying an old log run. A recorded session is a
+list of agent messages; a live agent meets them as prompts, tool loops and finished turns, and
+maintenance runs at three places (:class:`~.maintenance.SessionMaintenance`):
+
+* a user message is a new prompt: the pre-prompt check runs first, counting the prompt;
+* an assistant message that follows tool results continues a run: the mid-turn check runs
+  before it (the provider call it answers is about to go out);
+* an assistant message without tool calls ends the run: it is appended and the post-turn check
+  runs (stale and threshold prunes, then maintenance over the threshold).
+
+Every other message is appended as it comes. ``final_prompt`` is the next user message after
+the session (the harness's question): the pre-prompt check runs for it too, and it is not
+appended. Recorded ``usage`` figures are ignored (they belong to the uncompacted original).
+
+Strategies: ``full`` (maintenance off: the whole history), ``truncate`` (production's cut
+points with the discarded part dropped, through the before-compact hook), ``snapcompact``
+(the agent's default method order, where snapcompact is the first usable method for a vision
+model without server compaction), ``context-full``/``handoff``/``shake`` (the method list the
+agent migrates that legacy strategy to). ``settings.compaction.methodOrder``, when set, wins
+over the strategy's list for the snapcompact arm.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from snapcompact.agent.maintenance import SessionMaintenance
+from snapcompact.agent.methods import DEFAULT_METHOD_ORDER
+from snapcompact.agent.rounds import MaintenanceRound
+from snapcompact.archive import get_preserved_archive
+from snapcompact.compaction import (
+    BeforeCompactEvent,
+    CompactionEntry,
+    CustomMessageEntry,
+    HookCompaction,
+    Hooks,
+    MessageEntry,
+    ModelInfo,
+    Replay,
+    ReplayRound,
+    Session,
+    Settings,
+    build_session_context,
+    legacy_method_order,
+)
+
+__all__ = ["AGENT_STRATEGIES", "AgentReplay", "agent_settings", "replay_agent_session"]
+
+#: What a replay can do with the history that no longer fits.
+AGENT_STRATEGIES: tuple[str, ...] = ("full", "truncate", "snapcompact", "context-full", "handoff",
+                                     "shake")
+#: The replay clock's start (2026-01-01T00:00:00Z) and step: contexts are reproducible.
+_EPOCH_S = 1_767_225_600.0
+
+
+@dataclass
+class AgentReplay(Replay):
+    """A :class:`~snapcompact.compaction.Replay` with what the maintenance did, pass by pass."""
+
+    maintenance: SessionMaintenance | None = None
+    passes: tuple[MaintenanceRound, ...] = field(default_factory=tuple)
+
+    @property
+    def offline_divergence(self) -> bool:
+        """True when some pass skipped a method production would have run (no LLM given)."""
+        return any(p.offline_divergence for p in self.passes)
+
+    @property
+    def dead_ends(self) -> int:
+        """Passes that committed but left the context above the recovery band."""
+        return sum(1 for p in self.passes if p.dead_end)
+
+    def methods_used(self) -> dict[str, int]:
+        """Accepted method -> passes (``none`` for passes where every method failed)."""
+        out: dict[str, int] = {}
+        for p in self.passes:
+            key = p.method or "none"
+            out[key] = out.get(key, 0) + 1
+        return out
+
+
+def agent_settings(strategy: str, base: Settings, *, shape: str | None = None,
+                   policy: str | None = None, frame_size: int | None = None) -> Settings:
+    """``base`` set up for a replay strategy (and, for snapcompact, a shape/policy/size)."""
+    if strategy not in AGENT_STRATEGIES:
+        raise ValueError(f"unknown replay strategy {strategy!r}; known: "
+                         f"{', '.join(AGENT_STRATEGIES)}")
+    cs = base.compaction
+    if strategy == "full":
+        cs = replace(cs, enabled=False)
+    elif strategy == "truncate":
+        cs = replace(cs, enabled=True, strategy="context-full", method_order=("soft",))
+    elif strategy == "snapcompact":
+        cs = replace(cs, enabled=True, strategy="snapcompact",
+                     method_order=cs.method_order if cs.method_order is not None
+                     else DEFAULT_METHOD_ORDER)
+    else:
+        cs = replace(cs, enabled=True, strategy=strategy,
+                     method_order=legacy_method_order(strategy, cs.remote_enabled))
+    sc = base.snapcompact
+    if strategy == "snapcompact":
+        sc = replace(sc, shape=shape if shape is not None else sc.shape,
+                     policy=policy if policy is not None else sc.policy,
+                     frame_size=frame_size if frame_size is not None else sc.frame_size)
+    elif shape not in (None, "auto") or policy is not None or frame_size is not None:
+        raise ValueError("shape, policy and frame size apply to snapcompact only, "
+                         f"not {strategy!r}")
+    return replace(base, compaction=cs, snapcompact=sc)
+
+
+def _truncate_hook(event: BeforeCompactEvent) -> HookCompaction:
+    return HookCompaction(summary="", first_kept_entry_id=event.preparation.first_kept_entry_id,
+                          tokens_before=event.preparation.tokens_before)
+
+
+def _has_tool_calls(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") == "toolCall" for b in content)
+
+
+def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo,
+                         settings: Settings, *, strategy: str, complete: Any = None,
+                         hooks: Hooks | None = None,
+                         system_prompt: str | Sequence[str] | None = None,
+                         tools: Sequence[Mapping[str, Any]] | None = None,
+                         final_prompt: Mapping[str, Any] | None = None) -> AgentReplay:
+    """Feed ``messages`` (agent JSON, oldest first) through a fresh agent maintenance.
+
+    ``settings`` should come from :func:`agent_settings`. Methods that need an LLM run only
+    with ``complete`` (a summarizer); without it they are recorded as ``offline`` and the next
+    method runs (the rounds and :attr:`AgentReplay.offline_divergence` say so).
+    """
+    if strategy not in AGENT_STRATEGIES:
+        raise ValueError(f"unknown replay strategy {strategy!r}; known: "
+                         f"{', '.join(AGENT_STRATEGIES)}")
+    calls = 0
+    usage_total: dict[str, int] = {}
+    if complete is not None:
+        inner = complete
+
+        def complete(system_prompt: str, user_prompt: str, **kwargs: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            reply = inner(system_prompt, user_prompt, **kwargs)
+            usage = (reply.get("usage") if isinstance(reply, Mapping)
+                     else getattr(reply, "usage", None))
+            for key, value in (usage or {}).items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    usage_total[key] = usage_total.get(key, 0) + int(value)
+            return reply
+
+    counter = itertools.count(1)
+    ticks = itertools.count()
+    session = Session(None, id_factory=lambda: f"e{next(counter):06d}",
+                      clock=lambda: _EPOCH_S + next(ticks), fsync=False)
+    hooks = hooks or Hooks()
+    if strategy == "truncate":
+        hooks = Hooks(before_compact=[_truncate_hook, *hooks.before_compact],
+                      compacting=list(hooks.compacting), on_compact=list(hooks.on_compact),
+                      before_tree=list(hooks.before_tree), on_tree=list(hooks.on_tree))
+    maint = SessionMaintenance(session, model, settings=settings, complete=complete, hooks=hooks,
+                               system_prompt=system_prompt, tools=tools,
+                               clock=lambda: _EPOCH_S, use_recorded_usage=False)
+    entry_of: list[str | None] = []
+    discarded = [0] * len(messages)
+    assigned = [False] * len(messages)
+    rounds: list[ReplayRound] = []
+    seen_passes = 0
+
+    def settle(shaken: frozenset[str] = frozenset()) -> None:
+        in_context = set(build_session_context(maint.session.get_branch()).entry_ids) - shaken
+        for i, entry_id in enumerate(entry_of):
+            if entry_id is None or assigned[i]:
+                continue
+            if entry_id not in in_context:
+                discarded[i] = len(rounds)
+                assigned[i] = True
+
+    def record(index: int) -> None:
+        nonlocal seen_passes
+        for p in maint.rounds[seen_passes:]:
+            if p.method is None:
+                continue
+            archive = None
+            if p.entry_id is not None:
+                entry = maint.session.get(p.entry_id)
+                if isinstance(entry, CompactionEntry):
+                    archive = get_preserved_archive(entry.preserve_data)
+            rounds.append(ReplayRound(
+                index=len(rounds) + 1, reason=p.reason,
+                strategy="truncate" if strategy == "truncate" else p.method,
+                after_message=index, tokens_before=p.tokens_before, tokens_after=p.tokens_after,
+                frames=len(archive.frames) if archive is not None else 0, usage=None))
+            settle()
+        seen_passes = len(maint.rounds)
+
+    last_assistant: Mapping[str, Any] | None = None
+    in_tool_loop = False
+    for index, raw in enumerate(messages):
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
+            raise ValueError(f"message {index}: must be an object with a string 'role'")
+        message = dict(raw)
+        role = message["role"]
+        maint.message_index = index
+        before = len(maint.session.entries)
+        if role == "user":
+            maint.before_prompt([message])
+            record(index)
+            maint.append(message)
+            in_tool_loop = False
+        elif role == "assistant":
+            if in_tool_loop:
+                maint.mid_turn(last_assistant)
+                record(index)
+            if _has_tool_calls(message):
+                maint.append(message)
+                in_tool_loop = True
+                last_assistant = message
+            else:
+                maint.end_turn(message)
+                in_tool_loop = False
+                last_assistant = None
+        else:
+            maint.append(message)
+        added = [e for e in maint.session.entries[before:]
+                 if isinstance(e, (MessageEntry, CustomMessageEntry))
+                 and (not isinstance(e, MessageEntry) or e.message.get("role") == role)]
+        entry_of.append(added[0].id if added else None)
+        record(index)
+    if final_prompt is not None:
+        maint.message_index = len(messages)
+        maint.before_prompt([dict(final_prompt)])
+        record(len(messages))
+    notes = list(dict.fromkeys(maint.notices))
+    return AgentReplay(pipeline=maint.pipeline, strategy=strategy, rounds=tuple(rounds),
+                       discarded_round=tuple(discarded), warnings=tuple(notes),
+                       llm_calls=calls, llm_usage=dict(usage_total), maintenance=maint,
+                       passes=tuple(maint.rounds))
