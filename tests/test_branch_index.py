@@ -14,6 +14,7 @@ from dataclasses import replace
 import pytest
 
 from snapcompact.compaction import Session, build_session_context, prepare_compaction
+from snapcompact.compaction.cut_point import find_cut_point
 from snapcompact.compaction.context import estimate_branch_tokens
 from snapcompact.compaction.entries import CompactionEntry, MessageEntry, MetadataEntry
 from snapcompact.compaction.path_index import BranchList, index_of
@@ -143,6 +144,10 @@ def check(session: Session) -> None:
         for keep in (1, 50, 400):
             assert (prepare_compaction(branch, keep, estimator=estimator)
                     == prepare_compaction(plain, keep, estimator=estimator))
+            n = len(plain)
+            for start, end in ((0, n), (n // 3, n), (n // 4, n // 2), (n, n)):
+                assert (find_cut_point(branch, start, end, keep, estimator)
+                        == find_cut_point(plain, start, end, keep, estimator))
         for settings in PRUNE:
             for source in (branch, live):
                 assert (prune_superseded_tool_results(source, settings, estimator=estimator,

@@ -138,6 +138,22 @@ def _is_context_message(entry: Entry) -> bool:
     return isinstance(entry, (MessageEntry, CustomMessageEntry, BranchSummaryEntry))
 
 
+def _is_tool_result(entry: Entry) -> bool:
+    return isinstance(entry, MessageEntry) and entry.role == "toolResult"
+
+
+#: Message roles a cut may fall on (the same set as :data:`~.cut_point.CUT_POINT_ROLES`, which
+#: imports this module).
+_CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "hookMessage",
+                              "branchSummary", "compactionSummary"})
+
+
+def _is_cut_point(entry: Entry) -> bool:
+    if isinstance(entry, MessageEntry):
+        return entry.role in _CUT_POINT_ROLES
+    return isinstance(entry, (CustomMessageEntry, BranchSummaryEntry))
+
+
 def _call_blocks(entry: Entry) -> list[tuple[str, Mapping[str, Any]]]:
     if not (isinstance(entry, MessageEntry) and entry.role == "assistant"):
         return []
@@ -204,6 +220,8 @@ class BranchIndex:
         self._resets: list[int] = []
         self._usage: list[int] | None = []
         self._calls: dict[str, Mapping[str, Any]] | None = {}
+        self._results: list[int] | None = []
+        self._cut_points: list[int] | None = []
         self._totals: dict[int, TokenTotals] = {}
 
     # ------------------------------------------------------------------ upkeep
@@ -220,6 +238,10 @@ class BranchIndex:
         list.append(self.path, entry)
         self.position[entry.id] = i
         self._leaf = entry.id
+        if self._results is not None and _is_tool_result(entry):
+            self._results.append(i)
+        if self._cut_points is not None and _is_cut_point(entry):
+            self._cut_points.append(i)
         if isinstance(entry, CompactionEntry):
             self._compactions.append(i)
         elif isinstance(entry, MetadataEntry) and entry.type == "reset_boundary":
@@ -247,6 +269,10 @@ class BranchIndex:
                 self._usage = None
             if _call_blocks(before) != _call_blocks(new):
                 self._calls = None
+            if _is_tool_result(before) != _is_tool_result(new):
+                self._results = None
+            if _is_cut_point(before) != _is_cut_point(new):
+                self._cut_points = None
         if first is not None:
             for totals in self._totals.values():
                 totals.cut(first)
@@ -270,6 +296,7 @@ class BranchIndex:
         self.path = BranchList((), (self, _LIVE))
         self.position = {}
         self._compactions, self._resets, self._usage, self._calls = [], [], [], {}
+        self._results, self._cut_points = [], []
         self._totals = {}
         self._leaf = None
         self._stale = False
@@ -299,6 +326,20 @@ class BranchIndex:
         if self._usage is None:
             self._usage = [i for i, e in enumerate(self.path) if _has_settled_usage(e)]
         return self._usage[-1] if self._usage else None
+
+    def tool_results(self, start: int = 0) -> list[int]:
+        """Positions of the tool-result message entries at or after ``start``, oldest first."""
+        self.sync()
+        if self._results is None:
+            self._results = [i for i, e in enumerate(self.path) if _is_tool_result(e)]
+        return self._results[bisect_left(self._results, start):]
+
+    def cut_points(self) -> list[int]:
+        """Positions a cut may fall on (:func:`~.cut_point.is_valid_cut_point`), oldest first."""
+        self.sync()
+        if self._cut_points is None:
+            self._cut_points = [i for i, e in enumerate(self.path) if _is_cut_point(e)]
+        return self._cut_points
 
     def calls(self) -> Mapping[str, Mapping[str, Any]]:
         """Tool-call blocks by ``str(id)``; a repeated id maps to its newest call."""

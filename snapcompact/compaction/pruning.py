@@ -179,8 +179,11 @@ class _Scan:
         if index is not None:
             self.calls: Mapping[str, Mapping[str, Any]] = index.calls()
             self._start = 0
+            #: Positions of the tool results from ``start`` on, oldest first.
+            self.results: Sequence[int] = index.tool_results(start)
         else:
             self.calls = _calls_by_id(path[start:])
+            self.results = [i for i in range(start, len(path)) if _tool_result(path[i]) is not None]
         self.estimator = estimator
         self._settings = settings
         self._protected_paths = protected_paths
@@ -188,7 +191,7 @@ class _Scan:
         self.useless: set[int] = set()
         if supersede:
             seen: set[str] = set()
-            for i in range(len(path) - 1, start - 1, -1):
+            for i in reversed(self.results):
                 entry = _tool_result(path[i])
                 if entry is None or _already_pruned(entry.message):
                     continue
@@ -203,7 +206,7 @@ class _Scan:
                     self.superseded.add(i)
                 seen.add(key)
         if useless:
-            for i in range(start, len(path)):
+            for i in self.results:
                 entry = _tool_result(path[i])
                 if (entry is None or entry.message.get("useless") is not True
                     or _already_pruned(entry.message)):
@@ -275,7 +278,7 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
     chosen: list[tuple[MessageEntry, str, str]] = []
     saved = 0
     # Newest first, down to the boundary: results before it are never candidates.
-    for i in range(len(path) - 1, boundary - 1, -1):
+    for i in reversed(scan.results):
         entry = _tool_result(path[i])
         if entry is None:
             continue
