@@ -23,7 +23,9 @@ mixed-text corpus (:mod:`corpus`: prose, code, sentence lines, non-Latin). Each 
 process, stopped after ``--timeout`` CPU seconds; printed: wall and CPU seconds, peak RSS and the compactions it reported. With
 ``--baseline TREE`` (another checkout, e.g. ``git worktree add /tmp/base main``) every session is
 also run there, alternating which tree goes first, and the two ``context.json`` files are
-compared. ``--baseline`` works in the turn mode too (the tree's own copy of this script runs).
+compared. ``--engine pipeline`` times the compaction pipeline's own replay (``replay_session``,
+snapcompact) on the same files instead of the command (which runs the agent's maintenance).
+``--baseline`` works in the turn mode too (the tree's own copy of this script runs).
 """
 
 from __future__ import annotations
@@ -239,6 +241,21 @@ def timed_run(argv: list[str], cwd: Path, timeout: float) -> dict:
             "ok": proc.returncode == 0, "output": text}
 
 
+#: ``--engine pipeline``: the compaction pipeline's own replay (``replay_session``, snapcompact,
+#: no LLM), under the command's settings, without the agent's maintenance around it.
+_PIPELINE_REPLAY = """
+import json, sys, warnings
+from snapcompact.compaction import DEFAULT_SETTINGS, ModelInfo, replay_session, replay_settings
+messages = json.loads(open(sys.argv[1], encoding="utf-8").read())
+model = ModelInfo(sys.argv[3], int(sys.argv[2]))
+warnings.simplefilter("ignore")
+replay = replay_session(messages, model, replay_settings("snapcompact", DEFAULT_SETTINGS),
+                        strategy="snapcompact")
+replay.llm_messages()
+print(json.dumps({"compactions": replay.compactions}))
+"""
+
+
 def run_scale(args: argparse.Namespace, workdir: Path) -> None:
     trees = [("current", ROOT)]
     if args.baseline:
@@ -254,17 +271,23 @@ def run_scale(args: argparse.Namespace, workdir: Path) -> None:
         contexts = {}
         for name, tree in order:
             out = workdir / f"out-{label}-{name}"
-            row = timed_run([_python_for(tree), "-m", "snapcompact", "compact", str(session),
-                             "--model", args.model, "--context-window", str(args.window),
-                             "--out", str(out)], tree, args.timeout)
+            if args.engine == "pipeline":
+                argv = [_python_for(tree), "-c", _PIPELINE_REPLAY, str(session), str(args.window),
+                        args.model]
+            else:
+                argv = [_python_for(tree), "-m", "snapcompact", "compact", str(session),
+                        "--model", args.model, "--context-window", str(args.window),
+                        "--out", str(out)]
+            row = timed_run(argv, tree, args.timeout)
             compactions = None
             if row["ok"]:
-                compactions = json.loads(row["output"]).get("compactions")
-                contexts[name] = (out / "context.json").read_bytes()
+                compactions = json.loads(row["output"].strip().splitlines()[-1]).get("compactions")
+                if args.engine == "cli":
+                    contexts[name] = (out / "context.json").read_bytes()
             elif row.get("output"):
                 row["error"] = row["output"].strip().splitlines()[-1][:200]
             seconds = f"{row['seconds']}" if row["seconds"] is not None else "stopped"
-            print(f"{label} ({chars:,} chars) tree={name} seconds={seconds} "
+            print(f"{label} ({chars:,} chars) engine={args.engine} tree={name} seconds={seconds} "
                   f"cpu_seconds={row['cpu_seconds']} "
                   f"peak_rss_mb={row['peak_rss_mb']} compactions={compactions}"
                   + (f" error={row['error']}" if row.get("error") else ""), flush=True)
@@ -282,6 +305,8 @@ def main() -> None:
     ap.add_argument("--scale", action="store_true", help="time the compact command on big sessions")
     ap.add_argument("--sizes", default="2500,10000,60000,1.2M")
     ap.add_argument("--model", default="claude-sonnet-4-5")
+    ap.add_argument("--engine", choices=("cli", "pipeline"), default="cli",
+                    help="scale mode: the compact command (default) or the pipeline's replay")
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--baseline", help="another checkout to time in the same run")
     ap.add_argument("--one", help=argparse.SUPPRESS)
