@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, SupportsIndex
+from typing import TYPE_CHECKING, Any
 
 from snapcompact.compaction.context import estimate_entry_tokens
 from snapcompact.compaction.entries import (
@@ -53,7 +53,7 @@ _MAX_ESTIMATORS = 4
 _LIVE = -1
 
 
-class BranchList(list):  # type: ignore[type-arg]
+class BranchList(list):
     """A copy of a session's branch that knows the session version it was taken at.
 
     Any in-place change to the copy forgets the version, so the index is only used while the
@@ -67,56 +67,24 @@ class BranchList(list):  # type: ignore[type-arg]
         super().__init__(entries)
         self._origin = origin
 
-    def _detach(self) -> None:
+
+def _detaching(name: str) -> Any:
+    """``list.<name>`` that first forgets the copy's session version (the copy is the caller's
+    own list from then on)."""
+    base = getattr(list, name)
+
+    def method(self: BranchList, *args: Any, **kwargs: Any) -> Any:
         self._origin = None
+        return base(self, *args, **kwargs)
 
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self._detach()
-        super().__setitem__(key, value)
+    method.__name__ = name
+    method.__doc__ = f"``list.{name}``; the copy no longer stands for the session's branch."
+    return method
 
-    def __delitem__(self, key: Any) -> None:
-        self._detach()
-        super().__delitem__(key)
 
-    def __iadd__(self, other: Iterable[Any]) -> BranchList:  # type: ignore[override,misc]
-        self._detach()
-        return super().__iadd__(other)  # type: ignore[return-value]
-
-    def __imul__(self, n: SupportsIndex) -> BranchList:  # type: ignore[override,misc]
-        self._detach()
-        return super().__imul__(n)  # type: ignore[return-value]
-
-    def append(self, item: Any) -> None:
-        self._detach()
-        super().append(item)
-
-    def extend(self, items: Iterable[Any]) -> None:
-        self._detach()
-        super().extend(items)
-
-    def insert(self, i: SupportsIndex, item: Any) -> None:
-        self._detach()
-        super().insert(i, item)
-
-    def pop(self, i: SupportsIndex = -1) -> Any:
-        self._detach()
-        return super().pop(i)
-
-    def remove(self, item: Any) -> None:
-        self._detach()
-        super().remove(item)
-
-    def clear(self) -> None:
-        self._detach()
-        super().clear()
-
-    def sort(self, *args: Any, **kwargs: Any) -> None:
-        self._detach()
-        super().sort(*args, **kwargs)
-
-    def reverse(self) -> None:
-        self._detach()
-        super().reverse()
+for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend", "insert",
+              "pop", "remove", "clear", "sort", "reverse"):
+    setattr(BranchList, _name, _detaching(_name))
 
 
 def index_of(path: Sequence[Entry]) -> BranchIndex | None:
@@ -188,6 +156,7 @@ class TokenTotals:
         del self.tool_results[position + 1:]
 
     def extend(self, path: Sequence[Entry]) -> TokenTotals:
+        """Add the totals of the entries not yet counted, up to the length of ``path``."""
         context, messages, tools = self.context, self.messages, self.tool_results
         c, m, t = context[-1], messages[-1], tools[-1]
         estimator = self.estimator

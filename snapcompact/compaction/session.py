@@ -291,12 +291,12 @@ class Session:
                 raise ValueError(f"replacement for {entry_id!r} must keep its id, parent and type")
         if not replacements:
             return
-        old = {entry_id: self._by_id[entry_id] for entry_id in replacements}
+        previous = {entry_id: self._by_id[entry_id] for entry_id in replacements}
         for entry_id, new in replacements.items():
             self.entries[self._entry_position[entry_id]] = new
         self._by_id.update(replacements)
         self.version += 1
-        self._branch_index.replaced(replacements, old)
+        self._branch_index.replaced(replacements, previous)
         self.rewrite()
 
     def replace_messages(self, messages: Mapping[str, Mapping[str, Any]]) -> None:
