@@ -281,7 +281,9 @@ def run_scale(args: argparse.Namespace, workdir: Path) -> None:
             row = timed_run(argv, tree, args.timeout)
             compactions = None
             if row["ok"]:
-                compactions = json.loads(row["output"].strip().splitlines()[-1]).get("compactions")
+                text = row["output"].strip()
+                summary = json.loads(text if args.engine == "cli" else text.splitlines()[-1])
+                compactions = summary.get("compactions")
                 if args.engine == "cli":
                     contexts[name] = (out / "context.json").read_bytes()
             elif row.get("output"):
