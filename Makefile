@@ -5,7 +5,7 @@ export HF_DATASETS_OFFLINE := 1
 export HF_HUB_OFFLINE := 1
 export OMP_THREAD_LIMIT := 1
 
-.PHONY: setup run results test lint bench demo golden
+.PHONY: setup run results test lint bench demo golden slurm-check
 
 setup:
 	@bash scripts/setup.sh
@@ -31,6 +31,11 @@ test: setup
 lint: setup
 	$(PY) -m ruff check snapcompact evals
 	$(PY) -m mypy
+
+# A sweep of 4 jobs on a real single-node Slurm (scripts/slurm.sh: needs root; installs
+# slurm-wlm and munge), its rerun, and the same sweep locally; see scripts/slurm_check.py.
+slurm-check: setup
+	$(PY) scripts/slurm_check.py
 
 bench: setup
 	$(PY) benchmarks/bench_render.py

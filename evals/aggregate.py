@@ -130,7 +130,7 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
         row = rec.to_json()
         for name in ("frame_px", "frame_hashes", "gold_answers", "extra", "seen_px", "bill_rules",
                      "image_tokens_per_frame", "replay_warnings", "settings", "question_meta",
-                     "reading", "dependency_versions"):
+                     "reading", "dependency_versions", "methods_used", "frames_by_shape"):
             row[name] = json.dumps(row[name], sort_keys=True)
         data.append(row)
     df = pd.DataFrame(data)

@@ -71,6 +71,7 @@ class Context:
     production_valid: bool | None = None
     production_note: str | None = None
     replay_warnings_total: int = 0
+    agent_token_method: str | None = None  # how the agent's maintenance counted text
     passes: tuple[Mapping[str, Any], ...] = ()  # every maintenance pass (MaintenanceRound JSON)
     stable_prefix_tokens: int | None = None  # head unchanged since the previous compaction
 
@@ -241,6 +242,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         context_tokens_estimate=counted, fits_window=fits, production_valid=valid,
         production_note=note,
         replay_warnings_total=len(maint.notices) if maint is not None else 0,
+        agent_token_method=maint.text_token_method if maint is not None else None,
         passes=tuple(p.to_json() for p in replay.passes),
         stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model))
 

@@ -275,10 +275,15 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     from evals.records import iter_records
 
     table = summarize(iter_records(run_dir / RECORDS_FILE))
+    progress = client.progress
+    # This run's traffic (a rerun overwrites it): what a sweep's checks add up across jobs.
+    traffic = {"planned": len(plan.planned), "skipped_done": plan.skipped_done,
+               "sent": progress.requests_sent, "cache_hits": progress.cache_hits,
+               "shared": progress.dedup_hits, "claim_waits": progress.claim_waits,
+               "errors": progress.errors, "rows_written": sink.written}
     (run_dir / "summary.json").write_text(json.dumps(
         {"note": OCR_NOTE if spec.model.offline_reader else None, "run_id": run_id,
-         "rows": table}, indent=2) + "\n")
-    progress = client.progress
+         "requests": traffic, "rows": table}, indent=2) + "\n")
     result = RunResult(
         run_dir=run_dir, planned=len(plan.planned), skipped_done=plan.skipped_done,
         dry_run=False, summary=summary, requests_sent=progress.requests_sent,

@@ -121,6 +121,7 @@ class Record:
     frame_cap: int | None = None  # the largest frame cap a maintenance pass was given
     frames_by_shape: Mapping[str, int] = field(default_factory=dict)  # frames sent, by shape
     context_tokens_estimate: int | None = None  # the agent's count of context + question
+    agent_token_method: str | None = None  # how the agent counted text (e.g. claude-v3 via ctok)
     fits_window: bool | None = None  # the context fits context_window (billed and counted)
     #: True: production would send this context; False: it would not (production_note says
     #: why; never ranked); None: a labelled bound (full, truncate).

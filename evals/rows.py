@@ -134,6 +134,7 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         frame_cap=context.frame_cap,
         frames_by_shape=dict(context.frames_by_shape or {}),
         context_tokens_estimate=context.context_tokens_estimate or None,
+        agent_token_method=context.agent_token_method,
         fits_window=context.fits_window,
         production_valid=context.production_valid,
         production_note=context.production_note,

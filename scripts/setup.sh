@@ -14,6 +14,12 @@ want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[evals,dev]'
+  # ctok (the Claude token counter, pure Python) declares Python >= 3.12 but runs on 3.11; its
+  # one dependency (regex) comes with tiktoken. pyproject.toml pins it for 3.12+.
+  if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+      --ignore-requires-python ctok==1.3.0
+  fi
   echo "$want" > "$stamp"
 fi
 # Bytecode for the project's own modules, as a wheel install has it: an editable install

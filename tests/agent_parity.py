@@ -82,13 +82,17 @@ def settings_of(golden: dict[str, Any]) -> Any:
 
 def replay_case(name: str, *, tokenizer: str = "recorded") -> StepwiseReplay:
     """The case through :func:`replay_like_upstream_steps` (``recorded``: claude-v3 counts as
-    the agent recorded them; ``bytes4``: this project's default counter)."""
+    the agent recorded them; ``bytes4``: the agent core's bytes/4 estimate; ``auto``: the
+    maintenance's own default, the model line's tokenizer, claude-v3 through ctok)."""
     golden = load_case(name)
     settings = settings_of(golden)
     estimator: TokenEstimator | None = None
     if tokenizer == "recorded":
         estimator = production_estimator(
             count_text=recorded_counter(golden),
+            max_frame_data_bytes=settings.snapcompact.max_frame_data_bytes)
+    elif tokenizer == "bytes4":
+        estimator = production_estimator(
             max_frame_data_bytes=settings.snapcompact.max_frame_data_bytes)
     return replay_like_upstream_steps(
         golden["session"], model_of(golden), settings, steps=golden["steps"],

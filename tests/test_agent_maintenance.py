@@ -53,8 +53,10 @@ def _session(turns: int, size: int = 1600) -> list[dict]:
 
 
 def _base(keep: int = 4000, reserve: int = 1000):
+    # bytes/4 text counts: these tests pin rules, not the tokenizer (tests/test_token_counts.py)
     return merge_settings(DEFAULT_SETTINGS, {"compaction": {"keepRecentTokens": keep,
-                                                            "reserveTokens": reserve}})
+                                                            "reserveTokens": reserve,
+                                                            "textTokenizer": "bytes4"}})
 
 
 # ---------------------------------------------------------------- method order

@@ -155,3 +155,11 @@ def test_bytes_over_four_compacts_later_than_the_agent() -> None:
     first_agent = next(r["step"] for r in golden["rows"] if r["compactions"])
     first_bytes4 = next(s.step for s in replayed("example", "bytes4").steps if s.compactions)
     assert (first_agent, first_bytes4) == (2, 3)
+
+
+def test_the_default_counter_compacts_where_the_agent_does() -> None:
+    """Without a recorded table, the maintenance counts claude-sonnet-4-5's text with its
+    native family (claude-v3, ctok): the compactions land on the agent's steps."""
+    golden = load_case("example")
+    ours = replayed("example", "auto").steps
+    assert [s.compactions for s in ours] == [r["compactions"] for r in golden["rows"]]

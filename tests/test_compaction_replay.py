@@ -231,9 +231,9 @@ def test_session_files_load_as_tree_or_list(tmp_path):
 
 def test_compact_command_writes_session_context_and_frames(tmp_path):
     session = tmp_path / "s.json"
-    session.write_text(json.dumps(_session()))
+    session.write_text(json.dumps(_session(160)))
     settings = tmp_path / "settings.json"
-    settings.write_text(json.dumps({"compaction": {"keepRecentTokens": 1500,
+    settings.write_text(json.dumps({"compaction": {"keepRecentTokens": 4000,
                                                    "reserveTokens": 1000}}))
     out = tmp_path / "out"
     (out / "frames").mkdir(parents=True)
@@ -242,14 +242,20 @@ def test_compact_command_writes_session_context_and_frames(tmp_path):
     def run(*extra):
         return subprocess.run(
             [sys.executable, "-m", "snapcompact", "compact", str(session), "--model",
-             "claude-sonnet-4-5", "--api", "anthropic-messages", "--context-window", "8000",
-             "--settings", str(settings), "--shape", "6x6u-bw", "--out", str(out), *extra],
+             "claude-sonnet-4-5", "--api", "anthropic-messages", "--context-window", "32000",
+             "--settings", str(settings), "--out", str(out), *extra],
             capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
 
     done = run()
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["compactions"] >= 2 and summary["frames"] >= 1
+    # what production sends: the frames within the cap, the payload and the window budget
+    assert summary["frames"] <= summary["frame_cap"]["max"] <= 2
+    assert summary["frame_payload_bytes"] <= 3_000_000 and summary["fits_window"]
+    assert summary["passes"] == len(summary["rounds"]) >= summary["compactions"]
+    assert all(r["attempts"][0] == {"method": "remote", "status": "unusable", "reason":
+                                    r["attempts"][0]["reason"]} for r in summary["rounds"])
     assert summary["context_billed_tokens"] == (summary["context_text_tokens"]
                                                 + summary["context_image_tokens"])
     frames = sorted(p.name for p in (out / "frames").iterdir())

@@ -50,36 +50,54 @@ def spec_for(tmp_path: Path, overrides: list[str]) -> RunSpec:
 
 @pytest.fixture(scope="module")
 def session_item():
-    return load_dataset("agent_session", target_tokens=6000, depths=(0.2, 0.9))[0]
+    return load_dataset("agent_session", target_tokens=30000, depths=(0.2, 0.9))[0]
 
 
-def replay_by_hand(item, spec: RunSpec, arm: ArmSpec):
-    """The production loop an agent runs, written out here (not the harness's replay)."""
+def replay_by_hand(item, spec: RunSpec, arm: ArmSpec, question: str):
+    """The coding agent's loop, written out here (not the harness's replay): a user message is
+    a prompt (pre-prompt check first), an assistant message after tool results continues the
+    run (mid-turn check first), one without tool calls ends it (post-turn check); the question
+    is the next prompt."""
+    from snapcompact.agent import DEFAULT_METHOD_ORDER, SessionMaintenance
     from snapcompact.compaction import (
         DEFAULT_SETTINGS,
-        CompactionPipeline,
         ModelInfo,
         Session,
         merge_settings,
+        user_question,
     )
 
     settings = merge_settings(DEFAULT_SETTINGS, {
         **dict(spec.settings_overrides),
         "compaction": {**dict(spec.settings_overrides.get("compaction", {})),
-                       "strategy": "snapcompact"},
+                       "methodOrder": list(DEFAULT_METHOD_ORDER)},
         "snapcompact": {"shape": arm.shape.variant, "policy": arm.policy,
                         "frameSize": arm.shape.frame_size}})
     model = ModelInfo(id=spec.model.target_model, context_window=spec.context_window,
                       provider=spec.model.provider, api=spec.model.api, include_thinking=False)
-    pipeline = CompactionPipeline(Session(None, fsync=False), model, settings=settings)
+    agent = SessionMaintenance(Session(None, fsync=False), model, settings=settings,
+                               use_recorded_usage=False)
+    last_call = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        for message in item.messages:
-            if message["role"] == "assistant":
-                pipeline.after_turn(dict(message))
+        for message in map(dict, item.messages):
+            if message["role"] == "user":
+                agent.before_prompt([message])
+                agent.append(message)
+                last_call = None
+            elif message["role"] == "assistant":
+                if last_call is not None:
+                    agent.mid_turn(last_call)
+                if any(b.get("type") == "toolCall" for b in message["content"]):
+                    agent.append(message)
+                    last_call = message
+                else:
+                    agent.end_turn(message)
+                    last_call = None
             else:
-                pipeline.session.append_message(dict(message))
-    return pipeline
+                agent.append(message)
+        agent.before_prompt([user_question(prompts.question_text(question))])
+    return agent
 
 
 @pytest.mark.parametrize("policy, variant", [("pinned", "11on16-bw"), ("foveated", "auto"),
@@ -92,9 +110,9 @@ def test_request_is_llm_messages_plus_the_question_byte_for_byte(tmp_path, sessi
                                f"shapes=[{variant}]"])
     arm = ArmSpec("snapcompact", policy, ShapeSpec(variant, 512))
     assert spec.arms() == (arm,)
-    pipeline = replay_by_hand(session_item, spec, arm)
+    question = max(session_item.questions, key=lambda q: len(q.question))
+    pipeline = replay_by_hand(session_item, spec, arm, question.question)
     assert any(e.type == "compaction" for e in pipeline.session.entries), "no compaction fired"
-    question = session_item.questions[0]
     expected = [*to_chat_messages(pipeline.llm_messages()),
                 user_question(prompts.question_text(question.question))]
 
@@ -217,12 +235,15 @@ def test_rows_say_where_the_evidence_was_and_what_the_context_cost(tmp_path):
         assert r.predicted_prompt_tokens == r.text_tokens + r.predicted_image_tokens
         assert r.frames == len(r.frame_hashes) == len(r.frame_px)
         assert r.evidence_round is not None and r.evidence_round <= r.compactions
-        assert (r.policy == "pinned") == (r.strategy == "snapcompact")
+        assert (r.policy == "foveated") == (r.strategy == "snapcompact")
         assert ContextStore(tmp_path / "run" / "contexts").path(r.context_hash).is_file()
         assert r.answer == "mock answer" and r.error is None
     snap = [r for r in rows if r.strategy == "snapcompact"]
-    assert {r.shape for r in snap} == {"11on16-bw", "6x6u-bw"}
+    assert {r.shape_requested for r in snap} == {"11on16-bw", "6x6u-bw"}
     assert all(r.frames > 0 and r.compaction_cost_tokens == 0 for r in snap)
+    # the shape is what was drawn: the foveated middle is the dense companion for 11on16-bw
+    assert {r.shape for r in snap if r.shape_requested == "11on16-bw"} <= {
+        "11on16-bw", "8on16-bw", "11on16-bw+8on16-bw"}
     full = [r for r in rows if r.strategy == "full"]
     assert all(r.compactions == 0 and r.evidence_round == 0 for r in full)
 

@@ -140,6 +140,7 @@ def compact_session_file(req: CompactRequest) -> dict[str, Any]:
         "frames_by_shape": frames_by_shape(archive.frames) if archive is not None else {},
         "frame_payload_bytes": payload,
         "context_tokens_estimate": stored,
+        "agent_token_method": maint.text_token_method,
         "threshold_tokens": maint.threshold(),
         "window_budget_tokens": maint.window_budget(),
         "fits_window": stored <= maint.window_budget(),

@@ -94,6 +94,7 @@ from snapcompact.compaction import (
     prune_superseded_tool_results,
     prune_tool_outputs,
     resolve_threshold_tokens,
+    text_counter_for,
     uses_openai_remote_compaction,
 )
 from snapcompact.pricing import FRAME_DATA_BYTES_BUDGET, resolve_shape, resolve_shape_for_text
@@ -208,8 +209,17 @@ class SessionMaintenance:
                  protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
                  use_recorded_usage: bool = True,
                  handoff_path: Callable[[Session], str | Path | None] | None = None) -> None:
-        self.estimator = estimator or production_estimator(
-            max_frame_data_bytes=settings.snapcompact.max_frame_data_bytes)
+        if estimator is None:
+            # Text as production counts it for this model line (its native tokenizer family,
+            # else bytes/4: ``compaction.textTokenizer``, default ``auto``).
+            count_text, self.text_token_method = text_counter_for(
+                model.id, settings.compaction.text_tokenizer)
+            estimator = production_estimator(
+                count_text=count_text,
+                max_frame_data_bytes=settings.snapcompact.max_frame_data_bytes)
+        else:
+            self.text_token_method = "caller's estimator"
+        self.estimator = estimator
         self.pipeline = CompactionPipeline(
             session, model, settings=settings, complete=complete, hooks=hooks,
             protected_paths=protected_paths, clock=clock, estimator=self.estimator, chat=chat,

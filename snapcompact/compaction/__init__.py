@@ -94,6 +94,7 @@ if TYPE_CHECKING:
     from snapcompact.compaction.session import Session
     from snapcompact.compaction.settings import (
         DEFAULT_SETTINGS,
+        TEXT_TOKENIZERS,
         CompactionSettings,
         PruneSettings,
         Settings,
@@ -117,6 +118,11 @@ if TYPE_CHECKING:
     from snapcompact.compaction.summarize import (
         SPLIT_TURN_SEPARATOR,
         serialize_for_summary,
+    )
+    from snapcompact.compaction.text_counters import (
+        estimator_for,
+        text_counter_for,
+        tokenizer_family,
     )
     from snapcompact.compaction.tokens import (
         DEFAULT_ESTIMATOR,
@@ -208,6 +214,10 @@ _WHERE: dict[str, str] = {
     "with_cache_breakpoint": "cache_breakpoint",
     "to_wire_json": "context",
     "TokenEstimator": "tokens",
+    "TEXT_TOKENIZERS": "settings",
+    "estimator_for": "text_counters",
+    "text_counter_for": "text_counters",
+    "tokenizer_family": "text_counters",
     "tool_definitions": "chat",
     "TransientError": "control",
     "USELESS_NOTICE": "pruning",
@@ -258,6 +268,7 @@ __all__ = [
     "SessionContext",
     "Settings",
     "TokenEstimator",
+    "TEXT_TOKENIZERS",
     "TransientError",
     "USELESS_NOTICE",
     "adapted_keep_tokens",
@@ -285,6 +296,9 @@ __all__ = [
     "replay_session",
     "replay_settings",
     "resolve_threshold_tokens",
+    "estimator_for",
+    "text_counter_for",
+    "tokenizer_family",
     "serialize_for_summary",
     "settings_paths",
     "should_run_idle",

@@ -280,26 +280,33 @@ def load_session_messages(path: str | Path) -> list[dict[str, Any]]:
 
     Accepts the pipeline's JSONL session tree (the active branch's message and custom-message
     entries; earlier compactions are not replayed, the replay decides its own) or a JSON list of
-    agent messages (what ``snapcompact serialize`` reads).
+    agent messages (what ``snapcompact serialize`` reads). Every message is checked before it is
+    returned (:func:`~snapcompact.compaction.session_check.check_message`): a bad one is a
+    ``ValueError`` naming the file and its line (tree) or entry (list).
     """
+    from snapcompact.compaction.session_check import check_message
+
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"session file {p} does not exist")
-    raw = p.read_bytes()
-    stripped = raw.lstrip()
-    if stripped.startswith(b"["):
+    raw = p.read_bytes().removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
+    if raw.lstrip().startswith(b"["):
         try:
             data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except RecursionError:
+            raise ValueError(f"session file {p} is nested too deeply to read") from None
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, huge integers
             raise ValueError(f"session file {p} is not valid JSON: {exc}") from None
-        if not all(isinstance(m, Mapping) and isinstance(m.get("role"), str) for m in data):
-            raise ValueError(f"session file {p}: every item of the list must be a message object "
-                             "with a string 'role'")
+        if not isinstance(data, list) or not data:
+            raise ValueError(f"session file {p} holds no messages (an empty list)")
+        for i, message in enumerate(data):
+            check_message(message, f"{p}: entry {i}")
         return [dict(m) for m in data]
     session = Session.load(p)
     out: list[dict[str, Any]] = []
     for entry in session.get_branch():
         if isinstance(entry, MessageEntry):
+            check_message(entry.message, f"{p}: line {session.source_lines.get(entry.id, '?')}")
             out.append(dict(entry.message))
         elif isinstance(entry, CustomMessageEntry):
             out.append({"role": "custom", "customType": entry.custom_type, "content": entry.content,
@@ -307,4 +314,3 @@ def load_session_messages(path: str | Path) -> list[dict[str, Any]]:
     if not out:
         raise ValueError(f"session file {p} has no messages on its active branch")
     return out
-

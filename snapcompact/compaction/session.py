@@ -75,6 +75,7 @@ class Session:
         self._children: dict[str | None, list[str]] = {}
         self.leaf_id: str | None = None
         self._leaf_moved = False
+        self.source_lines: dict[str, int] = {}  # entry id -> line of the loaded file
         #: Bumped by every change (append, leaf move, replacement): equal versions, equal session.
         self.version = 0
         self._branch_index = BranchIndex(self)
@@ -114,44 +115,66 @@ class Session:
     @classmethod
     def load(cls, path: str | Path, *, id_factory: Callable[[], str] | None = None,
              clock: Callable[[], float] | None = None, fsync: bool = True) -> Session:
-        """Rebuild a session from its JSONL file (a torn last line is skipped with a warning)."""
+        """Rebuild a session from its JSONL file (a torn last line is skipped with a warning).
+
+        Every error names the file and the line. A UTF-8 byte-order mark before the header and
+        blank lines are tolerated (editors write both); ``source_lines`` maps each entry id to
+        its line number, so later checks can point at the line too.
+        """
         p = Path(path)
-        raw_lines = p.read_bytes().split(b"\n")
-        if raw_lines and raw_lines[-1] == b"":
+        data = p.read_bytes()
+        if not data.strip():
+            raise ValueError(f"{p}: the file is empty (a session file starts with a session "
+                             "header line)")
+        raw_lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+        while raw_lines and not raw_lines[-1].strip():
             raw_lines.pop()
-        records: list[dict[str, Any]] = []
+        records: list[tuple[int, dict[str, Any]]] = []
         for n, raw in enumerate(raw_lines, 1):
+            if not raw.strip():
+                continue
             try:
                 obj = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                if n == len(raw_lines):
+            except RecursionError:
+                raise ValueError(f"{p}: line {n} is nested too deeply to read") from None
+            except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, huge integers
+                if n == len(raw_lines) and not data.endswith(b"\n"):
                     warnings.warn(f"{p}: ignoring torn last line {n} ({exc})", stacklevel=2)
                     break
-                raise ValueError(f"{p}: line {n} is not valid JSON: {exc}") from exc
+                raise ValueError(f"{p}: line {n} is not valid JSON: {exc}") from None
             if not isinstance(obj, dict):
                 raise ValueError(f"{p}: line {n} is not a JSON object")
-            records.append(obj)
-        if not records or records[0].get("type") != "session":
+            records.append((n, obj))
+        if not records or records[0][1].get("type") != "session":
             raise ValueError(f"{p}: the first line must be a session header")
         session = cls(p, id_factory=id_factory, clock=clock, fsync=fsync,
-                      _header=SessionHeader.from_json(records[0]))
-        for n, obj in enumerate(records[1:], 2):
+                      _header=SessionHeader.from_json(records[0][1]))
+        lines: dict[str, int] = {}
+        for n, obj in records[1:]:
             if obj.get("type") == LEAF_RECORD:
                 leaf = obj.get("leafId")
-                if leaf is not None and leaf not in session._by_id:
-                    raise ValueError(f"{p}: line {n} moves the leaf to unknown entry {leaf!r}")
+                if leaf is not None and (not isinstance(leaf, str) or leaf not in session._by_id):
+                    raise ValueError(f"{p}: line {n} moves the leaf to unknown entry {leaf!r:.60}")
                 session.leaf_id = leaf
                 session._leaf_moved = True
                 session.version += 1
                 continue
-            session._index(entry_from_json(obj, f"{p} line {n}"))
+            entry = entry_from_json(obj, f"{p}: line {n}")
+            try:
+                session._index(entry)
+            except ValueError as exc:
+                raise ValueError(f"{p}: line {n}: {exc}") from None
+            lines[entry.id] = n
+        session.source_lines = lines
         return session
 
     def _index(self, entry: Entry) -> None:
         if entry.id in self._by_id:
             raise ValueError(f"duplicate entry id {entry.id!r}")
         if entry.parent_id is not None and entry.parent_id not in self._by_id:
-            raise ValueError(f"entry {entry.id!r} has unknown parent {entry.parent_id!r}")
+            raise ValueError(f"entry {entry.id!r} has unknown parent {entry.parent_id!r} "
+                             "(a parent must come before its children: a forward reference "
+                             "or a cycle)")
         self._entry_position[entry.id] = len(self.entries)
         self.entries.append(entry)
         self._by_id[entry.id] = entry

@@ -39,6 +39,7 @@ from snapcompact.core import SHAPE_VARIANTS
 __all__ = [
     "DEFAULT_SETTINGS",
     "STRATEGIES",
+    "TEXT_TOKENIZERS",
     "BranchSummarySettings",
     "CompactionSettings",
     "PruneSettings",
@@ -77,6 +78,12 @@ def legacy_method_order(strategy: str, remote_enabled: bool = True) -> tuple[str
         raise ValueError(f"compaction.strategy {strategy!r} has no method order (known: "
                          f"{', '.join(_LEGACY_ORDERS)})")
     return tuple(m for m in _LEGACY_ORDERS[strategy] if remote_enabled or m != "remote")
+#: ``compaction.textTokenizer``: how message text is counted. ``auto`` = production's counter for
+#: the model line (its catalog tokenizer family, else bytes/4), ``auto-fast`` = that family
+#: approximated by o200k x a fitted scale, or a counter by name (text_counters.py).
+TEXT_TOKENIZERS: tuple[str, ...] = ("auto", "auto-fast", "bytes4", "o200k", "cl100k", "claude-v3",
+                                    "claude-v47", "claude-v5", "claude-v5-sonnet", "qwen3",
+                                    "deepseek-v3", "kimi-k2", "glm5")
 #: ``snapcompact.systemPrompt``: what of the system prompt inline imaging may send as frames.
 SYSTEM_PROMPT_MODES: tuple[str, ...] = ("none", "agents-md", "all")
 
@@ -104,6 +111,8 @@ class CompactionSettings:
     #: handoff, shake, soft), tried in turn until one is accepted (``snapcompact.agent``).
     #: None = the agent's default order. ``strategy`` is the seed pipeline's single choice.
     method_order: tuple[str, ...] | None = None
+    #: How message text is counted (one of :data:`TEXT_TOKENIZERS`).
+    text_tokenizer: str = "auto"
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -128,6 +137,9 @@ class CompactionSettings:
             if unknown:
                 raise ValueError(f"compaction.methodOrder: unknown method(s) {unknown}; known: "
                                  f"{', '.join(METHODS)}")
+        if self.text_tokenizer not in TEXT_TOKENIZERS:
+            raise ValueError("compaction.textTokenizer must be one of "
+                             f"{', '.join(TEXT_TOKENIZERS)}, got {self.text_tokenizer!r}")
         if self.remote_endpoint is not None and not isinstance(self.remote_endpoint, str):
             raise ValueError("compaction.remoteEndpoint must be a string, got "
                              f"{self.remote_endpoint!r}")

@@ -96,7 +96,8 @@ class TokenEstimator:
     """Counts a message's tokens; inject one to change the counter or the image charges.
 
     ``count_text`` receives all text fragments of one message and returns their token count
-    (default: :func:`byte_estimate`; pass a real tokenizer's counter for exact numbers).
+    (default: :func:`byte_estimate`; pass a real tokenizer's counter for exact numbers:
+    ``text_counters.estimator_for(model_id, setting)`` builds one as production counts).
     ``archive_blocks`` turns a compactionSummary message into its history blocks (text and
     frames) when it carries a snapcompact archive, else None.
     """

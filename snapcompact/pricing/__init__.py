@@ -64,7 +64,7 @@ if TYPE_CHECKING:
         resolve_shape,
         resolve_shape_for_text,
     )
-    from snapcompact.pricing.text_tokens import count_text_tokens
+    from snapcompact.pricing.text_tokens import count_text_tokens, tiktoken_encoding
 
 #: Public name -> the module that defines it (imported on first use, so importing one stage
 #: does not load the others).
@@ -80,6 +80,7 @@ _WHERE: dict[str, str] = {
     "prompt_cache_rules": "prompt_cache",
     "PromptCacheRule": "prompt_cache",
     "count_text_tokens": "text_tokens",
+    "tiktoken_encoding": "text_tokens",
     "DEFAULT_PROVIDER_IMAGE_BUDGET": "budgets",
     "DETAILS": "billing",
     "FAMILIES": "model_table",
@@ -156,6 +157,7 @@ __all__ = [
     "provider_image_budget",
     "provider_request_limit",
     "request_limit",
+    "tiktoken_encoding",
     "resolve_shape",
     "resolve_shape_for_text",
     "select_rule",

@@ -80,6 +80,14 @@ def _encoding(name: str):
             os.environ["TIKTOKEN_CACHE_DIR"] = previous
 
 
+def tiktoken_encoding(name: str):  # -> tiktoken.Encoding | None (tiktoken stays optional)
+    """The tiktoken encoding ``name`` (``o200k_base``, ``cl100k_base``) loaded offline, or None
+    when tiktoken or its BPE file is missing; one instance per name."""
+    if not isinstance(name, str):
+        raise ValueError(f"encoding name must be a string, got {name!r}")
+    return _encoding(name)
+
+
 def exact_encoding(model: str) -> str | None:
     """Name of the tiktoken encoding that is ``model``'s own tokenizer, or None."""
     for pattern, name in _EXACT:
