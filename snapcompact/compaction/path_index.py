@@ -125,7 +125,10 @@ def _is_cut_point(entry: Entry) -> bool:
 def _call_blocks(entry: Entry) -> list[tuple[str, Mapping[str, Any]]]:
     if not (isinstance(entry, MessageEntry) and entry.role == "assistant"):
         return []
-    return [(str(b.get("id")), b) for b in entry.message.get("content") or ()
+    content = entry.message.get("content")
+    if not isinstance(content, (list, tuple)):  # a string holds no calls; other types are
+        return []  # reported by the checks that read messages, not here
+    return [(str(b.get("id")), b) for b in content
             if isinstance(b, Mapping) and b.get("type") == "toolCall"]
 
 
