@@ -69,7 +69,9 @@ def _frames_in(messages) -> tuple[int, str]:
 
 
 def test_max_frame_data_bytes_setting_caps_reattached_frames():
-    p = CompactionPipeline(Session(), CLAUDE, settings=_settings("snapcompact"), complete=FakeLLM())
+    # pinned frames are all full pages, so a budget of the largest frame fits exactly one
+    p = CompactionPipeline(Session(), CLAUDE, settings=_settings("snapcompact", policy="pinned"),
+                           complete=FakeLLM())
     _fill(p, 3, 40)
     outcome = p.compact()
     assert outcome.strategy == "snapcompact"
@@ -79,7 +81,8 @@ def test_max_frame_data_bytes_setting_caps_reattached_frames():
     assert images == len(archive.frames)  # 3 MB default: every small frame fits
     one_frame = max(len(f.data) for f in archive.frames)
     for limit, expected in ((0, 0), (one_frame, 1)):
-        capped = CompactionPipeline(p.session, CLAUDE, settings=_settings("snapcompact", maxFrameDataBytes=limit))
+        capped = CompactionPipeline(p.session, CLAUDE, settings=_settings(
+            "snapcompact", policy="pinned", maxFrameDataBytes=limit))
         images, text = _frames_in(capped.llm_messages())
         assert images == expected
         assert "could not be included" in text  # the omitted frames are announced, not silently lost

@@ -399,9 +399,10 @@ def test_results_dir_that_is_a_file_is_refused(tmp_path):
 
 
 def test_frame_cap_refuses_before_drawing(tmp_path):
-    overrides = [*mock_overrides(tmp_path), "max_frames=3", "strategies=[snapcompact]",
+    overrides = [*mock_overrides(tmp_path), "max_frames=1", "frame_size=96", "context_window=24000",
+                 "strategies=[snapcompact]",
                  "shapes=[11on16-bw]"]
-    with pytest.raises(ValueError, match="frames, more than max_frames=3"):
+    with pytest.raises(ValueError, match="frames, more than max_frames=1"):
         run_config(compose_cfg(overrides), tmp_path / "run", base_dir=tmp_path,
                    completion_fn=Counting())
 
