@@ -17,6 +17,7 @@ previous summary is handed over for an iterative update.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,7 @@ from snapcompact.compaction.entries import (
     MessageEntry,
     MetadataEntry,
 )
+from snapcompact.compaction.path_index import _CUT_POINT_ROLES, BranchIndex, index_of
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
 
 __all__ = [
@@ -55,8 +57,7 @@ __all__ = [
 
 #: Message roles a cut may fall on (never ``toolResult``; a ``custom``/``developer`` message
 #: stored as a plain message entry is not one either, as in the agent core).
-CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "hookMessage", "branchSummary",
-                             "compactionSummary"})
+CUT_POINT_ROLES = _CUT_POINT_ROLES
 #: Message roles that open a user turn.
 TURN_START_ROLES = frozenset({"user", "bashExecution"})
 
@@ -111,18 +112,12 @@ def find_cut_point(path: Sequence[Entry], start: int, end: int, keep_recent_toke
         raise ValueError(f"bad window [{start}, {end}) for a branch of {len(path)} entries")
     if keep_recent_tokens < 1:
         raise ValueError(f"keep_recent_tokens must be positive, got {keep_recent_tokens}")
-    total = 0
-    cut: int | None = None
-    for i in range(end - 1, start - 1, -1):
-        entry = path[i]
-        if isinstance(entry, CompactionEntry):
-            continue
-        total += entry_tokens(entry, estimator)
-        if not is_valid_cut_point(entry):
-            continue
-        if cut is not None and total > keep_recent_tokens:
-            break
-        cut = i
+    index = index_of(path)
+    cut: int | None
+    if index is not None:
+        cut = _cut_indexed(index, start, end, keep_recent_tokens, estimator)
+    else:
+        cut = _cut_walked(path, start, end, keep_recent_tokens, estimator)
     if cut is None:
         return None
     turn_start: int | None = None
@@ -139,6 +134,41 @@ def find_cut_point(path: Sequence[Entry], start: int, end: int, keep_recent_toke
            and not _is_reset_boundary(path[cut - 1])):
         cut -= 1
     return CutPoint(cut, turn_start, split)
+
+
+def _cut_indexed(index: BranchIndex, start: int, end: int, keep: int,
+                 estimator: TokenEstimator) -> int | None:
+    """:func:`_cut_walked` from running totals: the tokens at and after a position only grow as
+    the position moves back, so the walk's answer is the oldest cut point whose tail fits in
+    ``keep`` (found by bisection), or the newest cut point when even its tail does not fit."""
+    context = index.totals(estimator).context
+    points = index.cut_points()
+    lo, hi = bisect_left(points, start), bisect_left(points, end)
+    if lo == hi:
+        return None
+    newest = points[hi - 1]
+    if context[end] - context[newest] > keep:
+        return newest
+    # tail(i) = context[end] - context[i] <= keep  <=>  context[i] >= context[end] - keep
+    fits_from = bisect_left(context, context[end] - keep)
+    return points[bisect_left(points, max(start, fits_from), lo, hi)]
+
+
+def _cut_walked(path: Sequence[Entry], start: int, end: int, keep_recent_tokens: int,
+                estimator: TokenEstimator) -> int | None:
+    total = 0
+    cut: int | None = None
+    for i in range(end - 1, start - 1, -1):
+        entry = path[i]
+        if isinstance(entry, CompactionEntry):
+            continue
+        total += entry_tokens(entry, estimator)
+        if not is_valid_cut_point(entry):
+            continue
+        if cut is not None and total > keep_recent_tokens:
+            break
+        cut = i
+    return cut
 
 
 def adapted_keep_tokens(keep_recent_tokens: int, measured_prompt_tokens: int | None,
@@ -201,6 +231,9 @@ def compaction_window_start(path: Sequence[Entry]) -> tuple[int, CompactionEntry
     ``firstKeptEntryId``; when that entry is not on the branch, right after the compaction. A
     reset boundary newer than the compaction clears it; an older one bounds the window.
     """
+    index = index_of(path)
+    if index is not None:
+        return _window_start_indexed(index)
     prev_index = _latest_compaction(path)
     reset = _latest_reset(path)
     if prev_index is None or reset > prev_index:
@@ -210,6 +243,20 @@ def compaction_window_start(path: Sequence[Entry]) -> tuple[int, CompactionEntry
     for i in range(reset + 1, prev_index):
         if path[i].id == prev.first_kept_entry_id:
             return i, prev
+    return prev_index + 1, prev
+
+
+def _window_start_indexed(index: BranchIndex) -> tuple[int, CompactionEntry | None]:
+    """:func:`compaction_window_start` from the branch index (no walk)."""
+    prev_index = index.latest_compaction_index()
+    reset = index.latest_reset_index()
+    if prev_index is None or reset > prev_index:
+        return reset + 1, None
+    prev = index.path[prev_index]
+    assert isinstance(prev, CompactionEntry)
+    kept = index.position.get(prev.first_kept_entry_id)
+    if kept is not None and reset + 1 <= kept < prev_index:
+        return kept, prev
     return prev_index + 1, prev
 
 
@@ -261,14 +308,24 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *,
     """
     if path and isinstance(path[-1], CompactionEntry):
         return None
+    index = index_of(path)
     start, previous = compaction_window_start(path)
-    estimate = estimate_branch_tokens(path, estimator)
-    if measured_prompt_tokens is None:
-        usage = last_assistant_usage(path)
-        measured_prompt_tokens = usage_prompt_tokens(usage) if usage is not None else None
-    window_messages, _ = _messages(path[start:])
-    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens,
-                               estimator.messages(window_messages))
+    if index is not None:
+        # The same numbers from the branch index's running totals (no walk of the branch).
+        estimate = index.context_tokens(estimator)
+        if measured_prompt_tokens is None:
+            at = index.last_usage_index()
+            usage = path[at].message["usage"] if at is not None else None  # type: ignore[union-attr]
+            measured_prompt_tokens = usage_prompt_tokens(usage) if usage is not None else None
+        context = index.totals(estimator).context
+        window_tokens = context[-1] - context[start]
+    else:
+        estimate = estimate_branch_tokens(path, estimator)
+        if measured_prompt_tokens is None:
+            usage = last_assistant_usage(path)
+            measured_prompt_tokens = usage_prompt_tokens(usage) if usage is not None else None
+        window_tokens = estimator.messages(_messages(path[start:])[0])
+    keep = adapted_keep_tokens(keep_recent_tokens, measured_prompt_tokens, window_tokens)
     cut = find_cut_point(path, start, len(path), keep, estimator)
     if cut is None:
         return None

@@ -37,7 +37,6 @@ from snapcompact.compaction.context import (
     archive_blocks,
     build_session_context,
     convert_to_llm,
-    estimate_branch_tokens,
     estimate_entry_tokens,
     to_wire_json,
 )
@@ -269,8 +268,9 @@ class CompactionPipeline:
                                       else system_prompt, wire, self.model)
 
     def estimate_tokens(self) -> int:
-        """Estimated prompt tokens of the current branch."""
-        return estimate_branch_tokens(self.session.get_branch(), self.estimator)
+        """Estimated prompt tokens of the current branch (from running totals: cheap when
+        nothing changed, proportional to what was added otherwise)."""
+        return self.session.branch_index.context_tokens(self.estimator)
 
     def threshold(self) -> int:
         """Context tokens above which auto-compaction runs, for this model and settings."""
@@ -285,7 +285,7 @@ class CompactionPipeline:
 
     def prune(self) -> PruneResult:
         """The threshold prune, applied to the session (file rewritten when anything changed)."""
-        result = prune_tool_outputs(self.session.get_branch(), self.settings.pruning,
+        result = prune_tool_outputs(self.session.branch_index.sync(), self.settings.pruning,
                                     protected_paths=self.protected_paths, estimator=self.estimator)
         if result.changed:
             self.session.replace_messages(result.replacements)
@@ -295,7 +295,8 @@ class CompactionPipeline:
         """Drop superseded and useless tool results (when enabled) and rewrite the session."""
         if not self.settings.compaction.drop_useless:
             return PruneResult({}, 0, {})
-        result = prune_superseded_tool_results(self.session.get_branch(), self.settings.pruning,
+        result = prune_superseded_tool_results(self.session.branch_index.sync(),
+                                               self.settings.pruning,
                                                idle_seconds=idle_seconds,
                                                protected_paths=self.protected_paths,
                                                estimator=self.estimator)
@@ -619,10 +620,8 @@ class CompactionPipeline:
     # ------------------------------------------------------------------ triggers
 
     def _latest_compaction_ms(self) -> float | None:
-        for entry in reversed(self.session.get_branch()):
-            if isinstance(entry, CompactionEntry):
-                return _iso_to_ms(entry.timestamp)
-        return None
+        entry = self.session.latest_compaction()
+        return _iso_to_ms(entry.timestamp) if entry is not None else None
 
     def after_turn(self, message: Mapping[str, Any], *, measured_prompt_tokens: int | None = None,
                    idle_seconds: float = 0.0) -> CompactionOutcome | None:

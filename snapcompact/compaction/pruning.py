@@ -32,6 +32,7 @@ from typing import Any
 from snapcompact.archive import split_read_selector, strip_read_selector
 from snapcompact.compaction.context import estimate_entry_tokens
 from snapcompact.compaction.entries import CompactionEntry, Entry, MessageEntry
+from snapcompact.compaction.path_index import BranchIndex, index_of
 from snapcompact.compaction.settings import PruneSettings
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
 from snapcompact.core import estimate_text_tokens
@@ -145,8 +146,10 @@ def _already_pruned(message: Mapping[str, Any]) -> bool:
     return message.get("prunedAt") is not None or is_pruned(message)
 
 
-def _boundary(path: Sequence[Entry]) -> int:
+def _boundary(path: Sequence[Entry], index: BranchIndex | None = None) -> int:
     """Index of the latest compaction's first kept entry: nothing before it reaches the LLM."""
+    if index is not None:
+        return index.boundary()
     for i in range(len(path) - 1, -1, -1):
         entry = path[i]
         if isinstance(entry, CompactionEntry):
@@ -162,13 +165,25 @@ class _Scan:
 
     def __init__(self, path: Sequence[Entry], settings: PruneSettings,
                  protected_paths: Collection[str],
-                 estimator: TokenEstimator, supersede: bool, useless: bool, start: int = 0) -> None:
-        # Only entries from ``start`` (the compaction boundary) on can be pruned, and whether one
-        # is superseded depends only on later entries, so the scans begin there: the per-turn
-        # cost follows the live context, not the whole session.
+                 estimator: TokenEstimator, supersede: bool, useless: bool, start: int = 0,
+                 index: BranchIndex | None = None) -> None:
+        # Only entries from ``start`` (the compaction boundary, or later when only the tail can
+        # be rewritten) on are candidates, and whether one is superseded depends only on later
+        # entries, so the scans begin there: the per-turn cost follows the live context, not the
+        # whole session. A call is looked up by id, the newest with that id on the branch (from
+        # the branch index when there is one).
         self.path = path
         self._start = start
-        self.calls = _calls_by_id(path[start:])
+        self._index = index
+        self._suffix: list[int] | None = None
+        if index is not None:
+            self.calls: Mapping[str, Mapping[str, Any]] = index.calls()
+            self._start = 0
+            #: Positions of the tool results from ``start`` on, oldest first.
+            self.results: Sequence[int] = index.tool_results(start)
+        else:
+            self.calls = _calls_by_id(path[start:])
+            self.results = [i for i in range(start, len(path)) if _tool_result(path[i]) is not None]
         self.estimator = estimator
         self._settings = settings
         self._protected_paths = protected_paths
@@ -176,7 +191,7 @@ class _Scan:
         self.useless: set[int] = set()
         if supersede:
             seen: set[str] = set()
-            for i in range(len(path) - 1, start - 1, -1):
+            for i in reversed(self.results):
                 entry = _tool_result(path[i])
                 if entry is None or _already_pruned(entry.message):
                     continue
@@ -191,7 +206,7 @@ class _Scan:
                     self.superseded.add(i)
                 seen.add(key)
         if useless:
-            for i in range(start, len(path)):
+            for i in self.results:
                 entry = _tool_result(path[i])
                 if (entry is None or entry.message.get("useless") is not True
                     or _already_pruned(entry.message)):
@@ -215,15 +230,21 @@ class _Scan:
     def tokens(self, entry: Entry) -> int:
         return estimate_entry_tokens(entry, self.estimator)
 
-    def message_suffix(self) -> list[int]:
-        """Tokens of every message entry strictly after each index (what a rewrite re-caches)."""
-        suffix = [0] * len(self.path)
-        running = 0
-        for i in range(len(self.path) - 1, self._start - 1, -1):
-            suffix[i] = running
-            if isinstance(self.path[i], MessageEntry):
-                running += self.tokens(self.path[i])
-        return suffix
+    def suffix(self, i: int) -> int:
+        """Tokens of the message entries strictly after index ``i`` (what a rewrite re-caches);
+        ``i`` at or after the scan's start."""
+        if self._index is not None:
+            messages = self._index.totals(self.estimator).messages
+            return messages[-1] - messages[i + 1]
+        if self._suffix is None:
+            suffix = [0] * len(self.path)
+            running = 0
+            for j in range(len(self.path) - 1, self._start - 1, -1):
+                suffix[j] = running
+                if isinstance(self.path[j], MessageEntry):
+                    running += self.tokens(self.path[j])
+            self._suffix = suffix
+        return self._suffix[i]
 
 
 def _blank(message: Mapping[str, Any], notice: str, now_ms: int) -> dict[str, Any]:
@@ -248,21 +269,22 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
     """
     if not settings.enabled:
         return PruneResult({}, 0, {})
-    boundary = _boundary(path)
+    index = index_of(path)
+    boundary = _boundary(path, index)
     scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads,
-                 settings.prune_useless, boundary)
+                 settings.prune_useless, boundary, index)
     warm = settings.cache_warm_suffix_tokens
-    suffix = scan.message_suffix() if warm is not None else None
     newer_output = 0
     chosen: list[tuple[MessageEntry, str, str]] = []
     saved = 0
-    for i in range(len(path) - 1, -1, -1):
+    # Newest first, down to the boundary: results before it are never candidates.
+    for i in reversed(scan.results):
         entry = _tool_result(path[i])
         if entry is None:
             continue
         tokens = scan.tokens(entry)
-        warm_suffix = suffix is not None and warm is not None and suffix[i] > warm
-        skip = _already_pruned(entry.message) or i < boundary or warm_suffix
+        warm_suffix = warm is not None and scan.suffix(i) > warm
+        skip = _already_pruned(entry.message) or warm_suffix
         if not skip:
             if i in scan.superseded:
                 chosen.append((entry, SUPERSEDED_NOTICE, "superseded"))
@@ -297,20 +319,26 @@ def prune_superseded_tool_results(path: Sequence[Entry], settings: PruneSettings
     """
     if not settings.enabled:
         return PruneResult({}, 0, {})
-    boundary = _boundary(path)
+    index = index_of(path)
+    boundary = _boundary(path, index)
+    expired = idle_seconds >= settings.cache_idle_seconds
+    start = boundary
+    if index is not None and not expired:
+        # Only the tail whose rewrite re-caches at most cacheSuffixTokens can change, and whether
+        # an entry there is superseded depends on later entries only: scan just that tail.
+        start = max(boundary, index.first_within_message_suffix(estimator,
+                                                                settings.cache_suffix_tokens))
     scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads, drop_useless,
-                 boundary)
+                 start, index)
     candidates = sorted(scan.superseded | scan.useless)
     if not candidates:
         return PruneResult({}, 0, {})
-    expired = idle_seconds >= settings.cache_idle_seconds
-    suffix = None if expired else scan.message_suffix()
     stamp = _now_ms(now_ms)
     replacements: dict[str, Mapping[str, Any]] = {}
     reasons: dict[str, str] = {}
     saved = 0
     for i in candidates:
-        if i < boundary or (suffix is not None and suffix[i] > settings.cache_suffix_tokens):
+        if i < boundary or (not expired and scan.suffix(i) > settings.cache_suffix_tokens):
             continue
         entry = path[i]
         assert isinstance(entry, MessageEntry)

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from snapcompact.archive import get_preserved_archive
-from snapcompact.compaction.context import build_session_context
 from snapcompact.compaction.entries import (
     CompactionEntry,
     CustomMessageEntry,
@@ -236,22 +235,28 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
                                   clock=lambda: _EPOCH_S)
     entry_of: list[tuple[int, str] | None] = []  # per source message: (session number, entry id)
     sessions = [session]
+    session_number = {id(session): 0}
+    # Source messages with an entry and no round yet: only these can be discarded by a round, so
+    # a round costs what is still in the context, not the whole session.
+    pending: list[int] = []
     rounds: list[ReplayRound] = []
     discarded = [0] * len(messages)
-    assigned = [False] * len(messages)
     notes: list[str] = []
 
     def settle(round_index: int, shaken: frozenset[str] = frozenset()) -> None:
         live = pipeline.session
-        in_context = set(build_session_context(live.get_branch()).entry_ids) - shaken
-        current = sessions.index(live)
-        for i, where in enumerate(entry_of):
-            if where is None or assigned[i]:
-                continue
+        in_context = set(live.branch_index.context_entry_ids()) - shaken
+        current = session_number[id(live)]
+        still: list[int] = []
+        for i in pending:
+            where = entry_of[i]
+            assert where is not None
             number, entry_id = where
             if number != current or entry_id not in in_context:
                 discarded[i] = round_index
-                assigned[i] = True
+            else:
+                still.append(i)
+        pending[:] = still
 
     for index, raw in enumerate(messages):
         if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
@@ -266,13 +271,16 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
             outcome = None
         added = [e for e in live.entries[before:]
                  if isinstance(e, (MessageEntry, CustomMessageEntry))]
-        entry_of.append((sessions.index(live), added[0].id) if added else None)
+        entry_of.append((session_number[id(live)], added[0].id) if added else None)
+        if added:
+            pending.append(index)
         if outcome is None:
             continue
         notes.extend(outcome.warnings)
         if outcome.error:
             notes.append(f"message {index}: {outcome.error}")
         if outcome.handoff_session is not None:
+            session_number[id(outcome.handoff_session)] = len(sessions)
             sessions.append(outcome.handoff_session)
         shaken = (frozenset(outcome.shaken.replacements) if outcome.shaken is not None
                   else frozenset())

@@ -36,6 +36,7 @@ from snapcompact.compaction.entries import (
     SessionHeader,
     entry_from_json,
 )
+from snapcompact.compaction.path_index import BranchIndex
 
 __all__ = ["LEAF_RECORD", "Session", "utc_timestamp"]
 
@@ -70,10 +71,14 @@ class Session:
         self._clock = clock
         self.entries: list[Entry] = []
         self._by_id: dict[str, Entry] = {}
+        self._entry_position: dict[str, int] = {}
         self._children: dict[str | None, list[str]] = {}
         self.leaf_id: str | None = None
         self._leaf_moved = False
         self.source_lines: dict[str, int] = {}  # entry id -> line of the loaded file
+        #: Bumped by every change (append, leaf move, replacement): equal versions, equal session.
+        self.version = 0
+        self._branch_index = BranchIndex(self)
         if _header is not None:
             self.header = _header
             return
@@ -152,6 +157,7 @@ class Session:
                     raise ValueError(f"{p}: line {n} moves the leaf to unknown entry {leaf!r:.60}")
                 session.leaf_id = leaf
                 session._leaf_moved = True
+                session.version += 1
                 continue
             entry = entry_from_json(obj, f"{p}: line {n}")
             try:
@@ -169,11 +175,14 @@ class Session:
             raise ValueError(f"entry {entry.id!r} has unknown parent {entry.parent_id!r} "
                              "(a parent must come before its children: a forward reference "
                              "or a cycle)")
+        self._entry_position[entry.id] = len(self.entries)
         self.entries.append(entry)
         self._by_id[entry.id] = entry
         self._children.setdefault(entry.parent_id, []).append(entry.id)
         self.leaf_id = entry.id
         self._leaf_moved = False
+        self.version += 1
+        self._branch_index.appended(entry)
 
     def _fresh_id(self) -> str:
         for _ in range(100):
@@ -280,6 +289,7 @@ class Session:
             raise ValueError(f"unknown entry id {entry_id!r}")
         self.leaf_id = entry_id
         self._leaf_moved = True
+        self.version += 1
         self._append_line({"type": LEAF_RECORD, "leafId": entry_id, "timestamp": self._now()})
 
     def branch_with_summary(self, target_id: str | None, from_id: str, summary: str, *,
@@ -304,8 +314,12 @@ class Session:
                 raise ValueError(f"replacement for {entry_id!r} must keep its id, parent and type")
         if not replacements:
             return
-        self.entries = [replacements.get(e.id, e) for e in self.entries]
-        self._by_id = {e.id: e for e in self.entries}
+        previous = {entry_id: self._by_id[entry_id] for entry_id in replacements}
+        for entry_id, new in replacements.items():
+            self.entries[self._entry_position[entry_id]] = new
+        self._by_id.update(replacements)
+        self.version += 1
+        self._branch_index.replaced(replacements, previous)
         self.rewrite()
 
     def replace_messages(self, messages: Mapping[str, Mapping[str, Any]]) -> None:
@@ -337,32 +351,33 @@ class Session:
     def get_branch(self, leaf_id: str | None = ...) -> list[Entry]:  # type: ignore[assignment]
         """Entries from the root to ``leaf_id`` (default: the current leaf), oldest first.
 
-        The last answer is remembered: asking again for the same leaf, or for a child of it (the
-        usual append), costs a list copy instead of a walk up the tree.
+        The current branch is kept indexed as the session grows (see :mod:`.path_index`): asking
+        for it costs a list copy, not a walk up the tree. The copy is the caller's to change.
         """
-        current = self.leaf_id if leaf_id is ... else leaf_id
-        cached = getattr(self, "_branch_cache", None)
-        if cached is not None and cached[0] is self.entries and current is not None:
-            cached_leaf, cached_path = cached[1], cached[2]
-            if current == cached_leaf:
-                return list(cached_path)
-            entry = self._by_id.get(current)
-            if (entry is not None and entry.parent_id == cached_leaf
-                    and (cached_leaf is not None or not cached_path)):
-                path = [*cached_path, entry]
-                self._branch_cache: tuple[list[Entry], str | None, list[Entry]] = (
-                    self.entries, current, path
-                )
-                return list(path)
+        if leaf_id is ... or leaf_id == self.leaf_id:
+            return self._branch_index.snapshot()
         out: list[Entry] = []
-        walk = current
+        walk = leaf_id
         while walk is not None:
             entry = self.get(walk)
             out.append(entry)
             walk = entry.parent_id
         out.reverse()
-        self._branch_cache = (self.entries, current, out)
-        return list(out)
+        return out
+
+    @property
+    def branch_index(self) -> BranchIndex:
+        """Running facts about the current branch (token totals, boundary, tool calls), in step
+        with the session; read only."""
+        return self._branch_index
+
+    def latest_compaction(self) -> CompactionEntry | None:
+        """The newest compaction on the current branch, if any (no walk)."""
+        index = self._branch_index
+        at = index.latest_compaction_index()
+        entry = index.path[at] if at is not None else None
+        assert entry is None or isinstance(entry, CompactionEntry)
+        return entry
 
     def common_ancestor(self, a: str | None, b: str | None) -> str | None:
         """Id of the deepest entry on both branches, or None when they share no root."""

@@ -254,6 +254,35 @@ def _text_slots(entry: Entry) -> tuple[str, list[tuple[int, str]]]:
     return label, slots
 
 
+#: Block regions per entry object (entries are immutable; a rewritten entry is a new object), so
+#: a shake every turn scans each old message's text once, not once per turn.
+_BLOCK_REGIONS: dict[int, tuple[Entry, TokenEstimator, int, tuple[ShakeRegion, ...]]] = {}
+
+
+def _block_regions(entry: Entry, estimator: TokenEstimator,
+                   fence_min_tokens: int) -> tuple[ShakeRegion, ...]:
+    """The fenced/XML block regions of an entry's text slots of at least ``fence_min_tokens``."""
+    hit = _BLOCK_REGIONS.get(id(entry))
+    if (hit is not None and hit[0] is entry and hit[1] is estimator
+            and hit[2] == fence_min_tokens):
+        return hit[3]
+    label, slots = _text_slots(entry)
+    found: list[ShakeRegion] = []
+    for block_index, text in slots:
+        for start, end in scan_block_ranges(text):
+            if end <= start:
+                continue
+            piece = text[start:end]
+            tokens = estimator.count_text([piece])
+            if tokens >= fence_min_tokens:
+                found.append(ShakeRegion("block", entry.id, tokens, piece, label, block_index,
+                                         start, end))
+    if len(_BLOCK_REGIONS) > 200_000:
+        _BLOCK_REGIONS.clear()
+    _BLOCK_REGIONS[id(entry)] = (entry, estimator, fence_min_tokens, tuple(found))
+    return tuple(found)
+
+
 def _boundary_index(path: Sequence[Entry], boundary_id: str | None) -> int:
     if boundary_id is None:
         return 0
@@ -306,16 +335,7 @@ def collect_shake_regions(path: Sequence[Entry], config: ShakeConfig = DEFAULT_S
                 regions.append(ShakeRegion("toolResult", entry.id, estimator.count_text(fragments),
                                            "\n".join(fragments), str(result.get("toolName"))))
             continue
-        label, slots = _text_slots(entry)
-        for block_index, text in slots:
-            for start, end in scan_block_ranges(text):
-                if end <= start:
-                    continue
-                piece = text[start:end]
-                tokens = estimator.count_text([piece])
-                if tokens >= config.fence_min_tokens:
-                    regions.append(ShakeRegion("block", entry.id, tokens, piece, label, block_index,
-                                               start, end))
+        regions.extend(_block_regions(entry, estimator, config.fence_min_tokens))
     savings = sum(max(0, r.tokens - PLACEHOLDER_TOKEN_ESTIMATE) for r in regions)
     return regions if savings >= config.min_savings else []
 
