@@ -744,10 +744,7 @@ class SessionMaintenance:
         return None
 
     def _latest_compaction(self) -> CompactionEntry | None:
-        for entry in reversed(self.session.get_branch()):
-            if isinstance(entry, CompactionEntry):
-                return entry
-        return None
+        return self.session.latest_compaction()
 
     def _latest_archive(self) -> Any | None:
         entry = self._latest_compaction()

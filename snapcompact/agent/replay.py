@@ -42,7 +42,6 @@ from snapcompact.compaction import (
     Replay,
     ReplayRound,
     Settings,
-    build_session_context,
     legacy_method_order,
     replay_store,
     tallied,
@@ -142,18 +141,23 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
                                clock=lambda: _EPOCH_S, use_recorded_usage=False)
     entry_of: list[str | None] = []
     discarded = [0] * len(messages)
-    assigned = [False] * len(messages)
     rounds: list[ReplayRound] = []
     seen_passes = 0
 
-    def settle(shaken: frozenset[str] = frozenset()) -> None:
-        in_context = set(build_session_context(maint.session.get_branch()).entry_ids) - shaken
-        for i, entry_id in enumerate(entry_of):
-            if entry_id is None or assigned[i]:
-                continue
+    pending: list[int] = []  # source messages still in the context
+
+    def settle() -> None:
+        # Only messages not yet discarded are looked at: a round's work follows the live
+        # context, not the whole session.
+        in_context = set(maint.session.branch_index.context_entry_ids())
+        still: list[int] = []
+        for i in pending:
+            entry_id = entry_of[i]
             if entry_id not in in_context:
                 discarded[i] = len(rounds)
-                assigned[i] = True
+            else:
+                still.append(i)
+        pending[:] = still
 
     def record(index: int) -> None:
         nonlocal seen_passes
@@ -205,6 +209,8 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
                  if isinstance(e, (MessageEntry, CustomMessageEntry))
                  and (not isinstance(e, MessageEntry) or e.message.get("role") == role)]
         entry_of.append(added[0].id if added else None)
+        if added:
+            pending.append(index)
         record(index)
     if final_prompt is not None:
         maint.message_index = len(messages)
