@@ -292,6 +292,10 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
             compaction_cost_tokens=ok["compaction_cost_tokens"].mean(),
         )
         row.update(_what_production_did(rows))
+        # a skipped context still has a bill: the uncompacted history, for the reader
+        skipped = rows[rows["skipped"].notna()]
+        row["tokens_skipped_context"] = (skipped["billed_tokens_predicted"].mean()
+                                         if len(skipped) else np.nan)
         row.update(_next_turns(rows, ok))
         row["recall_per_1k_tokens"] = _per_1k(row["recall"], row["tokens_predicted"])
         row["recall_per_1k_tokens_reported"] = _per_1k(row["recall"], row["tokens_reported"])

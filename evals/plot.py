@@ -197,10 +197,10 @@ def plot_recall_by_round(records: pd.DataFrame) -> plt.Figure:
     """Recall per arm against the compaction round that discarded the evidence (0 = kept)."""
     with plt.rc_context(STYLE):
         table = recall_by_round(records)
-        groups = list(table.groupby(["reader_id", "target_model"], sort=True))
-        fig, axes = _panels(max(len(groups), 1), 7.0, 4.6)
         table = table.assign(arm_label=[label + _TAGS.get(status, "") for label, status in
                                         zip(table["arm_label"], table["production"])])
+        groups = list(table.groupby(["reader_id", "target_model"], sort=True))
+        fig, axes = _panels(max(len(groups), 1), 7.0, 4.6)
         colors = _shape_colors(sorted(table["arm_label"].unique()))
         for ax, ((reader, target), part) in zip(axes, groups):
             buckets = (part[["round_lo", "evidence_rounds"]].drop_duplicates()

@@ -89,6 +89,11 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                     "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | :---: |"]
             for row in rows.sort_values("tokens_predicted").itertuples():
                 skipped = f" ({row.n_skipped} skipped)" if row.n_skipped else ""
+                if not row.n_questions and row.n_skipped:
+                    out.append(f"| {row.arm_label}{skipped} | 0 | skipped: "
+                               f"{_fmt(row.tokens_skipped_context, ',.0f')} tokens, over the "
+                               "model's input window | | | | | | |")
+                    continue
                 base = "" if row.compression_baseline == "full" else " (vs uncompacted)"
                 out.append(
                     f"| {row.arm_label}{skipped} | {row.n_questions} | {_fmt(row.recall)} "
