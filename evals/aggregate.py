@@ -128,6 +128,26 @@ def _dedupe(records: Sequence[Record]) -> tuple[list[Record], int]:
     return [rec for _, rec in chosen.values()], len(records) - len(chosen)
 
 
+def _add_arm_shapes(df: pd.DataFrame) -> None:
+    """``arm_shape`` / ``arm_frame_size``: one value per arm. A snapcompact arm's sessions can
+    draw different shapes (at 32k one session's single frame is the companion, the other's the
+    asked shape); the arm is what was asked for, so its rows are summarized together under the
+    union of the shapes drawn (and the largest frame size)."""
+    df["arm_shape"] = df["shape"]
+    df["arm_frame_size"] = df["frame_size"]
+    snap = (df["strategy"] == "snapcompact") & (df["shape_requested"].fillna("") != "")
+    if not snap.any():
+        return
+    keys = ["target_model", "model", "strategy", "policy", "shape_requested", "context_window",
+            "seed"]
+    part = df[snap]
+    for _, rows in part.groupby(keys, dropna=False):
+        drawn = sorted({n for shape in rows["shape"] for n in str(shape).split("+")
+                        if n and n != "text"})
+        df.loc[rows.index, "arm_shape"] = "+".join(drawn) if drawn else "text"
+        df.loc[rows.index, "arm_frame_size"] = int(rows["frame_size"].max())
+
+
 def production_status(strategy: str, valid: object) -> str:
     """The ``production`` column: valid / not sent / bound / unchecked (see the constants)."""
     if strategy in BOUND_STRATEGIES:
@@ -178,6 +198,7 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     df = pd.DataFrame(data)
     df["production"] = [production_status(s, v) for s, v in
                         zip(df["strategy"], df["production_valid"])]
+    _add_arm_shapes(df)
     df["shape_decided"] = [
         decided_shape(*t) for t in zip(df["strategy"], df["shape"], df["shape_requested"],
                                        df["target_model"], df["api"], df["provider"],
@@ -254,6 +275,8 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
     qa = df[df["reader"].isin(QA_READERS)]
     if qa.empty:
         raise ValueError("no question-answering records (reader qa)")
+    if "arm_shape" in qa:  # one row per arm, whatever shapes its sessions drew
+        qa = qa.assign(shape=qa["arm_shape"], frame_size=qa["arm_frame_size"])
     out = []
     for key, rows in qa.groupby(GROUP_COLUMNS, sort=True, dropna=False):
         ok = rows[rows["ok"]]

@@ -36,12 +36,19 @@ def summarize(records: Iterable[Record]) -> list[dict[str, Any]]:
 
     groups: dict[tuple, list[Record]] = defaultdict(list)
     for r in latest.values():
-        groups[(r.strategy, r.policy, r.shape, r.frame_size, r.shape_requested,
-                r.context_window or 0, production_status(r.strategy, r.production_valid),
+        # a snapcompact arm is what it asked for, whatever shapes its sessions drew (as in
+        # evals.aggregate: one row per arm)
+        per_arm = r.strategy == "snapcompact" and bool(r.shape_requested)
+        groups[(r.strategy, r.policy, "" if per_arm else r.shape, 0 if per_arm else r.frame_size,
+                r.shape_requested, r.context_window or 0,
+                production_status(r.strategy, r.production_valid),
                 r.model, r.target_model)].append(r)
     rows = []
     for (strategy, policy, shape, size, requested, window, production, model,
          target), rs in sorted(groups.items()):
+        if not shape:
+            drawn = sorted({n for r in rs for n in r.shape.split("+") if n and n != "text"})
+            shape, size = "+".join(drawn) or "text", max(r.frame_size for r in rs)
         asked = [r for r in rs if r.skipped is None]
         ok = [r for r in asked if r.error is None]
         n = len(ok) or 1
