@@ -1,11 +1,14 @@
-"""Generated coding-agent sessions: the regime snapcompact exists for (20k-200k tokens).
+"""Generated coding-agent sessions: the regime snapcompact exists for (20k-400k tokens).
 
 Why generated: no public corpus of long agent sessions may be shipped, and an eval needs facts
 at known depths. Every machine has the Python standard library, so the sessions are built from
 it: a user asks about a module (prose from real docstrings), the assistant calls a tool --
 ``read`` (numbered source lines), ``grep`` (``path:line:text`` hits) or ``bash`` (``ls``/``wc``
 listings) -- gets real output back, and explains (more docstring prose). Tool output dominates
-the token count, as it does in real sessions.
+the token count, as it does in real sessions, unless ``talk_share`` asks for more prose: the
+coding agent prunes old tool output before it compacts, so a session meant to compact several
+times at a 200k window needs user turns and explanations the pruner cannot shrink (the main
+job's sessions are half prose).
 
 Facts ("needles", the same templates as the ``needles`` dataset) are planted at chosen depths
 of the session, measured in characters, and rotate between the three places a fact lives in a
