@@ -10,14 +10,15 @@ export OMP_THREAD_LIMIT := 1
 setup:
 	@bash scripts/setup.sh
 
-# Main job: the default offline experiment (embedded OCR reader), then its tables and figures,
-# then the records viewer (open results/view/index.html; not committed, like results/runs/).
+# Main job: the default offline experiment at 200k and its 32k small-window arm (embedded OCR
+# reader), then their tables and figures, then the records viewer (open results/view/index.html; not committed, like results/runs/).
 run: setup results
 
 results:
 	$(PY) -m evals.run
-	$(PY) -m evals.table results/runs/default --out results --seed 0 --bootstrap 2000
-	$(PY) -m evals.view results/runs/default --out results/view
+	$(PY) -m evals.run experiment=small_window
+	$(PY) -m evals.table results/runs/default results/runs/small_window --out results --seed 0 --bootstrap 2000
+	$(PY) -m evals.view results/runs/default results/runs/small_window --out results/view
 
 # Render a sample text with all 17 shape variants into out/demo/.
 demo: setup

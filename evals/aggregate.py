@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -52,12 +52,23 @@ UNMATCHED_LINE = "unmatched"
 KEY_COLUMNS = ["dataset", "item_id", "question_id", "model", "target_model", "shape",
                "frame_size", "reader", "seed", "strategy", "policy"]
 GROUP_COLUMNS = ["reader_id", "target_model", "line", "strategy", "policy", "arm", "shape",
-                 "frame_size"]
+                 "frame_size", "shape_requested", "context_window", "production"]
+#: ``production`` column: what the row's context is to production (from ``production_valid``).
+PRODUCTION_VALID = "valid"  # production would send this context: ranked
+PRODUCTION_NOT_SENT = "not sent"  # production would not (over the window, an LLM method...)
+PRODUCTION_BOUND = "bound"  # full / truncate: labelled upper and lower bounds, never ranked
+PRODUCTION_UNCHECKED = "unchecked"  # rows recorded before the verdict existed
+BOUND_STRATEGIES = ("full", "truncate")
 #: The strategy whose rows are the text baseline (compression is measured against it).
 BASELINE_STRATEGY = "full"
 
 WINNER_RULE = (
-    "Winner per model line (and reader): among the image-arm shapes measured for the line, take "
+    "Only contexts production would send are ranked: snapcompact rows whose production_valid is "
+    "True (the coding agent's maintenance produced them and they fit the window); rows "
+    "production would not send are shown apart, and full / truncate are labelled bounds. Each "
+    "model line is decided at the largest window measured for it, shapes named by what the arm "
+    "asked for (auto: the shape production picks), with the frames they were measured on. "
+    "Winner per model line (and reader): among those shapes, take "
     "the one with the highest recall (mean correct) as the reference. A shape is significantly "
     "below it when, in a paired bootstrap over the questions both shapes were asked "
     "({n_boot} resamples, seed {seed}), the {lo:g}th percentile of (reference recall - shape "
@@ -117,6 +128,54 @@ def _dedupe(records: Sequence[Record]) -> tuple[list[Record], int]:
     return [rec for _, rec in chosen.values()], len(records) - len(chosen)
 
 
+def _add_arm_shapes(df: pd.DataFrame) -> None:
+    """``arm_shape`` / ``arm_frame_size``: one value per arm. A snapcompact arm's sessions can
+    draw different shapes (at 32k one session's single frame is the companion, the other's the
+    asked shape); the arm is what was asked for, so its rows are summarized together under the
+    union of the shapes drawn (and the largest frame size)."""
+    df["arm_shape"] = df["shape"]
+    df["arm_frame_size"] = df["frame_size"]
+    snap = (df["strategy"] == "snapcompact") & (df["shape_requested"].fillna("") != "")
+    if not snap.any():
+        return
+    keys = ["target_model", "model", "strategy", "policy", "shape_requested", "context_window",
+            "seed"]
+    part = df[snap]
+    for _, rows in part.groupby(keys, dropna=False):
+        drawn = sorted({n for shape in rows["shape"] for n in str(shape).split("+")
+                        if n and n != "text"})
+        df.loc[rows.index, "arm_shape"] = "+".join(drawn) if drawn else "text"
+        df.loc[rows.index, "arm_frame_size"] = int(rows["frame_size"].max())
+
+
+def production_status(strategy: str, valid: object) -> str:
+    """The ``production`` column: valid / not sent / bound / unchecked (see the constants)."""
+    if strategy in BOUND_STRATEGIES:
+        return PRODUCTION_BOUND
+    if valid is True:
+        return PRODUCTION_VALID
+    if valid is False:
+        return PRODUCTION_NOT_SENT
+    return PRODUCTION_UNCHECKED
+
+
+def decided_shape(strategy: str, shape: str, requested: str, target_model: str,
+                  api: object, provider: object, frame_size: object) -> str:
+    """The shape a snapcompact arm stands for in the shape table: the variant it asked for
+    (``auto`` resolved to the one production picks for the target); other rows: ``shape``."""
+    if strategy != "snapcompact" or not requested:
+        return shape
+    if requested != "auto":
+        return requested
+    from snapcompact.pricing import resolve_shape
+
+    try:
+        return resolve_shape(target_model, api=api if isinstance(api, str) else None,
+                             provider=provider if isinstance(provider, str) else None).variant
+    except ValueError:
+        return shape
+
+
 def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     """One row per measurement, every record field plus derived columns (line, reader_id, ...).
 
@@ -128,12 +187,22 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     data = []
     for rec in rows:
         row = rec.to_json()
+        depth = (row.get("question_meta") or {}).get("depth")
+        row["depth"] = float(depth) if isinstance(depth, (int, float)) else np.nan
         for name in ("frame_px", "frame_hashes", "gold_answers", "extra", "seen_px", "bill_rules",
                      "image_tokens_per_frame", "replay_warnings", "settings", "question_meta",
                      "reading", "dependency_versions", "methods_used", "frames_by_shape"):
-            row[name] = json.dumps(row[name], sort_keys=True)
+            if name in row:
+                row[name] = json.dumps(row[name], sort_keys=True)
         data.append(row)
     df = pd.DataFrame(data)
+    df["production"] = [production_status(s, v) for s, v in
+                        zip(df["strategy"], df["production_valid"])]
+    _add_arm_shapes(df)
+    df["shape_decided"] = [
+        decided_shape(*t) for t in zip(df["strategy"], df["shape"], df["shape_requested"],
+                                       df["target_model"], df["api"], df["provider"],
+                                       df["frame_size"])]
     df["reader_id"] = df["model"].map(reader_id)
     lines = {m: model_line(m, table) for m in df["target_model"].unique()}
     df["line"] = df["target_model"].map(lines)
@@ -206,6 +275,8 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
     qa = df[df["reader"].isin(QA_READERS)]
     if qa.empty:
         raise ValueError("no question-answering records (reader qa)")
+    if "arm_shape" in qa:  # one row per arm, whatever shapes its sessions drew
+        qa = qa.assign(shape=qa["arm_shape"], frame_size=qa["arm_frame_size"])
     out = []
     for key, rows in qa.groupby(GROUP_COLUMNS, sort=True, dropna=False):
         ok = rows[rows["ok"]]
@@ -243,20 +314,78 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
             predicted_image_tokens=ok["predicted_image_tokens"].mean(),
             compaction_cost_tokens=ok["compaction_cost_tokens"].mean(),
         )
+        row.update(_what_production_did(rows))
+        # a skipped context still has a bill: the uncompacted history, for the reader
+        skipped = rows[rows["skipped"].notna()]
+        row["tokens_skipped_context"] = (skipped["billed_tokens_predicted"].mean()
+                                         if len(skipped) else np.nan)
         row.update(_next_turns(rows, ok))
         row["recall_per_1k_tokens"] = _per_1k(row["recall"], row["tokens_predicted"])
         row["recall_per_1k_tokens_reported"] = _per_1k(row["recall"], row["tokens_reported"])
         out.append(row)
     summary = pd.DataFrame(out)
-    summary = _add_compression(summary, qa[qa["ok"]])
+    summary = _add_compression(summary, qa[qa["ok"]], qa)
     summary = _add_cer(summary, df)
     summary["on_frontier"] = False
-    for idx in summary.groupby(["reader_id", "target_model"]).groups.values():
+    # the frontier is drawn over what production sends and the bounds, never over contexts
+    # production would not send
+    ranked = summary[summary["production"] != PRODUCTION_NOT_SENT]
+    for idx in ranked.groupby(["reader_id", "target_model"]).groups.values():
         part = summary.loc[idx]
         summary.loc[idx, "on_frontier"] = pareto_mask(part["tokens_predicted"].to_numpy(),
                                                       part["recall"].to_numpy())
     return summary.sort_values(["reader_id", "target_model", "strategy", "policy",
                                 "tokens_predicted"], ignore_index=True)
+
+
+def _counts(cells: Iterable[object]) -> dict[str, int]:
+    """Summed ``{name: count}`` JSON cells (methods used, frames by shape)."""
+    total: dict[str, int] = {}
+    for cell in cells:
+        data = json.loads(cell) if isinstance(cell, str) and cell else {}
+        for name, count in (data or {}).items():
+            total[name] = total.get(name, 0) + int(count)
+    return total
+
+
+def format_counts(counts: dict[str, int], per: int = 1) -> str:
+    """``{"snapcompact": 6}`` over 2 contexts -> ``"snapcompact 3"`` (per context, one decimal
+    when not whole); empty -> ``"-"``."""
+    if not counts:
+        return "-"
+    out = []
+    for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        value = count / max(per, 1)
+        out.append(f"{name} {value:.0f}" if value == int(value) else f"{name} {value:.1f}")
+    return ", ".join(out)
+
+
+def _what_production_did(rows: pd.DataFrame) -> dict:
+    """Per arm, over its contexts (one per item): what the agent's maintenance did."""
+    contexts = rows.drop_duplicates("item_id")
+    n = len(contexts)
+    def mean(name: str) -> float:
+        if name not in contexts:
+            return float("nan")
+        return float(pd.to_numeric(contexts[name], errors="coerce").mean())
+    caps = pd.to_numeric(contexts.get("frame_cap", pd.Series(dtype=float)), errors="coerce")
+    fits = contexts["fits_window"] if "fits_window" in contexts else pd.Series(dtype=object)
+    return {
+        "n_contexts": n,
+        "methods_per_context": format_counts(_counts(contexts.get("methods_used", ())), n),
+        "frames_by_shape_per_context": format_counts(
+            _counts(contexts.get("frames_by_shape", ())), n),
+        "frame_cap_max": float(caps.max()) if caps.notna().any() else float("nan"),
+        "frames_max": float(contexts["frames"].max()),
+        "text_edge_chars": mean("text_tail_chars"),
+        "truncated_chars": mean("truncated_chars"),
+        "context_tokens_estimate": mean("context_tokens_estimate"),
+        "fits_window_share": float(fits.map(lambda v: v is True).mean()) if len(fits) else
+        float("nan"),
+        "replay_warnings_total": mean("replay_warnings_total"),
+        "production_notes": " | ".join(sorted({str(v) for v in contexts.get(
+            "production_note", pd.Series(dtype=object)).dropna()})),
+    }
 
 
 def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
@@ -290,13 +419,31 @@ def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
             "next_turns_usd_rewritten": units.rewritten * price}
 
 
-def arm_label(strategy: str, policy: str, shape: str, frame_size: int) -> str:
-    """One name per arm: the strategy, and for snapcompact its policy and shape."""
+def arm_label(strategy: str, policy: str, shape: str, frame_size: int,
+              shape_requested: str = "", context_window: object = None) -> str:
+    """One name per arm: the strategy, for snapcompact its policy and the shape it asked for
+    (``auto``: production's pick; the frames drawn are in ``frames_by_shape``), and the window
+    when known (``@200k``)."""
     if strategy == "snapcompact":
-        return f"snapcompact {policy} {shape_label(shape, int(frame_size))}"
-    if strategy in ("", "render"):  # schema-1 rows: a rendered item, or its text arm
+        asked = shape_requested or shape_label(shape, int(frame_size))
+        label = f"snapcompact {policy} {asked}"
+    elif strategy in ("", "render"):  # schema-1 rows: a rendered item, or its text arm
         return "text-only" if shape == "text" else shape_label(shape, int(frame_size))
-    return strategy
+    else:
+        label = strategy
+    try:
+        window = int(context_window)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return label
+    return f"{label} @{window // 1000}k" if window % 1000 == 0 else f"{label} @{window:,}"
+
+
+def arm_labels(frame: pd.DataFrame) -> list[str]:
+    """:func:`arm_label` of every row of a records or summary frame."""
+    requested = frame["shape_requested"] if "shape_requested" in frame else [""] * len(frame)
+    windows = frame["context_window"] if "context_window" in frame else [None] * len(frame)
+    return [arm_label(*t) for t in zip(frame["strategy"], frame["policy"], frame["shape"],
+                                       frame["frame_size"], requested, windows)]
 
 
 def round_bucket(evidence_round: int) -> str:
@@ -314,18 +461,49 @@ def recall_by_round(df: pd.DataFrame) -> pd.DataFrame:
     tail; see :func:`round_bucket`)."""
     ok = df[df["ok"] & df["reader"].isin(QA_READERS)].copy()
     if ok.empty:
-        return pd.DataFrame(columns=["reader_id", "target_model", "arm_label", "round_lo",
-                                     "evidence_rounds", "n", "recall"])
+        return pd.DataFrame(columns=["reader_id", "target_model", "arm_label", "production",
+                                     "round_lo", "evidence_rounds", "n", "recall"])
     ok["evidence_round"] = pd.to_numeric(ok["evidence_round"], errors="coerce").fillna(0)
-    ok["arm_label"] = [arm_label(*t) for t in zip(ok["strategy"], ok["policy"], ok["shape"],
-                                                  ok["frame_size"])]
+    ok["arm_label"] = arm_labels(ok)
     ok["round_lo"] = [0 if r <= 1 else 1 << (int(r).bit_length() - 1) for r in ok["evidence_round"]]
     ok["evidence_rounds"] = ok["evidence_round"].map(round_bucket)
-    out = (ok.groupby(["reader_id", "target_model", "arm_label", "round_lo", "evidence_rounds"])
+    if "production" not in ok:
+        ok["production"] = PRODUCTION_UNCHECKED
+    out = (ok.groupby(["reader_id", "target_model", "arm_label", "production", "round_lo",
+                       "evidence_rounds"])
            ["correct"].agg(["size", "mean"]).reset_index()
            .rename(columns={"size": "n", "mean": "recall"}))
     out["round_lo"] = out["round_lo"].astype(int)
     return out
+
+
+DEPTH_BUCKETS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+
+
+def recall_by_depth(df: pd.DataFrame) -> pd.DataFrame:
+    """Recall per arm and fact depth (fifths of the session, 0 = oldest), over every question
+    and over those whose evidence a compaction discarded (``evidence_round`` >= 1)."""
+    cols = ["reader_id", "target_model", "arm_label", "production", "depth_lo", "depths", "n",
+            "recall", "n_discarded", "recall_discarded"]
+    ok = df[df["ok"] & df["reader"].isin(QA_READERS)].copy()
+    if "depth" in ok:
+        ok = ok[ok["depth"].notna()]
+    if ok.empty or "depth" not in ok:
+        return pd.DataFrame(columns=cols)
+    ok["arm_label"] = arm_labels(ok)
+    edges = DEPTH_BUCKETS
+    index = np.clip(np.searchsorted(edges, ok["depth"].to_numpy(), side="right") - 1, 0,
+                    len(edges) - 2)
+    ok["depth_lo"] = [edges[i] for i in index]
+    ok["depths"] = [f"{edges[i]:.1f}-{edges[i + 1]:.1f}" for i in index]
+    out = []
+    for key, rows in ok.groupby(["reader_id", "target_model", "arm_label", "production",
+                                 "depth_lo", "depths"], sort=True):
+        gone = rows[rows["discarded"]]
+        out.append(dict(zip(cols[:6], key), n=len(rows), recall=rows["correct"].mean(),
+                        n_discarded=len(gone),
+                        recall_discarded=gone["correct"].mean() if len(gone) else np.nan))
+    return pd.DataFrame(out, columns=cols)
 
 
 def _per_1k(recall: float, tokens: float) -> float:
@@ -334,13 +512,22 @@ def _per_1k(recall: float, tokens: float) -> float:
     return 1000.0 * recall / tokens
 
 
-def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame) -> pd.DataFrame:
+def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame,
+                     every: pd.DataFrame | None = None) -> pd.DataFrame:
     """Baseline tokens / this arm's tokens on the questions both were asked (same target model).
 
-    The baseline is the ``full`` strategy (the whole history as text); schema-1 rows fall back
-    to their text arm.
+    The baseline is the ``full`` strategy (the whole history as text). Where ``full`` was
+    skipped (the history exceeds the model's window) its rows still carry the uncompacted
+    history's bill, so the ratio is taken against that size (``compression_baseline`` says
+    which); its recall is then unknown. Schema-1 rows fall back to their text arm.
     """
     text = ok[ok["strategy"] == BASELINE_STRATEGY]
+    skipped_full = (every[(every["strategy"] == BASELINE_STRATEGY) & every["skipped"].notna()
+                          & every["error"].isna()]
+                    if every is not None else ok.iloc[0:0])
+    baseline_name = "full"
+    if text.empty and not skipped_full.empty:
+        text, baseline_name = skipped_full, "uncompacted history (full skipped: over the window)"
     if text.empty:
         text = ok[ok["arm"] == "text"]
     ratio, text_recall, text_tokens = [], [], []
@@ -349,7 +536,9 @@ def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame) -> pd.DataFrame:
                    & (ok["target_model"] == row["target_model"])
                    & (ok["strategy"] == row["strategy"]) & (ok["policy"] == row["policy"])
                    & (ok["arm"] == row["arm"]) & (ok["shape"] == row["shape"])
-                   & (ok["frame_size"] == row["frame_size"])]
+                   & (ok["frame_size"] == row["frame_size"])
+                   & (ok["shape_requested"] == row["shape_requested"])
+                   & _same(ok["context_window"], row["context_window"])]
         base = text[(text["target_model"] == row["target_model"])
                     & (text["reader_id"] == row["reader_id"])]
         if base.empty:  # a text arm answered by another reader still measures text tokens
@@ -362,11 +551,21 @@ def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame) -> pd.DataFrame:
             continue
         ratio.append(txt_q[shared].sum() / img_q[shared].sum())
         text_tokens.append(txt_q[shared].mean())
-        text_recall.append(base.groupby(UNIT)["correct"].mean()[shared].mean())
+        answered = base[base["ok"]] if "ok" in base else base
+        text_recall.append(answered.groupby(UNIT)["correct"].mean().reindex(shared).mean()
+                           if len(answered) else np.nan)
     summary["text_tokens_same_questions"] = text_tokens
     summary["compression_vs_text"] = ratio
+    summary["compression_baseline"] = baseline_name
     summary["text_recall_same_questions"] = text_recall
     return summary
+
+
+def _same(column: pd.Series, value: object) -> pd.Series:
+    """``column == value`` where NaN/None equals NaN/None (old rows carry no window)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return column.isna()
+    return column == value
 
 
 def _add_cer(summary: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
@@ -413,6 +612,9 @@ class Candidate:
     diff_hi: float = float("nan")
     p_not_below: float = float("nan")
     significantly_below: bool = False
+    #: the frames this shape's contexts carried, by the shape drawn, per context (the foveated
+    #: middle is drawn in the dense companion whatever was asked for); "" for schema-1 rows
+    measured_on: str = ""
 
     @property
     def label(self) -> str:
@@ -459,26 +661,68 @@ class Decision:
             "significantly_below_best": ",".join(
                 c.label for c in self.candidates if c.significantly_below),
             "flags": "; ".join(self.flags), "seeds": ",".join(map(str, self.seeds)),
+            "measured_on": w.measured_on, "notes": " | ".join(self.notes),
         }
 
 
 def choose_winners(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05,
                    min_questions: int = 30) -> list[Decision]:
-    """One decision per (model line, reader) from the snapcompact arms, under ``WINNER_RULE``.
+    """One decision per (model line, reader) under ``WINNER_RULE``.
 
-    Shapes are compared under the production policy (pinned) when it was measured; schema-1
-    rows (rendered items, reader image_qa) are compared as they are.
+    Snapcompact rows take part only when production would send their context (``production``
+    is ``valid``), at the largest window measured for the line; each shape is the one the arm
+    asked for (``shape_decided``). Rows production would not send are listed in the decision's
+    notes and never ranked. Schema-1 rows (rendered items, reader image_qa) are compared as
+    they are.
     """
     _check_settings(n_boot, alpha)
-    image = df[(df["strategy"] == "snapcompact") & (df["arm"] == "image")]
-    if (image["policy"] == "pinned").any():
-        image = image[image["policy"] == "pinned"]
-    if image.empty:
+    snap = df[df["strategy"] == "snapcompact"]
+    if snap.empty:
         image = df[(df["reader"] == "image_qa") & (df["arm"] == "image")]
+        return [_decide(line, reader, rows, n_boot, seed, alpha, min_questions)
+                for (line, reader), rows in image.groupby(["line", "reader_id"], sort=True)]
+    valid = snap[snap["production"] == PRODUCTION_VALID]
     decisions = []
-    for (line, reader), rows in image.groupby(["line", "reader_id"], sort=True):
-        decisions.append(_decide(line, reader, rows, n_boot, seed, alpha, min_questions))
+    for (line, reader), rows in valid.groupby(["line", "reader_id"], sort=True):
+        windows = pd.to_numeric(rows["context_window"], errors="coerce")
+        notes = []
+        if windows.notna().any():
+            largest = windows.max()
+            smaller = sorted({int(w) for w in windows.dropna() if w != largest})
+            rows = rows[windows == largest]
+            if smaller:
+                notes.append(f"decided at the {int(largest):,}-token window; production-valid "
+                             f"rows at {', '.join(f'{w:,}' for w in smaller)} not ranked here")
+        rows = rows.assign(shape=rows["shape_decided"],
+                           frame_size=rows.groupby("shape_decided")["frame_size"]
+                           .transform("max"))
+        excluded = snap[(snap["line"] == line) & (snap["reader_id"] == reader)
+                        & (snap["production"] != PRODUCTION_VALID)]
+        for label, part in excluded.assign(label=arm_labels(excluded)).groupby("label"):
+            why = "; ".join(sorted({str(n) for n in part["production_note"].dropna()}))
+            notes.append(f"not ranked: {label} ({part['item_id'].nunique()} context(s) "
+                         f"production would not send: {why or part['production'].iloc[0]})")
+        decision = _decide(line, reader, rows, n_boot, seed, alpha, min_questions)
+        decisions.append(replace(decision, notes=decision.notes + tuple(notes)))
     return decisions
+
+
+def _measured_on(rows: pd.DataFrame) -> str:
+    """Frames by drawn shape per context, e.g. ``11on16-bw 6, 8on16-bw 11 (companion)``."""
+    if "frames_by_shape" not in rows:
+        return ""
+    contexts = rows.drop_duplicates("item_id")
+    counts = _counts(contexts["frames_by_shape"])
+    asked = str(rows["shape"].iloc[0])
+    text = format_counts(counts, len(contexts))
+    if not counts:
+        return "no frames (text only)"
+    others = [n for n in counts if n != asked]
+    if others:
+        text += f" per context ({', '.join(others)}: the foveated companion or another tier)"
+    else:
+        text += " per context"
+    return text
 
 
 def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, alpha: float,
@@ -496,7 +740,8 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
         candidates.append(Candidate(
             shape=shape, frame_size=int(size), n_questions=len(s), recall=float(s.mean()),
             recall_lo=recall_lo, recall_hi=recall_hi, tokens_predicted=float(tokens),
-            recall_per_1k_tokens=_per_1k(float(s.mean()), float(tokens))))
+            recall_per_1k_tokens=_per_1k(float(s.mean()), float(tokens)),
+            measured_on=_measured_on(part)))
     if not candidates:
         raise ValueError(f"model line {line!r} ({reader}): every request errored")
     best = max(candidates, key=lambda c: (c.recall, -c.tokens_predicted, c.label))
@@ -567,6 +812,4 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
 
 
 def _with(c: Candidate, **changes) -> Candidate:
-    from dataclasses import replace
-
     return replace(c, **changes)

@@ -74,6 +74,7 @@ class Context:
     agent_token_method: str | None = None  # how the agent's maintenance counted text
     passes: tuple[Mapping[str, Any], ...] = ()  # every maintenance pass (MaintenanceRound JSON)
     stable_prefix_tokens: int | None = None  # head unchanged since the previous compaction
+    truncated_chars: int = 0  # archive characters dropped (neither framed nor kept as text)
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -204,6 +205,10 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     stored = _stored_context(keyed, hashes, bill.images)
     if tools:
         stored["tools"] = tools
+    passes = tuple(p.to_json() for p in replay.passes)
+    # every maintenance pass beside the context it produced: the report reads per-round
+    # methods, rejections, frame caps and frames by shape from here (records keep the totals)
+    stored["passes"] = list(passes)
     context_hash = contexts.put(stored) if contexts is not None else ""
     variants = sorted(set(_frame_variants(replay, spec, arm)))
     drawn = "+".join(variants) if variants else TEXT_ARM
@@ -243,7 +248,8 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         production_note=note,
         replay_warnings_total=len(maint.notices) if maint is not None else 0,
         agent_token_method=maint.text_token_method if maint is not None else None,
-        passes=tuple(p.to_json() for p in replay.passes),
+        passes=passes,
+        truncated_chars=archive.truncated_chars if archive is not None else 0,
         stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model))
 
 

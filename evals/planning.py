@@ -86,7 +86,9 @@ class Planned:
         c = self.context
         return record_key(self.item.dataset, self.item.item_id, self.question_id, self.model_id,
                           spec.model.target_model, c.shape, c.frame_size, QA_READER,
-                          self.item.seed, c.arm.strategy, c.arm.policy)
+                          self.item.seed, c.arm.strategy, c.arm.policy,
+                          c.arm.shape.variant if c.arm.is_snapcompact else "",
+                          spec.context_window)
 
     def messages(self, data_url: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
         """The request: the context (placeholders, or images when ``data_url`` is given) and

@@ -20,7 +20,14 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from evals.aggregate import arm_label, reader_label, recall_by_round
+from evals.aggregate import (
+    PRODUCTION_BOUND,
+    PRODUCTION_NOT_SENT,
+    PRODUCTION_UNCHECKED,
+    arm_labels,
+    reader_label,
+    recall_by_round,
+)
 
 STYLE = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
          "xtick.labelsize": 10, "ytick.labelsize": 10, "figure.dpi": 110}
@@ -39,9 +46,14 @@ def _readers_title(frame: pd.DataFrame) -> str:
     return "; ".join(reader_label(r) for r in sorted(frame["reader_id"].unique()))
 
 
+#: How a label says what the arm is to production (valid arms carry no tag).
+_TAGS = {PRODUCTION_BOUND: " [bound]", PRODUCTION_NOT_SENT: " [not sent by production]",
+         PRODUCTION_UNCHECKED: ""}
+
+
 def _labels(frame: pd.DataFrame) -> list[str]:
-    return [arm_label(*t) for t in zip(frame["strategy"], frame["policy"], frame["shape"],
-                                       frame["frame_size"])]
+    statuses = frame["production"] if "production" in frame else [""] * len(frame)
+    return [label + _TAGS.get(status, "") for label, status in zip(arm_labels(frame), statuses)]
 
 
 def _plain_log_axis(axis) -> None:
@@ -78,10 +90,11 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
             part = part.sort_values("tokens_predicted")
             for label, row in zip(_labels(part), part.itertuples()):
                 err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
+                not_sent = getattr(row, "production", "") == PRODUCTION_NOT_SENT
                 handles[label] = ax.errorbar(
                     row.tokens_predicted, row.recall, yerr=err,
-                    fmt="s" if row.strategy != "snapcompact" else "o", color=colors[label],
-                    markersize=7,
+                    fmt="x" if not_sent else "s" if row.strategy != "snapcompact" else "o",
+                    color=colors[label], markersize=7, alpha=0.55 if not_sent else 1.0,
                     capsize=3, elinewidth=1.2, label=label)
             front = part[part["on_frontier"]].sort_values("tokens_predicted")
             handles["Pareto frontier"] = ax.step(
@@ -101,7 +114,8 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
         order += [k for k in ("text-only", "Pareto frontier") if k in handles]
         fig.legend([handles[k] for k in order], order, loc="upper left",
                    bbox_to_anchor=(1.0, 0.93), frameon=False, title="arm (fewest tokens first)")
-        title = "Recall versus billed context tokens per question, 95 % Wilson intervals"
+        title = ("Recall versus billed context tokens per question, 95 % Wilson intervals "
+                 "(x: not sent by production, never ranked)")
         if one_reader:
             title += f"\nanswers by {_readers_title(summary)}"
         fig.suptitle(title, fontsize=13)
@@ -113,8 +127,7 @@ def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
     """Recall with intervals per shape (rows), one marker per target model, one panel per reader."""
     with plt.rc_context(STYLE):
         readers = sorted(summary["reader_id"].unique())
-        height = max(4.0, 1.4 + 0.42 * len(summary.groupby(["strategy", "policy", "shape",
-                                                            "frame_size"])))
+        height = max(4.0, 1.4 + 0.42 * len(set(_labels(summary))))
         fig, axes = _panels(len(readers), 8.0, height, max_cols=1)
         for ax, reader in zip(axes, readers):
             part = summary[summary["reader_id"] == reader].copy()
@@ -184,6 +197,8 @@ def plot_recall_by_round(records: pd.DataFrame) -> plt.Figure:
     """Recall per arm against the compaction round that discarded the evidence (0 = kept)."""
     with plt.rc_context(STYLE):
         table = recall_by_round(records)
+        table = table.assign(arm_label=[label + _TAGS.get(status, "") for label, status in
+                                        zip(table["arm_label"], table["production"])])
         groups = list(table.groupby(["reader_id", "target_model"], sort=True))
         fig, axes = _panels(max(len(groups), 1), 7.0, 4.6)
         colors = _shape_colors(sorted(table["arm_label"].unique()))
@@ -215,8 +230,7 @@ def plot_recall_per_1k(summary: pd.DataFrame) -> plt.Figure:
     """Recall per 1k billed context tokens, one bar per arm, per target model."""
     with plt.rc_context(STYLE):
         groups = list(summary.groupby(["reader_id", "target_model"], sort=True))
-        height = max(3.5, 1.2 + 0.4 * summary.groupby(["strategy", "policy", "shape",
-                                                      "frame_size"]).ngroups)
+        height = max(3.5, 1.2 + 0.4 * len(set(_labels(summary))))
         fig, axes = _panels(max(len(groups), 1), 8.0, height, max_cols=1)
         for ax, ((reader, target), part) in zip(axes, groups):
             part = part.assign(label=_labels(part)).sort_values("recall_per_1k_tokens")

@@ -140,6 +140,8 @@ class Record:
     # tokens at the head of the context unchanged since the compaction before the last one
     # (a provider's cache still holds them): production's next turns (evals.conversation_bill)
     stable_prefix_tokens: int | None = None
+    #: archive characters the compactions dropped (neither framed nor kept as text edges)
+    truncated_chars: int = 0
     # --- context -----------------------------------------------------------------------------
     question: str = ""
     gold_answers: tuple[str, ...] = ()
@@ -154,7 +156,8 @@ class Record:
         """Identity of the measurement: a resumed run skips rows whose key is present."""
         return record_key(self.dataset, self.item_id, self.question_id, self.model,
                           self.target_model, self.shape, self.frame_size, self.reader, self.seed,
-                          self.strategy, self.policy)
+                          self.strategy, self.policy, self.shape_requested,
+                          self.context_window)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -293,9 +296,14 @@ def _matches(value: Any, hint: Any) -> bool:
 
 def record_key(dataset: str, item_id: str, question_id: str, model: str, target_model: str,
                shape: str, frame_size: int, reader: str, seed: int, strategy: str = "",
-               policy: str = "") -> tuple:
+               policy: str = "", shape_requested: str = "",
+               context_window: int | None = None) -> tuple:
+    """A measurement's identity. The arm's requested shape and the window are part of it: two
+    arms can draw the same frames (the foveated middle is drawn in the companion shape whatever
+    was asked for), and one session at two windows is two measurements."""
     return (dataset, item_id, question_id, model, target_model, shape, int(frame_size), reader,
-            int(seed), strategy, policy)
+            int(seed), strategy, policy, shape_requested,
+            int(context_window) if context_window is not None else None)
 
 
 def _write_all(fd: int, data: bytes) -> None:

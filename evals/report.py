@@ -32,16 +32,31 @@ def summarize(records: Iterable[Record]) -> list[dict[str, Any]]:
     latest: dict[tuple, Record] = {}
     for r in records:
         latest[r.key()] = r
+    from evals.aggregate import arm_label, production_status
+
     groups: dict[tuple, list[Record]] = defaultdict(list)
     for r in latest.values():
-        groups[(r.strategy, r.policy, r.shape, r.frame_size, r.model, r.target_model)].append(r)
+        # a snapcompact arm is what it asked for, whatever shapes its sessions drew (as in
+        # evals.aggregate: one row per arm)
+        per_arm = r.strategy == "snapcompact" and bool(r.shape_requested)
+        groups[(r.strategy, r.policy, "" if per_arm else r.shape, 0 if per_arm else r.frame_size,
+                r.shape_requested, r.context_window or 0,
+                production_status(r.strategy, r.production_valid),
+                r.model, r.target_model)].append(r)
     rows = []
-    for (strategy, policy, shape, size, model, target), rs in sorted(groups.items()):
+    for (strategy, policy, shape, size, requested, window, production, model,
+         target), rs in sorted(groups.items()):
+        if not shape:
+            drawn = sorted({n for r in rs for n in r.shape.split("+") if n and n != "text"})
+            shape, size = "+".join(drawn) or "text", max(r.frame_size for r in rs)
         asked = [r for r in rs if r.skipped is None]
         ok = [r for r in asked if r.error is None]
         n = len(ok) or 1
         discarded = [r for r in ok if (r.evidence_round or 0) >= 1]
         rows.append({
+            "arm": arm_label(strategy, policy, shape, size, requested, window or None),
+            "production": production, "context_window": window or None,
+            "shape_requested": requested,
             "strategy": strategy, "policy": policy, "shape": shape, "frame_size": size,
             "model": model, "target_model": target, "n": len(asked),
             "skipped": len(rs) - len(asked), "errors": len(asked) - len(ok),
@@ -62,19 +77,22 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
     lines = []
     if offline_reader:
         lines.append(f"[{OCR_NOTE}]")
-    header = (f"{'arm':<36} {'n':>4} {'skip':>4} {'err':>3} {'recall':>6} {'disc.':>6} "
-              f"{'rounds':>6} {'frames':>6} {'ctx tok':>8} {'pred $':>8}")
+    header = (f"{'arm':<38} {'verdict':<9} {'n':>4} {'skip':>4} {'err':>3} {'recall':>6} "
+              f"{'disc.':>6} {'rounds':>6} {'frames':>6} {'ctx tok':>8} {'pred $':>8}")
     lines += [header, "-" * len(header)]
-    for r in rows:
-        arm = r["strategy"] if not r["policy"] else (
-            f"{r['strategy']}/{r['policy']}/{r['shape']}@{r['frame_size']}")
+    order = {"valid": 0, "bound": 1, "not sent": 2}
+    for r in sorted(rows, key=lambda r: (order.get(r["production"], 3), r["arm"])):
+        arm = r.get("arm") or r["strategy"]
         disc = f"{r['recall_discarded']:.2f}" if r["recall_discarded"] is not None else "-"
+        recall = f"{r['recall']:>6.2f}" if r["n"] - r["errors"] > 0 else f"{'-':>6}"
         lines.append(
-            f"{arm:<36} {r['n']:>4} {r['skipped']:>4} {r['errors']:>3} {r['recall']:>6.2f} "
-            f"{disc:>6} {r['compactions']:>6} {r['frames']:>6} {r['context_tokens']:>8,.0f} "
-            f"{r['predicted_usd']:>8.4f}")
+            f"{arm:<38} {r.get('production', ''):<9} {r['n']:>4} {r['skipped']:>4} "
+            f"{r['errors']:>3} {recall} {disc:>6} {r['compactions']:>6} {r['frames']:>6} "
+            f"{r['context_tokens']:>8,.0f} {r['predicted_usd']:>8.4f}")
     lines.append("disc. = recall on questions whose evidence a compaction discarded "
-                 "(evidence_round >= 1)")
+                 "(evidence_round >= 1); verdict: valid = production would send this context "
+                 "(ranked), bound = full / truncate, not sent = production would not (never "
+                 "ranked); rounds, frames: the most over the arm's contexts")
     return "\n".join(lines)
 
 

@@ -154,6 +154,7 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         reported_cache_read_tokens=(response.cache_read_tokens if response is not None
                                     else None),
         stable_prefix_tokens=context.stable_prefix_tokens,
+        truncated_chars=context.truncated_chars,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         extra=extra,
     )

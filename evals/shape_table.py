@@ -131,6 +131,8 @@ def evidence_text(decision: Decision) -> str:
             f"[{w.recall_lo:.3f}, {w.recall_hi:.3f}] over {w.n_questions} questions, "
             f"{w.tokens_predicted:,.0f} predicted tokens/question, "
             f"seeds {','.join(map(str, decision.seeds))}")
+    if w.measured_on:
+        text += f"; measured on {w.measured_on}"
     if decision.tie:
         text += f"; tie with {', '.join(t for t in decision.tie if t != w.label)}"
     if decision.flags:

@@ -184,6 +184,9 @@ class EvalConfig(_Group):
     reader: ReaderConfig
     shape: ShapeConfig | None = None
     shapes: list[Text] = []
+    # Shapes for one policy instead of ``shapes`` (e.g. {pinned: [auto]}: the research policy
+    # at production's shape only); a policy not named here runs every shape of ``shapes``.
+    policy_shapes: dict[str, list[Text]] = {}
     frame_size: Any = None  # checked by snapcompact.core.shapes.check_frame_size
     strategy: ChoiceConfig | None = None  # one choice: ``strategy=NAME`` or its group file
     strategies: list[Text] = []
@@ -552,6 +555,8 @@ class RunSpec:
     max_frames: int = DEFAULT_MAX_FRAMES
     limits_dir: Path | None = None  # shared token-limit state (evals.tpm); None: per process
     prompt_cache: bool = True  # use the providers' prompt caches (evals.prompt_cache)
+    #: policy -> the shapes it runs instead of ``shapes`` (config ``policy_shapes``)
+    policy_shapes: Mapping[str, tuple[ShapeSpec, ...]] = field(default_factory=dict)
 
     @property
     def seed(self) -> int:
@@ -565,7 +570,8 @@ class RunSpec:
                 out.append(ArmSpec(strategy))
                 continue
             out.extend(ArmSpec(strategy, policy, shape)
-                       for policy in self.policies for shape in self.shapes)
+                       for policy in self.policies
+                       for shape in self.policy_shapes.get(policy, self.shapes))
         return tuple(out)
 
     def settings(self):
@@ -614,6 +620,17 @@ class RunSpec:
             raise ValueError(f"shapes lists a shape twice: {[s.variant for s in shapes]}")
         strategies = _choices(raw.strategy, raw.strategies, "strategies", STRATEGIES)
         policies = _choices(raw.policy, raw.policies, "policies", POLICIES)
+        policy_shapes: dict[str, tuple[ShapeSpec, ...]] = {}
+        for policy, names in raw.policy_shapes.items():
+            if policy not in POLICIES:
+                raise ValueError(f"policy_shapes has unknown policy {policy!r}; known: "
+                                 f"{list(POLICIES)}")
+            if not names or len(set(names)) != len(names):
+                raise ValueError(f"policy_shapes.{policy} must list at least one shape, each "
+                                 f"once, got {list(names)}")
+            policy_shapes[policy] = tuple(
+                ShapeSpec.parse(n, raw.frame_size, f"policy_shapes.{policy}[{i}]")
+                for i, n in enumerate(names))
         if "snapcompact" in strategies and not shapes:
             raise ValueError("strategy snapcompact needs at least one shape (shapes=[auto] for the "
                              "shape production picks)")
@@ -657,6 +674,7 @@ class RunSpec:
             max_frames=raw.max_frames,
             limits_dir=(_path(raw.limits_dir, base, "limits_dir")
                         if raw.limits_dir is not None else None),
+            policy_shapes=policy_shapes,
         )
         try:
             spec.settings()

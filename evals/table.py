@@ -22,15 +22,22 @@ import pandas as pd
 
 from evals.aggregate import (
     GROUP_COLUMNS,
+    PRODUCTION_BOUND,
+    PRODUCTION_NOT_SENT,
+    PRODUCTION_UNCHECKED,
+    PRODUCTION_VALID,
     Decision,
     arm_label,
+    arm_labels,
     choose_winners,
     reader_label,
+    recall_by_depth,
     recall_by_round,
     records_frame,
     rule_text,
     summarize,
 )
+from evals.passes import load_passes, pass_lines, passes_frame
 from evals.records import load_records
 from evals.shape_table import (
     TableProposal,
@@ -50,29 +57,78 @@ def _fmt(value: float, spec: str = ".3f") -> str:
     return "n/a" if pd.isna(value) else format(value, spec)
 
 
+_SECTIONS = (
+    (PRODUCTION_VALID, "Production-valid arms (ranked)",
+     "Contexts the coding agent's maintenance produced and production would send (they fit the "
+     "window). Only these take part in the winner rule."),
+    (PRODUCTION_BOUND, "Bounds (never ranked)",
+     "`full`: the whole history as text, the upper bound (skipped, with its reason, when it "
+     "exceeds the model's input window); `truncate`: production's cut points with the discarded "
+     "part dropped, the lower bound."),
+    (PRODUCTION_NOT_SENT, "Not sent by production (shown apart, never ranked)",
+     "Contexts production would not send as measured: the pinned research policy, a pass where "
+     "production would have run an LLM method this offline run cannot, or a context over the "
+     "window. `production_note` in records.csv says which."),
+    (PRODUCTION_UNCHECKED, "Rows without a production verdict (recorded before it existed)", ""),
+)
+
+
 def _summary_lines(summary: pd.DataFrame) -> list[str]:
     out = []
+    summary = summary.assign(arm_label=arm_labels(summary))
     for (reader, target), part in summary.groupby(["reader_id", "target_model"], sort=True):
-        out += [f"### {target} (answers by {reader_label(reader)})", "",
-                ("| arm | questions | recall [95 % CI] | recall, evidence discarded (n) | "
-                 "compactions | context tokens/q: text + image (reported) | $/q (pred) "
-                 "| recall per 1k tok | compression vs full | frontier |"),
-                "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | :---: |"]
-        for row in part.sort_values("tokens_predicted").itertuples():
-            label = arm_label(row.strategy, row.policy, row.shape, row.frame_size)
-            skipped = f" ({row.n_skipped} skipped)" if row.n_skipped else ""
+        out += [f"### {target} (answers by {reader_label(reader)})", ""]
+        for status, title, text in _SECTIONS:
+            rows = part[part["production"] == status]
+            if rows.empty:
+                continue
+            out += [f"#### {title}", ""] + ([text, ""] if text else [])
+            out += [("| arm | questions | recall [95 % CI] | recall, evidence discarded (n) | "
+                     "compactions | context tokens/q: text + image | compression | "
+                     "recall per 1k tok | frontier |"),
+                    "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | :---: |"]
+            for row in rows.sort_values("tokens_predicted").itertuples():
+                skipped = f" ({row.n_skipped} skipped)" if row.n_skipped else ""
+                if not row.n_questions and row.n_skipped:
+                    out.append(f"| {row.arm_label}{skipped} | 0 | skipped: "
+                               f"{_fmt(row.tokens_skipped_context, ',.0f')} tokens, over the "
+                               "model's input window | | | | | | |")
+                    continue
+                base = "" if row.compression_baseline == "full" else " (vs uncompacted)"
+                out.append(
+                    f"| {row.arm_label}{skipped} | {row.n_questions} | {_fmt(row.recall)} "
+                    f"[{_fmt(row.recall_lo)}, {_fmt(row.recall_hi)}] | "
+                    f"{_fmt(row.recall_discarded)} ({row.n_discarded}) | "
+                    f"{_fmt(row.compactions_mean, '.1f')} | "
+                    f"{_fmt(row.text_tokens, ',.0f')} + "
+                    f"{_fmt(row.predicted_image_tokens, ',.0f')} = "
+                    f"{_fmt(row.tokens_predicted, ',.0f')} | "
+                    f"{_fmt(row.compression_vs_text, '.2f')}x{base} | "
+                    f"{_fmt(row.recall_per_1k_tokens)} | {'yes' if row.on_frontier else ''} |")
+            out.append("")
+        out += ["#### What production did, per arm (means per context; one context per session)",
+                "",
+                ("| arm | verdict | contexts | methods (passes) | frame cap | frames by shape | "
+                 "text edges (chars) | truncated (chars) | agent's count (tokens) | fits |"),
+                "| --- | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
+        for row in part.sort_values(["production", "tokens_predicted"]).itertuples():
             out.append(
-                f"| {label}{skipped} | {row.n_questions} | {_fmt(row.recall)} "
-                f"[{_fmt(row.recall_lo)}, {_fmt(row.recall_hi)}] | "
-                f"{_fmt(row.recall_discarded)} ({row.n_discarded}) | "
-                f"{_fmt(row.compactions_mean, '.0f')} | "
-                f"{_fmt(row.text_tokens, ',.0f')} + "
-                f"{_fmt(row.predicted_image_tokens, ',.0f')} = "
-                f"{_fmt(row.tokens_predicted, ',.0f')} ({_fmt(row.tokens_reported, ',.0f')}) | "
-                f"{_fmt(row.cost_predicted_usd, '.5f')} | "
-                f"{_fmt(row.recall_per_1k_tokens)} | {_fmt(row.compression_vs_text, '.2f')}x | "
-                f"{'yes' if row.on_frontier else ''} |")
-        out.append("")
+                f"| {row.arm_label} | {row.production} | {row.n_contexts} | "
+                f"{row.methods_per_context} | {_fmt(row.frame_cap_max, '.0f')} | "
+                f"{row.frames_by_shape_per_context} | {_fmt(row.text_edge_chars, ',.0f')} | "
+                f"{_fmt(row.truncated_chars, ',.0f')} | "
+                f"{_fmt(row.context_tokens_estimate, ',.0f')} | "
+                f"{_fmt(row.fits_window_share, '.0%')} |")
+        notes = part[part["production_notes"].astype(bool)]
+        if len(notes):
+            out += ["", "Verdicts:"]
+            out += [f"- {r.arm_label}: {r.production_notes}" for r in notes.itertuples()]
+        out += ["", ("Compression: `full`'s tokens / the arm's on the same questions; where "
+                     "`full` was skipped (over the model's window), against the uncompacted "
+                     "history's bill. Methods: accepted method -> passes per context (`none`: a "
+                     "pass where every method failed). Text edges: archive characters sent as "
+                     "text beside the frames; truncated: archive characters neither framed nor "
+                     "kept (dropped by the foveated plan or the pinned eviction)."), ""]
     return out
 
 
@@ -92,9 +148,11 @@ def _next_turn_lines(summary: pd.DataFrame) -> list[str]:
         out += [f"### {target}", "",
                 "| arm | context tokens | stable prefix | uncached $ | cached $ | rewritten $ |",
                 "| --- | ---: | ---: | ---: | ---: | ---: |"]
-        part = part.drop_duplicates(["strategy", "policy", "shape", "frame_size"])
+        part = part.drop_duplicates(["strategy", "policy", "shape", "frame_size",
+                                     "shape_requested", "context_window"])
         for row in part.sort_values("next_turns_usd_cached").itertuples():
-            label = arm_label(row.strategy, row.policy, row.shape, row.frame_size)
+            label = arm_label(row.strategy, row.policy, row.shape, row.frame_size,
+                              row.shape_requested, row.context_window)
             out.append(f"| {label} | {_fmt(row.tokens_predicted, ',.0f')} | "
                        f"{_fmt(row.stable_prefix_tokens, ',.0f')} | "
                        f"{_fmt(row.next_turns_usd_uncached, '.4f')} | "
@@ -112,7 +170,8 @@ def _decision_lines(decisions: Sequence[Decision]) -> list[str]:
                 f"- target models: {', '.join(d.target_models)}",
                 (f"- winner {w.label}: recall {w.recall:.3f} [{w.recall_lo:.3f}, "
                  f"{w.recall_hi:.3f}], {w.tokens_predicted:,.0f} tokens/question, "
-                 f"{w.recall_per_1k_tokens:.3f} recall per 1k tokens, {w.n_questions} questions")]
+                 f"{w.recall_per_1k_tokens:.3f} recall per 1k tokens, {w.n_questions} questions"),
+                f"- measured on: {w.measured_on or 'the frames of the rows'}"]
         for c in d.candidates:
             if c.label == w.label:
                 continue
@@ -126,7 +185,7 @@ def _decision_lines(decisions: Sequence[Decision]) -> list[str]:
                 f"  - {c.label}: recall {c.recall:.3f} [{c.recall_lo:.3f}, {c.recall_hi:.3f}], "
                 f"{c.tokens_predicted:,.0f} tok/q, {c.recall_per_1k_tokens:.3f}/1k; best minus "
                 f"this [{_fmt(c.diff_lo)}, {_fmt(c.diff_hi)}] on {c.shared_questions} questions: "
-                f"{verdict}")
+                f"{verdict}" + (f"; measured on {c.measured_on}" if c.measured_on else ""))
         out += [f"- note: {n}" for n in d.notes]
         out += [f"- THIN EVIDENCE: {f}" for f in d.flags]
         out.append("")
@@ -144,7 +203,8 @@ def _round_lines(df: pd.DataFrame) -> list[str]:
         out += [f"### {target} (answers by {reader_label(reader)})", "",
                 "| arm | " + " | ".join(f"rounds {r}" for r in rounds) + " |",
                 "| --- |" + " ---: |" * len(rounds)]
-        for label, rows in part.groupby("arm_label", sort=True):
+        for (label, status), rows in part.groupby(["arm_label", "production"], sort=True):
+            label = f"{label} ({status})"
             cells = []
             for r in rounds:
                 hit = rows[rows["evidence_rounds"] == r]
@@ -158,8 +218,52 @@ def _round_lines(df: pd.DataFrame) -> list[str]:
     return out
 
 
+def _depth_lines(df: pd.DataFrame) -> list[str]:
+    table = recall_by_depth(df)
+    if table.empty:
+        return ["(no question carries a depth)", ""]
+    buckets = table[["depth_lo", "depths"]].drop_duplicates().sort_values("depth_lo")
+    depths = list(buckets["depths"])
+    out = []
+    for (reader, target), part in table.groupby(["reader_id", "target_model"], sort=True):
+        out += [f"### {target} (answers by {reader_label(reader)})", "",
+                "| arm | " + " | ".join(f"depth {d}" for d in depths) + " |",
+                "| --- |" + " ---: |" * len(depths)]
+        for (label, status), rows in part.groupby(["arm_label", "production"], sort=True):
+            cells = []
+            for d in depths:
+                hit = rows[rows["depths"] == d]
+                if not len(hit) or not int(hit["n_discarded"].iloc[0]):
+                    cells.append("")
+                    continue
+                cells.append(f"{hit['recall_discarded'].iloc[0]:.2f} "
+                             f"({int(hit['n_discarded'].iloc[0])})")
+            out.append(f"| {label} ({status}) | " + " | ".join(cells) + " |")
+        out.append("")
+    out.append("Recall on questions whose evidence a compaction discarded, by the fact's depth in "
+               "the session (0 = oldest). Cells: recall (questions); empty: no discarded "
+               "question there.")
+    out.append("")
+    return out
+
+
+def _decision_preamble(df: pd.DataFrame, decisions: Sequence[Decision]) -> list[str]:
+    snap = df[df["strategy"] == "snapcompact"]
+    if snap.empty:
+        return []
+    valid = snap[snap["production"] == PRODUCTION_VALID]
+    out = []
+    if valid.empty:
+        out += ["No snapcompact context in these records is one production would send: no "
+                "winner is chosen and the shape table is left as it is.", ""]
+    elif not decisions:
+        out += ["No decision could be made from the production-valid rows.", ""]
+    return out
+
+
 def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[Decision],
-                 proposal: TableProposal, rule: str, applied: Path | None) -> str:
+                 proposal: TableProposal, rule: str, applied: Path | None,
+                 passes: pd.DataFrame | None = None) -> str:
     readers = sorted(df["reader_id"].unique())
     lines = [
         "# Compaction evaluation: recall per billed token", "",
@@ -171,7 +275,16 @@ def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[De
         "## Per arm", "", *_summary_lines(summary),
         "## Production's next turns with the prompt cache", "", *_next_turn_lines(summary),
         "## Recall by evidence round", "", *_round_lines(df),
-        "## Winners per model line", "", *_decision_lines(decisions),
+        "## Recall on discarded evidence by depth", "", *_depth_lines(df),
+        "## Maintenance passes, round by round", "",
+        ("Every pass of the coding agent's maintenance that found the context over its "
+         "threshold, per arm and session: the check that ran, the agent's token count before "
+         "and after, the method accepted, and each method tried with its verdict (the first "
+         "failed passes are listed, the rest counted)."), "",
+        *(pass_lines(passes, df.assign(arm_label=arm_labels(df))) if passes is not None
+          else ["(passes not loaded)", ""]),
+        "## Winners per model line", "", *_decision_preamble(df, decisions),
+        *_decision_lines(decisions),
         "## Model -> shape table", "",
     ]
     lines += [f"- not written: {s}" for s in proposal.skipped]
@@ -204,6 +317,10 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     _write_table(df, out, "records")
     _write_table(summary, out, "summary")
     _write_table(recall_by_round(df), out, "recall_by_round")
+    _write_table(recall_by_depth(df), out, "recall_by_depth")
+    labelled = df.assign(arm_label=arm_labels(df))
+    passes = passes_frame(labelled, load_passes(paths, df["context_hash"]))
+    passes.to_csv(out / "passes.csv", index=False)
     decision_frame = pd.DataFrame([d.to_row() for d in decisions])
     decision_frame.to_csv(out / "decisions.csv", index=False, float_format="%.6g")
     (out / "model_shapes.toml").write_text(proposal.text)
@@ -217,7 +334,7 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
         write_plots(summary, df, out / "plots")
     applied = apply_table(proposal, table_path) if apply else None
     report = build_report(df, summary, decisions, proposal,
-                          rule_text(n_boot, seed, alpha, min_questions), applied)
+                          rule_text(n_boot, seed, alpha, min_questions), applied, passes)
     (out / "report.md").write_text(report)
     return report
 

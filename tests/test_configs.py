@@ -56,8 +56,9 @@ def test_strategy_group_has_every_replay_strategy():
         spec = RunSpec.from_config(_compose([f"strategy={name}", "summarizer=mock"]))
         assert spec.strategies == (name,)
         arms = spec.arms()
-        if name == "snapcompact":  # policies x shapes of the default experiment
-            assert len(arms) == len(spec.policies) * len(spec.shapes) > 1
+        if name == "snapcompact":  # foveated x shapes, pinned at auto only (policy_shapes)
+            assert [(a.policy, a.shape.variant) for a in arms] == [
+                ("foveated", "auto"), ("foveated", "8on22-bw"), ("pinned", "auto")]
         else:
             assert [(a.strategy, a.policy, a.shape.variant) for a in arms] == [(name, "", "text")]
 
@@ -111,15 +112,35 @@ def test_no_arguments_is_the_default_offline_experiment():
     assert spec.experiment == "default"
     assert spec.model.offline_reader and spec.model.litellm_id.startswith("snapocr/")
     assert spec.dataset.name == "agent_session"
-    assert spec.dataset.params["target_tokens"] == 80000
-    assert spec.context_window == 32000
+    # production's regime (issue 23): two ~300k-token sessions, 25 facts each, at the model's
+    # real 200k window with production's default settings
+    assert spec.dataset.params["target_tokens"] == 300000
+    assert spec.dataset.params["n_items"] == 2
+    assert len(spec.dataset.params["depths"]) == 25
+    assert spec.dataset.params["talk_share"] == 0.5
+    assert spec.context_window == 200000
+    assert spec.settings_overrides == {}
     assert spec.strategies == ("full", "truncate", "snapcompact")
-    assert spec.policies == ("pinned", "foveated")
-    assert [s.variant for s in spec.shapes] == ["auto", "8on22-bw", "6x6u-bw"]
+    assert spec.policies == ("foveated", "pinned")
+    assert [s.variant for s in spec.shapes] == ["auto", "8on22-bw"]
     assert all(s.frame_size is None for s in spec.shapes)  # the size production picks
     assert spec.model.target_model == "claude-sonnet-4-5"
-    assert len(spec.arms()) == 2 + 2 * 3
+    assert [a.label for a in spec.arms()] == [
+        "full", "truncate", "snapcompact/foveated/auto", "snapcompact/foveated/8on22-bw",
+        "snapcompact/pinned/auto"]
     assert spec.model.required_env == ()
+
+
+def test_small_window_experiment_is_the_32k_arm():
+    spec = RunSpec.from_config(_compose(["experiment=small_window"]))
+    assert spec.context_window == 32000
+    assert [a.label for a in spec.arms()] == ["snapcompact/foveated/auto"]
+    assert spec.dataset.params == RunSpec.from_config(_compose([])).dataset.params
+
+
+def test_policy_shapes_are_checked():
+    with pytest.raises(ValueError, match="policy_shapes has unknown policy"):
+        RunSpec.from_config(_compose(["+policy_shapes.sideways=[auto]"]))
 
 
 def test_command_line_group_choice_beats_the_experiment():

@@ -500,3 +500,27 @@ def test_sentence_spans_cover_text_without_gaps_of_words():
         "Then?",
         "Nothing.",
     ]
+
+
+def _text_chars(message) -> int:
+    return sum(len(b.get("text", "")) for b in message["content"] if b.get("type") == "text")
+
+
+def test_talkative_agent_session_carries_conversation_the_pruner_cannot_shrink():
+    from evals.datasets import load_dataset
+
+    plain, talky = (load_dataset("agent_session", target_tokens=20_000, depths=(0.2, 0.5, 0.8),
+                                 talk_share=share)[0] for share in (0.0, 0.6))
+
+    def talk(item) -> float:
+        said = sum(_text_chars(m) for m in item.messages if m["role"] in ("user", "assistant"))
+        tool = sum(_text_chars(m) for m in item.messages if m["role"] == "toolResult")
+        return said / (said + tool)
+
+    # user turns and assistant explanations, not tool output, are at least 60 % of the text
+    assert talk(talky) >= 0.6 > talk(plain)
+    assert len(talky.questions) == 3
+    for q in talky.questions:  # each fact is verbatim in exactly one message
+        assert sum(q.evidence in json.dumps(m) for m in talky.messages) == 1
+    with pytest.raises(ValueError, match="talk_share"):
+        load_dataset("agent_session", target_tokens=20_000, talk_share=0.95)

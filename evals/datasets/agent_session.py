@@ -1,11 +1,14 @@
-"""Generated coding-agent sessions: the regime snapcompact exists for (20k-200k tokens).
+"""Generated coding-agent sessions: the regime snapcompact exists for (20k-400k tokens).
 
 Why generated: no public corpus of long agent sessions may be shipped, and an eval needs facts
 at known depths. Every machine has the Python standard library, so the sessions are built from
 it: a user asks about a module (prose from real docstrings), the assistant calls a tool --
 ``read`` (numbered source lines), ``grep`` (``path:line:text`` hits) or ``bash`` (``ls``/``wc``
 listings) -- gets real output back, and explains (more docstring prose). Tool output dominates
-the token count, as it does in real sessions.
+the token count, as it does in real sessions, unless ``talk_share`` asks for more prose: the
+coding agent prunes old tool output before it compacts, so a session meant to compact several
+times at a 200k window needs user turns and explanations the pruner cannot shrink (the main
+job's sessions are half prose).
 
 Facts ("needles", the same templates as the ``needles`` dataset) are planted at chosen depths
 of the session, measured in characters, and rotate between the three places a fact lives in a
@@ -39,6 +42,13 @@ DEFAULT_DEPTHS = (0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95)
 _PLACES = ("user", "assistant", "tool_result")
 _GREP_WORDS = ("return", "raise", "class", "yield", "lambda", "assert", "import", "global")
 _READ_LINES = (40, 160)
+#: Sessions may run past 200k tokens: the regime of a 200k window that compacts several times.
+MAX_SESSION_TOKENS = 400_000
+#: Openers of the extra prose paragraphs of a talkative session (``talk_share`` > 0).
+_USER_LEADS = ("To give you some background:", "What I have in mind is this.",
+               "My understanding so far:", "Some context from the design doc:")
+_ASSISTANT_LEADS = ("In more detail:", "Here is how the pieces fit together.",
+                    "Reading it again, the docs put it this way:", "To summarize what I found:")
 
 
 def _numbered(lines: Sequence[str], first: int) -> str:
@@ -133,9 +143,30 @@ def _size(message: dict[str, Any]) -> int:
     return total
 
 
+def _add_talk(builder: _Builder, rng: random.Random, ask: str, explanation: str, talk: int,
+              total: int, share: float) -> tuple[str, str, int]:
+    """The turn's user message and explanation grown with more prose (the user's reasoning, the
+    assistant's longer answer) until user and assistant prose are ``share`` of the session's
+    characters. This is the part no pruner shrinks: production's pruning elides old tool
+    output, never what the user or the assistant said."""
+    talk += len(ask) + len(explanation)
+    total += len(explanation)
+    while talk < share * total:
+        extra = builder.prose(1)
+        if rng.random() < 0.4:
+            ask += f"\n\n{rng.choice(_USER_LEADS)} {extra}"
+        else:
+            explanation += f"\n\n{rng.choice(_ASSISTANT_LEADS)} {extra}"
+        talk += len(extra) + 16
+        total += len(extra) + 16
+    return ask, explanation, talk
+
+
 def build_session(seed: int, index: int, target_tokens: int,
-                  depths: Sequence[float]) -> SessionItem:
+                  depths: Sequence[float], talk_share: float = 0.0) -> SessionItem:
     rng = random.Random(f"{DATASET}:{seed}:{index}")
+    talk_rng = random.Random(f"{DATASET}:talk:{seed}:{index}")  # leaves the base draws as they were
+    talk = 0  # characters of user and assistant prose
     builder = _Builder(rng)
     needles = draw_needles(rng, depths)
     budget = target_tokens * CHARS_PER_TOKEN
@@ -149,9 +180,8 @@ def build_session(seed: int, index: int, target_tokens: int,
         place = _PLACES[len(placed) % len(_PLACES)] if due is not None else None
         rel, _ = builder.lines_of(rng.randrange(len(builder.files)))
         ask = f"Let's look at Lib/{rel} next. {builder.prose(1)}"
-        if place == "user":
-            ask += f"\n\nAlso, for later: {due.sentence}"
-        turn_messages = [_user(ask)]
+        turn_messages = [_user(ask + (f"\n\nAlso, for later: {due.sentence}"
+                                      if place == "user" else ""))]
         for _ in range(rng.choice((1, 1, 2))):
             call, name, output = builder.tool_turn()
             turn_messages.append(_assistant(f"I'll check with {name}.", call))
@@ -164,6 +194,12 @@ def build_session(seed: int, index: int, target_tokens: int,
             turn_messages.append(_assistant("Let me check the notes file too.", call))
             turn_messages.append(_tool_result(call, "bash", ".\n".join(notes) + "."))
         explanation = builder.prose(rng.choice((1, 2)))
+        if talk_share > 0:
+            ask, explanation, talk = _add_talk(builder, talk_rng, ask, explanation, talk,
+                                               used + sum(_size(m) for m in turn_messages),
+                                               talk_share)
+            turn_messages[0] = _user(ask + (f"\n\nAlso, for later: {due.sentence}"
+                                            if place == "user" else ""))
         if place == "assistant":
             explanation += f"\n\nOne more thing I noticed: {due.sentence}"
         turn_messages.append(_assistant(explanation))
@@ -188,6 +224,7 @@ def build_session(seed: int, index: int, target_tokens: int,
                   "place": place, "message_index": hits[0],
                   "answer_start_in_evidence": needle.sentence.index(needle.value)}))
     meta = {"python": python_version(), "target_tokens": target_tokens,
+            "talk_share": talk_share, "talk_chars": talk,
             "estimated_tokens": used // CHARS_PER_TOKEN,
             "chars_per_token_estimate": CHARS_PER_TOKEN,
             "messages": len(messages), "turns": turn, "depths": list(depths), "item_index": index}
@@ -195,10 +232,17 @@ def build_session(seed: int, index: int, target_tokens: int,
 
 
 def load_agent_session(*, seed: int = 0, n_items: int = 1, target_tokens: int = 80_000,
-                       depths: Sequence[float] = DEFAULT_DEPTHS) -> list[SessionItem]:
-    """Generated agent sessions of about ``target_tokens`` (20k-200k), facts at ``depths``."""
+                       depths: Sequence[float] = DEFAULT_DEPTHS,
+                       talk_share: float = 0.0) -> list[SessionItem]:
+    """Generated agent sessions of about ``target_tokens`` (20k-400k), facts at ``depths``;
+    ``talk_share`` (0 to 0.9): the share of characters that is user and assistant prose."""
     seed = check_seed(seed)
     n_items = check_int("n_items", n_items, minimum=1, maximum=1_000)
-    target_tokens = check_target_tokens(target_tokens, minimum=2_000)
+    target_tokens = check_target_tokens(target_tokens, minimum=2_000,
+                                        maximum=MAX_SESSION_TOKENS)
     depths = check_depths(depths)
-    return [build_session(seed, i, target_tokens, depths) for i in range(n_items)]
+    if (isinstance(talk_share, bool) or not isinstance(talk_share, (int, float))
+            or not 0.0 <= talk_share <= 0.9):
+        raise ValueError(f"talk_share must be a number in [0, 0.9], got {talk_share!r}")
+    return [build_session(seed, i, target_tokens, depths, float(talk_share))
+            for i in range(n_items)]

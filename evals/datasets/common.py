@@ -40,8 +40,9 @@ def check_int(name: str, value: object, *, minimum: int, maximum: int | None = N
     return value
 
 
-def check_target_tokens(value: object, *, minimum: int = 50) -> int:
-    return check_int("target_tokens", value, minimum=minimum, maximum=MAX_TARGET_TOKENS)
+def check_target_tokens(value: object, *, minimum: int = 50,
+                        maximum: int = MAX_TARGET_TOKENS) -> int:
+    return check_int("target_tokens", value, minimum=minimum, maximum=maximum)
 
 
 def check_seed(value: object) -> int:
