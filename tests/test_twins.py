@@ -786,7 +786,9 @@ def smoke_runs(twins, tmp_path_factory):
         if twin_for(config) is None:
             continue
         twins.reset()
-        result = run_against_twin(config, twins, root, overrides=["model.rate_limit_rps=null"])
+        # no per-minute token limit: the smoke's contexts (production's regime) pass 30k tokens
+        result = run_against_twin(config, twins, root, overrides=[
+            "model.rate_limit_rps=null", "model.tokens_per_minute=null"])
         records = list(iter_records(root / "runs" / config / "records.jsonl"))
         exchanges = list(twins[twin_for(config)].log)  # not the token twin's (Vertex)
         _tally(twins)
@@ -841,7 +843,7 @@ def test_bedrock_config_runs_without_tool_choice_none(twins, tmp_path):
 
     twins.reset()
     run_against_twin("bedrock-claude-sonnet-4-5", twins, tmp_path, workarounds=False,
-                     overrides=["model.rate_limit_rps=null"])
+                     overrides=["model.rate_limit_rps=null", "model.tokens_per_minute=null"])
     records = list(iter_records(tmp_path / "runs" / "bedrock-claude-sonnet-4-5" /
                                 "records.jsonl"))
     assert len(records) == 8 and all(r.error is None for r in records)
