@@ -69,3 +69,18 @@ class Turns:
                                         {"type": "text", "text": text(self.rng, 12)}]
         return {"role": "assistant", "content": blocks + calls, "stopReason": stop if calls else "stop",
                 "model": "claude-sonnet-4-5"}
+
+
+def read_turns(turns: int = 40, size: int = 1600) -> list[dict]:
+    """A plain agent session: each turn a user ask, a ``read`` call, its output, a reply."""
+    out: list[dict] = []
+    for t in range(turns):
+        out.append({"role": "user", "content": [{"type": "text", "text": f"Turn {t}: fact {t}."}]})
+        out.append({"role": "assistant", "stopReason": "toolUse", "content": [
+            {"type": "toolCall", "id": f"c{t}", "name": "read", "arguments": {"path": f"f{t}"}}]})
+        out.append({"role": "toolResult", "toolCallId": f"c{t}", "toolName": "read",
+                    "isError": False,
+                    "content": [{"type": "text", "text": f"line {t} " + "word " * (size // 5)}]})
+        out.append({"role": "assistant", "stopReason": "stop",
+                    "content": [{"type": "text", "text": f"Noted fact {t}."}]})
+    return out

@@ -13,6 +13,7 @@ import math
 import warnings
 
 import pytest
+from compaction_synth import read_turns
 
 from snapcompact.agent import (
     DEFAULT_METHOD_ORDER,
@@ -38,18 +39,7 @@ MODEL_32K = ModelInfo(id="claude-sonnet-4-5", context_window=32_000, provider="a
                       api="anthropic-messages", include_thinking=False)
 
 
-def _session(turns: int, size: int = 1600) -> list[dict]:
-    out = []
-    for t in range(turns):
-        out.append({"role": "user", "content": [{"type": "text", "text": f"Turn {t}: fact {t}."}]})
-        out.append({"role": "assistant", "stopReason": "toolUse", "content": [
-            {"type": "toolCall", "id": f"c{t}", "name": "read", "arguments": {"path": f"f{t}"}}]})
-        out.append({"role": "toolResult", "toolCallId": f"c{t}", "toolName": "read",
-                    "isError": False,
-                    "content": [{"type": "text", "text": f"line {t} " + "word " * (size // 5)}]})
-        out.append({"role": "assistant", "stopReason": "stop",
-                    "content": [{"type": "text", "text": f"Noted fact {t}."}]})
-    return out
+_session = read_turns
 
 
 def _base(keep: int = 4000, reserve: int = 1000):

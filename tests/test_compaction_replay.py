@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from compaction_synth import read_turns
 from PIL import Image
 
 from snapcompact.archive import messages_from_json
@@ -122,19 +123,7 @@ def test_request_bill_prices_each_image_by_the_provider_rule():
 # replay
 
 
-def _session(turns: int = 40, size: int = 1600) -> list[dict]:
-    """A synthetic agent session: each turn a user ask, a tool call, its output, a reply."""
-    out = []
-    for t in range(turns):
-        out.append({"role": "user", "content": [{"type": "text", "text": f"Turn {t}: fact {t}."}]})
-        out.append({"role": "assistant", "stopReason": "toolUse", "content": [
-            {"type": "toolCall", "id": f"c{t}", "name": "read", "arguments": {"path": f"f{t}"}}]})
-        out.append({"role": "toolResult", "toolCallId": f"c{t}", "toolName": "read",
-                    "isError": False,
-                    "content": [{"type": "text", "text": f"line {t} " + "word " * (size // 5)}]})
-        out.append({"role": "assistant", "stopReason": "stop",
-                    "content": [{"type": "text", "text": f"Noted fact {t}."}]})
-    return out
+_session = read_turns
 
 
 MODEL = ModelInfo(id="claude-sonnet-4-5", context_window=8000, provider="anthropic",

@@ -34,6 +34,7 @@ the next method runs: the context then differs from production's, and the rounds
 
 from __future__ import annotations
 
+import json
 import math
 import time
 import warnings
@@ -280,8 +281,6 @@ class SessionMaintenance:
         elif system_prompt:
             parts.extend(str(p) for p in system_prompt)
         if tools:
-            import json
-
             parts.extend(json.dumps(t, separators=(",", ":"), ensure_ascii=False) for t in tools)
         return self.estimator.count_text(parts) if parts else 0
 

@@ -34,6 +34,7 @@ from snapcompact.agent.methods import DEFAULT_METHOD_ORDER
 from snapcompact.agent.rounds import MaintenanceRound
 from snapcompact.archive import get_preserved_archive
 from snapcompact.compaction import (
+    REPLAY_STRATEGIES,
     CompactionEntry,
     CustomMessageEntry,
     Hooks,
@@ -43,6 +44,7 @@ from snapcompact.compaction import (
     ReplayRound,
     Settings,
     legacy_method_order,
+    replay_settings,
     replay_store,
     tallied,
     truncating_hooks,
@@ -51,8 +53,7 @@ from snapcompact.compaction import (
 __all__ = ["AGENT_STRATEGIES", "AgentReplay", "agent_settings", "replay_agent_session"]
 
 #: What a replay can do with the history that no longer fits.
-AGENT_STRATEGIES: tuple[str, ...] = ("full", "truncate", "snapcompact", "context-full", "handoff",
-                                     "shake")
+AGENT_STRATEGIES: tuple[str, ...] = REPLAY_STRATEGIES
 #: The replay clock's start (2026-01-01T00:00:00Z): contexts are reproducible.
 _EPOCH_S = 1_767_225_600.0
 
@@ -85,31 +86,21 @@ class AgentReplay(Replay):
 
 def agent_settings(strategy: str, base: Settings, *, shape: str | None = None,
                    policy: str | None = None, frame_size: int | None = None) -> Settings:
-    """``base`` set up for a replay strategy (and, for snapcompact, a shape/policy/size)."""
-    if strategy not in AGENT_STRATEGIES:
-        raise ValueError(f"unknown replay strategy {strategy!r}; known: "
-                         f"{', '.join(AGENT_STRATEGIES)}")
-    cs = base.compaction
-    if strategy == "full":
-        cs = replace(cs, enabled=False)
-    elif strategy == "truncate":
-        cs = replace(cs, enabled=True, strategy="context-full", method_order=("soft",))
+    """``base`` set up for a replay strategy (and, for snapcompact, a shape/policy/size): the
+    seed replay's settings (:func:`snapcompact.compaction.replay_settings`) with the method
+    list the agent runs for that strategy."""
+    settings = replay_settings(strategy, base, shape=shape, policy=policy,
+                               frame_size=frame_size)
+    cs = settings.compaction
+    if strategy == "truncate":
+        order: tuple[str, ...] | None = ("soft",)  # the hook answers; the method is nominal
     elif strategy == "snapcompact":
-        cs = replace(cs, enabled=True, strategy="snapcompact",
-                     method_order=cs.method_order if cs.method_order is not None
-                     else DEFAULT_METHOD_ORDER)
+        order = cs.method_order if cs.method_order is not None else DEFAULT_METHOD_ORDER
+    elif strategy == "full":
+        order = cs.method_order
     else:
-        cs = replace(cs, enabled=True, strategy=strategy,
-                     method_order=legacy_method_order(strategy, cs.remote_enabled))
-    sc = base.snapcompact
-    if strategy == "snapcompact":
-        sc = replace(sc, shape=shape if shape is not None else sc.shape,
-                     policy=policy if policy is not None else sc.policy,
-                     frame_size=frame_size if frame_size is not None else sc.frame_size)
-    elif shape not in (None, "auto") or policy is not None or frame_size is not None:
-        raise ValueError("shape, policy and frame size apply to snapcompact only, "
-                         f"not {strategy!r}")
-    return replace(base, compaction=cs, snapcompact=sc)
+        order = legacy_method_order(strategy, cs.remote_enabled)
+    return replace(settings, compaction=replace(cs, method_order=order))
 
 
 def _has_tool_calls(message: Mapping[str, Any]) -> bool:
