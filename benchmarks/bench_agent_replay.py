@@ -25,21 +25,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_compaction_replay import _python_for, timed_run  # noqa: E402
-from compaction_synth import Turns  # noqa: E402
+from compaction_synth import tool_turns  # noqa: E402
 
 
 def session(turns: int, seed: int = 11) -> list[dict]:
     """The agent messages of ``turns`` generated turns (a terminal answer closes each)."""
-    t = Turns(seed)
-    out: list[dict] = []
-    for turn in range(turns):
-        out.append({"role": "user", "content": f"turn {turn}: keep going"})
-        for _ in range(t.rng.randint(1, 3)):
-            calls = [t.call() for _ in range(t.rng.randint(1, 2))]
-            out.append(t.assistant(calls))
-            out.extend(t.result(call) for call in calls)
-        out.append(t.assistant([]))
-    return out
+    return tool_turns(turns, seed)
 
 
 def main() -> None:

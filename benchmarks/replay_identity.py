@@ -67,17 +67,9 @@ def session_messages(source: str, workdir: Path) -> Path:
         messages = [dict(m) for m in build_session(3, 0, 60_000, DEFAULT_DEPTHS).messages]
     else:
         sys.path.insert(0, str(ROOT / "tests"))
-        from compaction_synth import Turns
+        from compaction_synth import tool_turns
 
-        t = Turns(5)
-        messages = []
-        for turn in range(300):
-            messages.append({"role": "user", "content": f"turn {turn}: go on"})
-            for _ in range(t.rng.randint(1, 3)):
-                calls = [t.call() for _ in range(t.rng.randint(1, 2))]
-                messages.append(t.assistant(calls))
-                messages.extend(t.result(call) for call in calls)
-            messages.append(t.assistant([]))
+        messages = tool_turns(300, 5, ask="turn {turn}: go on")
     path.write_text(json.dumps(messages, ensure_ascii=False), encoding="utf-8")
     return path
 

@@ -84,3 +84,18 @@ def read_turns(turns: int = 40, size: int = 1600) -> list[dict]:
         out.append({"role": "assistant", "stopReason": "stop",
                     "content": [{"type": "text", "text": f"Noted fact {t}."}]})
     return out
+
+
+def tool_turns(turns: int, seed: int, ask: str = "turn {turn}: keep going") -> list[dict]:
+    """``turns`` agent turns from :class:`Turns`: a user ask (``ask`` formatted with the turn
+    number), 1-3 assistant steps of 1-2 tool calls with their results, a closing answer."""
+    t = Turns(seed)
+    out: list[dict] = []
+    for turn in range(turns):
+        out.append({"role": "user", "content": ask.format(turn=turn)})
+        for _ in range(t.rng.randint(1, 3)):
+            calls = [t.call() for _ in range(t.rng.randint(1, 2))]
+            out.append(t.assistant(calls))
+            out.extend(t.result(call) for call in calls)
+        out.append(t.assistant([]))
+    return out
