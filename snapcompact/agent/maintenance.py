@@ -52,6 +52,7 @@ from snapcompact.agent.methods import (
     is_method_usable,
     resolve_method_order,
 )
+from snapcompact.agent.probe import ParsedArchiveCache
 from snapcompact.agent.rounds import MaintenanceRound, MethodAttempt
 from snapcompact.archive import (
     FileOperations,
@@ -61,7 +62,6 @@ from snapcompact.archive import (
     compact,
     compute_file_lists,
     get_preserved_archive,
-    messages_from_json,
     serialize_conversation,
     upsert_file_operations,
 )
@@ -84,12 +84,12 @@ from snapcompact.compaction import (
     Settings,
     StrategyFallback,
     TokenEstimator,
-    archived_messages_json,
     compact_context_full,
     compact_snapcompact,
     cumulative_file_ops,
     decide_after_turn,
     effective_reserve_tokens,
+    entry_tokens,
     prepare_compaction,
     prompt,
     prune_superseded_tool_results,
@@ -232,6 +232,9 @@ class SessionMaintenance:
         self.notices: list[str] = []
         #: The source message index the next check is attributed to (set by a replay driver).
         self.message_index = -1
+        self._parsed = ParsedArchiveCache()  # the probe's parsed history, per message
+        #: The preparation :meth:`_prepare` made last and the session version it was made at.
+        self._prepared: tuple[CompactionPreparation | None, tuple[int, str | None]] | None = None
 
     # ------------------------------------------------------------------ views
 
@@ -546,9 +549,18 @@ class SessionMaintenance:
         return self.pipeline.summary_complete() is not None
 
     def _prepare(self) -> CompactionPreparation | None:
-        return prepare_compaction(self.session.get_branch(),
+        """The partition of the current branch. A pass asks once per method it tries; the
+        answer depends only on the branch (the session version and leaf name it), so an unchanged
+        session gets the same preparation back instead of a new walk of the history."""
+        version = (self.session.version, self.session.leaf_id)
+        made = self._prepared
+        if made is not None and made[1] == version:
+            return made[0]
+        prep = prepare_compaction(self.session.get_branch(),
                                   self.settings.compaction.keep_recent_tokens,
                                   estimator=self.estimator)
+        self._prepared = (prep, version)
+        return prep
 
     # ------------------------------------------------------------------ methods
 
@@ -587,7 +599,7 @@ class SessionMaintenance:
         """What the renderability scan reads: the previous archive's text and the history about
         to be archived (``renderabilityProbeText``)."""
         serialized = serialize_conversation(
-            messages_from_json(archived_messages_json(prep)),
+            self._parsed.parsed_archive(prep),
             SerializeOptions(include_thinking=self.model.include_thinking))
         prev = prep.previous_compaction
         archive = get_preserved_archive(prev.preserve_data) if prev is not None else None
@@ -604,12 +616,22 @@ class SessionMaintenance:
         cap = snapcompact_max_frames(
             context_window=window,
             reserve_tokens=effective_reserve_tokens(window, self.settings.compaction),
-            base_tokens=self.non_message_tokens + self.estimator.messages(
-                list(prep.recent_messages)),
+            base_tokens=self.non_message_tokens + self._recent_tokens(prep),
             shape=shape, provider=self.model.provider, frame_tokens=self.estimator.frame_tokens)
         if sc.max_frames is not None and cap.max_frames > sc.max_frames:
             cap = replace(cap, max_frames=sc.max_frames)
         return cap
+
+    def _recent_tokens(self, prep: CompactionPreparation) -> int:
+        """``estimator.messages(prep.recent_messages)``; from the per-entry memo when ``prep``
+        is the one :meth:`_prepare` just made and the session has not changed since (the same
+        entries, each estimated once), else counted afresh."""
+        made = self._prepared
+        if made is not None and made[0] is prep and made[1] == (self.session.version,
+                                                                self.session.leaf_id):
+            branch = self.session.get_branch()
+            return sum(entry_tokens(e, self.estimator) for e in branch[prep.first_kept_index:])
+        return self.estimator.messages(list(prep.recent_messages))
 
     def _snapcompact(self, prep: CompactionPreparation, *, trigger: int, pending: int,
                      prepared: int | None) -> tuple[MethodAttempt, CompactionPayload | None]:

@@ -315,7 +315,24 @@ class _Sections:
             self.last_prefix = prefix
 
 
+#: Formatted calls per block object: a caller that keeps its parsed messages (the agent's
+#: renderability probe serializes the same history on every pass) formats each call once.
+#: Blocks are treated as immutable, like the messages they come from.
+_CALL_TEXT: dict[int, tuple[ToolCallBlock, SerializeOptions, str]] = {}
+
+
 def _format_call(block: ToolCallBlock, opts: SerializeOptions) -> str:
+    hit = _CALL_TEXT.get(id(block))
+    if hit is not None and hit[0] is block and (hit[1] is opts or hit[1] == opts):
+        return hit[2]
+    line = _format_call_text(block, opts)
+    if len(_CALL_TEXT) > 200_000:
+        _CALL_TEXT.clear()
+    _CALL_TEXT[id(block)] = (block, opts, line)
+    return line
+
+
+def _format_call_text(block: ToolCallBlock, opts: SerializeOptions) -> str:
     args = block.arguments
     if block.intent is not None:
         raw_intent = block.intent
