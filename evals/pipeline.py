@@ -116,7 +116,7 @@ def make_client(spec: RunSpec, *, completion_fn: Any = None, model: Any = None):
     return EvalClient(
         cache=ResponseCache(spec.cache_dir),
         renderer_version=RENDERER_VERSION,
-        budget=Budget(spec.budget_usd),
+        budget=Budget(spec.budget_usd, ledger_dir=spec.limits_dir),
         concurrency=concurrency,
         rate_limits=rates,
         tokens_per_minute=model.tokens_per_minute,
