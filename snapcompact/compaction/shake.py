@@ -33,6 +33,7 @@ from snapcompact.compaction.entries import (
     Entry,
     MessageEntry,
 )
+from snapcompact.compaction.path_index import index_of
 from snapcompact.compaction.pruning import _calls_by_id, _read_path
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
 from snapcompact.core import JS_WHITESPACE, JS_WS
@@ -313,7 +314,7 @@ def collect_shake_regions(path: Sequence[Entry], config: ShakeConfig = DEFAULT_S
     for i in range(n - 1, -1, -1):
         after[i] = running
         running += _entry_tokens(path[i], estimator)
-    calls: dict[str, Mapping[str, Any]] | None = None
+    calls: Mapping[str, Mapping[str, Any]] | None = None
     regions: list[ShakeRegion] = []
     for i in range(_boundary_index(path, config.keep_boundary_id), n):
         entry = path[i]
@@ -327,7 +328,9 @@ def collect_shake_regions(path: Sequence[Entry], config: ShakeConfig = DEFAULT_S
             if "prunedAt" in result:
                 continue
             if calls is None:
-                calls = _calls_by_id(path)
+                # The branch index keeps this map as the session grows (no walk per shake).
+                index = index_of(path)
+                calls = index.calls() if index is not None else _calls_by_id(path)
             if _protected(result, calls.get(str(result.get("toolCallId"))), config):
                 continue
             fragments = _result_fragments(result)
