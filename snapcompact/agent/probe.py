@@ -26,8 +26,6 @@ __all__ = ["ParsedArchiveCache"]
 
 #: Roles whose wire form is the message itself (``to_wire_json`` copies it unchanged).
 _PLAIN_ROLES = frozenset({"user", "assistant", "toolResult", "developer"})
-#: Memo size past which it starts afresh (bounded memory on sessions of any length).
-_MAX_MEMO = 400_000
 
 
 class ParsedArchiveCache:
@@ -44,8 +42,11 @@ class ParsedArchiveCache:
                or "content" not in m for m in messages):
             return messages_from_json(archived_messages_json(prep))
         memo = self._memo
-        if len(memo) > _MAX_MEMO:
-            memo.clear()
+        if len(memo) > 2 * len(messages) + 1000:
+            # Mostly messages a compaction archived already (or content pruning replaced): keep
+            # only this pass's, so the memo follows the live window, not the whole session.
+            live = {id(m["content"]) for m in messages}
+            memo = self._memo = {k: v for k, v in memo.items() if k in live}
         out: list[Message] = []
         for message in messages:
             content = message["content"]
