@@ -57,6 +57,10 @@ GROUP_COLUMNS = ["reader_id", "target_model", "line", "strategy", "policy", "arm
 PRODUCTION_VALID = "valid"  # production would send this context: ranked
 PRODUCTION_NOT_SENT = "not sent"  # production would not (over the window, an LLM method...)
 PRODUCTION_BOUND = "bound"  # full / truncate: labelled upper and lower bounds, never ranked
+#: production's path, but an LLM method's summary was written by the offline stand-in
+PRODUCTION_STAND_IN = "stand-in"
+#: Statuses that are never ranked nor drawn on the frontier (the bounds are drawn, not ranked).
+PRODUCTION_UNSENT = (PRODUCTION_NOT_SENT, PRODUCTION_STAND_IN)
 PRODUCTION_UNCHECKED = "unchecked"  # rows recorded before the verdict existed
 BOUND_STRATEGIES = ("full", "truncate")
 #: The strategy whose rows are the text baseline (compression is measured against it).
@@ -148,10 +152,14 @@ def _add_arm_shapes(df: pd.DataFrame) -> None:
         df.loc[rows.index, "arm_frame_size"] = int(rows["frame_size"].max())
 
 
-def production_status(strategy: str, valid: object) -> str:
-    """The ``production`` column: valid / not sent / bound / unchecked (see the constants)."""
+def production_status(strategy: str, valid: object, stand_in: object = False) -> str:
+    """The ``production`` column: valid / stand-in / not sent / bound / unchecked (see the
+    constants). ``stand_in`` (the record's ``summary_stand_in``) wins over ``not sent``: the row
+    is on production's path, only its summary text is the stand-in's."""
     if strategy in BOUND_STRATEGIES:
         return PRODUCTION_BOUND
+    if stand_in is True:
+        return PRODUCTION_STAND_IN
     if valid is True:
         return PRODUCTION_VALID
     if valid is False:
@@ -196,8 +204,10 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
                 row[name] = json.dumps(row[name], sort_keys=True)
         data.append(row)
     df = pd.DataFrame(data)
-    df["production"] = [production_status(s, v) for s, v in
-                        zip(df["strategy"], df["production_valid"])]
+    stand_in = (df["summary_stand_in"] if "summary_stand_in" in df
+                else pd.Series(False, index=df.index))
+    df["production"] = [production_status(s, v, isinstance(i, (bool, np.bool_)) and bool(i))
+                        for s, v, i in zip(df["strategy"], df["production_valid"], stand_in)]
     _add_arm_shapes(df)
     df["shape_decided"] = [
         decided_shape(*t) for t in zip(df["strategy"], df["shape"], df["shape_requested"],
@@ -329,7 +339,7 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
     summary["on_frontier"] = False
     # the frontier is drawn over what production sends and the bounds, never over contexts
     # production would not send
-    ranked = summary[summary["production"] != PRODUCTION_NOT_SENT]
+    ranked = summary[~summary["production"].isin(PRODUCTION_UNSENT)]
     for idx in ranked.groupby(["reader_id", "target_model"]).groups.values():
         part = summary.loc[idx]
         summary.loc[idx, "on_frontier"] = pareto_mask(part["tokens_predicted"].to_numpy(),

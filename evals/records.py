@@ -127,6 +127,9 @@ class Record:
     #: why; never ranked); None: a labelled bound (full, truncate).
     production_valid: bool | None = None
     production_note: str | None = None
+    #: an LLM method ran with the offline summarizer stand-in (configs/summarizer/offline.yaml):
+    #: production's path, the stand-in's fixed text where an LLM's summary would be
+    summary_stand_in: bool = False
     # --- the question ------------------------------------------------------------------------
     # --- versions of the packages that change answers or prices (evals.dependency_versions) ---
     dependency_versions: Mapping[str, str] = field(default_factory=dict)

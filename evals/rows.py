@@ -138,6 +138,7 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         fits_window=context.fits_window,
         production_valid=context.production_valid,
         production_note=context.production_note,
+        summary_stand_in=context.summary_stand_in,
         question=question.question,
         gold_answers=question.answers,
         question_kind=question.meta.get("kind"),

@@ -120,6 +120,9 @@ class ModelConfig(_Group):
     price_model: Text
     required_env: list[Text] = []
     offline_reader: bool = False
+    # a summarizer that is not a language model (litellm's mock path): the summaries it writes
+    # carry no facts, and the rows whose context holds one are labelled and never ranked
+    stand_in: bool = False
     concurrency: PositiveCount = 4
     rate_limit_rps: PositiveNumber | None = None
     tokens_per_minute: PositiveNumber | None = None
@@ -385,6 +388,7 @@ class ModelSpec:
     reader_ids: Mapping[str, str] = field(default_factory=dict)
     required_env: tuple[str, ...] = ()
     offline_reader: bool = False
+    stand_in: bool = False  # a summarizer whose summaries no language model wrote (mock path)
     concurrency: int = 4
     rate_limit_rps: float | None = None
     tokens_per_minute: float | None = None  # input tokens per minute (evals.tpm); None: no limit
@@ -412,6 +416,7 @@ class ModelSpec:
             reader_ids={k: v for k, v in model.reader_ids.model_dump().items() if v is not None},
             required_env=tuple(model.required_env),
             offline_reader=model.offline_reader,
+            stand_in=model.stand_in,
             concurrency=model.concurrency,
             rate_limit_rps=model.rate_limit_rps,
             tokens_per_minute=model.tokens_per_minute,
@@ -647,6 +652,13 @@ class RunSpec:
         if summarizer is not None and summarizer.offline_reader:
             raise ValueError(f"summarizer {summarizer.name!r} is the offline OCR reader, which "
                              "cannot write summaries: choose an LLM model config")
+        if raw.model.stand_in:
+            raise ValueError(f"model {raw.model.name!r} is a summarizer stand-in (stand_in: "
+                             "true), which cannot answer questions: choose a reader model")
+        if summarizer is not None and summarizer.stand_in and "mock_response" not in \
+                summarizer.params:
+            raise ValueError(f"summarizer {summarizer.name!r} says stand_in: true but has no "
+                             "params.mock_response: a stand-in must not call a model")
         if raw.results_dir is not None:
             _path(raw.results_dir, base, "results_dir")
         spec = cls(

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from snapcompact.agent.methods import (
         COMPACTION_METHODS,
         DEFAULT_METHOD_ORDER,
+        LLM_METHODS,
         is_method_usable,
         resolve_method_order,
     )
@@ -67,6 +68,7 @@ _WHERE: dict[str, str] = {
     "COMPACTION_RECOVERY_BAND": "maintenance",
     "context_tokens_of_usage": "maintenance",
     "DEFAULT_METHOD_ORDER": "methods",
+    "LLM_METHODS": "methods",
     "frame_shape_name": "frame_shapes",
     "FrameCap": "frame_cap",
     "frames_by_shape": "frame_shapes",
@@ -97,6 +99,7 @@ __all__ = [
     "COMPACTION_RECOVERY_BAND",
     "CompactRequest",
     "DEFAULT_METHOD_ORDER",
+    "LLM_METHODS",
     "FrameCap",
     "MaintenanceRound",
     "MethodAttempt",
