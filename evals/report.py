@@ -93,7 +93,8 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
                  "(evidence_round >= 1); verdict: valid = production would send this context "
                  "(ranked), bound = full / truncate, stand-in = production's path with the "
                  "offline stand-in's summary where its LLM's would be (never ranked), not sent = "
-                 "production would not (never ranked); rounds, frames: the most over the arm's contexts")
+                 "production would not (never ranked); rounds, frames: the most over the arm's "
+                 "contexts")
     return "\n".join(lines)
 
 
