@@ -52,7 +52,8 @@ def _session(preserve: dict | None) -> tuple[Session, list[str]]:
     s = Session()
     ids = []
     for i in range(2):
-        ids.append(s.append_message({"role": "user", "content": f"question {i} " + "word " * 50}).id)
+        ask = f"question {i} " + "word " * 50
+        ids.append(s.append_message({"role": "user", "content": ask}).id)
         ids.append(s.append_message({"role": "assistant", "stopReason": "stop",
                                      "content": [{"type": "text", "text": f"answer {i}"}]}).id)
     s.append_compaction(SUMMARY, ids[2], 9000, short_summary="Remote compaction",
