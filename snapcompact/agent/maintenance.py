@@ -88,12 +88,12 @@ from snapcompact.compaction import (
     compact_context_full,
     compact_snapcompact,
     cumulative_file_ops,
-    decide_after_turn,
     effective_reserve_tokens,
     prepare_compaction,
     prompt,
     prune_superseded_tool_results,
     prune_tool_outputs,
+    recovery_trigger,
     resolve_threshold_tokens,
     text_counter_for,
     uses_openai_remote_compaction,
@@ -198,7 +198,8 @@ class SessionMaintenance:
     ``offline`` and skipped. ``system_prompt`` and ``tools`` are the request's non-message part,
     counted in every threshold, cap and projection as the agent does. ``use_recorded_usage``
     trusts the ``usage`` an assistant message carries (a live session); a replay of a recorded
-    session must not (those figures are of the uncompacted original).
+    session must not (those figures are of the uncompacted original). ``models`` are the
+    models context promotion may switch to (``ModelInfo.promotion_target`` names one by id).
     """
 
     def __init__(self, session: Session, model: ModelInfo, *, settings: Settings,
@@ -209,7 +210,8 @@ class SessionMaintenance:
                  responses_compact: Any = None, chat: Any = None,
                  protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
                  use_recorded_usage: bool = True,
-                 handoff_path: Callable[[Session], str | Path | None] | None = None) -> None:
+                 handoff_path: Callable[[Session], str | Path | None] | None = None,
+                 models: Collection[ModelInfo] = ()) -> None:
         if estimator is None:
             # Text as production counts it for this model line (its native tokenizer family,
             # else bytes/4: ``compaction.textTokenizer``, default ``auto``).
@@ -225,7 +227,7 @@ class SessionMaintenance:
             session, model, settings=settings, complete=complete, hooks=hooks,
             protected_paths=protected_paths, clock=clock, estimator=self.estimator, chat=chat,
             system_prompt=system_prompt, tools=tools, responses_compact=responses_compact,
-            handoff_path=handoff_path)
+            handoff_path=handoff_path, models=models)
         self.use_recorded_usage = use_recorded_usage
         self.non_message_tokens = self._count_non_message(system_prompt, tools)
         self.rounds: list[MaintenanceRound] = []
@@ -341,14 +343,16 @@ class SessionMaintenance:
         appended, the stale-result and threshold prunes run, and maintenance runs over the
         threshold."""
         cs = self.settings.compaction
-        first = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
-                                  model_id=self.model.id,
-                                  latest_compaction_time=self.pipeline._latest_compaction_ms())
-        if first is not None and first.reason in ("overflow", "incomplete"):
+        first = recovery_trigger(message, model_id=self.model.id,
+                                 latest_compaction_time=self.pipeline._latest_compaction_ms())
+        if first is not None:
+            # Promotion comes before the test whether compaction may run (SM:2870-2886,
+            # 3050-3068), so it recovers with compaction off too.
             if self._promote():
                 return None
-            return self._run(first.reason, first.reason, trigger=self.stored_tokens(),
-                             auto_continue=False, will_retry=True)
+            if self._enabled():
+                return self._run(first.reason, first.reason, trigger=self.stored_tokens(),
+                                 auto_continue=False, will_retry=True)
         self.session.append_message(message)
         if message.get("stopReason") == "aborted":
             return None

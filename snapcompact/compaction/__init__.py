@@ -135,6 +135,7 @@ if TYPE_CHECKING:
     from snapcompact.compaction.triggers import (
         decide_after_turn,
         is_context_overflow,
+        recovery_trigger,
         should_run_idle,
     )
 
@@ -173,6 +174,7 @@ _WHERE: dict[str, str] = {
     "cumulative_file_ops": "strategies",
     "CustomMessageEntry": "entries",
     "decide_after_turn": "triggers",
+    "recovery_trigger": "triggers",
     "DEFAULT_ESTIMATOR": "tokens",
     "DEFAULT_SETTINGS": "settings",
     "discover_settings": "settings",
@@ -302,6 +304,7 @@ __all__ = [
     "prompt",
     "prune_superseded_tool_results",
     "prune_tool_outputs",
+    "recovery_trigger",
     "replay_session",
     "replay_settings",
     "resolve_threshold_tokens",

@@ -103,6 +103,7 @@ from snapcompact.compaction.triggers import (
     Reason,
     decide_after_turn,
     failure_message,
+    recovery_trigger,
     should_run_idle,
 )
 from snapcompact.pricing import resolve_shape
@@ -652,10 +653,12 @@ class CompactionPipeline:
         is not enough, the context is compacted.
         """
         cs = self.settings.compaction
-        first = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
-                                  model_id=self.model.id,
-                                  latest_compaction_time=self._latest_compaction_ms())
-        if first is not None and first.reason in ("overflow", "incomplete"):
+        # Overflow and cut-off output try promotion whether or not compaction is on (the coding
+        # agent, session-maintenance.ts:2870-2886 and 3050-3068; see recovery_trigger).
+        first = recovery_trigger(message, model_id=self.model.id,
+                                 latest_compaction_time=self._latest_compaction_ms())
+        if first is not None and (self.promotion_target() is not None
+                                  or (cs.enabled and cs.strategy != "off")):
             failed = self.model.id
             target = self.promote()
             if target is not None:
