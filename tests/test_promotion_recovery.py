@@ -3,7 +3,7 @@
 Expected behaviour is the coding agent's (18.3.4 ``src/session/session-maintenance.ts``):
 
 * overflow (:2870-2886) and a ``length`` stop (:3050-3068) remove the failed turn and call
-  ``#tryContextPromotion`` *before* the ``compactionAvailable`` test (:2821-2829, which is where
+  ``#tryContextPromotion`` *before* the ``compactionAvailable`` test (:2822-2829, which is where
   ``compaction.enabled`` enters): a promoted model retries the turn without compacting;
 * promotion needs the failing turn to come from the current model (:3260-3268) and a target with
   a strictly larger window (:3305-3318);

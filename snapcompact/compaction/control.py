@@ -161,7 +161,7 @@ class RetryPolicy:
 
     Defaults: ``retry.enabled`` true, ``retry.maxRetries`` 10, ``retry.baseDelayMs`` 500
     (coding agent 18.3.4 ``session/settings.ts:666-687``); a wait over 30 s goes to the next
-    candidate when there is one (``maxAcceptableDelayMs``, session-maintenance.ts:4920).
+    candidate when there is one (``maxAcceptableDelayMs``, session-maintenance.ts:4922).
     """
 
     enabled: bool = True
@@ -190,7 +190,7 @@ def run_candidates(candidates: Sequence[T], attempt: Callable[[T], Any], *,
                    sleep: Callable[[float], None] = time.sleep,
                    signal: AbortSignal | None = None) -> Any:
     """``attempt(candidate)`` over the candidates in order, as the agent's auto-compaction does
-    (session-maintenance.ts:4808-4958); an async attempt is awaited inside the loop, so its
+    (session-maintenance.ts:4809-4961); an async attempt is awaited inside the loop, so its
     failures are retried and handed on like a sync one's.
 
     Per candidate: success returns; an auth failure, a timeout or a failure that is not retried
