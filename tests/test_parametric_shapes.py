@@ -73,7 +73,8 @@ def test_names_spell_the_parameters() -> None:
 @pytest.mark.parametrize(("name", "problem"), [
     ("px-8x13-11x16", "must read"), ("px-9x9-8x8-bw", "unknown font"),
     ("px-8x13-2x16-bw", "cell_width"), ("px-8x13-11x16-bw-r1", "not canonical"),
-    ("px-8x8-8x8-bw-r9", "line_repeat"), ("px-silver-16x16-bw-nostretch", "stretch")])
+    ("px-8x8-8x8-bw-r9", "line_repeat"), ("px-silver-16x16-bw-nostretch", "stretch"),
+    ("px-8x13-7x16-bw-nostretch", "at least that large")])
 def test_a_bad_name_says_what_is_wrong(name: str, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         get_shape(name)

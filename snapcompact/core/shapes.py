@@ -220,6 +220,13 @@ def parametric_shape(font: str, cell_width: int, cell_height: int, *, ink: str =
         problems.append(f"stopword_dim must be true or false, got {stopword_dim!r}")
     if font == "silver" and stretch is not None:
         problems.append("stretch does not apply to the silver font (leave it unset)")
+    natural = NATURAL_CELL.get(font)
+    if (stretch is False and natural is not None and isinstance(cell_width, int)
+            and isinstance(cell_height, int)
+            and (cell_width < natural[0] or cell_height < natural[1])):
+        problems.append(f"stretch false draws the {font} font's natural {natural[0]}x"
+                        f"{natural[1]} glyphs: the cell must be at least that large, got "
+                        f"{cell_width}x{cell_height} (let it stretch)")
     if problems:
         raise ValueError("invalid parametric shape: " + "; ".join(problems))
     probe = Shape(name="px", font=font, cell_width=cell_width, cell_height=cell_height,
