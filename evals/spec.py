@@ -713,12 +713,12 @@ class RunSpec:
         raw = _validated(EvalConfig, data, ())
         base = Path(base_dir) if base_dir is not None else Path.cwd()
         research = ResearchSpec.from_schema(raw.research)
-        if research.shape is not None:
-            shapes: tuple[ShapeSpec, ...] = (ShapeSpec.parse(research.shape, raw.frame_size,
-                                                             "research.shape"),)
-        elif raw.shape is not None:
+        if raw.shape is not None:  # one shape chosen by name wins over the research's shape
             size = raw.shape.frame_size if raw.shape.frame_size is not None else raw.frame_size
-            shapes = (ShapeSpec.parse(raw.shape.variant, size, "shape.variant"),)
+            shapes: tuple[ShapeSpec, ...] = (ShapeSpec.parse(raw.shape.variant, size,
+                                                             "shape.variant"),)
+        elif research.shape is not None:
+            shapes = (ShapeSpec.parse(research.shape, raw.frame_size, "research.shape"),)
         else:
             shapes = tuple(ShapeSpec.parse(n, raw.frame_size, f"shapes[{i}]")
                            for i, n in enumerate(raw.shapes))
