@@ -257,9 +257,11 @@ def hydra_main(cfg: DictConfig) -> tuple[float, float] | None:
             from evals.search import search_objectives
 
             objectives = search_objectives(run_dir)
-            console.info(f"search trial: recall on discarded evidence {objectives.recall_discarded:.3f}"
-                    f", billed context {objectives.billed_tokens:,.0f} tokens"
-                    + ("" if objectives.feasible else f" (infeasible: {objectives.reason})"))
+            console.info("search trial: recall on discarded evidence "
+                         f"{objectives.recall_discarded:.3f}, billed context "
+                         f"{objectives.billed_tokens:,.0f} tokens"
+                         + ("" if objectives.feasible
+                            else f" (infeasible: {objectives.reason})"))
             return objectives.values()
     except Exception as exc:
         if _DEBUG:

@@ -77,7 +77,8 @@ def test_the_search_is_a_two_objective_optuna_study() -> None:
 def test_arms_of_other_knobs_get_their_own_label() -> None:
     args = ("snapcompact", "foveated", "11on16-bw", 1568, "auto", 200_000)
     assert arm_label(*args) == "snapcompact foveated auto @200k"
-    assert arm_label(*args, "search-1a2b3c4d") == "snapcompact foveated auto [search-1a2b3c4d] @200k"
+    assert arm_label(*args, "search-1a2b3c4d") == (
+        "snapcompact foveated auto [search-1a2b3c4d] @200k")
 
 
 def _row(question: str, *, correct: bool, round_: int, tokens: int, **changes):
