@@ -608,12 +608,18 @@ class ResearchSpec:
             return cls()
         from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
 
-        settings = {section: {k: v for k, v in values.items() if v is not None}
-                    if isinstance(values, Mapping) else values
-                    for section, values in raw.settings.items()}
         try:
-            merge_settings(DEFAULT_SETTINGS, settings)
-        except ValueError as exc:
+            merge_settings(DEFAULT_SETTINGS, raw.settings)
+            # Only the knobs that differ from production's are kept: a research file that
+            # spells production's values out leaves the run's settings (and its id) as they were.
+            settings: dict[str, Any] = {}
+            for section, values in raw.settings.items():
+                for key, value in values.items():
+                    one = {section: {key: value}}
+                    if value is not None and merge_settings(DEFAULT_SETTINGS,
+                                                            one) != DEFAULT_SETTINGS:
+                        settings.setdefault(section, {})[key] = value
+        except (ValueError, AttributeError) as exc:
             raise ValueError(f"research {raw.name}: {exc}") from None
         shape = raw.shape
         if isinstance(shape, Mapping):
@@ -695,7 +701,7 @@ class RunSpec:
             "arms": [_dataclass_json(a) for a in self.arms()],
             "context_window": self.context_window,
             "settings": dict(self.settings_overrides),
-            "research": self.research.label,
+            **({} if self.research.is_production else {"research": self.research.label}),
             "summarizer": (_dataclass_json(self.summarizer)["litellm_id"]
                            if self.summarizer is not None else None),
             "max_items": self.max_items,
