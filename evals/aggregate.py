@@ -52,7 +52,7 @@ UNMATCHED_LINE = "unmatched"
 KEY_COLUMNS = ["dataset", "item_id", "question_id", "model", "target_model", "shape",
                "frame_size", "reader", "seed", "strategy", "policy"]
 GROUP_COLUMNS = ["reader_id", "target_model", "line", "strategy", "policy", "arm", "shape",
-                 "frame_size", "shape_requested", "context_window", "production"]
+                 "frame_size", "shape_requested", "context_window", "production", "research"]
 #: ``production`` column: what the row's context is to production (from ``production_valid``).
 PRODUCTION_VALID = "valid"  # production would send this context: ranked
 PRODUCTION_NOT_SENT = "not sent"  # production would not (over the window, an LLM method...)
@@ -292,7 +292,9 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
         ok = rows[rows["ok"]]
         discarded = ok[ok["discarded"]]
         scores = _question_scores(ok, UNIT)
-        rng = np.random.default_rng(stable_seed(seed, *key))
+        # production's knobs seed the bootstrap as before the research column existed
+        seed_key = key[:-1] if key[-1] == "production" else key
+        rng = np.random.default_rng(stable_seed(seed, *seed_key))
         boots = bootstrap_means(scores.to_numpy(), n_boot, rng)
         lo, hi = percentile_interval(boots, alpha) if len(scores) else ([np.nan] * 3,) * 2
         means = scores.mean() if len(scores) else pd.Series(np.nan, index=scores.columns)
@@ -430,10 +432,12 @@ def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
 
 
 def arm_label(strategy: str, policy: str, shape: str, frame_size: int,
-              shape_requested: str = "", context_window: object = None) -> str:
+              shape_requested: str = "", context_window: object = None,
+              research: object = "production") -> str:
     """One name per arm: the strategy, for snapcompact its policy and the shape it asked for
-    (``auto``: production's pick; the frames drawn are in ``frames_by_shape``), and the window
-    when known (``@200k``)."""
+    (``auto``: production's pick; the frames drawn are in ``frames_by_shape``), the research
+    knobs when not production's (``[recommended-1a2b3c4d]``), and the window when known
+    (``@200k``)."""
     if strategy == "snapcompact":
         asked = shape_requested or shape_label(shape, int(frame_size))
         label = f"snapcompact {policy} {asked}"
@@ -441,6 +445,8 @@ def arm_label(strategy: str, policy: str, shape: str, frame_size: int,
         return "text-only" if shape == "text" else shape_label(shape, int(frame_size))
     else:
         label = strategy
+    if isinstance(research, str) and research and research != "production":
+        label += f" [{research}]"
     try:
         window = int(context_window)  # type: ignore[call-overload]
     except (TypeError, ValueError):
@@ -452,8 +458,9 @@ def arm_labels(frame: pd.DataFrame) -> list[str]:
     """:func:`arm_label` of every row of a records or summary frame."""
     requested = frame["shape_requested"] if "shape_requested" in frame else [""] * len(frame)
     windows = frame["context_window"] if "context_window" in frame else [None] * len(frame)
+    research = frame["research"] if "research" in frame else ["production"] * len(frame)
     return [arm_label(*t) for t in zip(frame["strategy"], frame["policy"], frame["shape"],
-                                       frame["frame_size"], requested, windows)]
+                                       frame["frame_size"], requested, windows, research)]
 
 
 def round_bucket(evidence_round: int) -> str:

@@ -102,6 +102,9 @@ class Record:
     image_detail: str | None = None  # the detail every image was sent with (OpenAI, Gemini)
     context_window: int | None = None  # tokens the replay compacts against
     settings: Mapping[str, Any] = field(default_factory=dict)  # snapcompact settings overrides
+    #: the research knobs in effect (configs/research/, evals.spec.ResearchSpec.label):
+    #: "production", or the research name and a hash of its knobs (merged into ``settings``)
+    research: str = "production"
     summarizer: str | None = None  # litellm id of the summarizer (context-full, handoff)
     # --- how the request was billed (per frame) ----------------------------------------------
     bill_rules: tuple[str, ...] = ()  # pricing rule applied to each image

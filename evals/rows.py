@@ -118,6 +118,7 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         image_detail=model.image_detail,
         context_window=spec.context_window,
         settings=dict(spec.settings_overrides),
+        research=spec.research.label,
         summarizer=spec.summarizer.litellm_id if spec.summarizer is not None else None,
         bill_rules=tuple(context.bill_rules),
         seen_px=tuple(tuple(s) for s in context.seen_px),

@@ -21,9 +21,15 @@ if TYPE_CHECKING:
         SUMMARY_TEMPLATE_TOKENS,
         FrameCap,
         cap_reserve_tokens,
+        frames_within_payload,
         hard_frame_cap,
         rescue_max_frames,
         snapcompact_max_frames,
+    )
+    from snapcompact.agent.frame_charge import (
+        billed_frame_charge,
+        billed_frame_tokens,
+        frame_tokens_for,
     )
     from snapcompact.agent.frame_shapes import frame_shape_name, frames_by_shape
     from snapcompact.agent.guards import snapcompact_rejection
@@ -64,6 +70,10 @@ _WHERE: dict[str, str] = {
     "AgentReplay": "replay",
     "agent_settings": "replay",
     "cap_reserve_tokens": "frame_cap",
+    "billed_frame_charge": "frame_charge",
+    "billed_frame_tokens": "frame_charge",
+    "frame_tokens_for": "frame_charge",
+    "frames_within_payload": "frame_cap",
     "COMPACTION_METHODS": "methods",
     "COMPACTION_RECOVERY_BAND": "maintenance",
     "context_tokens_of_usage": "maintenance",
@@ -109,11 +119,15 @@ __all__ = [
     "StepReport",
     "StepwiseReplay",
     "agent_settings",
+    "billed_frame_charge",
+    "billed_frame_tokens",
     "cap_reserve_tokens",
     "compact_session_file",
     "context_tokens_of_usage",
     "frame_shape_name",
+    "frame_tokens_for",
     "frames_by_shape",
+    "frames_within_payload",
     "hard_frame_cap",
     "is_method_usable",
     "is_terminal_text_answer",

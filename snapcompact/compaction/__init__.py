@@ -97,6 +97,9 @@ if TYPE_CHECKING:
     from snapcompact.compaction.session import Session
     from snapcompact.compaction.settings import (
         DEFAULT_SETTINGS,
+        FRAME_CAP_BYTES,
+        FRAME_CHARGES,
+        MIDDLE_SHAPES,
         TEXT_TOKENIZERS,
         CompactionSettings,
         PruneSettings,
@@ -117,6 +120,7 @@ if TYPE_CHECKING:
         compact_context_full,
         compact_snapcompact,
         cumulative_file_ops,
+        text_edge_chars,
     )
     from snapcompact.compaction.summarize import (
         SPLIT_TURN_SEPARATOR,
@@ -159,6 +163,7 @@ _WHERE: dict[str, str] = {
     "archived_messages_json": "strategies",
     "compact_context_full": "strategies",
     "compact_snapcompact": "strategies",
+    "text_edge_chars": "strategies",
     "FRAME_TOKEN_ESTIMATE": "tokens",
     "adapted_keep_tokens": "cut_point",
     "bill_request": "request_bill",
@@ -223,6 +228,9 @@ _WHERE: dict[str, str] = {
     "to_wire_json": "context",
     "TokenEstimator": "tokens",
     "TEXT_TOKENIZERS": "settings",
+    "FRAME_CAP_BYTES": "settings",
+    "FRAME_CHARGES": "settings",
+    "MIDDLE_SHAPES": "settings",
     "estimator_for": "text_counters",
     "text_counter_for": "text_counters",
     "tokenizer_family": "text_counters",
@@ -251,6 +259,7 @@ __all__ = [
     "archived_messages_json",
     "compact_context_full",
     "compact_snapcompact",
+    "text_edge_chars",
     "FRAME_TOKEN_ESTIMATE",
     "BranchSummaryEntry",
     "CANCEL",
@@ -280,6 +289,9 @@ __all__ = [
     "Settings",
     "TokenEstimator",
     "TEXT_TOKENIZERS",
+    "FRAME_CAP_BYTES",
+    "FRAME_CHARGES",
+    "MIDDLE_SHAPES",
     "TransientError",
     "USELESS_NOTICE",
     "adapted_keep_tokens",
