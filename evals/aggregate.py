@@ -121,8 +121,9 @@ def model_line(model_id: str, table: ShapeTable) -> str:
     return UNMATCHED_LINE
 
 
-def _dedupe(records: Sequence[Record]) -> tuple[list[Record], int]:
-    """One row per measurement key: the latest successful row, else the latest row."""
+def dedupe_records(records: Sequence[Record]) -> tuple[list[Record], int]:
+    """One row per measurement key: the latest successful row, else the latest row (and how
+    many rows were dropped)."""
     chosen: dict[tuple, tuple[tuple, Record]] = {}
     for order, rec in enumerate(records):
         rank = (rec.error is None, rec.created_at, order)
@@ -189,7 +190,7 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
 
     Tuple fields become JSON strings so the table writes to CSV and parquet alike.
     """
-    rows, duplicates = _dedupe(list(records))
+    rows, duplicates = dedupe_records(list(records))
     if not rows:
         raise ValueError("no records found")
     data = []

@@ -163,7 +163,7 @@ class Record:
         return record_key(self.dataset, self.item_id, self.question_id, self.model,
                           self.target_model, self.shape, self.frame_size, self.reader, self.seed,
                           self.strategy, self.policy, self.shape_requested,
-                          self.context_window)
+                          self.context_window, self.research)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -303,13 +303,16 @@ def _matches(value: Any, hint: Any) -> bool:
 def record_key(dataset: str, item_id: str, question_id: str, model: str, target_model: str,
                shape: str, frame_size: int, reader: str, seed: int, strategy: str = "",
                policy: str = "", shape_requested: str = "",
-               context_window: int | None = None) -> tuple:
+               context_window: int | None = None, research: str = "production") -> tuple:
     """A measurement's identity. The arm's requested shape and the window are part of it: two
     arms can draw the same frames (the foveated middle is drawn in the companion shape whatever
-    was asked for), and one session at two windows is two measurements."""
-    return (dataset, item_id, question_id, model, target_model, shape, int(frame_size), reader,
-            int(seed), strategy, policy, shape_requested,
-            int(context_window) if context_window is not None else None)
+    was asked for), and one session at two windows is two measurements. So are the research
+    knobs (``research=NAME``: the same question under other knobs is another measurement);
+    production's keys carry no research part, so rows recorded before the knobs keep theirs."""
+    key = (dataset, item_id, question_id, model, target_model, shape, int(frame_size), reader,
+           int(seed), strategy, policy, shape_requested,
+           int(context_window) if context_window is not None else None)
+    return key if research == "production" else (*key, research)
 
 
 def _write_all(fd: int, data: bytes) -> None:
