@@ -155,7 +155,7 @@ def compare_research(records: Iterable[Record], *, baseline: str = "production",
 
 
 def format_markdown(rows: Sequence[ResearchRow], baseline: str) -> str:
-    """The comparison as a markdown table (intervals 95 %: Wilson per arm, paired bootstrap)."""
+    """The comparison as a markdown table (95 %: Wilson per arm, paired bootstrap)."""
     out = ["| research | arm | questions | recall | recall, discarded [95 % CI] (n) | billed tokens/q "
            "| fits | verdicts | vs " + baseline + ": recall diff [95 % CI] (shared) | on facts "
            + baseline + " lost [95 % CI] (n) | tokens diff |",
