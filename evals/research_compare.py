@@ -157,8 +157,8 @@ def compare_research(records: Iterable[Record], *, baseline: str = "production",
 def format_markdown(rows: Sequence[ResearchRow], baseline: str) -> str:
     """The comparison as a markdown table (95 %: Wilson per arm, paired bootstrap)."""
     out = ["| research | arm | questions | recall | recall, discarded [95 % CI] (n) "
-           "| billed tokens/q | fits | verdicts | vs " + baseline + ": recall diff [95 % CI] (shared) | on facts "
-           + baseline + " lost [95 % CI] (n) | tokens diff |",
+           f"| billed tokens/q | fits | verdicts | vs {baseline}: recall diff [95 % CI] "
+           f"(shared) | on facts {baseline} lost [95 % CI] (n) | tokens diff |",
            "| --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- | --- | ---: |"]
     for r in rows:
         paired = (f"{r.diff_recall:+.3f} [{r.diff_recall_lo:+.3f}, {r.diff_recall_hi:+.3f}] "
