@@ -52,11 +52,15 @@ UNMATCHED_LINE = "unmatched"
 KEY_COLUMNS = ["dataset", "item_id", "question_id", "model", "target_model", "shape",
                "frame_size", "reader", "seed", "strategy", "policy"]
 GROUP_COLUMNS = ["reader_id", "target_model", "line", "strategy", "policy", "arm", "shape",
-                 "frame_size", "shape_requested", "context_window", "production"]
+                 "frame_size", "shape_requested", "context_window", "production", "research"]
 #: ``production`` column: what the row's context is to production (from ``production_valid``).
 PRODUCTION_VALID = "valid"  # production would send this context: ranked
 PRODUCTION_NOT_SENT = "not sent"  # production would not (over the window, an LLM method...)
 PRODUCTION_BOUND = "bound"  # full / truncate: labelled upper and lower bounds, never ranked
+#: production's path, but an LLM method's summary was written by the offline stand-in
+PRODUCTION_STAND_IN = "stand-in"
+#: Statuses that are never ranked nor drawn on the frontier (the bounds are drawn, not ranked).
+PRODUCTION_UNSENT = (PRODUCTION_NOT_SENT, PRODUCTION_STAND_IN)
 PRODUCTION_UNCHECKED = "unchecked"  # rows recorded before the verdict existed
 BOUND_STRATEGIES = ("full", "truncate")
 #: The strategy whose rows are the text baseline (compression is measured against it).
@@ -117,8 +121,9 @@ def model_line(model_id: str, table: ShapeTable) -> str:
     return UNMATCHED_LINE
 
 
-def _dedupe(records: Sequence[Record]) -> tuple[list[Record], int]:
-    """One row per measurement key: the latest successful row, else the latest row."""
+def dedupe_records(records: Sequence[Record]) -> tuple[list[Record], int]:
+    """One row per measurement key: the latest successful row, else the latest row (and how
+    many rows were dropped)."""
     chosen: dict[tuple, tuple[tuple, Record]] = {}
     for order, rec in enumerate(records):
         rank = (rec.error is None, rec.created_at, order)
@@ -148,10 +153,14 @@ def _add_arm_shapes(df: pd.DataFrame) -> None:
         df.loc[rows.index, "arm_frame_size"] = int(rows["frame_size"].max())
 
 
-def production_status(strategy: str, valid: object) -> str:
-    """The ``production`` column: valid / not sent / bound / unchecked (see the constants)."""
+def production_status(strategy: str, valid: object, stand_in: object = False) -> str:
+    """The ``production`` column: valid / stand-in / not sent / bound / unchecked (see the
+    constants). ``stand_in`` (the record's ``summary_stand_in``) wins over ``not sent``: the row
+    is on production's path, only its summary text is the stand-in's."""
     if strategy in BOUND_STRATEGIES:
         return PRODUCTION_BOUND
+    if stand_in is True:
+        return PRODUCTION_STAND_IN
     if valid is True:
         return PRODUCTION_VALID
     if valid is False:
@@ -181,7 +190,7 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
 
     Tuple fields become JSON strings so the table writes to CSV and parquet alike.
     """
-    rows, duplicates = _dedupe(list(records))
+    rows, duplicates = dedupe_records(list(records))
     if not rows:
         raise ValueError("no records found")
     data = []
@@ -196,8 +205,10 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
                 row[name] = json.dumps(row[name], sort_keys=True)
         data.append(row)
     df = pd.DataFrame(data)
-    df["production"] = [production_status(s, v) for s, v in
-                        zip(df["strategy"], df["production_valid"])]
+    stand_in = (df["summary_stand_in"] if "summary_stand_in" in df
+                else pd.Series(False, index=df.index))
+    df["production"] = [production_status(s, v, isinstance(i, (bool, np.bool_)) and bool(i))
+                        for s, v, i in zip(df["strategy"], df["production_valid"], stand_in)]
     _add_arm_shapes(df)
     df["shape_decided"] = [
         decided_shape(*t) for t in zip(df["strategy"], df["shape"], df["shape_requested"],
@@ -282,7 +293,9 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
         ok = rows[rows["ok"]]
         discarded = ok[ok["discarded"]]
         scores = _question_scores(ok, UNIT)
-        rng = np.random.default_rng(stable_seed(seed, *key))
+        # production's knobs seed the bootstrap as before the research column existed
+        seed_key = key[:-1] if key[-1] == "production" else key
+        rng = np.random.default_rng(stable_seed(seed, *seed_key))
         boots = bootstrap_means(scores.to_numpy(), n_boot, rng)
         lo, hi = percentile_interval(boots, alpha) if len(scores) else ([np.nan] * 3,) * 2
         means = scores.mean() if len(scores) else pd.Series(np.nan, index=scores.columns)
@@ -329,7 +342,7 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
     summary["on_frontier"] = False
     # the frontier is drawn over what production sends and the bounds, never over contexts
     # production would not send
-    ranked = summary[summary["production"] != PRODUCTION_NOT_SENT]
+    ranked = summary[~summary["production"].isin(PRODUCTION_UNSENT)]
     for idx in ranked.groupby(["reader_id", "target_model"]).groups.values():
         part = summary.loc[idx]
         summary.loc[idx, "on_frontier"] = pareto_mask(part["tokens_predicted"].to_numpy(),
@@ -420,10 +433,12 @@ def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
 
 
 def arm_label(strategy: str, policy: str, shape: str, frame_size: int,
-              shape_requested: str = "", context_window: object = None) -> str:
+              shape_requested: str = "", context_window: object = None,
+              research: object = "production") -> str:
     """One name per arm: the strategy, for snapcompact its policy and the shape it asked for
-    (``auto``: production's pick; the frames drawn are in ``frames_by_shape``), and the window
-    when known (``@200k``)."""
+    (``auto``: production's pick; the frames drawn are in ``frames_by_shape``), the research
+    knobs when not production's (``[recommended-1a2b3c4d]``), and the window when known
+    (``@200k``)."""
     if strategy == "snapcompact":
         asked = shape_requested or shape_label(shape, int(frame_size))
         label = f"snapcompact {policy} {asked}"
@@ -431,6 +446,8 @@ def arm_label(strategy: str, policy: str, shape: str, frame_size: int,
         return "text-only" if shape == "text" else shape_label(shape, int(frame_size))
     else:
         label = strategy
+    if isinstance(research, str) and research and research != "production":
+        label += f" [{research}]"
     try:
         window = int(context_window)  # type: ignore[call-overload]
     except (TypeError, ValueError):
@@ -442,8 +459,9 @@ def arm_labels(frame: pd.DataFrame) -> list[str]:
     """:func:`arm_label` of every row of a records or summary frame."""
     requested = frame["shape_requested"] if "shape_requested" in frame else [""] * len(frame)
     windows = frame["context_window"] if "context_window" in frame else [None] * len(frame)
+    research = frame["research"] if "research" in frame else ["production"] * len(frame)
     return [arm_label(*t) for t in zip(frame["strategy"], frame["policy"], frame["shape"],
-                                       frame["frame_size"], requested, windows)]
+                                       frame["frame_size"], requested, windows, research)]
 
 
 def round_bucket(evidence_round: int) -> str:

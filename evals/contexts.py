@@ -29,6 +29,7 @@ from evals.pixel_keys import pixel_digest
 from evals.records import ContextStore, FrameStore
 from evals.sessions import SessionItem
 from evals.spec import TEXT_ARM, ArmSpec, RunSpec
+from snapcompact.agent import LLM_METHODS
 
 PLACEHOLDER_URL = "data:image/png;base64,"
 
@@ -75,6 +76,9 @@ class Context:
     passes: tuple[Mapping[str, Any], ...] = ()  # every maintenance pass (MaintenanceRound JSON)
     stable_prefix_tokens: int | None = None  # head unchanged since the previous compaction
     truncated_chars: int = 0  # archive characters dropped (neither framed nor kept as text)
+    #: an LLM method (handoff, soft) ran with the offline summarizer stand-in: the context is on
+    #: production's path but holds the stand-in's fixed text where an LLM's summary would be
+    summary_stand_in: bool = False
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -220,8 +224,10 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
                    f"{model.target_model}'s window of {max_input_tokens:,} input tokens")
     counted = maint.stored_tokens([final_prompt]) if maint is not None else bill.billed_tokens
     fits = max(counted, bill.billed_tokens) <= spec.context_window
+    stand_in = (spec.summarizer is not None and spec.summarizer.stand_in
+                and any(m in LLM_METHODS for m in replay.methods_used()))
     valid, note = _production_verdict(replay, arm, fits, counted, bill.billed_tokens,
-                                      spec.context_window)
+                                      spec.context_window, stand_in=stand_in)
     archive = replay.final_archive()
     caps = [a.frame_cap.max_frames for p in replay.passes for a in p.attempts
             if a.frame_cap is not None]
@@ -250,6 +256,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         agent_token_method=maint.text_token_method if maint is not None else None,
         passes=passes,
         truncated_chars=archive.truncated_chars if archive is not None else 0,
+        summary_stand_in=stand_in,
         stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model))
 
 
@@ -260,8 +267,14 @@ def _stable_prefix(replay: Any, chat: Any, bill: Any, target_model: str) -> int:
 
 
 def _production_verdict(replay: Any, arm: ArmSpec, fits: bool, counted: int, billed: int,
-                        window: int) -> tuple[bool | None, str | None]:
-    """Would production send this context? (True / False with why / None for the bounds)."""
+                        window: int, *, stand_in: bool = False
+                        ) -> tuple[bool | None, str | None]:
+    """Would production send this context? (True / False with why / None for the bounds).
+
+    ``stand_in``: an LLM method ran with the offline summarizer stand-in. Production takes the
+    same path but sends its LLM's summary, not the stand-in's fixed text, so the row is not
+    production's context: False, with the methods named.
+    """
     if arm.strategy in ("full", "truncate"):
         note = ("upper bound: the whole history, production compacts" if arm.strategy == "full"
                 else "lower bound: production's cut points, the discarded part dropped")
@@ -274,6 +287,11 @@ def _production_verdict(replay: Any, arm: ArmSpec, fits: bool, counted: int, bil
     if replay.offline_divergence:
         reasons.append("production would have run an LLM method (handoff / soft) this offline "
                        "run could not")
+    if stand_in:
+        ran = sorted(m for m in replay.methods_used() if m in LLM_METHODS)
+        reasons.append(f"production's path, but its {' / '.join(ran)} summary was written by the "
+                       "offline stand-in (no language model): recall on what that summary would "
+                       "carry is a floor")
     if not fits:
         reasons.append(f"over the {window:,}-token window ({max(counted, billed):,} tokens)")
     return (False, "; ".join(reasons)) if reasons else (True, None)

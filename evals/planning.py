@@ -88,7 +88,7 @@ class Planned:
                           spec.model.target_model, c.shape, c.frame_size, QA_READER,
                           self.item.seed, c.arm.strategy, c.arm.policy,
                           c.arm.shape.variant if c.arm.is_snapcompact else "",
-                          spec.context_window)
+                          spec.context_window, spec.research.label)
 
     def messages(self, data_url: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
         """The request: the context (placeholders, or images when ``data_url`` is given) and

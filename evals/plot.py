@@ -23,7 +23,9 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 from evals.aggregate import (
     PRODUCTION_BOUND,
     PRODUCTION_NOT_SENT,
+    PRODUCTION_STAND_IN,
     PRODUCTION_UNCHECKED,
+    PRODUCTION_UNSENT,
     arm_labels,
     reader_label,
     recall_by_round,
@@ -48,6 +50,7 @@ def _readers_title(frame: pd.DataFrame) -> str:
 
 #: How a label says what the arm is to production (valid arms carry no tag).
 _TAGS = {PRODUCTION_BOUND: " [bound]", PRODUCTION_NOT_SENT: " [not sent by production]",
+         PRODUCTION_STAND_IN: " [stand-in summary]",
          PRODUCTION_UNCHECKED: ""}
 
 
@@ -90,7 +93,7 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
             part = part.sort_values("tokens_predicted")
             for label, row in zip(_labels(part), part.itertuples()):
                 err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
-                not_sent = getattr(row, "production", "") == PRODUCTION_NOT_SENT
+                not_sent = getattr(row, "production", "") in PRODUCTION_UNSENT
                 handles[label] = ax.errorbar(
                     row.tokens_predicted, row.recall, yerr=err,
                     fmt="x" if not_sent else "s" if row.strategy != "snapcompact" else "o",

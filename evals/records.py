@@ -102,6 +102,9 @@ class Record:
     image_detail: str | None = None  # the detail every image was sent with (OpenAI, Gemini)
     context_window: int | None = None  # tokens the replay compacts against
     settings: Mapping[str, Any] = field(default_factory=dict)  # snapcompact settings overrides
+    #: the research knobs in effect (configs/research/, evals.spec.ResearchSpec.label):
+    #: "production", or the research name and a hash of its knobs (merged into ``settings``)
+    research: str = "production"
     summarizer: str | None = None  # litellm id of the summarizer (context-full, handoff)
     # --- how the request was billed (per frame) ----------------------------------------------
     bill_rules: tuple[str, ...] = ()  # pricing rule applied to each image
@@ -127,6 +130,9 @@ class Record:
     #: why; never ranked); None: a labelled bound (full, truncate).
     production_valid: bool | None = None
     production_note: str | None = None
+    #: an LLM method ran with the offline summarizer stand-in (configs/summarizer/offline.yaml):
+    #: production's path, the stand-in's fixed text where an LLM's summary would be
+    summary_stand_in: bool = False
     # --- the question ------------------------------------------------------------------------
     # --- versions of the packages that change answers or prices (evals.dependency_versions) ---
     dependency_versions: Mapping[str, str] = field(default_factory=dict)
@@ -157,7 +163,7 @@ class Record:
         return record_key(self.dataset, self.item_id, self.question_id, self.model,
                           self.target_model, self.shape, self.frame_size, self.reader, self.seed,
                           self.strategy, self.policy, self.shape_requested,
-                          self.context_window)
+                          self.context_window, self.research)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -297,13 +303,16 @@ def _matches(value: Any, hint: Any) -> bool:
 def record_key(dataset: str, item_id: str, question_id: str, model: str, target_model: str,
                shape: str, frame_size: int, reader: str, seed: int, strategy: str = "",
                policy: str = "", shape_requested: str = "",
-               context_window: int | None = None) -> tuple:
+               context_window: int | None = None, research: str = "production") -> tuple:
     """A measurement's identity. The arm's requested shape and the window are part of it: two
     arms can draw the same frames (the foveated middle is drawn in the companion shape whatever
-    was asked for), and one session at two windows is two measurements."""
-    return (dataset, item_id, question_id, model, target_model, shape, int(frame_size), reader,
-            int(seed), strategy, policy, shape_requested,
-            int(context_window) if context_window is not None else None)
+    was asked for), and one session at two windows is two measurements. So are the research
+    knobs (``research=NAME``: the same question under other knobs is another measurement);
+    production's keys carry no research part, so rows recorded before the knobs keep theirs."""
+    key = (dataset, item_id, question_id, model, target_model, shape, int(frame_size), reader,
+           int(seed), strategy, policy, shape_requested,
+           int(context_window) if context_window is not None else None)
+    return key if research == "production" else (*key, research)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -41,7 +41,7 @@ def summarize(records: Iterable[Record]) -> list[dict[str, Any]]:
         per_arm = r.strategy == "snapcompact" and bool(r.shape_requested)
         groups[(r.strategy, r.policy, "" if per_arm else r.shape, 0 if per_arm else r.frame_size,
                 r.shape_requested, r.context_window or 0,
-                production_status(r.strategy, r.production_valid),
+                production_status(r.strategy, r.production_valid, r.summary_stand_in),
                 r.model, r.target_model)].append(r)
     rows = []
     for (strategy, policy, shape, size, requested, window, production, model,
@@ -80,7 +80,7 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
     header = (f"{'arm':<38} {'verdict':<9} {'n':>4} {'skip':>4} {'err':>3} {'recall':>6} "
               f"{'disc.':>6} {'rounds':>6} {'frames':>6} {'ctx tok':>8} {'pred $':>8}")
     lines += [header, "-" * len(header)]
-    order = {"valid": 0, "bound": 1, "not sent": 2}
+    order = {"valid": 0, "bound": 1, "stand-in": 2, "not sent": 3}
     for r in sorted(rows, key=lambda r: (order.get(r["production"], 3), r["arm"])):
         arm = r.get("arm") or r["strategy"]
         disc = f"{r['recall_discarded']:.2f}" if r["recall_discarded"] is not None else "-"
@@ -91,8 +91,10 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
             f"{r['context_tokens']:>8,.0f} {r['predicted_usd']:>8.4f}")
     lines.append("disc. = recall on questions whose evidence a compaction discarded "
                  "(evidence_round >= 1); verdict: valid = production would send this context "
-                 "(ranked), bound = full / truncate, not sent = production would not (never "
-                 "ranked); rounds, frames: the most over the arm's contexts")
+                 "(ranked), bound = full / truncate, stand-in = production's path with the "
+                 "offline stand-in's summary where its LLM's would be (never ranked), not sent = "
+                 "production would not (never ranked); rounds, frames: the most over the arm's "
+                 "contexts")
     return "\n".join(lines)
 
 

@@ -98,8 +98,17 @@ def _results_root(value: Any) -> str:
     return text
 
 
+def _sqlite_url(value: Any) -> str:
+    """A SQLite URL for the search's optuna study (``configs/experiment/search.yaml``), its
+    folder created: the study survives the process, so rerunning the search resumes it."""
+    path = Path(str(value)).expanduser().resolve()
+    _results_root(str(path.parent))  # refuses an empty path or a parent that is a file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
 for _name, _fn in (("sc_run_name", _run_name), ("sc_folder_name", _folder_name),
-                   ("sc_results_dir", _results_root)):
+                   ("sc_results_dir", _results_root), ("sc_sqlite", _sqlite_url)):
     if not OmegaConf.has_resolver(_name):
         OmegaConf.register_new_resolver(_name, _fn)
 
@@ -207,13 +216,23 @@ _FAILURES: list[str] = []  # one-line errors of this process's jobs (see main)
 _DEBUG = False
 
 
+def _searching() -> bool:
+    """True when the job is a trial of Hydra's optuna sweeper (``experiment=search``)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    target = HydraConfig.get().sweeper.get("_target_") or ""
+    return "optuna" in str(target).lower()
+
+
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name=CONFIG_NAME)
-def hydra_main(cfg: DictConfig) -> None:
+def hydra_main(cfg: DictConfig) -> tuple[float, float] | None:
     """The Hydra task: one composed config -> one run folder.
 
     Errors are caught here, not left to Hydra: Hydra would print the job's overrides (which
     may carry a key) and a traceback. Each failed job prints one line; the sweep goes on with
-    the next job, and ``main`` exits with status 2.
+    the next job, and ``main`` exits with status 2. A trial of the optuna sweeper returns its
+    objectives from the run's records (:mod:`evals.search`); a failed trial returns None,
+    which the sweeper records as failed.
     """
     from evals.budget import BudgetExceeded
 
@@ -223,7 +242,27 @@ def hydra_main(cfg: DictConfig) -> None:
         _scrub_hydra_files(run_dir, secrets)
         _scrub_sweep_file(secrets)
         _check_choices()
-        run_config(cfg, run_dir)
+        try:
+            run_config(cfg, run_dir)
+        except ValueError as exc:
+            if not _searching():
+                raise
+            from evals.search import INFEASIBLE
+
+            # a trial's knobs or shape parameters the harness refuses (e.g. natural glyphs on
+            # a cell smaller than the font's): a point of the space that cannot run
+            console.error(f"snapcompact-eval: search trial infeasible: {_user_message(exc)}")
+            return INFEASIBLE
+        if _searching():
+            from evals.search import search_objectives
+
+            objectives = search_objectives(run_dir)
+            console.info("search trial: recall on discarded evidence "
+                         f"{objectives.recall_discarded:.3f}, billed context "
+                         f"{objectives.billed_tokens:,.0f} tokens"
+                         + ("" if objectives.feasible
+                            else f" (infeasible: {objectives.reason})"))
+            return objectives.values()
     except Exception as exc:
         if _DEBUG:
             raise
@@ -231,6 +270,7 @@ def hydra_main(cfg: DictConfig) -> None:
         line = f"snapcompact-eval: {kind}: {_user_message(exc)}"
         console.error(line)
         _FAILURES.append(line)
+    return None
 
 
 _CONTEXT_LINES = ("full_key:", "object_type=", "reference_type=")

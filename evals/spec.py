@@ -49,7 +49,12 @@ from pydantic import (
 )
 
 from evals.redaction import is_secret_name
-from snapcompact.core import SHAPE_VARIANT_NAMES, check_frame_size
+from snapcompact.core import (
+    PARAMETRIC_PREFIX,
+    SHAPE_VARIANT_NAMES,
+    check_frame_size,
+    get_shape,
+)
 
 TEXT_ARM = "text"  # the shape label of an arm that sends no frames
 AUTO_SHAPE = "auto"
@@ -120,6 +125,9 @@ class ModelConfig(_Group):
     price_model: Text
     required_env: list[Text] = []
     offline_reader: bool = False
+    # a summarizer that is not a language model (litellm's mock path): the summaries it writes
+    # carry no facts, and the rows whose context holds one are labelled and never ranked
+    stand_in: bool = False
     concurrency: PositiveCount = 4
     rate_limit_rps: PositiveNumber | None = None
     tokens_per_minute: PositiveNumber | None = None
@@ -169,6 +177,20 @@ class ShapeConfig(_Group):
     frame_size: Any = None  # checked by snapcompact.core.shapes.check_frame_size
 
 
+class ResearchConfig(_Group):
+    """A ``configs/research/*.yaml`` file: research knobs applied to every run.
+
+    ``settings`` are snapcompact settings sections (as ``settings:``; the run's own
+    ``settings:`` win over them key by key); ``shape``, when set, is the one shape every
+    snapcompact arm draws instead of ``shapes``: a variant, a parametric ``px-`` name, or the
+    parameters (font, cellWidth, cellHeight, ink, lineRepeat, layout, stopwordDim, stretch).
+    """
+
+    name: Text
+    settings: dict[str, Any] = {}
+    shape: Any = None
+
+
 class ChoiceConfig(_Group):
     """A ``configs/strategy/*.yaml`` file: ``{name: ...}``."""
 
@@ -194,6 +216,7 @@ class EvalConfig(_Group):
     policies: list[Text] = []
     context_window: Window = 32000
     settings: dict[str, Any] = {}
+    research: ResearchConfig | None = None
     summarizer: ModelConfig | None = None
     max_items: PositiveCount | None = None
     max_questions_per_item: PositiveCount | None = None
@@ -385,6 +408,7 @@ class ModelSpec:
     reader_ids: Mapping[str, str] = field(default_factory=dict)
     required_env: tuple[str, ...] = ()
     offline_reader: bool = False
+    stand_in: bool = False  # a summarizer whose summaries no language model wrote (mock path)
     concurrency: int = 4
     rate_limit_rps: float | None = None
     tokens_per_minute: float | None = None  # input tokens per minute (evals.tpm); None: no limit
@@ -412,6 +436,7 @@ class ModelSpec:
             reader_ids={k: v for k, v in model.reader_ids.model_dump().items() if v is not None},
             required_env=tuple(model.required_env),
             offline_reader=model.offline_reader,
+            stand_in=model.stand_in,
             concurrency=model.concurrency,
             rate_limit_rps=model.rate_limit_rps,
             tokens_per_minute=model.tokens_per_minute,
@@ -491,9 +516,15 @@ class ShapeSpec:
             raise ValueError(f"{where}: 'text' is not a shape; the whole history as text is the "
                              "strategy 'full' (strategies=[full,...])")
         if variant != AUTO_SHAPE and variant not in SHAPE_VARIANT_NAMES:
-            raise ValueError(
-                f"{where}: unknown shape {variant!r}; known: {AUTO_SHAPE}, "
-                + ", ".join(SHAPE_VARIANT_NAMES))
+            if not variant.startswith(PARAMETRIC_PREFIX):
+                raise ValueError(
+                    f"{where}: unknown shape {variant!r}; known: {AUTO_SHAPE}, "
+                    + ", ".join(SHAPE_VARIANT_NAMES) + f", or a parametric {PARAMETRIC_PREFIX} "
+                    "name")
+            try:
+                get_shape(variant)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
         size: int | None = None
         if frame_size is not None:
             try:
@@ -529,6 +560,86 @@ class ArmSpec:
 
 
 
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over`` applied key by key (nested mappings merged, ``over`` wins)."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+PRODUCTION_RESEARCH = "production"
+
+
+@dataclass(frozen=True)
+class ResearchSpec:
+    """The research knobs of a run (``configs/research/NAME.yaml``), checked.
+
+    ``label`` keeps results of different knobs apart: ``production`` only when the knobs are
+    production's values; otherwise the name and a short hash of the knobs in effect (a search
+    trial overrides single knobs under one name).
+    """
+
+    name: str = PRODUCTION_RESEARCH
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    shape: str | None = None  # a shape name (parameters are turned into their px- name)
+
+    @property
+    def is_production(self) -> bool:
+        from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
+
+        return self.shape is None and merge_settings(DEFAULT_SETTINGS,
+                                                     self.settings) == DEFAULT_SETTINGS
+
+    @property
+    def label(self) -> str:
+        if self.is_production:
+            return PRODUCTION_RESEARCH
+        material = json.dumps({"settings": self.settings, "shape": self.shape}, sort_keys=True,
+                              default=str)
+        return f"{self.name}-{hashlib.sha256(material.encode()).hexdigest()[:8]}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The knobs as rows record them."""
+        return {"name": self.name, "label": self.label, "settings": dict(self.settings),
+                "shape": self.shape}
+
+    @classmethod
+    def from_schema(cls, raw: ResearchConfig | None) -> ResearchSpec:
+        if raw is None:
+            return cls()
+        from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
+
+        try:
+            merge_settings(DEFAULT_SETTINGS, raw.settings)
+            # Only the knobs that differ from production's are kept: a research file that
+            # spells production's values out leaves the run's settings (and its id) as they were.
+            settings: dict[str, Any] = {}
+            for section, values in raw.settings.items():
+                for key, value in values.items():
+                    one = {section: {key: value}}
+                    if value is not None and merge_settings(DEFAULT_SETTINGS,
+                                                            one) != DEFAULT_SETTINGS:
+                        settings.setdefault(section, {})[key] = value
+        except (ValueError, AttributeError) as exc:
+            raise ValueError(f"research {raw.name}: {exc}") from None
+        shape = raw.shape
+        if isinstance(shape, Mapping):
+            try:
+                shape = merge_settings(DEFAULT_SETTINGS, {"snapcompact": {"shape": dict(shape)}}
+                                       ).snapcompact.shape
+            except ValueError as exc:
+                raise ValueError(f"research {raw.name}: {exc}".replace(
+                    "snapcompact.shape", "research.shape")) from None
+        elif shape is not None and not isinstance(shape, str):
+            raise ValueError(f"research {raw.name}: shape must be a name or a mapping of "
+                             f"parameters, got {shape!r}")
+        return cls(name=raw.name, settings=settings, shape=shape)
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """Everything one run needs, validated. Paths are absolute."""
@@ -557,6 +668,9 @@ class RunSpec:
     prompt_cache: bool = True  # use the providers' prompt caches (evals.prompt_cache)
     #: policy -> the shapes it runs instead of ``shapes`` (config ``policy_shapes``)
     policy_shapes: Mapping[str, tuple[ShapeSpec, ...]] = field(default_factory=dict)
+    #: the research knobs in effect (``research=NAME``); their settings are already merged
+    #: into ``settings_overrides``, this names them for rows and labels
+    research: ResearchSpec = field(default_factory=lambda: ResearchSpec())
 
     @property
     def seed(self) -> int:
@@ -592,6 +706,7 @@ class RunSpec:
             "arms": [_dataclass_json(a) for a in self.arms()],
             "context_window": self.context_window,
             "settings": dict(self.settings_overrides),
+            **({} if self.research.is_production else {"research": self.research.label}),
             "summarizer": (_dataclass_json(self.summarizer)["litellm_id"]
                            if self.summarizer is not None else None),
             "max_items": self.max_items,
@@ -608,10 +723,13 @@ class RunSpec:
             data = {k: v for k, v in data.items() if k != "hydra"}
         raw = _validated(EvalConfig, data, ())
         base = Path(base_dir) if base_dir is not None else Path.cwd()
-        if raw.shape is not None:
+        research = ResearchSpec.from_schema(raw.research)
+        if raw.shape is not None:  # one shape chosen by name wins over the research's shape
             size = raw.shape.frame_size if raw.shape.frame_size is not None else raw.frame_size
             shapes: tuple[ShapeSpec, ...] = (ShapeSpec.parse(raw.shape.variant, size,
                                                              "shape.variant"),)
+        elif research.shape is not None:
+            shapes = (ShapeSpec.parse(research.shape, raw.frame_size, "research.shape"),)
         else:
             shapes = tuple(ShapeSpec.parse(n, raw.frame_size, f"shapes[{i}]")
                            for i, n in enumerate(raw.shapes))
@@ -621,7 +739,7 @@ class RunSpec:
         strategies = _choices(raw.strategy, raw.strategies, "strategies", STRATEGIES)
         policies = _choices(raw.policy, raw.policies, "policies", POLICIES)
         policy_shapes: dict[str, tuple[ShapeSpec, ...]] = {}
-        for policy, names in raw.policy_shapes.items():
+        for policy, names in ({} if research.shape is not None else raw.policy_shapes).items():
             if policy not in POLICIES:
                 raise ValueError(f"policy_shapes has unknown policy {policy!r}; known: "
                                  f"{list(POLICIES)}")
@@ -647,6 +765,13 @@ class RunSpec:
         if summarizer is not None and summarizer.offline_reader:
             raise ValueError(f"summarizer {summarizer.name!r} is the offline OCR reader, which "
                              "cannot write summaries: choose an LLM model config")
+        if raw.model.stand_in:
+            raise ValueError(f"model {raw.model.name!r} is a summarizer stand-in (stand_in: "
+                             "true), which cannot answer questions: choose a reader model")
+        if summarizer is not None and summarizer.stand_in and "mock_response" not in \
+                summarizer.params:
+            raise ValueError(f"summarizer {summarizer.name!r} says stand_in: true but has no "
+                             "params.mock_response: a stand-in must not call a model")
         if raw.results_dir is not None:
             _path(raw.results_dir, base, "results_dir")
         spec = cls(
@@ -658,7 +783,7 @@ class RunSpec:
             policies=policies,
             shapes=shapes,
             context_window=raw.context_window,
-            settings_overrides=dict(raw.settings),
+            settings_overrides=deep_merge(research.settings, raw.settings),
             summarizer=summarizer,
             max_items=raw.max_items,
             max_questions_per_item=raw.max_questions_per_item,
@@ -675,6 +800,7 @@ class RunSpec:
             limits_dir=(_path(raw.limits_dir, base, "limits_dir")
                         if raw.limits_dir is not None else None),
             policy_shapes=policy_shapes,
+            research=research,
         )
         try:
             spec.settings()

@@ -24,6 +24,7 @@ from evals.aggregate import (
     GROUP_COLUMNS,
     PRODUCTION_BOUND,
     PRODUCTION_NOT_SENT,
+    PRODUCTION_STAND_IN,
     PRODUCTION_UNCHECKED,
     PRODUCTION_VALID,
     Decision,
@@ -69,6 +70,11 @@ _SECTIONS = (
      "Contexts production would not send as measured: the pinned research policy, a pass where "
      "production would have run an LLM method this offline run cannot, or a context over the "
      "window. `production_note` in records.csv says which."),
+    (PRODUCTION_STAND_IN, "Production's path, summary by the offline stand-in (never ranked)",
+     "Contexts where the coding agent's maintenance handed over to an LLM method (handoff or "
+     "soft summary) and the offline summarizer stand-in wrote that summary: the path is "
+     "production's, the summary text is not (it names no fact of the session), so recall on "
+     "what the summary would carry is a floor."),
     (PRODUCTION_UNCHECKED, "Rows without a production verdict (recorded before it existed)", ""),
 )
 

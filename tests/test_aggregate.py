@@ -292,14 +292,14 @@ def test_no_records_is_an_error() -> None:
 
 def _arm(requested: str, correct: list[bool], tokens: int, valid: bool | None, *,
          policy: str = "foveated", strategy: str = "snapcompact", window: int = 200_000,
-         note: str | None = None) -> list[Record]:
+         note: str | None = None, stand_in: bool = False) -> list[Record]:
     """Schema-3 rows of one arm: two sessions (items) of the main job, reader qa."""
     return shape_rows(
         "11on16-bw+8on16-bw" if strategy == "snapcompact" else "text", correct, tokens,
         reader="qa", per_item=len(correct) // 2, strategy=strategy,
         policy=policy if strategy == "snapcompact" else "",
         shape_requested=requested if strategy == "snapcompact" else "", context_window=window,
-        production_valid=valid, production_note=note,
+        production_valid=valid, production_note=note, summary_stand_in=stand_in,
         frames_by_shape=({requested if requested != "auto" else "11on16-bw": 6, "8on16-bw": 11}
                          if strategy == "snapcompact" else {}))
 
@@ -338,6 +338,23 @@ def test_rows_production_would_not_send_are_never_on_the_frontier() -> None:
     s = summarize(frame(recs), n_boot=BOOT).set_index("shape_requested")
     assert list(s["production"][["auto", "8on22-bw"]]) == ["valid", "not sent"]
     assert bool(s.loc["auto", "on_frontier"]) and not bool(s.loc["8on22-bw", "on_frontier"])
+
+
+def test_stand_in_summary_rows_are_their_own_verdict_never_ranked() -> None:
+    # Production's path through a handoff whose summary the offline stand-in wrote: the rows
+    # are neither valid (the summary is not production's) nor "not sent" (production takes
+    # this path); they form their own group, off the frontier and out of the winner rule,
+    # even when they read more at fewer tokens than the valid arm.
+    note = ("production's path, but its handoff summary was written by the offline stand-in "
+            "(no language model): recall on what that summary would carry is a floor")
+    recs = synthetic(_arm("auto", misses(40, range(20)), 60_000, True),
+                     _arm("8on22-bw", [True] * 40, 10_000, False, note=note, stand_in=True))
+    s = summarize(frame(recs), n_boot=BOOT)
+    assert sorted(s["production"]) == ["stand-in", "valid"]
+    stand_in = s[s["production"] == "stand-in"].iloc[0]
+    assert stand_in["n_questions"] == 40 and not bool(stand_in["on_frontier"])
+    d = decide(recs)["claude"]
+    assert d.winner.recall == pytest.approx(0.5) and d.winner.n_questions == 40
 
 
 def test_windows_are_separate_arms_and_decided_at_the_largest() -> None:

@@ -214,3 +214,45 @@ def test_pipeline_request_applies_the_settings_without_touching_the_session():
     for m in _request():
         plain.session.append_message(m)
     assert not plain.inline_request().changed
+
+
+def test_llm_messages_is_the_request_after_inline_imaging():
+    """The agent transforms every provider request (18.3.4 sdk.ts:3932-3953), so what
+    ``llm_messages()`` returns, for the pipeline, the maintenance and a replay, is the imaged
+    request: the older large result (c1) as note + frames + its own image behind a marker, the
+    newest (c2) as text; the prompt's frames lead the first user message and the system prompt
+    becomes the stub. Off (the default), the text goes out."""
+    from snapcompact.agent import SessionMaintenance, replay_agent_session
+    from snapcompact.compaction import CompactionPipeline, Session
+
+    settings = merge_settings(DEFAULT_SETTINGS, {"snapcompact": {"toolResults": True,
+                                                                 "systemPrompt": "all"}})
+    system = "You are a careful agent. " * 400
+    resolved = resolve_shape(GEMINI.id, api=GEMINI.api, provider=GEMINI.provider)
+    result_frames = count_frames(BIG + "\n[Source image 1 was attached here in the original tool "
+                                       "result.]", resolved.shape)
+    prompt_frames = count_frames(system, resolved.shape)
+    maint = SessionMaintenance(Session(), GEMINI, settings=settings, system_prompt=system)
+    for m in _request():
+        maint.append(m)
+    for sent in (maint.llm_messages(), maint.pipeline.llm_messages()):
+        wire = [m.to_json() for m in sent]
+        first = wire[0]["content"]
+        assert first[0]["text"] == prompt("inline-system-note")
+        assert [b["type"] for b in first[1:1 + prompt_frames]] == ["image"] * prompt_frames
+        assert first[-1] == {"type": "text", "text": "please look"}
+        c1 = wire[2]["content"]
+        assert c1[0]["text"] == prompt("inline-tool-result-note")
+        assert [b["type"] for b in c1[1:]] == ["image"] * result_frames + ["text", "image"]
+        assert wire[4]["content"] == [{"type": "text", "text": BIG}]
+    assert maint.pipeline.llm_system_prompt() == (prompt("inline-system-stub"),)
+    # The session still holds the text (the transform is per request, never persisted).
+    assert maint.pipeline.context().messages[2]["content"][0]["text"] == BIG
+    replay = replay_agent_session(_request(), GEMINI, settings, strategy="full")
+    assert [b["type"] for b in replay.llm_messages()[2].to_json()["content"][1:]] == \
+        ["image"] * result_frames + ["text", "image"]
+    plain = CompactionPipeline(Session(), GEMINI, system_prompt=system)
+    for m in _request():
+        plain.session.append_message(m)
+    assert plain.llm_messages()[2].to_json()["content"][0] == {"type": "text", "text": BIG}
+    assert plain.llm_system_prompt() == (system,)

@@ -116,7 +116,7 @@ def test_no_arguments_is_the_default_offline_experiment():
     # real 200k window with production's default settings
     assert spec.dataset.params["target_tokens"] == 300000
     assert spec.dataset.params["n_items"] == 2
-    assert len(spec.dataset.params["depths"]) == 25
+    assert len(spec.dataset.params["depths"]) == 40  # issue 23: >= 40 facts per session
     assert spec.dataset.params["talk_share"] == 0.5
     assert spec.context_window == 200000
     assert spec.settings_overrides == {}
@@ -129,6 +129,9 @@ def test_no_arguments_is_the_default_offline_experiment():
         "full", "truncate", "snapcompact/foveated/auto", "snapcompact/foveated/8on22-bw",
         "snapcompact/pinned/auto"]
     assert spec.model.required_env == ()
+    # the agent's LLM fallbacks run offline with the stand-in summarizer, never a real model
+    assert spec.summarizer is not None and spec.summarizer.stand_in
+    assert "mock_response" in spec.summarizer.params and spec.summarizer.required_env == ()
 
 
 def test_small_window_experiment_is_the_32k_arm():
@@ -233,7 +236,9 @@ def test_credential_params_are_refused():
     ("shapes=[text]", "the whole history as text is the strategy 'full'"),
     ("strategies=[full,shrink]", "unknown value"),
     ("policies=[pinned,lazy]", "unknown value"),
-    ("strategies=[context-full]", "choose a summarizer model"),
+    ("experiment=smoke strategies=[context-full]", "choose a summarizer model"),
+    ("summarizer=offline ~summarizer.params.mock_response", "a stand-in must not call"),
+    ("+model.stand_in=true", "summarizer stand-in .* cannot answer questions"),
     ("context_window=10", "context_window must be an integer >= 1000"),
     ("++settings.compaction.keepRecentTokens=-5", "keepRecentTokens"),
     ("+settings.bogus.x=1", "unknown settings section"),
@@ -241,7 +246,7 @@ def test_credential_params_are_refused():
 ])
 def test_bad_configs_fail_before_anything_runs(override, message):
     with pytest.raises(ValueError, match=message):
-        RunSpec.from_config(_compose([override]))
+        RunSpec.from_config(_compose(override.split()))
 
 
 def test_cli_finds_its_configs_from_any_directory(tmp_path):

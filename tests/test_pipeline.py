@@ -219,6 +219,11 @@ def test_context_full_arm_summarizes_through_the_client_and_records_its_cost(tmp
     stored = ContextStore(tmp_path / "run" / "contexts").get(by["context-full"].context_hash)
     assert "Mock summary of the earlier conversation" in json.dumps(stored)
     assert by["handoff"].compactions >= 1 and by["handoff"].compaction_cost_tokens > 0
+    # the mock is a stand-in (no language model wrote those summaries): the rows say so and
+    # are never production-valid
+    for r in rows:
+        assert r.summary_stand_in and r.production_valid is False
+        assert "written by the offline stand-in" in r.production_note
     # a rerun replays the summaries from the cache: nothing is sent at all
     again = run_config(cfg, tmp_path / "run2", base_dir=tmp_path)
     assert again.requests_sent == 0

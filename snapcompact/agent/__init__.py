@@ -21,9 +21,15 @@ if TYPE_CHECKING:
         SUMMARY_TEMPLATE_TOKENS,
         FrameCap,
         cap_reserve_tokens,
+        frames_within_payload,
         hard_frame_cap,
         rescue_max_frames,
         snapcompact_max_frames,
+    )
+    from snapcompact.agent.frame_charge import (
+        billed_frame_charge,
+        billed_frame_tokens,
+        frame_tokens_for,
     )
     from snapcompact.agent.frame_shapes import frame_shape_name, frames_by_shape
     from snapcompact.agent.guards import snapcompact_rejection
@@ -38,6 +44,7 @@ if TYPE_CHECKING:
     from snapcompact.agent.methods import (
         COMPACTION_METHODS,
         DEFAULT_METHOD_ORDER,
+        LLM_METHODS,
         is_method_usable,
         resolve_method_order,
     )
@@ -63,10 +70,15 @@ _WHERE: dict[str, str] = {
     "AgentReplay": "replay",
     "agent_settings": "replay",
     "cap_reserve_tokens": "frame_cap",
+    "billed_frame_charge": "frame_charge",
+    "billed_frame_tokens": "frame_charge",
+    "frame_tokens_for": "frame_charge",
+    "frames_within_payload": "frame_cap",
     "COMPACTION_METHODS": "methods",
     "COMPACTION_RECOVERY_BAND": "maintenance",
     "context_tokens_of_usage": "maintenance",
     "DEFAULT_METHOD_ORDER": "methods",
+    "LLM_METHODS": "methods",
     "frame_shape_name": "frame_shapes",
     "FrameCap": "frame_cap",
     "frames_by_shape": "frame_shapes",
@@ -97,6 +109,7 @@ __all__ = [
     "COMPACTION_RECOVERY_BAND",
     "CompactRequest",
     "DEFAULT_METHOD_ORDER",
+    "LLM_METHODS",
     "FrameCap",
     "MaintenanceRound",
     "MethodAttempt",
@@ -106,11 +119,15 @@ __all__ = [
     "StepReport",
     "StepwiseReplay",
     "agent_settings",
+    "billed_frame_charge",
+    "billed_frame_tokens",
     "cap_reserve_tokens",
     "compact_session_file",
     "context_tokens_of_usage",
     "frame_shape_name",
+    "frame_tokens_for",
     "frames_by_shape",
+    "frames_within_payload",
     "hard_frame_cap",
     "is_method_usable",
     "is_terminal_text_answer",

@@ -10,37 +10,44 @@ frames by the shape they were actually drawn in.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from snapcompact.archive import ArchiveFrame
-from snapcompact.core import SHAPE_VARIANTS, geometry
+from snapcompact.core import SHAPE_VARIANTS, Shape, geometry, get_shape
 
 __all__ = ["frame_shape_name", "frames_by_shape"]
 
 
-def frame_shape_name(frame: ArchiveFrame, preferred: str | None = None) -> str:
+def frame_shape_name(frame: ArchiveFrame, preferred: str | Sequence[str] | None = None) -> str:
     """The variant whose drawing parameters the frame carries (``preferred`` first when it
-    matches, since two variants can share them); ``unknown`` when none does."""
-    names = ([preferred] if preferred is not None and preferred in SHAPE_VARIANTS else []) + [
-        n for n in SHAPE_VARIANTS if n != preferred]
-    matching: list[str] = []
-    for name in names:
-        shape = SHAPE_VARIANTS[name]
+    matches, since two variants can share them; a preferred parametric ``px-`` name counts
+    too); ``unknown`` when none does."""
+    wanted = [preferred] if isinstance(preferred, str) else list(preferred or ())
+    candidates: dict[str, Shape] = {}
+    for name in wanted:
+        try:
+            candidates[name] = get_shape(name)
+        except ValueError:
+            continue
+    for name, shape in SHAPE_VARIANTS.items():
+        candidates.setdefault(name, shape)
+    matching: list[tuple[str, Shape]] = []
+    for name, shape in candidates.items():
         if (shape.font == frame.font and shape.ink == frame.variant
                 and (shape.line_repeat or None) == (frame.line_repeat or None)
                 and bool(shape.is_doc) == bool(frame.columns)
                 and bool(shape.stopword_dim) == bool(frame.stopword_dim)):
-            matching.append(name)
+            matching.append((name, shape))
     # Shapes sharing a font and ink differ in cell pitch: the frame's grid (columns and rows)
     # tells them apart at the shape's own frame size (8x13-bw and 8on16-bw both draw 8x13).
-    for name in matching:
-        grid = geometry(SHAPE_VARIANTS[name])
+    for name, shape in matching:
+        grid = geometry(shape)
         if (grid.cols, grid.rows) == (frame.cols, frame.rows):
             return name
-    return matching[0] if matching else "unknown"
+    return matching[0][0] if matching else "unknown"
 
 
-def frames_by_shape(frames: Iterable[ArchiveFrame], preferred: str | None = None
-                    ) -> dict[str, int]:
+def frames_by_shape(frames: Iterable[ArchiveFrame],
+                    preferred: str | Sequence[str] | None = None) -> dict[str, int]:
     """Frame counts keyed by the shape they were drawn in, in first-seen order."""
     return dict(Counter(frame_shape_name(f, preferred) for f in frames))

@@ -43,7 +43,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from snapcompact.agent.frame_cap import FrameCap, rescue_max_frames, snapcompact_max_frames
+from snapcompact.agent.frame_cap import (
+    FrameCap,
+    frames_within_payload,
+    rescue_max_frames,
+    snapcompact_max_frames,
+)
+from snapcompact.agent.frame_charge import billed_frame_charge, frame_tokens_for
 from snapcompact.agent.frame_shapes import frames_by_shape
 from snapcompact.agent.guards import snapcompact_rejection
 from snapcompact.agent.methods import (
@@ -87,15 +93,16 @@ from snapcompact.compaction import (
     compact_context_full,
     compact_snapcompact,
     cumulative_file_ops,
-    decide_after_turn,
     effective_reserve_tokens,
     entry_tokens,
     prepare_compaction,
     prompt,
     prune_superseded_tool_results,
     prune_tool_outputs,
+    recovery_trigger,
     resolve_threshold_tokens,
     text_counter_for,
+    text_edge_chars,
     uses_openai_remote_compaction,
 )
 from snapcompact.pricing import FRAME_DATA_BYTES_BUDGET, resolve_shape, resolve_shape_for_text
@@ -121,16 +128,31 @@ PRUNE_IDLE_FLUSH_SECONDS = 90 * 60
 
 def production_estimator(*, frame_tokens: int = FRAME_TOKEN_ESTIMATE,
                          count_text: Callable[[Sequence[str]], int] | None = None,
-                         max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET) -> TokenEstimator:
+                         max_frame_data_bytes: int = FRAME_DATA_BYTES_BUDGET,
+                         frame_charge: Callable[[Mapping[str, Any]], int] | None = None
+                         ) -> TokenEstimator:
     """The token counter the agent's maintenance uses: 5,024 per archive frame, the frames a
     rebuilt request would carry (3 MB of base64 at most), text by ``count_text`` (default the
-    agent core's bytes/4 per fragment)."""
-    kwargs: dict[str, Any] = {}
+    agent core's bytes/4 per fragment). ``frame_charge`` (research knob ``frameCharge``)
+    counts each frame block itself instead of ``frame_tokens``."""
+    kwargs: dict[str, Any] = {"frame_charge": frame_charge}
     if count_text is not None:
         kwargs["count_text"] = count_text
     return TokenEstimator(frame_tokens=frame_tokens,
                           archive_blocks=lambda m: archive_blocks(m, max_frame_data_bytes),
                           **kwargs)
+
+
+def _frame_charge_kwargs(model: ModelInfo, settings: Settings) -> dict[str, Any]:
+    """The estimator's frame charge under ``snapcompact.frameCharge``: nothing for production;
+    for ``billed``, a full frame's bill (the cap) and each frame's own bill (the guards)."""
+    sc = settings.snapcompact
+    if sc.frame_charge == "production":
+        return {}
+    size = resolve_shape(model.id, api=model.api, provider=model.provider, variant=sc.shape,
+                         frame_size=sc.frame_size).shape.frame_size
+    return {"frame_tokens": frame_tokens_for(sc.frame_charge, model, size),
+            "frame_charge": billed_frame_charge(model)}
 
 
 def context_tokens_of_usage(usage: Mapping[str, Any] | None) -> int:
@@ -198,7 +220,8 @@ class SessionMaintenance:
     ``offline`` and skipped. ``system_prompt`` and ``tools`` are the request's non-message part,
     counted in every threshold, cap and projection as the agent does. ``use_recorded_usage``
     trusts the ``usage`` an assistant message carries (a live session); a replay of a recorded
-    session must not (those figures are of the uncompacted original).
+    session must not (those figures are of the uncompacted original). ``models`` are the
+    models context promotion may switch to (``ModelInfo.promotion_target`` names one by id).
     """
 
     def __init__(self, session: Session, model: ModelInfo, *, settings: Settings,
@@ -209,7 +232,8 @@ class SessionMaintenance:
                  responses_compact: Any = None, chat: Any = None,
                  protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
                  use_recorded_usage: bool = True,
-                 handoff_path: Callable[[Session], str | Path | None] | None = None) -> None:
+                 handoff_path: Callable[[Session], str | Path | None] | None = None,
+                 models: Collection[ModelInfo] = ()) -> None:
         if estimator is None:
             # Text as production counts it for this model line (its native tokenizer family,
             # else bytes/4: ``compaction.textTokenizer``, default ``auto``).
@@ -217,7 +241,8 @@ class SessionMaintenance:
                 model.id, settings.compaction.text_tokenizer)
             estimator = production_estimator(
                 count_text=count_text,
-                max_frame_data_bytes=settings.snapcompact.max_frame_data_bytes)
+                max_frame_data_bytes=settings.snapcompact.max_frame_data_bytes,
+                **_frame_charge_kwargs(model, settings))
         else:
             self.text_token_method = "caller's estimator"
         self.estimator = estimator
@@ -225,7 +250,7 @@ class SessionMaintenance:
             session, model, settings=settings, complete=complete, hooks=hooks,
             protected_paths=protected_paths, clock=clock, estimator=self.estimator, chat=chat,
             system_prompt=system_prompt, tools=tools, responses_compact=responses_compact,
-            handoff_path=handoff_path)
+            handoff_path=handoff_path, models=models)
         self.use_recorded_usage = use_recorded_usage
         self.non_message_tokens = self._count_non_message(system_prompt, tools)
         self.rounds: list[MaintenanceRound] = []
@@ -344,14 +369,16 @@ class SessionMaintenance:
         appended, the stale-result and threshold prunes run, and maintenance runs over the
         threshold."""
         cs = self.settings.compaction
-        first = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
-                                  model_id=self.model.id,
-                                  latest_compaction_time=self.pipeline._latest_compaction_ms())
-        if first is not None and first.reason in ("overflow", "incomplete"):
+        first = recovery_trigger(message, model_id=self.model.id,
+                                 latest_compaction_time=self.pipeline._latest_compaction_ms())
+        if first is not None:
+            # Promotion comes before the test whether compaction may run (SM:2870-2886,
+            # 3050-3068), so it recovers with compaction off too.
             if self._promote():
                 return None
-            return self._run(first.reason, first.reason, trigger=self.stored_tokens(),
-                             auto_continue=False, will_retry=True)
+            if self._enabled():
+                return self._run(first.reason, first.reason, trigger=self.stored_tokens(),
+                                 auto_continue=False, will_retry=True)
         self.session.append_message(message)
         if message.get("stopReason") == "aborted":
             return None
@@ -617,7 +644,8 @@ class SessionMaintenance:
             context_window=window,
             reserve_tokens=effective_reserve_tokens(window, self.settings.compaction),
             base_tokens=self.non_message_tokens + self._recent_tokens(prep),
-            shape=shape, provider=self.model.provider, frame_tokens=self.estimator.frame_tokens)
+            shape=shape, provider=self.model.provider, frame_tokens=self.estimator.frame_tokens,
+            edge_chars=text_edge_chars(sc), data_budget=sc.frame_cap_bytes == "estimate")
         if sc.max_frames is not None and cap.max_frames > sc.max_frames:
             cap = replace(cap, max_frames=sc.max_frames)
         return cap
@@ -650,16 +678,27 @@ class SessionMaintenance:
             return MethodAttempt("snapcompact", "rejected",
                                  "kept history alone exceeds the context budget",
                                  frame_cap=cap), None
-        try:
-            payload = compact_snapcompact(prep, self.model, self.settings,
-                                          kept_tokens=0, max_frames=cap.max_frames,
-                                          check_reduction=False)
-        except StrategyFallback as exc:
-            return MethodAttempt("snapcompact", "rejected", str(exc), frame_cap=cap), None
-        archive = get_preserved_archive(payload.preserve_data)
-        frames = archive.frames if archive is not None else ()
-        payload_bytes = sum(len(f.data) for f in frames)
-        by_shape = frames_by_shape(frames, None if sc.shape == "auto" else sc.shape)
+        drawn_cap = cap.max_frames
+        while True:
+            try:
+                payload = compact_snapcompact(prep, self.model, self.settings,
+                                              kept_tokens=0, max_frames=drawn_cap,
+                                              check_reduction=False)
+            except StrategyFallback as exc:
+                return MethodAttempt("snapcompact", "rejected", str(exc), frame_cap=cap), None
+            archive = get_preserved_archive(payload.preserve_data)
+            frames = archive.frames if archive is not None else ()
+            payload_bytes = sum(len(f.data) for f in frames)
+            # frameCapBytes = "actual": the cap left the 170 KB estimate out; redraw with fewer
+            # frames until the frames drawn fit the byte budget (production: never loops).
+            fewer = frames_within_payload(len(frames), payload_bytes, sc.max_frame_data_bytes)
+            if sc.frame_cap_bytes == "estimate" or fewer >= len(frames):
+                break
+            drawn_cap = fewer
+        if drawn_cap != cap.max_frames:
+            cap = replace(cap, max_frames=drawn_cap)
+        by_shape = frames_by_shape(frames, [n for n in (sc.shape, sc.middle_shape)
+                                            if n not in ("auto", "production", "same")])
         summary_message = {"role": "compactionSummary", "summary": payload.summary,
                            "tokensBefore": payload.tokens_before,
                            "preserveData": payload.preserve_data}
@@ -799,7 +838,8 @@ class SessionMaintenance:
         max_frames = rescue_max_frames(
             threshold_tokens=self.threshold(), non_message_tokens=self.non_message_tokens,
             kept_tail_tokens=kept_tail, shape=shape, provider=self.model.provider,
-            recovery_band=COMPACTION_RECOVERY_BAND, frame_tokens=self.estimator.frame_tokens)
+            recovery_band=COMPACTION_RECOVERY_BAND, frame_tokens=self.estimator.frame_tokens,
+            edge_chars=text_edge_chars(sc), data_budget=sc.frame_cap_bytes == "estimate")
         if max_frames < 1 or max_frames >= len(archive.frames):
             return False
         ops = FileOperations.from_details(stale.details) if stale.details else FileOperations()
@@ -811,7 +851,9 @@ class SessionMaintenance:
                              previous=stale.preserve_data, max_frames=max_frames,
                              frame_size=sc.frame_size,
                              serialize_options={"include_thinking": self.model.include_thinking},
-                             file_ops=ops, first_kept_entry_id=stale.first_kept_entry_id)
+                             file_ops=ops, first_kept_entry_id=stale.first_kept_entry_id,
+                             text_edge_chars=text_edge_chars(sc),
+                             middle_shape=sc.middle_shape)
         except (ValueError, RuntimeError) as exc:
             self._notice(f"snapcompact frame rescue failed: {exc}")
             return False

@@ -37,7 +37,6 @@ from snapcompact.compaction import (
     Session,
     Settings,
     TokenEstimator,
-    to_wire_json,
 )
 
 __all__ = [
@@ -264,10 +263,9 @@ def replay_like_upstream_steps(
                  "stopReason": "stop", "timestamp": int(clock() * 1000),
                  "usage": {"input": CANNED_USAGE_INPUT, "output": 1, "cacheRead": 0,
                            "cacheWrite": 0, "totalTokens": CANNED_USAGE_INPUT + 1}}
-        # The request is the one the prompt went out in: before the reply is appended.
-        wire = [w for m in maint.pipeline.context().messages
-                if (w := to_wire_json(m, max_frame_data_bytes=settings.snapcompact
-                                      .max_frame_data_bytes)) is not None]
+        # The request is the one the prompt went out in: before the reply is appended, after
+        # inline imaging when it is on (the agent transforms every request: sdk.ts:3932-3953).
+        wire = maint.pipeline.inline_request().messages
         chars, frames = request_text_chars(wire)
         maint.end_turn(reply)
         branch = session.get_branch()

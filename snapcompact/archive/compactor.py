@@ -295,6 +295,8 @@ def compact(
     kept_tokens: int | None = None,
     first_kept_entry_id: str | None = None,
     workers: int | None = None,
+    text_edge_chars: int | None = None,
+    middle_shape: str = "production",
 ) -> CompactionResult:
     """Archive ``messages`` (the discarded history, oldest first) as snapcompact frames.
 
@@ -311,6 +313,10 @@ def compact(
     characters per token, each image at the shape's per-frame estimate, plus ``kept_tokens``,
     by default ``tokens_before`` minus an estimate of the replaced messages and previous archive)
     and :class:`CompactionRejected` is raised when it would not be smaller.
+
+    Research knobs of the foveated policy (defaults = the reference): ``text_edge_chars`` sizes
+    each text edge (None = one frame capacity), ``middle_shape`` picks the dense middle's shape
+    (:func:`~snapcompact.archive.plan.dense_companion`).
     """
 
     if policy not in POLICIES:
@@ -367,7 +373,8 @@ def compact(
     if policy == "foveated":
         archive, acct, rendered = _compact_foveated(prev_archive, prev_raw, new_text, high,
                                                     max_frames,
-                                                       detail, options.include_thinking, workers)
+                                                       detail, options.include_thinking, workers,
+                                                    text_edge_chars, middle_shape)
     else:
         budget = provider_frame_budget(provider, api)
         if max_frames is not None:
@@ -432,7 +439,8 @@ def _with_projection(result: CompactionResult, projected: int) -> CompactionResu
 
 def _compact_foveated(prev: Archive | None, prev_raw: str, new_text: str, high: Shape,
                       max_frames: int | None,
-                      detail: str | None, include_thinking: bool, workers: int | None):
+                      detail: str | None, include_thinking: bool, workers: int | None,
+                      text_edge_chars: int | None = None, middle_shape: str = "production"):
     prev_text = elide_data_urls(prev_raw, "archive") if prev_raw else ""
     if not include_thinking and prev_text:
         prev_text = strip_thinking_sections(prev_text)
@@ -444,7 +452,8 @@ def _compact_foveated(prev: Archive | None, prev_raw: str, new_text: str, high: 
     text = elide_data_urls(text)
     cap = max(1,
               min(max_frames if max_frames is not None else MAX_FRAMES_DEFAULT, MAX_FRAMES_DEFAULT))
-    layout = plan_foveated(text, high, dense_companion(high), cap)
+    layout = plan_foveated(text, high, dense_companion(high, middle_shape), cap,
+                           text_edge_chars)
     dim_open = dim_open_after(layout.text_head)
     previous_frames = CarriedFrames(prev.frames if prev is not None else ())
     frames, dim_open, drawn = _render(layout.frames, dim_open, detail,

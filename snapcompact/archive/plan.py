@@ -220,31 +220,43 @@ class FoveatedLayout:
     truncated_chars: int
 
 
-def dense_companion(high: Shape) -> Shape:
+def dense_companion(high: Shape, middle: str = "production") -> Shape:
     """The denser middle tier: 8on16-bw at the same frame size, when it holds more per frame.
 
     Doc and Silver shapes have no companion (the tier is ``high`` itself), as in the reference.
+    ``middle`` is the research knob ``snapcompact.middleShape``: ``production`` is the rule
+    above, ``same`` is ``high`` itself, any other value a shape name drawn at ``high``'s frame
+    size (doc shapes, which the planner draws whole, still have no companion).
     """
 
-    if high.is_doc or high.font == "silver":
+    if middle == "same" or high.is_doc:
+        return high
+    if middle != "production":
+        return get_shape(middle, high.frame_size)
+    if high.font == "silver":
         return high
     low = get_shape("8on16-bw", high.frame_size)
     return low if geometry(low).capacity > geometry(high).capacity else high
 
 
-def plan_foveated(text: str, high: Shape, low: Shape, max_frames: int) -> FoveatedLayout:
+def plan_foveated(text: str, high: Shape, low: Shape, max_frames: int,
+                  edge_chars: int | None = None) -> FoveatedLayout:
     """The reference's foveated plan of ``text`` (oldest to newest).
 
     ``truncated_chars`` is in code points including dim toggles, like the reference's count;
     for grid shapes ``kept_text`` plus the dropped slice is exactly ``text``. Doc shapes follow
     the reference's flattening (page lines re-joined by spaces), so there the kept text may
-    differ from the source by whitespace.
+    differ from the source by whitespace. ``edge_chars`` sizes each verbatim text edge (a
+    research knob); None = one frame capacity of ``high``, as the reference.
     """
     cap_hi = geometry(high).capacity
-    edge = TEXT_EDGE_PAGES * cap_hi
+    if edge_chars is not None and (isinstance(edge_chars, bool) or not isinstance(edge_chars, int)
+                                   or edge_chars < 0):
+        raise ValueError(f"edge_chars must be a non-negative integer, got {edge_chars!r}")
+    edge = TEXT_EDGE_PAGES * cap_hi if edge_chars is None else edge_chars
     if len(text) <= 2 * edge:
         return FoveatedLayout((), text, "", text, 0)
-    head, tail = text[:edge], text[len(text) - edge:]
+    head, tail = text[:edge], text[len(text) - edge:] if edge else ""
     if max_frames < 1:
         return FoveatedLayout((), head, tail, head + tail, len(text) - len(head) - len(tail))
     image_text = text[edge: len(text) - edge]

@@ -97,6 +97,9 @@ if TYPE_CHECKING:
     from snapcompact.compaction.session import Session
     from snapcompact.compaction.settings import (
         DEFAULT_SETTINGS,
+        FRAME_CAP_BYTES,
+        FRAME_CHARGES,
+        MIDDLE_SHAPES,
         TEXT_TOKENIZERS,
         CompactionSettings,
         PruneSettings,
@@ -117,6 +120,7 @@ if TYPE_CHECKING:
         compact_context_full,
         compact_snapcompact,
         cumulative_file_ops,
+        text_edge_chars,
     )
     from snapcompact.compaction.summarize import (
         SPLIT_TURN_SEPARATOR,
@@ -135,6 +139,7 @@ if TYPE_CHECKING:
     from snapcompact.compaction.triggers import (
         decide_after_turn,
         is_context_overflow,
+        recovery_trigger,
         should_run_idle,
     )
 
@@ -158,6 +163,7 @@ _WHERE: dict[str, str] = {
     "archived_messages_json": "strategies",
     "compact_context_full": "strategies",
     "compact_snapcompact": "strategies",
+    "text_edge_chars": "strategies",
     "FRAME_TOKEN_ESTIMATE": "tokens",
     "adapted_keep_tokens": "cut_point",
     "bill_request": "request_bill",
@@ -173,6 +179,7 @@ _WHERE: dict[str, str] = {
     "cumulative_file_ops": "strategies",
     "CustomMessageEntry": "entries",
     "decide_after_turn": "triggers",
+    "recovery_trigger": "triggers",
     "DEFAULT_ESTIMATOR": "tokens",
     "DEFAULT_SETTINGS": "settings",
     "discover_settings": "settings",
@@ -221,6 +228,9 @@ _WHERE: dict[str, str] = {
     "to_wire_json": "context",
     "TokenEstimator": "tokens",
     "TEXT_TOKENIZERS": "settings",
+    "FRAME_CAP_BYTES": "settings",
+    "FRAME_CHARGES": "settings",
+    "MIDDLE_SHAPES": "settings",
     "estimator_for": "text_counters",
     "text_counter_for": "text_counters",
     "tokenizer_family": "text_counters",
@@ -249,6 +259,7 @@ __all__ = [
     "archived_messages_json",
     "compact_context_full",
     "compact_snapcompact",
+    "text_edge_chars",
     "FRAME_TOKEN_ESTIMATE",
     "BranchSummaryEntry",
     "CANCEL",
@@ -278,6 +289,9 @@ __all__ = [
     "Settings",
     "TokenEstimator",
     "TEXT_TOKENIZERS",
+    "FRAME_CAP_BYTES",
+    "FRAME_CHARGES",
+    "MIDDLE_SHAPES",
     "TransientError",
     "USELESS_NOTICE",
     "adapted_keep_tokens",
@@ -302,6 +316,7 @@ __all__ = [
     "prompt",
     "prune_superseded_tool_results",
     "prune_tool_outputs",
+    "recovery_trigger",
     "replay_session",
     "replay_settings",
     "resolve_threshold_tokens",

@@ -28,6 +28,7 @@ from snapcompact.compaction.entries import (
     MetadataEntry,
 )
 from snapcompact.compaction.prompts import render
+from snapcompact.compaction.provider_history import kept_tail_anchor, provider_history_payload
 from snapcompact.compaction.tokens import (
     DEFAULT_ESTIMATOR,
     IMAGE_TOKEN_ESTIMATE,
@@ -77,6 +78,11 @@ def compaction_summary_message(entry: CompactionEntry) -> dict[str, Any]:
         out["shortSummary"] = entry.short_summary
     if entry.preserve_data is not None:
         out["preserveData"] = entry.preserve_data
+    # A remote compaction's replacement history rides on the summary message and replaces the
+    # kept tail on a Responses request (coding agent 18.3.4 session-context.ts:467-508).
+    payload = provider_history_payload(entry.preserve_data)
+    if payload is not None:
+        out["providerPayload"] = payload
     return out
 
 
@@ -103,7 +109,8 @@ def build_session_context(path: Sequence[Entry], *, transcript: bool = False) ->
     """Messages for the branch ``path`` (root first).
 
     LLM view (default): the latest compaction becomes one ``compactionSummary`` message, then the
-    entries from its ``firstKeptEntryId`` up to it, then every later entry. Transcript view: every
+    entries from its ``firstKeptEntryId`` up to it (none when it replays provider history: see
+    :mod:`.provider_history`), then every later entry. Transcript view: every
     entry in order, each compaction as a ``compactionSummary`` message with ``divider`` set.
     """
     model: Mapping[str, Any] | None = None
@@ -146,11 +153,20 @@ def build_session_context(path: Sequence[Entry], *, transcript: bool = False) ->
     assert isinstance(compaction, CompactionEntry)
     messages.append(compaction_summary_message(compaction))
     ids.append(compaction.id)
-    kept = False
-    for entry in path[:latest]:
-        kept = kept or entry.id == compaction.first_kept_entry_id
-        if kept:
-            add(entry)
+    # The kept tail, unless the compaction's provider history already holds it
+    # (session-context.ts:546-591; see :mod:`.provider_history`).
+    anchor = kept_tail_anchor(compaction.first_kept_entry_id, compaction.preserve_data,
+                              compaction.extra)
+    if anchor is not None:
+        anchor_id, after = anchor
+        kept = False
+        for entry in path[:latest]:
+            if kept:
+                add(entry)
+            elif entry.id == anchor_id:
+                kept = True
+                if not after:
+                    add(entry)
     for entry in path[latest + 1:]:
         add(entry)
     return SessionContext(tuple(messages), tuple(ids), model, thinking, compaction.id)
@@ -193,10 +209,15 @@ def to_wire_json(message: Mapping[str, Any], *,
     if role == "compactionSummary":
         summary = str(message.get("summary", ""))
         blocks = archive_blocks(message, max_frame_data_bytes)
+        # pi-agent-core convertMessageToLlm (compaction/messages.ts:232-251): the user message
+        # keeps the summary's providerPayload, which a Responses request replays in its place.
+        payload = message.get("providerPayload")
+        carried = {"providerPayload": dict(payload)} if isinstance(payload, Mapping) else {}
         if blocks is not None:
-            return {"role": "user", "content": [{"type": "text", "text": summary}, *blocks]}
+            return {"role": "user", **carried,
+                    "content": [{"type": "text", "text": summary}, *blocks]}
         text = render("compaction-summary-context", summary=summary)
-        return {"role": "user", "content": [{"type": "text", "text": text}]}
+        return {"role": "user", **carried, "content": [{"type": "text", "text": text}]}
     if role == "branchSummary":
         text = render("branch-summary-context", summary=str(message.get("summary", "")))
         return {"role": "user", "content": [{"type": "text", "text": text}]}

@@ -30,6 +30,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from snapcompact.compaction.model import ModelInfo
+from snapcompact.compaction.provider_history import (
+    OPENAI_REMOTE_COMPACTION_KEY,
+    RESPONSES_HISTORY_TYPE,
+)
 
 __all__ = [
     "OPENAI_REMOTE_COMPACTION_KEY",
@@ -39,11 +43,11 @@ __all__ = [
     "native_history",
     "remote_compaction_summary",
     "replacement_history",
+    "replayed_items",
     "request_openai_remote_compaction",
     "uses_openai_remote_compaction",
 ]
 
-OPENAI_REMOTE_COMPACTION_KEY = "openaiRemoteCompaction"
 #: The ``shortSummary`` of a remote compaction (no local LLM call is made for it).
 REMOTE_COMPACTION_SHORT_SUMMARY = "Remote compaction"
 _RESPONSES_APIS = ("openai-responses", "azure-openai-responses", "openai-codex-responses")
@@ -111,16 +115,48 @@ def _tool_output(message: Mapping[str, Any]) -> str:
         b.get("text"), str))
 
 
+def replayed_items(message: Mapping[str, Any], provider: str | None) -> list[Any] | None:
+    """The Responses items a user/developer wire message replays in its place (its
+    ``providerPayload`` of type ``openaiResponsesHistory`` for ``provider``), else None.
+
+    pi-ai ``getOpenAIResponsesHistoryItems`` (utils.ts:512-531: the payload's provider, or the
+    current one when it names none, must be the request's), used by the compaction input
+    (pi-agent-core openai.ts:528-541) and the live request (pi-ai openai-shared.ts:1997-2026, which
+    also requires a ``compaction``/``compaction_summary`` item unless native replay is on; a
+    replacement history stored here always has one: :func:`request_openai_remote_compaction`).
+    """
+    payload = message.get("providerPayload")
+    if provider is None or not isinstance(payload, Mapping):
+        return None
+    if payload.get("type") != RESPONSES_HISTORY_TYPE or not isinstance(payload.get("items"), list):
+        return None
+    if (payload.get("provider") or provider) != provider:
+        return None
+    return [dict(i) if isinstance(i, Mapping) else i for i in payload["items"]]
+
+
 def native_history(messages: Sequence[Mapping[str, Any]],
-                   previous: Sequence[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+                   previous: Sequence[Mapping[str, Any]] | None = None, *,
+                   provider: str | None = None) -> list[dict[str, Any]]:
     """Responses input items for wire-role ``messages`` (user/developer/assistant/toolResult),
-    after the ``previous`` replacement history when the last compaction was remote too."""
+    after the ``previous`` replacement history when the last compaction was remote too.
+
+    With ``provider`` (the request model's), a user/developer message carrying that provider's
+    replacement history (a remote compaction's summary in ``llm_messages()``) is replaced by the
+    history's items (:func:`replayed_items`)."""
     items: list[dict[str, Any]] = [dict(i) for i in previous or ()]
     known_calls = {str(i["call_id"]) for i in items if i.get("type") == "function_call"
                    and "call_id" in i}
     for index, message in enumerate(messages):
         role = message.get("role")
         if role in ("user", "developer"):
+            replay = replayed_items(message, provider)
+            if replay is not None:
+                items.extend(replay)
+                known_calls.update(str(i["call_id"]) for i in replay
+                                   if isinstance(i, Mapping) and i.get("type") == "function_call"
+                                   and "call_id" in i)
+                continue
             item = _user_item(message)
             if item is not None:
                 items.append(item)
@@ -222,7 +258,7 @@ def compact_openai_remote(prep: Any, responses_compact: ResponsesCompactFn, mode
         messages.append({"role": "compactionSummary", "summary": previous.summary})
     messages += [*prep.messages_to_summarize, *prep.turn_prefix_messages, *prep.recent_messages]
     wire = [w for m in messages if (w := to_wire_json(m)) is not None]
-    items = native_history(wire, prev_history)
+    items = native_history(wire, prev_history, provider=model.provider)
     if not items:
         raise ValueError("nothing to send to the remote compaction endpoint")
     record = request_openai_remote_compaction(responses_compact, model, items, instructions)

@@ -40,6 +40,7 @@ from snapcompact.compaction.entries import (
     MessageEntry,
     MetadataEntry,
 )
+from snapcompact.compaction.provider_history import kept_tail_anchor
 from snapcompact.compaction.tokens import TokenEstimator
 
 if TYPE_CHECKING:
@@ -343,6 +344,16 @@ class BranchIndex:
         assert isinstance(entry, CompactionEntry)
         return self.position.get(entry.first_kept_entry_id, latest + 1)
 
+    def _kept_start(self, compaction: CompactionEntry, latest: int) -> int | None:
+        """Position from which entries before the compaction reach the LLM context (None: none
+        do), as :func:`~.context.build_session_context` decides (see :mod:`.provider_history`)."""
+        anchor = kept_tail_anchor(compaction.first_kept_entry_id, compaction.preserve_data,
+                                  compaction.extra)
+        if anchor is None:
+            return None
+        at = self.position.get(anchor[0])
+        return None if at is None or at >= latest else at + anchor[1]
+
     def context_tokens(self, estimator: TokenEstimator) -> int:
         """Estimated tokens of the LLM context the branch builds (as
         :func:`~.context.estimate_branch_tokens`)."""
@@ -352,7 +363,7 @@ class BranchIndex:
             return totals[-1]
         compaction = self.path[latest]
         assert isinstance(compaction, CompactionEntry)
-        kept = self.position.get(compaction.first_kept_entry_id)
+        kept = self._kept_start(compaction, latest)
         before = totals[latest] - totals[kept] if kept is not None and kept < latest else 0
         return (estimate_entry_tokens(compaction, estimator) + before
                 + totals[-1] - totals[latest + 1])
@@ -366,7 +377,7 @@ class BranchIndex:
             return [e.id for e in path if _is_context_message(e)]
         compaction = path[latest]
         assert isinstance(compaction, CompactionEntry)
-        kept = self.position.get(compaction.first_kept_entry_id)
+        kept = self._kept_start(compaction, latest)
         ids = [compaction.id]
         if kept is not None and kept < latest:
             ids += [e.id for e in path[kept:latest] if _is_context_message(e)]

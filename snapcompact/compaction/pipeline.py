@@ -28,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from snapcompact.archive import message_from_json
 from snapcompact.compaction.branch import (
     collect_entries_for_branch_summary,
     generate_branch_summary,
@@ -102,6 +103,7 @@ from snapcompact.compaction.triggers import (
     Reason,
     decide_after_turn,
     failure_message,
+    recovery_trigger,
     should_run_idle,
 )
 from snapcompact.pricing import resolve_shape
@@ -248,9 +250,27 @@ class CompactionPipeline:
         return build_session_context(self.session.get_branch(), transcript=True)
 
     def llm_messages(self) -> list[Any]:
-        """The context as wire messages for the LLM, dropping what it never sees."""
-        return convert_to_llm(self.context().messages,
-                              max_frame_data_bytes=self.settings.snapcompact.max_frame_data_bytes)
+        """The context as wire messages for the LLM, dropping what it never sees.
+
+        With inline imaging on (``snapcompact.systemPrompt`` / ``snapcompact.toolResults``) these
+        are the messages after it, as the agent sends them: the coding agent runs the transform
+        on every provider request (18.3.4 ``sdk.ts:3932-3953``, ``transformProviderContext``;
+        ``session/snapcompact-inline.ts``), not only on request. The session keeps the text;
+        :meth:`llm_system_prompt` is the system prompt that goes with these messages.
+        """
+        limit = self.settings.snapcompact.max_frame_data_bytes
+        if not InlineOptions.from_settings(self.settings.snapcompact).enabled:
+            return convert_to_llm(self.context().messages, max_frame_data_bytes=limit)
+        return [message_from_json(m, i) for i, m in enumerate(self.inline_request().messages)]
+
+    def llm_system_prompt(self) -> tuple[str, ...]:
+        """The system prompt the next request sends: the pipeline's, or its stub when inline
+        imaging moved it (or its context-file sections) into frames on the first user message
+        (``snapcompact.systemPrompt``)."""
+        if not InlineOptions.from_settings(self.settings.snapcompact).enabled:
+            prompt_ = self.system_prompt
+            return (prompt_,) if isinstance(prompt_, str) else tuple(prompt_ or ())
+        return self.inline_request().system_prompt
 
     def inline_request(self, system_prompt: str | Sequence[str] | None = None) -> InlineRequest:
         """The next request after inline imaging (``snapcompact.systemPrompt``/``toolResults``):
@@ -633,10 +653,12 @@ class CompactionPipeline:
         is not enough, the context is compacted.
         """
         cs = self.settings.compaction
-        first = decide_after_turn(message, context_window=self.model.context_window, settings=cs,
-                                  model_id=self.model.id,
-                                  latest_compaction_time=self._latest_compaction_ms())
-        if first is not None and first.reason in ("overflow", "incomplete"):
+        # Overflow and cut-off output try promotion whether or not compaction is on (the coding
+        # agent, session-maintenance.ts:2870-2886 and 3050-3068; see recovery_trigger).
+        first = recovery_trigger(message, model_id=self.model.id,
+                                 latest_compaction_time=self._latest_compaction_ms())
+        if first is not None and (self.promotion_target() is not None
+                                  or (cs.enabled and cs.strategy != "off")):
             failed = self.model.id
             target = self.promote()
             if target is not None:

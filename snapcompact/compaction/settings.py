@@ -18,7 +18,8 @@ File shape (either format; keys in camelCase as the reference writes them, or sn
     protectTokens = 40000
 
     [snapcompact]
-    shape = "auto"
+    shape = "auto"          # a variant, a parametric "px-..." name, or {font = ..., ...}
+    frameCharge = "billed"  # research knobs: see SnapcompactSettings
 
 Only the keys present override the defaults; unknown keys are errors.
 """
@@ -34,10 +35,13 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from snapcompact.core import SHAPE_VARIANTS
+from snapcompact.core import SHAPE_VARIANTS, get_shape, parametric_shape
 
 __all__ = [
     "DEFAULT_SETTINGS",
+    "FRAME_CAP_BYTES",
+    "FRAME_CHARGES",
+    "MIDDLE_SHAPES",
     "STRATEGIES",
     "TEXT_TOKENIZERS",
     "BranchSummarySettings",
@@ -208,8 +212,45 @@ class SnapcompactSettings:
     system_prompt: str = "none"
     #: ... and large older tool results sent as frames.
     tool_results: bool = False
+    # Research knobs (issue 24). Each defaults to what production does, so a default settings
+    # block reproduces the coding agent exactly; docs/research-knobs.md says what each changes.
+    #: Tokens each frame counts in the agent's thresholds, frame cap and guards: ``production``
+    #: (the tokenizer's flat 5,024) or ``billed`` (the provider's bill for the frame at the size
+    #: its encoder sees it, from :mod:`snapcompact.pricing`).
+    frame_charge: str = "production"
+    #: What the frame-count cap assumes of the 3 MB base64 budget: ``estimate`` (170,000 bytes a
+    #: frame, 17 frames) or ``actual`` (no count from the estimate: the frames drawn are
+    #: measured, and the pass is redrawn with fewer frames until they fit the budget).
+    frame_cap_bytes: str = "estimate"
+    #: Size of each of the foveated archive's two verbatim text edges, in tokens
+    #: (``CHARS_PER_TOKEN`` characters each); None = one frame capacity (production).
+    text_edge_tokens: int | None = None
+    #: Shape of the foveated archive's dense middle: ``production`` (8on16-bw when it holds more
+    #: than the shape asked for), ``same`` (the shape asked for), or a shape name (a variant or a
+    #: parametric ``px-`` name), drawn at the archive's frame size.
+    middle_shape: str = "production"
 
     def __post_init__(self) -> None:
+        if isinstance(self.shape, Mapping):
+            object.__setattr__(self, "shape", _shape_from_params("snapcompact.shape",
+                                                                 self.shape))
+        if self.frame_charge not in FRAME_CHARGES:
+            raise ValueError("snapcompact.frameCharge must be one of "
+                             f"{', '.join(FRAME_CHARGES)}, got {self.frame_charge!r}")
+        if self.frame_cap_bytes not in FRAME_CAP_BYTES:
+            raise ValueError("snapcompact.frameCapBytes must be one of "
+                             f"{', '.join(FRAME_CAP_BYTES)}, got {self.frame_cap_bytes!r}")
+        if self.text_edge_tokens is not None:
+            _check_int("snapcompact.textEdgeTokens", self.text_edge_tokens, minimum=0)
+        if isinstance(self.middle_shape, Mapping):
+            object.__setattr__(self, "middle_shape", _shape_from_params(
+                "snapcompact.middleShape", self.middle_shape))
+        if not isinstance(self.middle_shape, str):
+            raise ValueError(f"snapcompact.middleShape must be a string, got "
+                             f"{self.middle_shape!r}")
+        if self.middle_shape not in MIDDLE_SHAPES:
+            _check_shape_name("snapcompact.middleShape", self.middle_shape,
+                              f"{', '.join(MIDDLE_SHAPES)}, ")
         if self.system_prompt not in SYSTEM_PROMPT_MODES:
             raise ValueError("snapcompact.systemPrompt must be one of "
                              f"{', '.join(SYSTEM_PROMPT_MODES)}, "
@@ -218,10 +259,7 @@ class SnapcompactSettings:
         if not isinstance(self.shape, str):
             raise ValueError(f"snapcompact.shape must be a string, got {self.shape!r}")
         if self.shape != "auto":
-
-            if self.shape not in SHAPE_VARIANTS:
-                raise ValueError(f"snapcompact.shape {self.shape!r} is not a known variant (or "
-                                 "'auto')")
+            _check_shape_name("snapcompact.shape", self.shape, "'auto', ")
         if self.policy not in _POLICIES:
             raise ValueError(f"snapcompact.policy must be one of {', '.join(_POLICIES)}, got "
                              f"{self.policy!r}")
@@ -230,6 +268,43 @@ class SnapcompactSettings:
         if self.frame_size is not None:
             _check_int("snapcompact.frameSize", self.frame_size, minimum=1)
         _check_int("snapcompact.maxFrameDataBytes", self.max_frame_data_bytes, minimum=0)
+
+
+#: ``snapcompact.frameCharge`` values (first = production's).
+FRAME_CHARGES: tuple[str, ...] = ("production", "billed")
+#: ``snapcompact.frameCapBytes`` values (first = production's).
+FRAME_CAP_BYTES: tuple[str, ...] = ("estimate", "actual")
+#: ``snapcompact.middleShape`` values besides a shape name (first = production's).
+MIDDLE_SHAPES: tuple[str, ...] = ("production", "same")
+#: Keys of a shape given by its parameters (``snapcompact.shape = {font = "8x13", ...}``).
+_SHAPE_PARAMS = ("font", "cell_width", "cell_height", "ink", "line_repeat", "layout",
+                 "stopword_dim", "stretch")
+
+
+def _check_shape_name(key: str, name: str, also: str) -> None:
+    try:
+        get_shape(name)
+    except ValueError as exc:
+        raise ValueError(f"{key} {name!r} is not {also}a variant ({', '.join(SHAPE_VARIANTS)}) "
+                         f"or a parametric px- name: {exc}") from None
+
+
+def _shape_from_params(key: str, params: Mapping[str, Any]) -> str:
+    """A shape given by its parameters (camelCase or snake_case keys) as its ``px-`` name."""
+    values = {_snake(str(k)): v for k, v in params.items()}
+    unknown = sorted(set(values) - set(_SHAPE_PARAMS))
+    if unknown:
+        raise ValueError(f"{key}: unknown shape parameter(s) {unknown} (known: "
+                         f"{', '.join(_camel(k) for k in _SHAPE_PARAMS)}; the frame size is "
+                         "snapcompact.frameSize)")
+    missing = [k for k in ("font", "cell_width", "cell_height") if k not in values]
+    if missing:
+        raise ValueError(f"{key}: missing shape parameter(s) "
+                         f"{', '.join(_camel(k) for k in missing)}")
+    try:
+        return parametric_shape(**values).name
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{key}: {exc}") from None
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from snapcompact.compaction.cut_point import CompactionPreparation
 from snapcompact.compaction.hooks import CompactingOverrides
 from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.prompts import prompt
-from snapcompact.compaction.settings import Settings
+from snapcompact.compaction.settings import Settings, SnapcompactSettings
 from snapcompact.compaction.summarize import (
     CompleteFn,
     _run_coroutine,
@@ -52,6 +52,7 @@ from snapcompact.compaction.summarize import (
     serialize_for_summary,
     summary_max_tokens,
 )
+from snapcompact.core import CHARS_PER_TOKEN
 
 __all__ = [
     "ARCHIVE_SOURCE_HEADING",
@@ -65,6 +66,7 @@ __all__ = [
     "generate_handoff",
     "generate_handoff_live",
     "handoff_prompt",
+    "text_edge_chars",
 ]
 
 NO_PRIOR_HISTORY = "No prior history."
@@ -249,7 +251,8 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
             file_ops=cumulative_file_ops(prep),
             tokens_before=prep.tokens_before if check_reduction else None,
             kept_tokens=kept_tokens if check_reduction else None,
-            first_kept_entry_id=prep.first_kept_entry_id)
+            first_kept_entry_id=prep.first_kept_entry_id,
+            text_edge_chars=text_edge_chars(sc), middle_shape=sc.middle_shape)
     except CompactionRejected as exc:
         raise StrategyFallback(f"{exc.reason}: falling back to context-full") from exc
     prev_preserve = prev.preserve_data if prev is not None else None
@@ -260,6 +263,14 @@ def compact_snapcompact(prep: CompactionPreparation, model: ModelInfo, settings:
         tokens_before=prep.tokens_before,
         strategy="snapcompact", short_summary=result.short_summary,
         details=result.details.to_json(), preserve_data=preserve, warnings=notes)
+
+
+def text_edge_chars(sc: SnapcompactSettings) -> int | None:
+    """Characters of each foveated text edge under ``snapcompact.textEdgeTokens`` (None: one
+    frame capacity, production's)."""
+    if sc.text_edge_tokens is None:
+        return None
+    return sc.text_edge_tokens * CHARS_PER_TOKEN
 
 
 def archived_messages_json(prep: CompactionPreparation) -> list[dict[str, Any]]:

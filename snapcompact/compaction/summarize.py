@@ -15,17 +15,16 @@ iterative update used when an earlier compaction already left a summary.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import math
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from snapcompact.archive import js_json_stringify
 from snapcompact.compaction.context import to_wire_json
+from snapcompact.compaction.control import run_awaitable
 from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.tokens import utf16_len
 
@@ -76,25 +75,8 @@ def _normalize_reply(reply: Any) -> Completion:
 
 
 def _run_coroutine(coro: Any) -> Any:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    # Called from inside a running loop: run the coroutine on a private loop in a thread.
-    box: dict[str, Any] = {}
-
-    def runner() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=runner, daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    """Await ``coro`` from synchronous code (see :func:`.control.run_awaitable`)."""
+    return run_awaitable(coro)
 
 
 def call_complete(complete: CompleteFn, system_prompt: str, user_prompt: str,

@@ -108,6 +108,9 @@ class TokenEstimator:
     exclude_encrypted_reasoning: bool = False
     archive_blocks: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]] | None] | None = (
         archive_blocks)
+    #: Tokens one archive frame block counts; None = the flat ``frame_tokens`` (production).
+    #: The research knob ``snapcompact.frameCharge = "billed"`` passes the provider's bill.
+    frame_charge: Callable[[Mapping[str, Any]], int] | None = None
 
     def __post_init__(self) -> None:
         for name in ("image_tokens", "frame_tokens"):
@@ -162,6 +165,8 @@ class TokenEstimator:
                     for block in blocks:
                         if block.get("type") == "text":
                             out.append(str(block.get("text", "")))
+                        elif self.frame_charge is not None:
+                            extra += self.frame_charge(block)
                         else:
                             extra += self.frame_tokens
                 elif isinstance(message.get("images"), Sequence):

@@ -25,6 +25,7 @@ __all__ = [
     "failure_message",
     "is_context_overflow",
     "is_incomplete_output",
+    "recovery_trigger",
     "should_run_idle",
 ]
 
@@ -75,6 +76,28 @@ def _not_older(message: Mapping[str, Any], latest_compaction_time: float | None)
     return stamp >= latest_compaction_time
 
 
+def recovery_trigger(message: Mapping[str, Any], *, model_id: str | None = None,
+                     latest_compaction_time: float | None = None) -> Trigger | None:
+    """Overflow or cut-off output of the current model that the turn must recover from (retried
+    after promotion or compaction), or None.
+
+    Whether compaction is enabled does not enter: the coding agent tries context promotion on
+    these before it asks whether a compaction method may run (18.3.4 session-maintenance.ts:
+    2870-2886 overflow, 3050-3068 ``length``), so a session with compaction off still recovers
+    on a larger model. Only errors of the current model, not older than the latest compaction,
+    count (:2763-2773).
+    """
+    if message.get("role") != "assistant":
+        raise ValueError("recovery_trigger needs an assistant message, got role "
+                         f"{message.get('role')!r}")
+    relevant = _same_model(message, model_id) and _not_older(message, latest_compaction_time)
+    if is_context_overflow(message):
+        return Trigger("overflow", True, True, False) if relevant else None
+    if is_incomplete_output(message):
+        return Trigger("incomplete", True, True, False) if relevant else None
+    return None
+
+
 def decide_after_turn(message: Mapping[str, Any], *, context_window: int,
                       settings: CompactionSettings,
                       context_tokens: int | None = None, model_id: str | None = None,
@@ -91,11 +114,9 @@ def decide_after_turn(message: Mapping[str, Any], *, context_window: int,
     if message.get("role") != "assistant":
         raise ValueError("decide_after_turn needs an assistant message, got role "
                          f"{message.get('role')!r}")
-    relevant = _same_model(message, model_id) and _not_older(message, latest_compaction_time)
-    if is_context_overflow(message):
-        return Trigger("overflow", True, True, False) if relevant else None
-    if is_incomplete_output(message):
-        return Trigger("incomplete", True, True, False) if relevant else None
+    if is_context_overflow(message) or is_incomplete_output(message):
+        return recovery_trigger(message, model_id=model_id,
+                                latest_compaction_time=latest_compaction_time)
     if message.get("stopReason") in ("error", "aborted") or context_tokens is None:
         return None
     threshold = resolve_threshold_tokens(context_window, settings)

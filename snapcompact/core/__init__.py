@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from snapcompact.core.shapes import (
         FONTS,
         NATURAL_CELL,
+        PARAMETRIC_PREFIX,
         SHAPE_VARIANT_NAMES,
         SHAPE_VARIANTS,
         Geometry,
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
         check_frame_size,
         geometry,
         get_shape,
+        parametric_name,
+        parametric_shape,
+        parse_parametric_name,
         shape_table_sha256,
     )
 
@@ -70,6 +74,10 @@ _WHERE: dict[str, str] = {
     "shape_table_sha256": "shapes",
     "SHAPE_VARIANT_NAMES": "shapes",
     "SHAPE_VARIANTS": "shapes",
+    "PARAMETRIC_PREFIX": "shapes",
+    "parametric_name": "shapes",
+    "parametric_shape": "shapes",
+    "parse_parametric_name": "shapes",
     "utf16_len": "js",
     "WIDE_RANGES": "glyphs",
 }
@@ -85,6 +93,7 @@ __all__ = [
     "JS_WS",
     "NATURAL_CELL",
     "NEWLINE_GLYPH",
+    "PARAMETRIC_PREFIX",
     "SHAPE_VARIANTS",
     "SHAPE_VARIANT_NAMES",
     "Shape",
@@ -99,6 +108,9 @@ __all__ = [
     "js_number_to_string",
     "js_round",
     "js_slice",
+    "parametric_name",
+    "parametric_shape",
+    "parse_parametric_name",
     "shape_table_sha256",
     "utf16_len",
 ]

@@ -9,6 +9,7 @@ exactly: no margins, leftover pixels stay white, two-column "doc" shapes keep a 
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -163,11 +164,114 @@ def shape_table_sha256() -> str:
 
 
 def get_shape(name: str, frame_size: int | None = None) -> Shape:
-    """Look a variant up by name, optionally at another frame size."""
+    """Look a variant up by name (or build a parametric shape from its ``px-`` name,
+    :func:`parse_parametric_name`), optionally at another frame size."""
+    if isinstance(name, str) and name.startswith(PARAMETRIC_PREFIX):
+        return parse_parametric_name(name, frame_size)
     try:
         shape = SHAPE_VARIANTS[name]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unknown shape {name!r}; known shapes: {', '.join(SHAPE_VARIANT_NAMES)}"
+            f"unknown shape {name!r}; known shapes: {', '.join(SHAPE_VARIANT_NAMES)} (or a "
+            f"parametric name such as {parametric_name(SHAPE_VARIANTS['11on16-bw'])!r})"
         ) from None
     return shape.at_size(frame_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parametric shapes: any point of the space the 17 variants are drawn from
+
+#: Names of parametric shapes start with this; the rest spells the parameters.
+PARAMETRIC_PREFIX = "px-"
+#: Frame side of a parametric shape when none is given (the research size of most variants).
+PARAMETRIC_FRAME_SIZE = 1568
+#: Bounds of the parametric space: a cell of 4..32 px each way (the variants use 5..16), each
+#: text row printed 1..4 times (variants: 1 or 2).
+CELL_RANGE = (4, 32)
+LINE_REPEAT_RANGE = (1, 4)
+LAYOUTS: tuple[str, ...] = ("grid", "doc")
+_PARAM_NAME = re.compile(
+    r"^px-(?P<font>[0-9a-z]+)-(?P<w>[0-9]+)x(?P<h>[0-9]+)-(?P<ink>[a-z]+)"
+    r"(?:-r(?P<repeat>[0-9]+))?(?P<doc>-doc)?(?P<dim>-dim)?(?P<stretch>-stretch|-nostretch)?$")
+
+
+def parametric_shape(font: str, cell_width: int, cell_height: int, *, ink: str = "bw",
+                     line_repeat: int = 1, layout: str = "grid", stopword_dim: bool = False,
+                     stretch: bool | None = None,
+                     frame_size: int = PARAMETRIC_FRAME_SIZE) -> Shape:
+    """The shape with these parameters, named by them (:func:`parametric_name`).
+
+    ``font`` is one of the bundled fonts, ``cell_width``/``cell_height`` the cell advance and
+    line pitch in px, ``layout`` ``grid`` (row-major, no wrap) or ``doc`` (two word-wrapped
+    columns), ``stretch`` None (resample glyphs when the cell differs from the font's natural
+    cell), False (natural glyphs on the larger pitch) or True. The renderer draws it exactly as
+    the named variant with the same parameters (the variants are points of this space); a
+    ValueError names a parameter out of range or a frame too small to hold one cell.
+    """
+    problems = []
+    for label, value, (low, high) in (("cell_width", cell_width, CELL_RANGE),
+                                      ("cell_height", cell_height, CELL_RANGE),
+                                      ("line_repeat", line_repeat, LINE_REPEAT_RANGE)):
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            problems.append(f"{label} must be an integer in {low}..{high}, got {value!r}")
+    if layout not in LAYOUTS:
+        problems.append(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if not isinstance(stopword_dim, bool):
+        problems.append(f"stopword_dim must be true or false, got {stopword_dim!r}")
+    if font == "silver" and stretch is not None:
+        problems.append("stretch does not apply to the silver font (leave it unset)")
+    natural = NATURAL_CELL.get(font)
+    if (stretch is False and natural is not None and isinstance(cell_width, int)
+            and isinstance(cell_height, int)
+            and (cell_width < natural[0] or cell_height < natural[1])):
+        problems.append(f"stretch false draws the {font} font's natural {natural[0]}x"
+                        f"{natural[1]} glyphs: the cell must be at least that large, got "
+                        f"{cell_width}x{cell_height} (let it stretch)")
+    if problems:
+        raise ValueError("invalid parametric shape: " + "; ".join(problems))
+    probe = Shape(name="px", font=font, cell_width=cell_width, cell_height=cell_height,
+                  ink=ink, line_repeat=line_repeat, frame_size=frame_size, stretch=stretch,
+                  columns=2 if layout == "doc" else 1, stopword_dim=stopword_dim)
+    shape = replace(probe, name=parametric_name(probe))
+    geo = geometry(shape)
+    if geo.cols < 1 or geo.rows < 1:
+        raise ValueError(f"invalid parametric shape {shape.name}: a {frame_size} px frame holds "
+                         f"no {cell_width}x{cell_height} cell (x{line_repeat} rows)")
+    return shape
+
+
+def parametric_name(shape: Shape) -> str:
+    """The ``px-`` name spelling ``shape``'s drawing parameters (not its frame size, which is
+    given apart as for the named variants): ``px-<font>-<W>x<H>-<ink>``, then ``-r<N>`` for a
+    line repeat above 1, ``-doc`` for two columns, ``-dim`` for stopword dimming, ``-stretch`` /
+    ``-nostretch`` for an explicit stretch. ``11on16-bw`` is ``px-8x13-11x16-bw-nostretch``."""
+    name = f"{PARAMETRIC_PREFIX}{shape.font}-{shape.cell_width}x{shape.cell_height}-{shape.ink}"
+    if shape.line_repeat != 1:
+        name += f"-r{shape.line_repeat}"
+    if shape.is_doc:
+        name += "-doc"
+    if shape.stopword_dim:
+        name += "-dim"
+    if shape.stretch is not None:
+        name += "-stretch" if shape.stretch else "-nostretch"
+    return name
+
+
+def parse_parametric_name(name: str, frame_size: int | None = None) -> Shape:
+    """The shape a ``px-`` name spells (:func:`parametric_name`), at ``frame_size`` (default
+    :data:`PARAMETRIC_FRAME_SIZE`); a ValueError says what is wrong with the name."""
+    match = _PARAM_NAME.match(name) if isinstance(name, str) else None
+    if match is None:
+        raise ValueError(f"parametric shape name {name!r} must read px-<font>-<W>x<H>-<ink>"
+                         "[-r<N>][-doc][-dim][-stretch|-nostretch], e.g. "
+                         "px-8x13-11x16-bw-nostretch")
+    stretch = {None: None, "-stretch": True, "-nostretch": False}[match["stretch"]]
+    shape = parametric_shape(
+        match["font"], int(match["w"]), int(match["h"]), ink=match["ink"],
+        line_repeat=int(match["repeat"] or 1), layout="doc" if match["doc"] else "grid",
+        stopword_dim=bool(match["dim"]), stretch=stretch,
+        frame_size=PARAMETRIC_FRAME_SIZE if frame_size is None else frame_size)
+    if shape.name != name:
+        raise ValueError(f"parametric shape name {name!r} is not canonical: write "
+                         f"{shape.name!r}")
+    return shape
