@@ -36,10 +36,18 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from evals.conversation_bill import NEXT_TURNS, next_turns_units
+from evals.costs import price_of
 from evals.intervals import wilson_interval
 from evals.records import Record, one_row_per_measurement
 from snapcompact.core import SHAPE_VARIANTS
-from snapcompact.pricing import ShapeTable, is_claude_high_res, matching_rule
+from snapcompact.pricing import (
+    ShapeTable,
+    is_claude_high_res,
+    matching_rule,
+    prompt_cache_rule,
+    resolve_shape,
+)
 
 #: Readers whose rows answer questions (recall): "qa" (schema 2) and the schema-1 readers;
 #: schema-1 "transcribe" rows carry a CER instead.
@@ -165,7 +173,6 @@ def decided_shape(strategy: str, shape: str, requested: str, target_model: str,
         return shape
     if requested != "auto":
         return requested
-    from snapcompact.pricing import resolve_shape
 
     try:
         return resolve_shape(target_model, api=api if isinstance(api, str) else None,
@@ -395,8 +402,6 @@ def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
     the target (evals.conversation_bill): uncached, with the prompt cache and the arm's stable
     prefix, and with the whole prefix rewritten. NaN without a price or a stable-prefix figure.
     """
-    from evals.conversation_bill import NEXT_TURNS, next_turns_units
-
     nan = {"stable_prefix_tokens": np.nan, "next_turns_usd_uncached": np.nan,
            "next_turns_usd_cached": np.nan, "next_turns_usd_rewritten": np.nan}
     if "stable_prefix_tokens" not in rows or ok.empty:
@@ -405,8 +410,6 @@ def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
     if pd.isna(stable):
         return nan
     first = ok.iloc[0]
-    from evals.costs import price_of
-    from snapcompact.pricing import prompt_cache_rule
 
     try:
         price = price_of(str(first["price_model"] or first["target_model"])).input_per_token

@@ -12,10 +12,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evals.aggregate import QA_READERS, arm_labels, records_frame
-from evals.aggregate import summarize as summarize_frame
 from evals.budget import DryRunSummary, format_dry_run
 from evals.planning import QA_READER, Plan, Planned
+from evals.prompt_cache import cache_plan
 from evals.records import Record
 from evals.rows import OCR_NOTE
 from evals.spec import RunSpec
@@ -55,6 +54,11 @@ def summarize(records: Iterable[Record], table: ShapeTable | None = None) -> lis
     ``table`` places target models on model lines (the library's table by default). A run
     without question rows (nothing recorded yet) has no summary.
     """
+    # local: evals.aggregate brings pandas (~360 modules, 0.55-1.5 s to import on 2 busy cores),
+    # which nothing else on a run's path loads; a run pays for it once, after its requests
+    from evals.aggregate import QA_READERS, arm_labels, records_frame
+    from evals.aggregate import summarize as summarize_frame
+
     asked = [r for r in records if r.reader in QA_READERS]
     if not asked:
         return []
@@ -98,8 +102,6 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
 
 def _cache_lines(planned: Sequence[Planned], target_usd: float, spec: RunSpec) -> list[str]:
     """The target's dollars without and with the provider's prompt cache (evals.prompt_cache)."""
-    from evals.prompt_cache import cache_plan
-
     plan = cache_plan(spec.model, spec.model.model_for(QA_READER), spec.prompt_cache)
     if not spec.prompt_cache:
         return ["  prompt cache         off (prompt_cache=false): every request billed uncached"]
