@@ -33,7 +33,8 @@ SUMMARY_COLUMNS = (
     "production", "reader_id", "models", "target_model", "line", "strategy", "policy", "shape",
     "frame_size", "shape_requested", "context_window", "research", "n_questions", "n_rows",
     "n_skipped", "n_errors", "recall", "recall_discarded", "n_discarded", "f1",
-    "compactions_mean", "frames_max", "tokens_predicted", "cost_predicted_usd")
+    "compactions_mean", "frames_max", "tokens_predicted", "tokens_skipped_context",
+    "cost_predicted_usd")
 
 
 def _plain(value: Any) -> Any:
@@ -83,7 +84,10 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
         recall = f"{r['recall']:>6.2f}" if r["recall"] is not None else f"{'-':>6}"
         rounds = f"{r['compactions_mean']:.1f}" if r["compactions_mean"] is not None else "-"
         frames = f"{r['frames_max']:.0f}" if r["frames_max"] is not None else "-"
-        tokens = f"{r['tokens_predicted']:,.0f}" if r["tokens_predicted"] is not None else "-"
+        # an arm whose every question was skipped shows the bill of the context it would send
+        tokens = r["tokens_predicted"] if r["tokens_predicted"] is not None else r.get(
+            "tokens_skipped_context")
+        tokens = f"{tokens:,.0f}" if tokens is not None else "-"
         usd = f"{r['cost_predicted_usd']:.4f}" if r["cost_predicted_usd"] is not None else "-"
         lines.append(
             f"{r['arm']:<38} {r['production']:<9} {r['n_questions']:>4} {r['n_skipped']:>4} "
@@ -93,10 +97,11 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
                  "apart in err); disc. = recall on questions whose evidence a compaction "
                  "discarded (evidence_round >= 1); rounds = compactions per context (mean); "
                  "frames = the most over the arm's contexts; tok/q, $/q = predicted prompt "
-                 "tokens and dollars per question; verdict: valid = production would send this "
-                 "context (ranked), bound = full / truncate, stand-in = production's path with "
-                 "the offline stand-in's summary where its LLM's would be (never ranked), not "
-                 "sent = production would not (never ranked)")
+                 "tokens and dollars per question (an arm with every question skipped: the "
+                 "tokens of the context it would send); verdict: valid = production would send "
+                 "this context (ranked), bound = full / truncate, stand-in = production's path "
+                 "with the offline stand-in's summary where its LLM's would be (never ranked), "
+                 "not sent = production would not (never ranked)")
     return "\n".join(lines)
 
 
