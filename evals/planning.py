@@ -31,7 +31,7 @@ from evals.reporter import console
 from evals.sessions import SessionItem, as_session
 from evals.spec import RunSpec
 from evals.versions import offline_reader_version
-from snapcompact.compaction import user_question, with_cache_breakpoint
+from snapcompact.compaction import user_question
 from snapcompact.pricing import cache_uses, count_text_tokens
 
 QA_READER = "qa"
@@ -101,6 +101,12 @@ class Planned:
                    if data_url is not None else [dict(m) for m in self.context.messages])
         messages = [*context, user_question(self.question_text)]
         if self.cache_mark:
+            # local on purpose: snapcompact.compaction exports a function named like its
+            # submodule cache_breakpoint, and loading that submodule before anyone asked the
+            # package for the function leaves the module under the function's name (found by
+            # tests/test_prompt_cache.py when this import was at the top)
+            from snapcompact.compaction import with_cache_breakpoint
+
             messages = with_cache_breakpoint(messages, len(context), MARKER)
         return messages
 
