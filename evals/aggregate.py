@@ -36,10 +36,18 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from evals.conversation_bill import NEXT_TURNS, next_turns_units
+from evals.costs import price_of
 from evals.intervals import wilson_interval
-from evals.records import Record
+from evals.records import Record, one_row_per_measurement
 from snapcompact.core import SHAPE_VARIANTS
-from snapcompact.pricing import ShapeTable, parse_claude_id
+from snapcompact.pricing import (
+    ShapeTable,
+    is_claude_high_res,
+    matching_rule,
+    prompt_cache_rule,
+    resolve_shape,
+)
 
 #: Readers whose rows answer questions (recall): "qa" (schema 2) and the schema-1 readers;
 #: schema-1 "transcribe" rows carry a CER instead.
@@ -104,33 +112,23 @@ def reader_label(reader: str) -> str:
 
 
 def model_line(model_id: str, table: ShapeTable) -> str:
-    """The row of ``table`` that decides ``model_id``'s shape (the library's own matching order)."""
-    claude = parse_claude_id(model_id)
-    if claude is not None:
-        if claude.family in table.high_res_families:
-            return "claude-high-res"
-        if claude.family == "opus" and claude.version:
-            width = max(len(claude.version), len(table.opus_min_version))
-            have = tuple(claude.version) + (0,) * (width - len(claude.version))
-            need = tuple(table.opus_min_version) + (0,) * (width - len(table.opus_min_version))
-            if have >= need:
-                return "claude-high-res"
-    for rule in table.rules:
-        if rule.pattern.search(model_id):
-            return rule.name
+    """The row of ``table`` that decides ``model_id``'s shape: the library's own matching
+    (:func:`snapcompact.pricing.matching_rule`), run over ``table``."""
+    if is_claude_high_res(model_id, table):
+        return "claude-high-res"
+    rule = matching_rule(model_id, table)
+    if rule is not None:
+        return rule.name
     return UNMATCHED_LINE
 
 
 def dedupe_records(records: Sequence[Record]) -> tuple[list[Record], int]:
-    """One row per measurement key: the latest successful row, else the latest row (and how
-    many rows were dropped)."""
-    chosen: dict[tuple, tuple[tuple, Record]] = {}
-    for order, rec in enumerate(records):
-        rank = (rec.error is None, rec.created_at, order)
-        key = rec.key()
-        if key not in chosen or rank > chosen[key][0]:
-            chosen[key] = (rank, rec)
-    return [rec for _, rec in chosen.values()], len(records) - len(chosen)
+    """One row per measurement key (:func:`evals.records.one_row_per_measurement`) and how
+    many rows were dropped."""
+    chosen = one_row_per_measurement(records, key=Record.key,
+                                     succeeded=lambda rec: rec.error is None,
+                                     created_at=lambda rec: rec.created_at)
+    return chosen, len(records) - len(chosen)
 
 
 def _add_arm_shapes(df: pd.DataFrame) -> None:
@@ -176,7 +174,6 @@ def decided_shape(strategy: str, shape: str, requested: str, target_model: str,
         return shape
     if requested != "auto":
         return requested
-    from snapcompact.pricing import resolve_shape
 
     try:
         return resolve_shape(target_model, api=api if isinstance(api, str) else None,
@@ -406,8 +403,6 @@ def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
     the target (evals.conversation_bill): uncached, with the prompt cache and the arm's stable
     prefix, and with the whole prefix rewritten. NaN without a price or a stable-prefix figure.
     """
-    from evals.conversation_bill import NEXT_TURNS, next_turns_units
-
     nan = {"stable_prefix_tokens": np.nan, "next_turns_usd_uncached": np.nan,
            "next_turns_usd_cached": np.nan, "next_turns_usd_rewritten": np.nan}
     if "stable_prefix_tokens" not in rows or ok.empty:
@@ -416,8 +411,6 @@ def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
     if pd.isna(stable):
         return nan
     first = ok.iloc[0]
-    from evals.costs import price_of
-    from snapcompact.pricing import prompt_cache_rule
 
     try:
         price = price_of(str(first["price_model"] or first["target_model"])).input_per_token

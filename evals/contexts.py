@@ -25,11 +25,28 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evals.conversation_bill import stable_prefix_tokens
 from evals.pixel_keys import pixel_digest
+from evals.prompts import question_text
 from evals.records import ContextStore, FrameStore
 from evals.sessions import SessionItem
 from evals.spec import TEXT_ARM, ArmSpec, RunSpec
-from snapcompact.agent import LLM_METHODS
+from snapcompact.agent import (
+    LLM_METHODS,
+    agent_settings,
+    frame_shape_name,
+    frames_by_shape,
+    replay_agent_session,
+)
+from snapcompact.archive import history_blocks
+from snapcompact.compaction import (
+    ModelInfo,
+    bill_request,
+    to_chat_messages,
+    tool_definitions,
+    user_question,
+)
+from snapcompact.pricing import resolve_shape
 
 PLACEHOLDER_URL = "data:image/png;base64,"
 
@@ -87,8 +104,6 @@ class Context:
 
 def model_info(spec: RunSpec):
     """The pipeline's model facts for the target, at the run's context window."""
-    from snapcompact.compaction import ModelInfo
-
     model = spec.model
     return ModelInfo(id=model.target_model, context_window=spec.context_window,
                      provider=model.provider, api=model.api,
@@ -111,8 +126,6 @@ def _archive_text_chars(archive: Any | None) -> int:
     """Characters of archive text sent as text (head and tail edges, the pinned policy's
     unframed tail, gap notices): the text blocks :func:`snapcompact.archive.store.history_blocks`
     puts beside the frames."""
-    from snapcompact.archive import history_blocks
-
     if archive is None:
         return 0
     return sum(len(b.get("text", "")) for b in history_blocks(archive)
@@ -168,15 +181,6 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
                   complete: Callable[..., Any] | None = None,
                   max_input_tokens: int | None = None) -> Context:
     """Replay ``item`` under ``arm`` and bill the next turn's context for the target."""
-    from evals.prompts import question_text
-    from snapcompact.agent import agent_settings, frames_by_shape, replay_agent_session
-    from snapcompact.compaction import (
-        bill_request,
-        to_chat_messages,
-        tool_definitions,
-        user_question,
-    )
-
     model = spec.model
     shape = arm.shape if arm.is_snapcompact else None
     settings = agent_settings(
@@ -261,8 +265,6 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
 
 
 def _stable_prefix(replay: Any, chat: Any, bill: Any, target_model: str) -> int:
-    from evals.conversation_bill import stable_prefix_tokens
-
     return stable_prefix_tokens(replay, chat, bill, target_model)
 
 
@@ -314,9 +316,6 @@ def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
     """Shape names of the frames in the final archive, as drawn (the foveated middle is drawn
     in the dense companion whatever shape was asked for; see
     :func:`snapcompact.agent.frame_shape_name`)."""
-    from snapcompact.agent import frame_shape_name
-    from snapcompact.pricing import resolve_shape
-
     archive = replay.final_archive()
     if archive is None or not arm.is_snapcompact:
         return []

@@ -25,6 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from snapcompact.archive import history_blocks
+from snapcompact.compaction import CompactionEntry
+from snapcompact.pricing import count_text_tokens
+
 __all__ = ["NEXT_TURNS", "TURN_TOKENS", "NextTurns", "next_turns_units", "stable_prefix_tokens"]
 
 #: Turns after the compaction that the analysis column bills, and the tokens each one adds (a
@@ -81,10 +85,6 @@ def stable_prefix_tokens(replay: Any, chat: Sequence[Mapping[str, Any]], bill: A
                          target_model: str) -> int:
     """Tokens at the head of ``chat`` (the final context) unchanged since the previous
     compaction's context; ``bill`` is its :func:`~snapcompact.compaction.bill_request`."""
-    from snapcompact.archive import history_blocks
-    from snapcompact.compaction import CompactionEntry
-    from snapcompact.pricing import count_text_tokens
-
     entries = [e for e in replay.pipeline.session.get_branch()
                if isinstance(e, CompactionEntry)]
     if not entries:

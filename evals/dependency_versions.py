@@ -24,6 +24,7 @@ NOT_INSTALLED = "not installed"
 def _tesseract() -> str:
     """The OCR engine and its language data, as the offline reader reports them."""
     try:
+        # local and guarded: the OCR engine is optional (ImportError / OSError when absent)
         from evals.readers.ocr import engine_version
 
         return engine_version()

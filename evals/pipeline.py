@@ -46,12 +46,24 @@ from pathlib import Path
 from typing import Any
 
 from evals.budget import Budget, BudgetExceeded, DryRunSummary
+from evals.cache import ResponseCache
+from evals.client import (
+    EvalClient,
+    Progress,
+    ProgressBar,
+    Request,
+    RetryPolicy,
+    import_litellm,
+    provider_of,
+)
 from evals.planning import QA_READER, Plan, Planned, build_plan
+from evals.preflight import check_planned, check_routes, data_urls
 from evals.records import (
     RECORDS_FILE,
     FrameStore,
     Record,
     completed_keys,
+    iter_records,
 )
 from evals.report import format_plan, format_summary, summarize
 from evals.reporter import console
@@ -59,6 +71,7 @@ from evals.rows import OCR_NOTE, RecordSink, make_record
 from evals.spec import RunSpec
 from evals.transcripts import TRANSCRIPTS_DIR, TranscriptStore
 from evals.versions import Versions, versions
+from snapcompact.render import RENDERER_VERSION
 
 # --------------------------------------------------------------------------------------------
 # running
@@ -104,10 +117,6 @@ class RunResult:
 
 
 def make_client(spec: RunSpec, *, completion_fn: Any = None, model: Any = None):
-    from evals.cache import ResponseCache
-    from evals.client import EvalClient, Progress, RetryPolicy, provider_of
-    from snapcompact.render import RENDERER_VERSION
-
     model = model if model is not None else spec.model
     providers = {provider_of(model.model_for(QA_READER)), provider_of(model.litellm_id)}
     concurrency = {p: model.concurrency for p in providers}
@@ -137,7 +146,6 @@ def make_summarizer(spec: RunSpec, *, completion_fn: Any = None) -> Callable[...
     """
     if spec.summarizer is None:
         return None
-    from evals.client import Request
 
     model = spec.summarizer
     client = make_client(spec, completion_fn=completion_fn, model=model)
@@ -171,6 +179,8 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
                 if spec.model.offline_reader else None)
 
     def store_reading(p: Planned) -> dict[str, Any] | None:
+        # local: the offline reader (rapidfuzz, ~50 modules, ~0.2 s to import) loads only for
+        # model=ocr
         from evals.readers.provider import parse_request, reading_of
 
         request = p.request(data_url)
@@ -227,10 +237,11 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     if spec.model.offline_reader:
+        # local: the offline reader (rapidfuzz, ~50 modules, ~0.2 s to import) loads only for
+        # model=ocr
         from evals.readers.provider import register
 
         register()
-    from evals.client import import_litellm
 
     import_litellm()
     _quiet_litellm()
@@ -253,16 +264,12 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     store = FrameStore(run_dir / "frames")
     # -- preflight (evals.preflight): every request within the provider's limits, or stop now --
     if plan.planned and not spec.model.offline_reader:
-        from evals.preflight import check_planned, check_routes, data_urls
-
         check_routes(spec.model.model_for(r) for r in spec.reader.readers)
         check_planned(plan.planned, spec.model, data_urls(store))
     # -- end preflight --------------------------------------------------------------------------
     window = max(8, 4 * spec.model.concurrency)
     bar = None
     if spec.progress and plan.planned:
-        from evals.client import ProgressBar
-
         bar = ProgressBar(client.progress, total=len(plan.planned), desc=spec.experiment,
                           file=sys.stderr)
     try:
@@ -272,7 +279,6 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
         sink.flush()
         if bar is not None:
             bar.close()
-    from evals.records import iter_records
 
     table = summarize(iter_records(run_dir / RECORDS_FILE))
     progress = client.progress

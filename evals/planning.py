@@ -14,8 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from evals import prompts
+from evals.client import Request
 from evals.contexts import Context, build_context, fill_images
+from evals.costs import max_input_tokens, price_of
+from evals.datasets import load_dataset
 from evals.items import Question
+from evals.prompt_cache import MARKER, cache_plan, prompt_cache_key
 from evals.records import (
     RECORDS_FILE,
     ContextStore,
@@ -27,6 +31,8 @@ from evals.reporter import console
 from evals.sessions import SessionItem, as_session
 from evals.spec import RunSpec
 from evals.versions import offline_reader_version
+from snapcompact.compaction import user_question
+from snapcompact.pricing import cache_uses, count_text_tokens
 
 QA_READER = "qa"
 
@@ -35,8 +41,6 @@ def _dollars(price_model: str, prompt_tokens: int, completion_tokens: int,
              use: Any = None, rule: Any = None) -> float | None:
     """The target's dollars; with ``use`` (a :class:`snapcompact.pricing.CacheUse`), its
     prompt billed as written, read and uncached tokens at ``rule``'s multipliers."""
-    from evals.costs import price_of
-
     try:
         price = price_of(price_model)
     except ValueError:
@@ -93,21 +97,20 @@ class Planned:
     def messages(self, data_url: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
         """The request: the context (placeholders, or images when ``data_url`` is given) and
         the question as the next user message."""
-        from snapcompact.compaction import user_question
-
         context = (fill_images(self.context.messages, self.context.frame_hashes, data_url)
                    if data_url is not None else [dict(m) for m in self.context.messages])
         messages = [*context, user_question(self.question_text)]
         if self.cache_mark:
-            from evals.prompt_cache import MARKER
+            # local on purpose: snapcompact.compaction exports a function named like its
+            # submodule cache_breakpoint, and loading that submodule before anyone asked the
+            # package for the function leaves the module under the function's name (found by
+            # tests/test_prompt_cache.py when this import was at the top)
             from snapcompact.compaction import with_cache_breakpoint
 
             messages = with_cache_breakpoint(messages, len(context), MARKER)
         return messages
 
     def request(self, data_url: Callable[[str], str] | None = None):
-        from evals.client import Request
-
         return Request(
             model=self.model_id,
             messages=self.messages(data_url),
@@ -122,9 +125,6 @@ class Planned:
 def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                    ocr_cache_dir: str | None) -> list[Planned]:
     """Every question of one item against one context (none when the context was skipped)."""
-    from evals.prompt_cache import cache_plan, prompt_cache_key
-    from snapcompact.pricing import cache_uses, count_text_tokens
-
     if context.skipped is not None:
         return []
     model = spec.model
@@ -155,6 +155,8 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                 params["tool_choice"] = "none"
         metadata: dict[str, Any] = {}
         if model.offline_reader:
+            # local: the offline reader (rapidfuzz, ~50 modules, ~0.2 s to import) loads only for
+            # model=ocr
             from evals.readers.provider import reader_metadata
 
             metadata = reader_metadata(
@@ -217,8 +219,6 @@ class Plan:
 
 
 def load_items(spec: RunSpec) -> list[SessionItem]:
-    from evals.datasets import load_dataset
-
     items = load_dataset(spec.dataset.name, **dict(spec.dataset.params))
     if spec.max_items is not None:
         items = items[: spec.max_items]
@@ -234,7 +234,6 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
     contexts = None if spec.dry_run else ContextStore(run_dir / "contexts")
     ocr_dir = str(spec.ocr_cache_dir) if spec.ocr_cache_dir is not None else None
     items = load_items(spec)
-    from evals.costs import max_input_tokens
 
     window = max_input_tokens(spec.model.price_model)
     groups: list[list[Planned]] = []

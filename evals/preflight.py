@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from snapcompact.pricing import bill_image, request_limit, select_rule
+
 __all__ = ["PreflightError", "RequestFacts", "check_planned", "check_request", "check_routes",
            "data_urls", "request_facts"]
 
@@ -89,8 +91,6 @@ def request_facts(messages: Sequence[Mapping[str, Any]]) -> RequestFacts:
 
 def _limits_for(target_model: str, provider: str | None, api: str | None
                 ) -> list[tuple[str, Any]]:
-    from snapcompact.pricing import request_limit, select_rule
-
     vendor = select_rule(target_model, api, provider)[0].vendor
     names = [n for n in dict.fromkeys((provider, vendor)) if n]
     return [(n, lim) for n in names if (lim := request_limit(n)) is not None]
@@ -99,8 +99,6 @@ def _limits_for(target_model: str, provider: str | None, api: str | None
 def check_request(messages: Sequence[Mapping[str, Any]], *, target_model: str,
                   provider: str | None, api: str | None = None, label: str = "request") -> None:
     """Raise ``PreflightError`` if ``provider`` (or the model's vendor) would refuse the request."""
-    from snapcompact.pricing import bill_image
-
     facts = request_facts(messages)
     count = len(facts.images)
     for name, limit in _limits_for(target_model, provider, api):

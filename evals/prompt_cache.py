@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from snapcompact.pricing import prompt_cache_rule
+
 __all__ = ["MARKER", "CachePlan", "cache_plan", "prompt_cache_key"]
 
 #: The breakpoint every marked request carries (Anthropic's default 5-minute lifetime).
@@ -60,8 +62,6 @@ OFF = CachePlan(rule=None, sent=False, mark=False, keyed=False)
 
 def cache_plan(model: Any, litellm_id: str, enabled: bool) -> CachePlan:
     """The cache plan of a model config (``evals.spec.ModelSpec``) sending to ``litellm_id``."""
-    from snapcompact.pricing import prompt_cache_rule
-
     if not enabled:
         return OFF
     rule = prompt_cache_rule(model.target_model, api=model.api)

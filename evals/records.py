@@ -31,7 +31,7 @@ import typing
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping
 
 SCHEMA_VERSION = 3
 RECORDS_FILE = "records.jsonl"
@@ -313,6 +313,29 @@ def record_key(dataset: str, item_id: str, question_id: str, model: str, target_
            int(seed), strategy, policy, shape_requested,
            int(context_window) if context_window is not None else None)
     return key if research == "production" else (*key, research)
+
+
+Row = typing.TypeVar("Row")
+
+
+def one_row_per_measurement(rows: Iterable[Row], key: Callable[[Row], Hashable],
+                            succeeded: Callable[[Row], bool],
+                            created_at: Callable[[Row], str]) -> list[Row]:
+    """The one rule that picks a row when a measurement was recorded more than once (a resumed
+    run, an error row and its retry): the latest successful row, else the latest row
+    (``created_at``, then file order). Rows come back in the order their keys first appeared.
+
+    The tables (:func:`evals.aggregate.records_frame`), the console summary (through them) and
+    the viewer (:func:`evals.view.entries.build_entries`, whose key adds the run id) all pick
+    with this function, so they cannot disagree on which row counts.
+    """
+    chosen: dict[Hashable, tuple[tuple[bool, str, int], Row]] = {}
+    for order, row in enumerate(rows):
+        rank = (bool(succeeded(row)), str(created_at(row) or ""), order)
+        k = key(row)
+        if k not in chosen or rank > chosen[k][0]:
+            chosen[k] = (rank, row)
+    return [row for _, row in chosen.values()]
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -7,101 +7,106 @@ Why separate from the run loop: the same lines go to the console and Hydra's job
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evals.budget import DryRunSummary, format_dry_run
 from evals.planning import QA_READER, Plan, Planned
-from evals.records import (
-    Record,
-)
+from evals.prompt_cache import cache_plan
+from evals.records import Record
 from evals.rows import OCR_NOTE
 from evals.spec import RunSpec
+from snapcompact.pricing import ShapeTable, shape_rules
 
 # --------------------------------------------------------------------------------------------
 # summaries
 
 
-def summarize(records: Iterable[Record]) -> list[dict[str, Any]]:
-    """Per arm (strategy, policy, shape, frame size): questions, recall, context tokens.
+#: The console prints no interval, so it asks for the fewest resamples the tables accept (they
+#: feed only F1's interval; every figure printed here is a plain mean or count).
+CONSOLE_RESAMPLES = 100
+#: The tables' summary columns the console prints (and ``summary.json`` keeps), by their names
+#: in ``summary.csv``.
+SUMMARY_COLUMNS = (
+    "production", "reader_id", "models", "target_model", "line", "strategy", "policy", "shape",
+    "frame_size", "shape_requested", "context_window", "research", "n_questions", "n_rows",
+    "n_skipped", "n_errors", "recall", "recall_discarded", "n_discarded", "f1",
+    "compactions_mean", "frames_max", "tokens_predicted", "tokens_skipped_context",
+    "cost_predicted_usd")
 
-    When a key was recorded more than once (an error row and its later success), the last
-    row wins. Skipped questions are counted apart and never scored.
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready cell: numpy scalars as Python numbers, NaN as None."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def summarize(records: Iterable[Record], table: ShapeTable | None = None) -> list[dict[str, Any]]:
+    """Per arm, the tables' own summary rows (:func:`evals.aggregate.summarize` over
+    :func:`evals.aggregate.records_frame`), cut to :data:`SUMMARY_COLUMNS` plus the arm label
+    the tables print: the same rows picked (one per measurement), the same groups, the same
+    figures, so the console and ``summary.csv`` cannot disagree.
+
+    ``table`` places target models on model lines (the library's table by default). A run
+    without question rows (nothing recorded yet) has no summary.
     """
-    latest: dict[tuple, Record] = {}
-    for r in records:
-        latest[r.key()] = r
-    from evals.aggregate import arm_label, production_status
+    # local: evals.aggregate brings pandas (~360 modules, 0.55-1.5 s to import on 2 busy cores),
+    # which nothing else on a run's path loads; a run pays for it once, after its requests
+    from evals.aggregate import QA_READERS, arm_labels, records_frame
+    from evals.aggregate import summarize as summarize_frame
 
-    groups: dict[tuple, list[Record]] = defaultdict(list)
-    for r in latest.values():
-        # a snapcompact arm is what it asked for, whatever shapes its sessions drew (as in
-        # evals.aggregate: one row per arm)
-        per_arm = r.strategy == "snapcompact" and bool(r.shape_requested)
-        groups[(r.strategy, r.policy, "" if per_arm else r.shape, 0 if per_arm else r.frame_size,
-                r.shape_requested, r.context_window or 0,
-                production_status(r.strategy, r.production_valid, r.summary_stand_in),
-                r.model, r.target_model)].append(r)
-    rows = []
-    for (strategy, policy, shape, size, requested, window, production, model,
-         target), rs in sorted(groups.items()):
-        if not shape:
-            drawn = sorted({n for r in rs for n in r.shape.split("+") if n and n != "text"})
-            shape, size = "+".join(drawn) or "text", max(r.frame_size for r in rs)
-        asked = [r for r in rs if r.skipped is None]
-        ok = [r for r in asked if r.error is None]
-        n = len(ok) or 1
-        discarded = [r for r in ok if (r.evidence_round or 0) >= 1]
-        rows.append({
-            "arm": arm_label(strategy, policy, shape, size, requested, window or None),
-            "production": production, "context_window": window or None,
-            "shape_requested": requested,
-            "strategy": strategy, "policy": policy, "shape": shape, "frame_size": size,
-            "model": model, "target_model": target, "n": len(asked),
-            "skipped": len(rs) - len(asked), "errors": len(asked) - len(ok),
-            "recall": sum(r.correct for r in ok) / n,
-            "recall_discarded": (sum(r.correct for r in discarded) / len(discarded)
-                                 if discarded else None),
-            "n_discarded": len(discarded),
-            "f1": sum(r.f1 for r in ok) / n,
-            "compactions": max((r.compactions for r in rs), default=0),
-            "frames": max((r.frames for r in rs), default=0),
-            "context_tokens": (sum(r.predicted_prompt_tokens for r in rs) / len(rs)) if rs else 0,
-            "predicted_usd": sum(r.predicted_cost_usd or 0.0 for r in asked),
-        })
-    return rows
+    asked = [r for r in records if r.reader in QA_READERS]
+    if not asked:
+        return []
+    frame = records_frame(asked, table if table is not None else shape_rules())
+    summary = summarize_frame(frame, n_boot=CONSOLE_RESAMPLES)
+    labels = arm_labels(summary)
+    return [{"arm": label, **{name: _plain(row[name]) for name in SUMMARY_COLUMNS}}
+            for label, row in zip(labels, summary.to_dict("records"))]
 
 
 def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> str:
+    """The per-arm lines printed at the end of a run (``rows`` from :func:`summarize`)."""
     lines = []
     if offline_reader:
         lines.append(f"[{OCR_NOTE}]")
     header = (f"{'arm':<38} {'verdict':<9} {'n':>4} {'skip':>4} {'err':>3} {'recall':>6} "
-              f"{'disc.':>6} {'rounds':>6} {'frames':>6} {'ctx tok':>8} {'pred $':>8}")
+              f"{'disc.':>6} {'rounds':>6} {'frames':>6} {'tok/q':>8} {'$/q':>8}")
     lines += [header, "-" * len(header)]
     order = {"valid": 0, "bound": 1, "stand-in": 2, "not sent": 3}
-    for r in sorted(rows, key=lambda r: (order.get(r["production"], 3), r["arm"])):
-        arm = r.get("arm") or r["strategy"]
+    for r in sorted(rows, key=lambda r: (order.get(r["production"], 4), r["arm"])):
         disc = f"{r['recall_discarded']:.2f}" if r["recall_discarded"] is not None else "-"
-        recall = f"{r['recall']:>6.2f}" if r["n"] - r["errors"] > 0 else f"{'-':>6}"
+        recall = f"{r['recall']:>6.2f}" if r["recall"] is not None else f"{'-':>6}"
+        rounds = f"{r['compactions_mean']:.1f}" if r["compactions_mean"] is not None else "-"
+        frames = f"{r['frames_max']:.0f}" if r["frames_max"] is not None else "-"
+        # an arm whose every question was skipped shows the bill of the context it would send
+        tokens = r["tokens_predicted"] if r["tokens_predicted"] is not None else r.get(
+            "tokens_skipped_context")
+        tokens = f"{tokens:,.0f}" if tokens is not None else "-"
+        usd = f"{r['cost_predicted_usd']:.4f}" if r["cost_predicted_usd"] is not None else "-"
         lines.append(
-            f"{arm:<38} {r.get('production', ''):<9} {r['n']:>4} {r['skipped']:>4} "
-            f"{r['errors']:>3} {recall} {disc:>6} {r['compactions']:>6} {r['frames']:>6} "
-            f"{r['context_tokens']:>8,.0f} {r['predicted_usd']:>8.4f}")
-    lines.append("disc. = recall on questions whose evidence a compaction discarded "
-                 "(evidence_round >= 1); verdict: valid = production would send this context "
-                 "(ranked), bound = full / truncate, stand-in = production's path with the "
-                 "offline stand-in's summary where its LLM's would be (never ranked), not sent = "
-                 "production would not (never ranked); rounds, frames: the most over the arm's "
-                 "contexts")
+            f"{r['arm']:<38} {r['production']:<9} {r['n_questions']:>4} {r['n_skipped']:>4} "
+            f"{r['n_errors']:>3} {recall} {disc:>6} {rounds:>6} {frames:>6} {tokens:>8} "
+            f"{usd:>8}")
+    lines.append("as in summary.csv: n = questions scored (seeds averaged, errored requests "
+                 "apart in err); disc. = recall on questions whose evidence a compaction "
+                 "discarded (evidence_round >= 1); rounds = compactions per context (mean); "
+                 "frames = the most over the arm's contexts; tok/q, $/q = predicted prompt "
+                 "tokens and dollars per question (an arm with every question skipped: the "
+                 "tokens of the context it would send); verdict: valid = production would send "
+                 "this context (ranked), bound = full / truncate, stand-in = production's path "
+                 "with the offline stand-in's summary where its LLM's would be (never ranked), "
+                 "not sent = production would not (never ranked)")
     return "\n".join(lines)
 
 
 def _cache_lines(planned: Sequence[Planned], target_usd: float, spec: RunSpec) -> list[str]:
     """The target's dollars without and with the provider's prompt cache (evals.prompt_cache)."""
-    from evals.prompt_cache import cache_plan
-
     plan = cache_plan(spec.model, spec.model.model_for(QA_READER), spec.prompt_cache)
     if not spec.prompt_cache:
         return ["  prompt cache         off (prompt_cache=false): every request billed uncached"]

@@ -25,6 +25,7 @@ from evals.scoring import score
 from evals.sessions import SessionItem
 from evals.spec import RunSpec
 from evals.versions import Versions, offline_reader_version
+from snapcompact.pricing import prompt_cache_rule
 
 OCR_NOTE = "offline OCR reader: legibility floor, not a model ranking"
 _FLUSH_ROWS = 64
@@ -163,8 +164,6 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
 
 
 def _rule_id(spec: RunSpec) -> str | None:
-    from snapcompact.pricing import prompt_cache_rule
-
     rule = prompt_cache_rule(spec.model.target_model, api=spec.model.api)
     return rule.id if rule is not None else None
 

@@ -41,8 +41,12 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from evals.budget import BudgetExceeded
 from evals.package_data import CONFIG_DIR
+from evals.redaction import redact, redact_data, secret_values
 from evals.reporter import console
+from evals.runlock import run_folder_lock
+from evals.search import INFEASIBLE, search_objectives
 
 CONFIG_NAME = "eval"
 
@@ -59,8 +63,6 @@ def _run_name(override_dirname: str) -> str:
     name inside the experiment's folder; a name too long for the file system is cut and
     suffixed with a hash of the whole.
     """
-    from evals.redaction import redact
-
     name = redact(str(override_dirname or "")).replace("/", "%2F").replace("\0", "")
     if name in ("", ".", ".."):
         name = "defaults" if not name else name.replace(".", "%2E")
@@ -122,8 +124,6 @@ def _write_redacted(path: Path, text: str) -> None:
 
 def _scrub_files(paths: Any, secrets: list[str]) -> None:
     """Redact YAML files Hydra wrote (the command line, the composed config)."""
-    from evals.redaction import redact
-
     for path in paths:
         try:
             text = path.read_text(encoding="utf-8")
@@ -141,8 +141,6 @@ def _scrub_hydra_files(run_dir: Path, secrets: list[str] = ()) -> None:  # type:
 
 def _config_secrets(cfg: Any) -> list[str]:
     """Values stored under secret-bearing names anywhere in the composed config."""
-    from evals.redaction import secret_values
-
     try:
         plain = OmegaConf.to_container(cfg, resolve=False) if isinstance(cfg, DictConfig) else cfg
     except (ValueError, OmegaConfBaseException):  # best effort; the text patterns still apply
@@ -152,8 +150,6 @@ def _config_secrets(cfg: Any) -> list[str]:
 
 def _write_run_files(cfg: DictConfig, spec: Any, run_dir: Path) -> None:
     from dataclasses import asdict
-
-    from evals.redaction import redact_data
 
     secrets = _config_secrets(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -167,15 +163,15 @@ def _write_run_files(cfg: DictConfig, spec: Any, run_dir: Path) -> None:
 def run_config(cfg: DictConfig, run_dir: str | os.PathLike[str], *,
                completion_fn: Any = None, base_dir: str | os.PathLike[str] | None = None):
     """Run one composed config into ``run_dir`` (what the Hydra app does; tests call it)."""
+    # local: the run's modules (spec, pipeline: ~1.3 s to import) load only when a job runs,
+    # so --help and --cfg stay quick
+    from evals.cache import ResponseCache
     from evals.pipeline import run
-    from evals.runlock import run_folder_lock
     from evals.spec import RunSpec
 
     spec = RunSpec.from_config(cfg, base_dir=base_dir)
     run_dir = Path(run_dir)
     if not spec.dry_run:
-        from evals.cache import ResponseCache
-
         ResponseCache(spec.cache_dir)  # an unusable cache folder fails now, before planning
     if spec.dry_run:  # reads only: may look at a folder another runner is filling
         return run(spec, run_dir, completion_fn=completion_fn, log=console)
@@ -234,8 +230,6 @@ def hydra_main(cfg: DictConfig) -> tuple[float, float] | None:
     objectives from the run's records (:mod:`evals.search`); a failed trial returns None,
     which the sweeper records as failed.
     """
-    from evals.budget import BudgetExceeded
-
     try:
         run_dir = _output_dir()
         secrets = _config_secrets(cfg)
@@ -247,15 +241,12 @@ def hydra_main(cfg: DictConfig) -> tuple[float, float] | None:
         except ValueError as exc:
             if not _searching():
                 raise
-            from evals.search import INFEASIBLE
 
             # a trial's knobs or shape parameters the harness refuses (e.g. natural glyphs on
             # a cell smaller than the font's): a point of the space that cannot run
             console.error(f"snapcompact-eval: search trial infeasible: {_user_message(exc)}")
             return INFEASIBLE
         if _searching():
-            from evals.search import search_objectives
-
             objectives = search_objectives(run_dir)
             console.info("search trial: recall on discarded evidence "
                          f"{objectives.recall_discarded:.3f}, billed context "
@@ -279,8 +270,6 @@ _RAISED_WHILE = re.compile(r"^\w+ raised while resolving interpolation: ")
 
 def _user_message(exc: BaseException) -> str:
     """One line for the user: the innermost cause that says what was wrong, redacted."""
-    from evals.redaction import redact
-
     chain = [exc]
     while len(chain) < 20:
         last = chain[-1]
@@ -313,7 +302,6 @@ def main() -> None:
     arguments before Hydra sees them) or ``SNAPCOMPACT_DEBUG=1`` re-raises with the traceback.
     """
     global _DEBUG
-    from evals.budget import BudgetExceeded
 
     _DEBUG = "--debug" in sys.argv[1:] or os.environ.get("SNAPCOMPACT_DEBUG") == "1"
     sys.argv = [sys.argv[0], *[a for a in sys.argv[1:] if a != "--debug"]]

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import snapcompact.pricing
 from evals.aggregate import UNMATCHED_LINE, Decision, reader_label
 from snapcompact.core import SHAPE_VARIANTS
-from snapcompact.pricing import parse_shape_rules
+from snapcompact.pricing import parse_shape_rules, shape_rules
 
 HIGH_RES_LINE = "claude-high-res"
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
@@ -35,8 +36,6 @@ _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 
 def library_table_path() -> Path:
     """The table file the library loads (the source file under an editable install)."""
-    import snapcompact.pricing
-
     return Path(snapcompact.pricing.__file__).with_name("model_shapes.toml")
 
 
@@ -229,7 +228,6 @@ def apply_table(proposal: TableProposal, path: str | Path) -> Path:
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(proposal.text)
     tmp.replace(path)
-    from snapcompact.pricing import shape_rules
 
     shape_rules.cache_clear()
     return path

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evals.fake_server import FakeChatServer, FakeReply
+from evals.records import iter_records
 
 __all__ = ["SOAK_FAULTS", "SoakResult", "run_soak"]
 
@@ -78,9 +79,9 @@ def run_soak(work_dir: str | os.PathLike[str], *, questions: int, concurrency: i
              fault_rate: float = 0.2, seed: int = 0, latency_s: float = 0.02,
              extra_overrides: Sequence[str] = ()) -> SoakResult:
     """Run ``questions`` text-arm questions through the pipeline against a flaky server."""
+    # local: Hydra and evals.run (~0.9 s to import) load only when a soak runs
     from hydra import compose, initialize_config_dir
 
-    from evals.records import iter_records
     from evals.run import CONFIG_DIR, run_config
 
     if questions < 2 or questions % 2:

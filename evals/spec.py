@@ -48,7 +48,9 @@ from pydantic import (
     model_validator,
 )
 
+from evals.datasets import dataset_params
 from evals.redaction import is_secret_name
+from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
 from snapcompact.core import (
     PARAMETRIC_PREFIX,
     SHAPE_VARIANT_NAMES,
@@ -463,8 +465,6 @@ class DatasetSpec:
 
     @classmethod
     def from_schema(cls, dataset: DatasetConfig) -> DatasetSpec:
-        from evals.datasets import dataset_params
-
         accepted = dataset_params(dataset.name)  # ValueError for an unknown dataset
         unknown = sorted(set(dataset.params) - set(accepted))
         if unknown:
@@ -589,8 +589,6 @@ class ResearchSpec:
 
     @property
     def is_production(self) -> bool:
-        from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
-
         return self.shape is None and merge_settings(DEFAULT_SETTINGS,
                                                      self.settings) == DEFAULT_SETTINGS
 
@@ -611,7 +609,6 @@ class ResearchSpec:
     def from_schema(cls, raw: ResearchConfig | None) -> ResearchSpec:
         if raw is None:
             return cls()
-        from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
 
         try:
             merge_settings(DEFAULT_SETTINGS, raw.settings)
@@ -690,8 +687,6 @@ class RunSpec:
 
     def settings(self):
         """The compaction settings every arm starts from (snapcompact's defaults + overrides)."""
-        from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
-
         return merge_settings(DEFAULT_SETTINGS, self.settings_overrides)
 
     def run_id(self) -> str:

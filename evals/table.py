@@ -38,6 +38,7 @@ from evals.aggregate import (
     rule_text,
     summarize,
 )
+from evals.conversation_bill import NEXT_TURNS, TURN_TOKENS
 from evals.passes import load_passes, pass_lines, passes_frame
 from evals.records import load_records
 from evals.shape_table import (
@@ -140,8 +141,6 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
 
 def _next_turn_lines(summary: pd.DataFrame) -> list[str]:
     """What production pays for the turns after the last compaction (evals.conversation_bill)."""
-    from evals.conversation_bill import NEXT_TURNS, TURN_TOKENS
-
     if "next_turns_usd_cached" not in summary or summary["stable_prefix_tokens"].isna().all():
         return ["No row carries a stable-prefix figure (records before prompt caching).", ""]
     out = [(f"Input dollars of the next {NEXT_TURNS} turns after the context (each adding "
@@ -332,6 +331,7 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     (out / "model_shapes.toml").write_text(proposal.text)
     (out / "model_shapes.diff").write_text(proposal.diff())
     if plots:
+        # local: matplotlib (~0.5 s to import) loads only when plots are drawn
         import matplotlib
 
         matplotlib.use("Agg")  # headless PNGs, whatever the environment's default

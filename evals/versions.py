@@ -13,6 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evals.dependency_versions import dependency_versions
+from snapcompact.core import shape_table_sha256
+from snapcompact.pricing import model_shapes_sha256, pricing_table_sha256
+from snapcompact.render import RENDERER_VERSION
+
 # --------------------------------------------------------------------------------------------
 # versions
 
@@ -34,11 +39,6 @@ class Versions:
 @functools.lru_cache(maxsize=1)
 def versions() -> Versions:
     from importlib.metadata import PackageNotFoundError, version
-
-    from evals.dependency_versions import dependency_versions
-    from snapcompact.core import shape_table_sha256
-    from snapcompact.pricing import model_shapes_sha256, pricing_table_sha256
-    from snapcompact.render import RENDERER_VERSION
 
     try:
         package = version("snapcompact-evals")
@@ -75,12 +75,14 @@ def offline_reader_version() -> str:
     """
     import hashlib
 
+    # local: the readers package brings PIL and numpy; only the offline reader's hash needs it
     import evals.readers as readers_pkg
 
     digest = hashlib.sha256()
     for path in sorted(Path(readers_pkg.__file__).parent.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     try:
+        # local and guarded: the OCR engine is optional (ImportError / OSError when absent)
         from evals.readers.ocr import engine_version
 
         engine = engine_version()

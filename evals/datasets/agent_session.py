@@ -34,6 +34,7 @@ from evals.datasets.common import (
     python_version,
 )
 from evals.datasets.needles import draw_needles
+from evals.datasets.stdlib_corpus import docstring_paragraphs, read_source, stdlib_source_files
 from evals.items import Question, content_id
 from evals.sessions import SessionItem, make_session_item
 
@@ -59,12 +60,6 @@ class _Builder:
     """Draws turns from the stdlib until the session reaches its character budget."""
 
     def __init__(self, rng: random.Random) -> None:
-        from evals.datasets.stdlib_corpus import (
-            docstring_paragraphs,
-            read_source,
-            stdlib_source_files,
-        )
-
         self.rng = rng
         self.paragraphs = docstring_paragraphs()
         self.files = [f for f in stdlib_source_files() if f.rel.count("/") <= 1]

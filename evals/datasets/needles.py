@@ -32,6 +32,7 @@ from evals.datasets.common import (
     python_version,
     target_chars,
 )
+from evals.datasets.stdlib_corpus import docstring_paragraphs
 from evals.items import QAItem, Question, content_id, make_item
 
 DEFAULT_DEPTHS = (0.1, 0.5, 0.9)
@@ -266,8 +267,6 @@ def load_needles(
     depths: Sequence[float] = DEFAULT_DEPTHS,
 ) -> list[QAItem]:
     """Needles in stdlib docstring prose; `target_tokens` up to 200k (4-chars/token estimate)."""
-    from evals.datasets.stdlib_corpus import docstring_paragraphs
-
     return build_needle_items(
         docstring_paragraphs(),
         dataset="needles",

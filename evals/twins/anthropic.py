@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
+from evals.twins.prompt_cache import prefix_digest
 from evals.twins.server import (
     Billed,
     Fault,
@@ -235,8 +236,6 @@ class AnthropicTwin(WireTwin):
         """The bill with the prompt cache: the prefix through the last ``cache_control`` block
         (tools, system, then the messages up to it) read or written (evals.twins.prompt_cache)."""
         import dataclasses
-
-        from evals.twins.prompt_cache import prefix_digest
 
         if mark is None:
             return billed

@@ -27,6 +27,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from evals.twins.prompt_cache import digest_chain
 from evals.twins.server import Billed, Fault, Refusal, WireTwin, compact_json
 from evals.twins.vision import (
     ImageError,
@@ -189,8 +190,6 @@ class GeminiTwin(WireTwin):
         """Implicit caching: the longest prefix (at a part boundary) an earlier request sent."""
         import dataclasses
         import itertools
-
-        from evals.twins.prompt_cache import digest_chain
 
         text_sums = [0, *itertools.accumulate(text_tokens(t) for t in texts)]
         image_sums = [0, *itertools.accumulate(billed.image_tokens)]

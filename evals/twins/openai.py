@@ -34,6 +34,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from evals.twins.prompt_cache import digest_chain
 from evals.twins.server import (
     Billed,
     Fault,
@@ -249,8 +250,6 @@ class OpenAITwin(WireTwin):
         request sent (1024 tokens and up, read in 128-token steps; writes are free)."""
         import dataclasses
         import itertools
-
-        from evals.twins.prompt_cache import digest_chain
 
         text_sums = [0, *itertools.accumulate(text_tokens(t) for t in texts)]
         image_sums = [0, *itertools.accumulate(billed.image_tokens)]

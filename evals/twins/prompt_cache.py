@@ -25,6 +25,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from snapcompact.pricing import prompt_cache_rule
+
 __all__ = ["PromptCacheStore", "prefix_digest", "strip_cache_marks"]
 
 
@@ -57,8 +59,6 @@ class PromptCacheStore:
 
     @staticmethod
     def _rule(model: str) -> Any:
-        from snapcompact.pricing import prompt_cache_rule
-
         return prompt_cache_rule(model)
 
     def breakpoint(self, model: str, digest: str | None, prefix_tokens: int) -> tuple[int, int]:

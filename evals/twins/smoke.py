@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.package_data import CONFIG_DIR
+from evals.records import iter_records
 from evals.twins.anthropic import AnthropicTwin, BedrockConverseTwin
 from evals.twins.gemini import GeminiTwin
 from evals.twins.openai import OpenAITwin
@@ -133,6 +134,7 @@ def run_against_twin(config: str, server: TwinServer, results_dir: Path, *,
                      workarounds: bool = True) -> Any:
     """Run ``config`` x ``experiment`` through the harness with ``api_base`` at its twin
     (with the route's ``WORKAROUNDS`` unless ``workarounds`` is False)."""
+    # local: Hydra and evals.run (~0.9 s to import) load only when a twin run starts
     from hydra import compose, initialize_config_dir
 
     from evals.run import run_config
@@ -254,8 +256,6 @@ def format_drift_table(rows: Sequence[DriftRow]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
-
-    from evals.records import iter_records
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("configs", nargs="*", help="model configs (default: every real one)")

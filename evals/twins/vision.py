@@ -21,6 +21,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from snapcompact.pricing import count_text_tokens
+
 __all__ = [
     "DecodedImage",
     "ImageError",
@@ -213,6 +215,4 @@ def gemini_image_tokens(model: str, width: int, height: int, resolution: str | N
 
 def text_tokens(text: str) -> int:
     """Tokens of a text part: o200k_base when it loads offline, else ceil(characters / 4)."""
-    from snapcompact.pricing import count_text_tokens
-
     return count_text_tokens(text, "gpt-4o").tokens if text else 0

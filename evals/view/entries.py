@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.aggregate import OFFLINE_PROVIDER, model_line, reader_id, reader_label
-from evals.records import find_record_files, iter_rows, upgrade_record
+from evals.records import find_record_files, iter_rows, one_row_per_measurement, upgrade_record
 
 #: Fields the compaction harness adds to a record (absent in older rows), and their defaults.
 COMPACTION_FIELDS: dict[str, Any] = {
@@ -131,23 +131,22 @@ def _identity(row: Mapping[str, Any]) -> list:
 
 
 def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
-    """One entry per measurement (the latest successful row wins, else the latest row).
+    """One entry per measurement (:func:`evals.records.one_row_per_measurement`; the run id is
+    part of a measurement here, so each run's row of a question is its own entry).
 
     Transcription rows (no question) are left out: they have no answer to drill into.
     """
-    chosen: dict[str, tuple[tuple, SourceRow]] = {}
-    for source in rows:
-        row = source.row
-        if row.get("reader") == "transcribe":
-            continue
-        rank = (row.get("error") is None, str(row.get("created_at") or ""), source.order)
-        key = _digest(_identity(row), 20)
-        if key not in chosen or rank > chosen[key][0]:
-            chosen[key] = (rank, source)
+    questions = sorted((s for s in rows if s.row.get("reader") != "transcribe"),
+                       key=lambda s: s.order)
+    chosen = one_row_per_measurement(
+        questions, key=lambda s: _digest(_identity(s.row), 20),
+        succeeded=lambda s: s.row.get("error") is None,
+        created_at=lambda s: str(s.row.get("created_at") or ""))
     lines: dict[str, str] = {}
     entries = []
-    for key, (_, source) in chosen.items():
+    for source in chosen:
         row = source.row
+        key = _digest(_identity(row), 20)
         target = str(row.get("target_model", ""))
         if target not in lines:
             lines[target] = model_line(target, table)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.aggregate import OFFLINE_LABEL
+from evals.shape_table import library_table_path
 from evals.transcripts import TRANSCRIPTS_DIR
 from evals.view.entries import (
     CELL_FIELDS,
@@ -48,6 +49,7 @@ from evals.view.entries import (
     load_rows,
     round_key,
 )
+from snapcompact.pricing import count_text_tokens, parse_shape_rules
 
 PAGE_SIZE = 100
 FRAME_MODES = ("copy", "hardlink", "symlink")
@@ -206,8 +208,6 @@ def _frames_of(context: Mapping[str, Any]) -> list[str]:
 def _block_tokens(context: Mapping[str, Any], target_model: str) -> list[Any]:
     """Predicted billed tokens of each part in order: text counted for the target model, images
     as the context recorded them."""
-    from snapcompact.pricing import count_text_tokens
-
     out: list[Any] = []
     for message in context["messages"]:
         for part in message["content"]:
@@ -284,9 +284,6 @@ def build_site(run_dirs: Sequence[str | Path], out: str | Path, *, page_size: in
     if frames not in FRAME_MODES:
         raise ValueError(f"frames mode {frames!r}: choose one of {', '.join(FRAME_MODES)}")
     if table is None:
-        from evals.shape_table import library_table_path
-        from snapcompact.pricing import parse_shape_rules
-
         table = parse_shape_rules(library_table_path().read_text())
     out = Path(out)
     entries = build_entries(load_rows(run_dirs), table)

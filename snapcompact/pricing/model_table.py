@@ -199,14 +199,17 @@ def parse_claude_id(model_id: str) -> ClaudeId | None:
     return ClaudeId(family=fam, version=version)
 
 
-def is_claude_high_res(model_id: str) -> bool:
-    """Opus >= 4.7, Fable and Mythos read 1932 px frames (Anthropic's 4,784-patch tier)."""
+def is_claude_high_res(model_id: str, table: ShapeTable | None = None) -> bool:
+    """Opus >= 4.7, Fable and Mythos read 1932 px frames (Anthropic's 4,784-patch tier).
+
+    ``table``: the shape table to read the families and the Opus version from (the shipped one
+    by default; the harness passes a proposed one)."""
     if not isinstance(model_id, str):
         return False
     parsed = parse_claude_id(model_id)
     if parsed is None:
         return False
-    table = shape_rules()
+    table = table if table is not None else shape_rules()
     if parsed.family in table.high_res_families:
         return True
     if parsed.family != "opus" or not parsed.version:
@@ -214,3 +217,12 @@ def is_claude_high_res(model_id: str) -> bool:
     width = max(len(parsed.version), len(table.opus_min_version))
     pad = lambda v: tuple(v) + (0,) * (width - len(v))  # noqa: E731
     return pad(parsed.version) >= pad(table.opus_min_version)
+
+
+def matching_rule(model_id: str, table: ShapeTable | None = None) -> ShapeRule | None:
+    """The first per-model rule of ``table`` (the shipped one by default) whose pattern matches
+    ``model_id``, or None. The high-resolution Claude tier is checked before any rule
+    (:func:`is_claude_high_res`): together they are the one model -> line matching, used by
+    the resolver and by the harness's tables."""
+    rules = table if table is not None else shape_rules()
+    return next((rule for rule in rules.rules if rule.pattern.search(model_id)), None)

@@ -23,6 +23,7 @@ from snapcompact.pricing.model_table import (
     api_family,
     api_for,
     is_claude_high_res,
+    matching_rule,
     shape_rules,
 )
 from snapcompact.text import cjk_heavy, scan_renderability
@@ -47,16 +48,16 @@ def ideal_shape_variant(model_id: str, table: Table = "seed") -> IdealShape | No
     if not isinstance(model_id, str):
         raise ValueError(f"model id must be a string, got {model_id!r}")
     rules = shape_rules()
-    if is_claude_high_res(model_id):
+    if is_claude_high_res(model_id, rules):
         return IdealShape(rules.high_res_variant, rules.high_res_frame_size, "claude-high-res")
-    for rule in rules.rules:
-        if rule.pattern.search(model_id):
-            variant = rule.variant if table == "seed" else rule.reference_variant
-            size = rule.frame_size
-            if table == "reference" and variant != rule.variant:
-                size = None
-            return IdealShape(variant, size, rule.name)
-    return None
+    rule = matching_rule(model_id, rules)
+    if rule is None:
+        return None
+    variant = rule.variant if table == "seed" else rule.reference_variant
+    size = rule.frame_size
+    if table == "reference" and variant != rule.variant:
+        size = None
+    return IdealShape(variant, size, rule.name)
 
 
 @dataclass(frozen=True)
