@@ -228,10 +228,11 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
                    f"{model.target_model}'s window of {max_input_tokens:,} input tokens")
     counted = maint.stored_tokens([final_prompt]) if maint is not None else bill.billed_tokens
     fits = max(counted, bill.billed_tokens) <= spec.context_window
-    stand_in = (spec.summarizer is not None and spec.summarizer.stand_in
-                and any(m in LLM_METHODS for m in replay.methods_used()))
+    llm_methods = sorted(m for m in replay.methods_used() if m in LLM_METHODS)
+    stand_in = spec.summarizer is not None and spec.summarizer.stand_in and bool(llm_methods)
     valid, note = _production_verdict(replay, arm, fits, counted, bill.billed_tokens,
-                                      spec.context_window, stand_in=stand_in)
+                                      spec.context_window,
+                                      stand_in_methods=llm_methods if stand_in else ())
     archive = replay.final_archive()
     caps = [a.frame_cap.max_frames for p in replay.passes for a in p.attempts
             if a.frame_cap is not None]
@@ -269,13 +270,13 @@ def _stable_prefix(replay: Any, chat: Any, bill: Any, target_model: str) -> int:
 
 
 def _production_verdict(replay: Any, arm: ArmSpec, fits: bool, counted: int, billed: int,
-                        window: int, *, stand_in: bool = False
+                        window: int, *, stand_in_methods: Sequence[str] = ()
                         ) -> tuple[bool | None, str | None]:
     """Would production send this context? (True / False with why / None for the bounds).
 
-    ``stand_in``: an LLM method ran with the offline summarizer stand-in. Production takes the
-    same path but sends its LLM's summary, not the stand-in's fixed text, so the row is not
-    production's context: False, with the methods named.
+    ``stand_in_methods``: the LLM methods that ran with the offline summarizer stand-in.
+    Production takes the same path but sends its LLM's summary, not the stand-in's fixed text,
+    so the row is not production's context: False, with the methods named.
     """
     if arm.strategy in ("full", "truncate"):
         note = ("upper bound: the whole history, production compacts" if arm.strategy == "full"
@@ -289,11 +290,10 @@ def _production_verdict(replay: Any, arm: ArmSpec, fits: bool, counted: int, bil
     if replay.offline_divergence:
         reasons.append("production would have run an LLM method (handoff / soft) this offline "
                        "run could not")
-    if stand_in:
-        ran = sorted(m for m in replay.methods_used() if m in LLM_METHODS)
-        reasons.append(f"production's path, but its {' / '.join(ran)} summary was written by the "
-                       "offline stand-in (no language model): recall on what that summary would "
-                       "carry is a floor")
+    if stand_in_methods:
+        reasons.append(f"production's path, but its {' / '.join(stand_in_methods)} summary was "
+                       "written by the offline stand-in (no language model): recall on what that "
+                       "summary would carry is a floor")
     if not fits:
         reasons.append(f"over the {window:,}-token window ({max(counted, billed):,} tokens)")
     return (False, "; ".join(reasons)) if reasons else (True, None)

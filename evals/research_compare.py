@@ -30,8 +30,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from evals.aggregate import dedupe_records, production_status
+from evals.aggregate import (
+    bootstrap_means,
+    dedupe_records,
+    percentile_interval,
+    production_status,
+)
 from evals.intervals import wilson_interval
 from evals.records import RECORDS_FILE, Record, iter_records
 
@@ -95,14 +101,13 @@ def _baseline_arm(arm: ArmKey, arms: Iterable[ArmKey], baseline: str) -> ArmKey 
 
 
 def _paired(diffs: np.ndarray, n_boot: int, seed: int) -> tuple[float, float, float]:
-    """Mean of ``diffs`` and its 95 % percentile-bootstrap interval (nan when empty)."""
+    """Mean of ``diffs`` and its 95 % percentile-bootstrap interval (nan when empty), with the
+    winner rule's resampling (:func:`evals.aggregate.bootstrap_means`)."""
     if len(diffs) == 0:
         return float("nan"), float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(diffs), size=(n_boot, len(diffs)))
-    means = diffs[idx].mean(axis=1)
-    return float(diffs.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means,
-                                                                                       97.5))
+    means = bootstrap_means(diffs, n_boot, np.random.default_rng(seed))[:, 0]
+    lo, hi = percentile_interval(means, 0.05)
+    return float(diffs.mean()), float(lo), float(hi)
 
 
 def compare_research(records: Iterable[Record], *, baseline: str = "production",
@@ -201,8 +206,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = format_markdown(rows, args.baseline)
     print(table)
     if args.out is not None:
-        import pandas as pd
-
         args.out.mkdir(parents=True, exist_ok=True)
         pd.DataFrame([asdict(r) for r in rows]).to_csv(args.out / "research_compare.csv",
                                                        index=False)
