@@ -22,12 +22,15 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from evals.records import RECORDS_FILE, iter_records
+from evals.records import RECORDS_FILE, Record, iter_records
 
-__all__ = ["INFEASIBLE", "OBJECTIVES_FILE", "SearchObjectives", "search_objectives"]
+__all__ = [
+    "INFEASIBLE", "OBJECTIVES_FILE", "SearchObjectives", "objectives_of", "search_objectives",
+]
 
 #: The values an infeasible trial returns: recall below any real one, tokens above any window.
 INFEASIBLE = (-1.0, 1e12)
@@ -59,6 +62,21 @@ def search_objectives(run_dir: str | os.PathLike[str], *, write: bool = True
     path = Path(run_dir) / RECORDS_FILE
     rows = ([r for r in iter_records(path) if r.strategy == "snapcompact"]
             if path.exists() else [])
+    result = objectives_of(rows)
+    if write:
+        out = {**asdict(result), "values": list(result.values())}
+        (Path(run_dir) / OBJECTIVES_FILE).write_text(
+            json.dumps(out, indent=2, allow_nan=True) + "\n", encoding="utf-8")
+    return result
+
+
+def objectives_of(rows: Iterable[Record]) -> SearchObjectives:
+    """The two objectives of a set of snapcompact rows (one trial, or one arm of a run).
+
+    Feasible only when every asked context is one production would send and fits the window,
+    and at least one question about discarded evidence was asked.
+    """
+    rows = list(rows)
     asked = [r for r in rows if r.error is None and r.skipped is None]
     discarded = [r for r in asked if (r.evidence_round or 0) >= 1]
     research = sorted({r.research for r in rows})
@@ -73,12 +91,7 @@ def search_objectives(run_dir: str | os.PathLike[str], *, write: bool = True
         reasons.append("no question about discarded evidence was asked")
     recall = (sum(r.correct for r in discarded) / len(discarded)) if discarded else math.nan
     tokens = (sum(r.predicted_prompt_tokens for r in asked) / len(asked)) if asked else math.nan
-    result = SearchObjectives(
+    return SearchObjectives(
         recall_discarded=recall, billed_tokens=tokens, feasible=not reasons,
         reason="; ".join(reasons) or None, n_rows=len(asked), n_discarded=len(discarded),
         research=",".join(research))
-    if write:
-        out = {**asdict(result), "values": list(result.values())}
-        (Path(run_dir) / OBJECTIVES_FILE).write_text(
-            json.dumps(out, indent=2, allow_nan=True) + "\n", encoding="utf-8")
-    return result
