@@ -29,23 +29,27 @@ import argparse
 import math
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from evals.aggregate import model_line, reader_id, reader_label
 from evals.intervals import wilson_interval
 from evals.records import RECORDS_FILE, Record, iter_records
 from evals.search import objectives_of
+from snapcompact.pricing import shape_rules
 
 __all__ = ["FrontPoint", "collect_points", "format_markdown", "main", "mark_front"]
 
 PRODUCTION_LABEL = "production"
 #: The shapes the seed's model table (``snapcompact/pricing/model_shapes.toml``) assigns.
 SEED_SHAPES = ("11on16-bw", "8on16-bw", "8on22-bw")
-#: A session set: points are only compared with points measured on the same one.
-SetKey = tuple[str, int, int, str]
+#: A session set: points are only compared with points measured on the same sessions, window,
+#: target model and reader (dataset, seed, window, target model, answered by).
+SetKey = tuple[str, int, int, str, str]
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,9 @@ class FrontPoint:
     dataset: str
     seed: int
     context_window: int
-    model: str
+    target_model: str  # whose window and bill the contexts were built for
+    line: str  # the model line of the shipped model table that decides its shape
+    answered_by: str  # the reader (the offline OCR reader: a legibility floor)
     recall_discarded: float
     recall_low: float
     recall_high: float
@@ -74,7 +80,7 @@ class FrontPoint:
     run: str  # the run folder, relative to the results directory given
 
 
-def _knobs(settings: dict | None) -> str:
+def _knobs(settings: Mapping[str, Any] | None) -> str:
     parts = []
     for section, values in sorted((settings or {}).items()):
         for key, value in sorted(values.items()):
@@ -97,6 +103,7 @@ def _run_dirs(results_dir: Path) -> list[Path]:
 def collect_points(results_dirs: Iterable[str | Path]) -> list[FrontPoint]:
     """Every snapcompact arm recorded under the given results directories, front marked."""
     points: list[FrontPoint] = []
+    table = shape_rules()
     for root in map(Path, results_dirs):
         if not root.is_dir():
             raise FileNotFoundError(f"search_front: {root} is not a directory")
@@ -107,8 +114,9 @@ def collect_points(results_dirs: Iterable[str | Path]) -> list[FrontPoint]:
                     continue
                 arms[(record.research, record.shape_requested, record.frame_size,
                       record.dataset, record.seed, record.context_window,
-                      record.target_model or record.model)].append(record)
-            for (research, shape, frame_size, dataset, seed, window, model), rows in \
+                      record.target_model or record.model,
+                      reader_label(reader_id(record.model)))].append(record)
+            for (research, shape, frame_size, dataset, seed, window, target, reader), rows in \
                     sorted(arms.items(), key=lambda kv: tuple(map(str, kv[0]))):
                 got = objectives_of(rows)
                 asked = [r for r in rows if r.error is None and r.skipped is None]
@@ -118,7 +126,8 @@ def collect_points(results_dirs: Iterable[str | Path]) -> list[FrontPoint]:
                     kind=_kind(research, shape), research=research, shape=shape,
                     frame_size=int(frame_size or 0), knobs=_knobs(rows[0].settings),
                     dataset=dataset, seed=int(seed), context_window=int(window),
-                    model=str(model), recall_discarded=got.recall_discarded,
+                    target_model=str(target), line=model_line(str(target), table),
+                    answered_by=reader, recall_discarded=got.recall_discarded,
                     recall_low=low, recall_high=high, n_discarded=got.n_discarded,
                     billed_tokens=got.billed_tokens, n_rows=got.n_rows,
                     frames=(sum(r.frames for r in asked) / len(asked)) if asked else math.nan,
@@ -132,10 +141,10 @@ def mark_front(points: Sequence[FrontPoint]) -> list[FrontPoint]:
     by_set: dict[SetKey, list[FrontPoint]] = defaultdict(list)
     for point in points:
         if point.feasible:
-            by_set[(point.dataset, point.seed, point.context_window, point.model)].append(point)
+            by_set[_set_key(point)].append(point)
     out = []
     for point in points:
-        rivals = by_set.get((point.dataset, point.seed, point.context_window, point.model), [])
+        rivals = by_set.get(_set_key(point), [])
         dominated = any(
             other is not point
             and other.recall_discarded >= point.recall_discarded
@@ -147,13 +156,19 @@ def mark_front(points: Sequence[FrontPoint]) -> list[FrontPoint]:
     return out
 
 
+def _set_key(point: FrontPoint) -> SetKey:
+    return (point.dataset, point.seed, point.context_window, point.target_model,
+            point.answered_by)
+
+
 def _replace(point: FrontPoint, **changes) -> FrontPoint:
     return FrontPoint(**{**asdict(point), **changes})
 
 
 def to_frame(points: Sequence[FrontPoint]) -> pd.DataFrame:
     frame = pd.DataFrame([asdict(p) for p in points], columns=list(FrontPoint.__annotations__))
-    return frame.sort_values(["dataset", "seed", "context_window", "model", "billed_tokens"],
+    return frame.sort_values(["dataset", "seed", "context_window", "target_model",
+                              "billed_tokens"],
                              kind="stable").reset_index(drop=True)
 
 
@@ -163,9 +178,15 @@ def format_markdown(points: Sequence[FrontPoint]) -> str:
              "| billed tokens/q | frames/q | feasible |",
              "| --- | --- | --- | --- | --- | --- | ---: | ---: | --- |"]
     frame = to_frame(points)
-    frame = frame.sort_values(["dataset", "seed", "context_window", "model", "on_front",
+    frame = frame.sort_values(["dataset", "seed", "context_window", "target_model", "on_front",
                                "billed_tokens"], ascending=[True, True, True, True, False, True],
                               kind="stable")
+    sets = frame[["dataset", "seed", "context_window", "target_model", "line",
+                  "answered_by"]].drop_duplicates()
+    header = [f"Sessions {s.dataset} seed {s.seed}, window {s.context_window:,}, "
+              f"{s.target_model} (line {s.line}), answers by {s.answered_by}"
+              for s in sets.itertuples()]
+    lines = [*(f"- {h}" for h in header), "", *lines]
     for p in frame.itertuples():
         recall = ("n/a" if math.isnan(p.recall_discarded) else
                   f"{p.recall_discarded:.3f} [{p.recall_low:.3f}, {p.recall_high:.3f}] "

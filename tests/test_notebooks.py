@@ -13,12 +13,15 @@ import pytest
 from nbclient import NotebookClient
 from test_aggregate import misses, shape_rows, synthetic
 
+from evals import research_compare, search_front
 from evals.records import append_records
 from evals.table import run
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 COMMITTED = ROOT / "results"
+#: Figures each notebook draws at least.
+FIGURES = {"recall_per_token.ipynb": 3, "research_front.ipynb": 2}
 
 
 def _execute(path: Path, results: Path, monkeypatch) -> nbformat.NotebookNode:
@@ -50,7 +53,30 @@ def synthetic_results(tmp_path_factory) -> Path:
     table = root / "model_shapes.toml"
     table.write_text((ROOT / "snapcompact" / "pricing" / "model_shapes.toml").read_text())
     run([root / "runs"], out=root / "results", n_boot=300, table_path=table, plots=False)
+    _research_tables(root, root / "results" / "research")
     return root / "results"
+
+
+def _research_tables(root: Path, out: Path) -> None:
+    """The two research tables, written by their own commands from synthetic research rows:
+    a study of three trials beside production, and a held-out pair of runs."""
+    from test_search_front import _arm
+
+    study, held_out = root / "study", root / "held_out"
+    append_records(study / "runs" / "reference" / "records.jsonl",
+                   _arm("ref", "production", "auto", [1, 0, 0, 0, None], 90_000))
+    for i, (recalls, tokens) in enumerate((([1, 1, 0, 0], 80_000), ([1, 1, 1, 0], 100_000),
+                                           ([0, 0, 0, 0], 120_000))):
+        append_records(study / "runs" / f"t{i}" / "records.jsonl",
+                       _arm(f"t{i}", f"search-{i}", "px-8x13-11x16-bw-nostretch",
+                            recalls, tokens))
+    assert search_front.main([str(study), "--out", str(out)]) == 0
+    append_records(held_out / "production" / "records.jsonl",
+                   _arm("p", "production", "auto", [1, 0, 0, 0, 0, 1], 90_000, seed=1))
+    append_records(held_out / "recommended" / "records.jsonl",
+                   _arm("r", "recommended-1", "auto", [1, 1, 0, 1, 0, 1], 85_000, seed=1))
+    assert research_compare.main([str(held_out / "production"), str(held_out / "recommended"),
+                                  "--out", str(out)]) == 0
 
 
 def test_there_is_a_recall_per_token_notebook() -> None:
@@ -66,7 +92,7 @@ def test_notebook_runs_on_synthetic_results(path: Path, synthetic_results: Path,
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     assert "answers by: snapocr (offline OCR reader" in text
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert len(images) >= 3
+    assert len(images) >= FIGURES[path.name]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
