@@ -138,7 +138,7 @@ def test_without_a_summarizer_llm_methods_are_recorded_offline_not_silently_skip
 @pytest.fixture(scope="module")
 def agent_replays():
     """The main job's generated agent session (~80k tokens) at 32k, keep 8k, reserve 4,096."""
-    from evals.datasets.agent_session import build_session
+    from evals.items.datasets.agent_session import build_session
 
     messages = build_session(0, 0, 80_000, [0.1, 0.5, 0.9]).messages
     base = _base(keep=8000, reserve=4096)

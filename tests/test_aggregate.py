@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evals.aggregate import (
+from evals.analysis.aggregate import (
     OFFLINE_PROVIDER,
     UNMATCHED_LINE,
     bootstrap_means,
@@ -24,7 +24,7 @@ from evals.aggregate import (
     records_frame,
     summarize,
 )
-from evals.records import Record
+from evals.store.records import Record
 from snapcompact.pricing import shape_rules
 
 CLAUDE = "anthropic/claude-sonnet-4-5"

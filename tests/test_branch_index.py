@@ -14,8 +14,8 @@ from dataclasses import replace
 import pytest
 
 from snapcompact.compaction import Session, build_session_context, prepare_compaction
-from snapcompact.compaction.cut_point import find_cut_point
 from snapcompact.compaction.context import estimate_branch_tokens
+from snapcompact.compaction.cut_point import find_cut_point
 from snapcompact.compaction.entries import CompactionEntry, MessageEntry, MetadataEntry
 from snapcompact.compaction.path_index import BranchList, index_of
 from snapcompact.compaction.pruning import (

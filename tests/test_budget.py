@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from evals.budget import Budget, BudgetExceeded, DryRunSummary, format_dry_run
+from evals.send.dollar_budget import Budget, BudgetExceeded, DryRunSummary, format_dry_run
 
 
 def plan(cost_to_send: float, hits: int = 2) -> DryRunSummary:

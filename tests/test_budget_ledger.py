@@ -1,4 +1,4 @@
-"""One dollar budget shared by processes through the results folder's ledger (evals.budget).
+"""One dollar budget shared by processes through the results folder's ledger (evals.send.dollar_budget).
 
 Real processes (multiprocessing, fork) draw on one ledger: together they never pass the limit,
 no update is lost, a dead process's reservation is charged at its prediction and never blocks,
@@ -18,7 +18,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from evals.budget import LEDGER_FILE, Budget, BudgetExceeded  # noqa: E402
+from evals.send.dollar_budget import LEDGER_FILE, Budget, BudgetExceeded  # noqa: E402
 
 STEP = 1 / 64
 CTX = multiprocessing.get_context("fork")
@@ -99,8 +99,8 @@ def _fake_completion(cost: float):
 
 
 def _run_client(results: str, questions: list[str], limit: float, out) -> None:
-    from evals.cache import ResponseCache
-    from evals.client import EvalClient, Request
+    from evals.send.client import EvalClient, Request
+    from evals.send.response_cache import ResponseCache
 
     client = EvalClient(cache=ResponseCache(os.path.join(results, "cache")),
                         renderer_version="test",

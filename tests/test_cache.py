@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.cache import CachedResponse, ResponseCache, answer_params, request_key
+from evals.send.response_cache import CachedResponse, ResponseCache, answer_params, request_key
 
 FRAME_A = hashlib.sha256(b"frame a pixels").hexdigest()
 FRAME_B = hashlib.sha256(b"frame b pixels").hexdigest()
@@ -206,7 +206,7 @@ def test_concurrent_thread_writers_and_readers(tmp_path):
 PROCESS_WRITER = textwrap.dedent(
     """
     import hashlib, sys
-    from evals.cache import CachedResponse, ResponseCache
+    from evals.send.response_cache import CachedResponse, ResponseCache
     cache = ResponseCache(sys.argv[1])
     worker = int(sys.argv[2])
     keys = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(6)]
@@ -246,7 +246,7 @@ def test_concurrent_process_writers(tmp_path):
 def test_offline_reader_inputs_are_part_of_the_key() -> None:
     # The embedded OCR reader answers from evidence/answers sent as metadata: two questions
     # with the same text over the same frames but different evidence must not share a reply.
-    from evals.cache import request_key
+    from evals.send.response_cache import request_key
 
     base = dict(model="snapocr/ocr-qa", messages=[{"role": "user", "content": "Q?"}], params={},
                 frame_hashes=[], renderer_version="1")

@@ -17,9 +17,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from evals.budget import Budget, BudgetExceeded  # noqa: E402
-from evals.cache import ResponseCache  # noqa: E402
-from evals.client import (  # noqa: E402
+from evals.send.client import (  # noqa: E402
     REDACTED,
     EvalClient,
     Progress,
@@ -30,7 +28,9 @@ from evals.client import (  # noqa: E402
     provider_of,
     redact,
 )
-from evals.fake_server import DUMMY_API_KEY, FakeChatServer, FakeReply, count_usage  # noqa: E402
+from evals.send.dollar_budget import Budget, BudgetExceeded  # noqa: E402
+from evals.send.response_cache import ResponseCache  # noqa: E402
+from evals.twins.fake_server import DUMMY_API_KEY, FakeChatServer, FakeReply, count_usage  # noqa: E402
 
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.05)
 PNG_BYTES = bytes.fromhex(
@@ -370,13 +370,13 @@ def test_progress_bar_shows_requests_hits_tokens_dollars(tmp_path, server):
 
 
 def test_fake_server_runs_in_its_own_process():
-    """The benchmark's mode: ``python -m evals.fake_server`` prints its port, serves /stats."""
+    """The benchmark's mode: ``python -m evals.twins.fake_server`` prints its port, serves /stats."""
     import json
     import subprocess
     import sys
     import urllib.request
 
-    child = subprocess.Popen([sys.executable, "-m", "evals.fake_server", "--latency", "0"],
+    child = subprocess.Popen([sys.executable, "-m", "evals.twins.fake_server", "--latency", "0"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         base = f"http://127.0.0.1:{int(child.stdout.readline())}"
@@ -433,7 +433,7 @@ class _HeaderError(Exception):
     ({"Retry-After": "soon"}, None),
 ])
 def test_retry_after_header_forms(headers, expected):
-    from evals.client import retry_after_seconds
+    from evals.send.client import retry_after_seconds
 
     assert retry_after_seconds(_HeaderError(headers)) == expected
 
@@ -441,7 +441,7 @@ def test_retry_after_header_forms(headers, expected):
 def test_retry_after_http_date():
     import email.utils
 
-    from evals.client import retry_after_seconds
+    from evals.send.client import retry_after_seconds
 
     when = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert 28 <= retry_after_seconds(_HeaderError({"Retry-After": when})) <= 31

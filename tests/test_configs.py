@@ -22,8 +22,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from evals.run import CONFIG_DIR
-from evals.spec import STRATEGIES, RunSpec
+from evals.items.datasets import dataset_params
+from evals.pipeline.run import CONFIG_DIR
+from evals.spec.run_spec import STRATEGIES, RunSpec
 from snapcompact.core import SHAPE_VARIANT_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +42,7 @@ def _compose(overrides: list[str], hydra: bool = False):
 
 
 def test_config_dir_is_the_repository_configs_folder():
-    # reached through evals/configs, the symlink the wheel build follows (evals.package_data)
+    # reached through evals/configs, the symlink the wheel build follows (evals.spec.config_files)
     assert CONFIG_DIR.resolve() == (REPO / "configs").resolve()
     assert (CONFIG_DIR / "eval.yaml").is_file()
     for group in (*GROUPS, "hydra"):
@@ -84,7 +85,7 @@ def test_every_group_option_composes_under_every_experiment(experiment):
                 cfg = compose("eval", overrides=[f"experiment={experiment}", f"{group}={option}",
                                                  *extra])
                 if group == "dataset" and set(cfg.dataset.params) - set(
-                        __import__("evals.datasets").datasets.dataset_params(cfg.dataset.name)):
+                        dataset_params(cfg.dataset.name)):
                     # the experiment sizes its own dataset: another one is refused, by name
                     with pytest.raises(ValueError, match="got unknown params"):
                         RunSpec.from_config(cfg)
@@ -182,7 +183,7 @@ def test_run_directories_are_deterministic_and_ignore_non_measuring_keys():
 @pytest.mark.parametrize("name", options("model"))
 def test_model_config_is_priced_resolved_and_billed(name):
     """Each model's target resolves to a shape, bills a real frame, and has a price offline."""
-    from evals.costs import price_of
+    from evals.send.price_map import price_of
     from snapcompact.pricing import bill_image, resolve_shape
 
     spec = RunSpec.from_config(_compose([f"model={name}"]))
@@ -252,7 +253,7 @@ def test_bad_configs_fail_before_anything_runs(override, message):
 def test_cli_finds_its_configs_from_any_directory(tmp_path):
     """The installed console script composes from another cwd (--cfg prints, runs nothing)."""
     script = Path(sys.executable).with_name("snapcompact-eval")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "evals.run"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "evals.pipeline.run"]
     out = subprocess.run([*command, "--cfg", "job", "model=gpt-5", "shape=6x6u-bw"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from test_aggregate import frame, shape_rows, synthetic
 
-from evals.aggregate import arm_labels, summarize
-from evals.records import one_row_per_measurement
-from evals.report import format_summary
-from evals.report import summarize as console_rows
+from evals.analysis.aggregate import arm_labels, summarize
+from evals.pipeline.run_report import format_summary
+from evals.pipeline.run_report import summarize as console_rows
+from evals.store.records import one_row_per_measurement
 from evals.view.entries import SourceRow, build_entries
 from snapcompact.pricing import shape_rules
 

@@ -19,17 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from evals.datasets import (
+from evals.items.datasets import (
     CHARS_PER_TOKEN,
     SquadUnavailable,
     dataset_names,
     load_dataset,
     stdlib_corpus,
 )
-from evals.datasets.squad import load_squad, sentence_spans
-from evals.datasets.tiny import TINY_PARAGRAPHS, load_tiny
-from evals.datasets.tool_output import ALL_KINDS, DEFAULT_KINDS
-from evals.items import QAItem, Question
+from evals.items.datasets.squad import load_squad, sentence_spans
+from evals.items.datasets.tiny import TINY_PARAGRAPHS, load_tiny
+from evals.items.datasets.tool_output import ALL_KINDS, DEFAULT_KINDS
+from evals.items.qa_items import QAItem, Question
 
 FIXTURES = Path(__file__).parent / "fixtures" / "datasets"
 SQUAD_FIXTURE = FIXTURES / "squad_tiny.jsonl"
@@ -507,7 +507,7 @@ def _text_chars(message) -> int:
 
 
 def test_talkative_agent_session_carries_conversation_the_pruner_cannot_shrink():
-    from evals.datasets import load_dataset
+    from evals.items.datasets import load_dataset
 
     plain, talky = (load_dataset("agent_session", target_tokens=20_000, depths=(0.2, 0.5, 0.8),
                                  talk_share=share)[0] for share in (0.0, 0.6))

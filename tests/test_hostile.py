@@ -348,7 +348,7 @@ def _compose(overrides):
 @pytest.mark.parametrize("overrides,expect", CONFIG_CASES,
                          ids=[" ".join(c[0]) for c in CONFIG_CASES])
 def test_config_hostile_values(overrides, expect, tmp_path):
-    from evals.spec import RunSpec
+    from evals.spec.run_spec import RunSpec
 
     afile = tmp_path / "afile"
     afile.write_text("x")
@@ -388,7 +388,7 @@ ENTRY_CASES: list[tuple[list[str], str]] = [
 @pytest.mark.parametrize("overrides,expect", ENTRY_CASES,
                          ids=[" ".join(c[0]) for c in ENTRY_CASES])
 def test_entry_point_hostile_overrides(overrides, expect, tmp_path, monkeypatch, capsys):
-    from evals.run import main
+    from evals.pipeline.run import main
 
     afile = tmp_path / "afile"
     afile.write_text("x")
@@ -427,8 +427,8 @@ TABLE_CASES: list[tuple[list[str], str]] = [
 def test_table_tool_hostile_input(argv, expect, tmp_path, capsys):
     from test_records import make_record
 
-    from evals.records import append_records
-    from evals.table import main as table_main
+    from evals.analysis.table import main as table_main
+    from evals.store.records import append_records
 
     afile = tmp_path / "afile"
     afile.write_text("x")

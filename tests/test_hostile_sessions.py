@@ -7,8 +7,8 @@ and never a hang (every case runs under an alarm). The readers:
 
 * ``python -m snapcompact compact FILE --context-window 32000`` (the CLI's ``main``, in process:
   exit status 0 and a JSON summary, or 2 and one ``error:`` line on stderr);
-* the harness's ``dataset=session`` loader (``evals.datasets.load_dataset``), whose error reaches
-  the user through ``evals.run``'s one-line message, and once end to end through
+* the harness's ``dataset=session`` loader (``evals.items.datasets.load_dataset``), whose error reaches
+  the user through ``evals.pipeline.run``'s one-line message, and once end to end through
   ``snapcompact-eval``.
 
 Small files are committed (``files/``); the big ones (megabytes, 100,000 levels of nesting) are
@@ -98,8 +98,8 @@ def test_compact_command(session, expect, corpus, tmp_path, capsys):
 
 @pytest.mark.parametrize("session,questions,expect", CASES, ids=[f"{c[0]}+{c[1]}" for c in CASES])
 def test_harness_session_loader(session, questions, expect, corpus):
-    from evals.datasets import load_dataset
-    from evals.run import _user_message
+    from evals.items.datasets import load_dataset
+    from evals.pipeline.run import _user_message
 
     try:
         with _Alarm(), warnings.catch_warnings():
@@ -121,7 +121,7 @@ def test_harness_session_loader(session, questions, expect, corpus):
 def test_a_broken_session_through_the_harness_is_one_line(tmp_path):
     session = HERE / "files" / "toolcall_without_id.jsonl"
     proc = subprocess.run(
-        [sys.executable, "-m", "evals.run", "dataset=session",
+        [sys.executable, "-m", "evals.pipeline.run", "dataset=session",
          f"dataset.params.path={session}",
          f"dataset.params.questions={HERE / 'files' / 'q_ok.jsonl'}",
          f"results_dir={tmp_path}", "dry_run=true", "progress=false"],

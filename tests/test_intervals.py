@@ -12,8 +12,8 @@ import math
 import pytest
 from test_aggregate import BOOT, decide, frame, misses, shape_rows
 
-from evals.aggregate import summarize
-from evals.intervals import wilson_interval
+from evals.analysis.aggregate import summarize
+from evals.analysis.intervals import wilson_interval
 
 NEWCOMBE_TABLE_II_SCORE = [
     (81, 263, 0.2553, 0.3662),

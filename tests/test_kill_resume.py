@@ -22,10 +22,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from hydra import compose, initialize_config_dir
 
-from evals.cache import ResponseCache
-from evals.fake_server import FakeChatServer, body_digest
-from evals.records import iter_records
-from evals.run import CONFIG_DIR, run_config
+from evals.pipeline.run import CONFIG_DIR, run_config
+from evals.send.response_cache import ResponseCache
+from evals.store.records import iter_records
+from evals.twins.fake_server import FakeChatServer, body_digest
 
 QUESTIONS = 40
 KILLS = 10
@@ -43,8 +43,8 @@ def _child(cfg, run_dir, base_dir) -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_kill_9_ten_times_then_resume_loses_and_duplicates_nothing(tmp_path, monkeypatch):
-    from evals.client import import_litellm
-    from evals.versions import versions
+    from evals.send.client import import_litellm
+    from evals.spec.provenance import versions
 
     import_litellm()
     versions()  # git sha, table hashes: computed once here, inherited by every forked runner

@@ -130,8 +130,8 @@ def test_chat_sends_tools_and_tool_choice_through_litellm(sent):
 
 
 def _client(tmp_path):
-    from evals.cache import ResponseCache
-    from evals.client import EvalClient, RetryPolicy
+    from evals.send.client import EvalClient, RetryPolicy
+    from evals.send.response_cache import ResponseCache
 
     return EvalClient(cache=ResponseCache(tmp_path / "cache"), renderer_version="test-renderer",
                       retry=RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02),
@@ -139,7 +139,7 @@ def _client(tmp_path):
 
 
 def test_eval_client_reports_litellm_usage_and_the_cost_map_price(tmp_path, sent):
-    from evals.client import Request
+    from evals.send.client import Request
 
     client = _client(tmp_path)
     request = Request(model="anthropic/claude-sonnet-4-5",
@@ -156,7 +156,7 @@ def test_eval_client_reports_litellm_usage_and_the_cost_map_price(tmp_path, sent
 
 
 def test_eval_client_records_a_litellm_client_error_without_raising(tmp_path, sent):
-    from evals.client import Request
+    from evals.send.client import Request
 
     client = _client(tmp_path)
     bad = litellm.BadRequestError("image too large", model="claude-sonnet-4-5",

@@ -13,8 +13,8 @@ import pytest
 from nbclient import NotebookClient
 from test_aggregate import misses, shape_rows, synthetic
 
-from evals.records import append_records
-from evals.table import run
+from evals.analysis.table import run
+from evals.store.records import append_records
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -81,5 +81,5 @@ def test_notebooks_never_call_a_model() -> None:
     for path in NOTEBOOKS:
         source = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
                            if c.cell_type == "code")
-        for forbidden in ("litellm", "completion(", "evals.client", "evals.run", "requests"):
+        for forbidden in ("litellm", "completion(", "evals.send.client", "evals.pipeline.run", "requests"):
             assert forbidden not in source, f"{path.name} mentions {forbidden}"

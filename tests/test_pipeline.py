@@ -25,14 +25,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from hydra import compose, initialize_config_dir
 from PIL import Image
 
-from evals import prompts
-from evals.contexts import build_context
-from evals.costs import max_input_tokens
-from evals.datasets import load_dataset
-from evals.planning import build_plan
-from evals.records import ContextStore, FrameStore, iter_records
-from evals.run import CONFIG_DIR, run_config
-from evals.spec import ArmSpec, RunSpec, ShapeSpec
+from evals.items import prompts
+from evals.items.datasets import load_dataset
+from evals.pipeline.plan import build_plan
+from evals.pipeline.run import CONFIG_DIR, run_config
+from evals.replay.contexts import build_context
+from evals.send.price_map import max_input_tokens
+from evals.spec.run_spec import ArmSpec, RunSpec, ShapeSpec
+from evals.store.records import ContextStore, FrameStore, iter_records
 
 DUMMY_KEY = "sk-test-dummy-0123456789abcdefXYZ"
 SMALL = ["experiment=smoke", "max_questions_per_item=2"]
@@ -269,7 +269,7 @@ def test_offline_reader_reads_text_and_frames_at_their_seen_size(tmp_path, sessi
 
 
 def test_loopback_server_through_litellms_http_client(tmp_path, monkeypatch):
-    from evals.fake_server import FakeChatServer, count_usage
+    from evals.twins.fake_server import FakeChatServer, count_usage
 
     monkeypatch.setenv("OPENAI_API_KEY", DUMMY_KEY)
     with FakeChatServer() as server:
@@ -321,7 +321,7 @@ def test_every_experiment_plans_in_fast_mode(tmp_path, experiment):
 
 
 def test_budget_refuses_before_sending(tmp_path):
-    from evals.budget import BudgetExceeded
+    from evals.send.dollar_budget import BudgetExceeded
 
     calls = []
 
@@ -359,7 +359,7 @@ def test_dry_run_prints_the_prediction_and_sends_nothing(tmp_path, capsys):
 
 
 def test_missing_keys_stop_a_real_run_but_not_a_dry_run(tmp_path, monkeypatch):
-    from evals.pipeline import MissingCredentials
+    from evals.pipeline.run_loop import MissingCredentials
 
     monkeypatch.delenv("MOONSHOT_API_KEY", raising=False)
     cfg = compose_cfg([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=kimi"])

@@ -17,15 +17,15 @@ import pytest
 from hydra import compose, initialize_config_dir
 from PIL import Image
 
-from evals.cache import (
+from evals.pipeline.run import CONFIG_DIR, run_config
+from evals.send.response_cache import (
     CACHE_SCHEMA_VERSION,
     SCHEMA_MARKER,
     CachedResponse,
     ResponseCache,
 )
-from evals.pixel_keys import pixel_digest
-from evals.records import iter_records
-from evals.run import CONFIG_DIR, run_config
+from evals.store.pixel_keys import pixel_digest
+from evals.store.records import iter_records
 
 DUMMY_KEY = "sk-test-dummy-0123456789abcdefXYZ"
 
@@ -106,7 +106,7 @@ def _compose(overrides: list[str]):
 def test_rerun_after_reencoding_the_frames_sends_zero_requests(tmp_path, monkeypatch, level):
     """Frames deflated at another ISA-L level are other files with the same pixels: the rerun
     finds every answer in the response cache and the server sees no request."""
-    from evals.fake_server import FakeChatServer
+    from evals.twins.fake_server import FakeChatServer
     from snapcompact.render import png as snap_png
     assert level != snap_png.ISAL_LEVEL
     monkeypatch.setenv("OPENAI_API_KEY", DUMMY_KEY)
@@ -145,7 +145,7 @@ def test_an_old_schema_cache_is_a_clear_miss_said_once(tmp_path, caplog):
     path = tmp_path / old_key[:2] / f"{old_key[2:]}.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({**_entry().to_json(), "schema": 1}))
-    with caplog.at_level(logging.WARNING, logger="evals.cache"):
+    with caplog.at_level(logging.WARNING, logger="evals.send.response_cache"):
         cache = ResponseCache(tmp_path)
     assert cache.get(old_key) is None  # never read as an answer
     warned = [r.getMessage() for r in caplog.records]
@@ -155,14 +155,14 @@ def test_an_old_schema_cache_is_a_clear_miss_said_once(tmp_path, caplog):
     cache.put(new_key, _entry())
     assert (tmp_path / SCHEMA_MARKER).read_text().strip() == str(CACHE_SCHEMA_VERSION)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="evals.cache"):
+    with caplog.at_level(logging.WARNING, logger="evals.send.response_cache"):
         again = ResponseCache(tmp_path)
     assert caplog.records == []
     assert again.get(new_key) == _entry() and again.get(old_key) is None
 
 
 def test_a_new_cache_is_marked_without_a_warning(tmp_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="evals.cache"):
+    with caplog.at_level(logging.WARNING, logger="evals.send.response_cache"):
         cache = ResponseCache(tmp_path / "fresh")
         key = hashlib.sha256(b"k").hexdigest()
         cache.put(key, _entry())

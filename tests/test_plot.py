@@ -11,8 +11,8 @@ import pytest
 from PIL import Image
 from test_aggregate import misses, shape_rows, synthetic
 
-from evals.aggregate import records_frame, summarize
-from evals.plot import (
+from evals.analysis.aggregate import records_frame, summarize
+from evals.analysis.plot import (
     plot_billing_drift,
     plot_recall_by_shape,
     plot_recall_vs_tokens,

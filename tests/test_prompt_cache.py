@@ -122,7 +122,7 @@ def test_breakpoint_on_a_content_part_and_on_a_tool_call() -> None:
 
 
 def test_response_cache_key_ignores_the_breakpoint() -> None:
-    from evals.cache import request_key
+    from evals.send.response_cache import request_key
 
     def key(messages):
         return request_key(model="anthropic/claude-sonnet-4-5", messages=messages, params={},
@@ -137,7 +137,7 @@ def test_response_cache_key_ignores_the_breakpoint() -> None:
 def test_cache_tokens_read_from_litellm_usage() -> None:
     from types import SimpleNamespace
 
-    from evals.client import cache_tokens
+    from evals.send.client import cache_tokens
 
     anthropic = SimpleNamespace(cache_read_input_tokens=188086, cache_creation_input_tokens=0,
                                 prompt_tokens_details=SimpleNamespace(cached_tokens=188086))
@@ -168,7 +168,7 @@ def test_twin_automatic_cache_reads_the_longest_shared_prefix() -> None:
 
 # --- production's next turns ------------------------------------------------------------------
 def test_next_turns_stable_prefix_is_cheaper_than_rewritten() -> None:
-    from evals.conversation_bill import next_turns_units
+    from evals.replay.conversation_bill import next_turns_units
 
     rule = prompt_cache_rule("claude-sonnet-4-5")
     bill = next_turns_units(rule, 10_000, 6_000, k=2, turn_tokens=1_000)

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from evals.records import (
+from evals.store.records import (
     FrameStore,
     Record,
     append_records,

@@ -24,11 +24,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from hydra import compose, initialize_config_dir
 from test_records import make_record
 
-from evals.cache import CachedResponse, ResponseCache, request_key
-from evals.client import EvalClient, Request, RetryPolicy
-from evals.records import append_records, iter_records
-from evals.run import CONFIG_DIR, run_config
-from evals.runlock import RunFolderBusy, run_folder_lock
+from evals.pipeline.run import CONFIG_DIR, run_config
+from evals.send.client import EvalClient, Request, RetryPolicy
+from evals.send.response_cache import CachedResponse, ResponseCache, request_key
+from evals.store.records import append_records, iter_records
+from evals.support.runlock import RunFolderBusy, run_folder_lock
 
 TOTAL_MOCK_ROWS = 16  # model=mock, the smoke session with 4 facts: 4 questions x 4 arms
 
@@ -50,7 +50,7 @@ class Counting:
         self.calls = 0
 
     async def __call__(self, **kwargs):
-        from evals.client import import_litellm
+        from evals.send.client import import_litellm
 
         self.calls += 1
         return await import_litellm().acompletion(**kwargs)
@@ -85,7 +85,7 @@ def test_failed_cache_writes_keep_every_answer_in_the_records(tmp_path, monkeypa
 
 
 def test_a_cache_write_failing_halfway_leaves_no_entry_and_no_temp_file(tmp_path, monkeypatch):
-    import evals.cache as cache_module
+    import evals.send.response_cache as cache_module
 
     cache = ResponseCache(tmp_path / "cache")
     key = "ab" + "0" * 62
@@ -151,7 +151,7 @@ def test_append_keeps_a_whole_row_that_only_lacks_its_newline(tmp_path):
 
 
 def test_a_failed_append_is_rolled_back(tmp_path, monkeypatch):
-    import evals.records as records_module
+    import evals.store.records as records_module
 
     path = tmp_path / "records.jsonl"
     append_records(path, [make_record(question_id="q1")])
@@ -199,7 +199,7 @@ def test_records_with_wrong_field_types_are_refused(tmp_path):
 
 
 def test_disk_full_on_records_stops_the_run_and_a_rerun_completes_it(tmp_path, monkeypatch):
-    import evals.records as records_module
+    import evals.store.records as records_module
 
     real_write = os.write
     state = {"writes": 0}
@@ -212,7 +212,7 @@ def test_disk_full_on_records_stops_the_run_and_a_rerun_completes_it(tmp_path, m
 
     overrides = [*mock_overrides(tmp_path), "model.concurrency=1"]
     monkeypatch.setattr(records_module, "_FLUSH_ROWS", 2, raising=False)
-    import evals.rows as rows_module
+    import evals.pipeline.rows as rows_module
 
     monkeypatch.setattr(rows_module, "_FLUSH_ROWS", 2)
     monkeypatch.setattr(records_module.os, "write", enospc_after_first)
@@ -285,7 +285,7 @@ def _mock_request(i: int) -> Request:
 
 def test_processes_sharing_a_cache_send_each_request_once(tmp_path):
     """Two clients (as two sweep jobs would be) ask the same 12 questions at the same time."""
-    from evals.client import import_litellm
+    from evals.send.client import import_litellm
 
     litellm = import_litellm()
     sent: list[str] = []
@@ -382,7 +382,7 @@ def test_a_copied_results_folder_answers_from_its_cache(tmp_path):
     ("max_frames=0", "max_frames must be an integer >= 1"),
 ])
 def test_run_spec_refuses_paths_that_escape(tmp_path, override, problem):
-    from evals.spec import RunSpec
+    from evals.spec.run_spec import RunSpec
 
     cfg = compose_cfg([f"results_dir={tmp_path}", "model=mock", override])
     with pytest.raises(ValueError, match=problem):
@@ -390,7 +390,7 @@ def test_run_spec_refuses_paths_that_escape(tmp_path, override, problem):
 
 
 def test_results_dir_that_is_a_file_is_refused(tmp_path):
-    from evals.spec import RunSpec
+    from evals.spec.run_spec import RunSpec
 
     (tmp_path / "afile").write_text("x")
     cfg = compose_cfg([f"results_dir={tmp_path / 'afile'}", "model=mock"])

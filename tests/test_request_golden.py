@@ -1,6 +1,6 @@
 """Pinned request text and cache key per reader: a wording or key change is a visible diff.
 
-A sweep's answers are cached under a key over the request (``evals.cache``). A change to the
+A sweep's answers are cached under a key over the request (``evals.send.response_cache``). A change to the
 harness's wording (system prompt, question template), to what the key covers, or to the frames'
 pixels silently re-asks, and re-bills, every question of every sweep rerun after it. Here the
 smoke experiment's first question per arm is planned for each reader (the offline OCR reader and
@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 from hydra import compose, initialize_config_dir
 
-from evals.cache import LOCATION_READER_INPUTS
-from evals.pipeline import make_client
-from evals.planning import build_plan
-from evals.run import CONFIG_DIR
-from evals.spec import RunSpec
+from evals.pipeline.plan import build_plan
+from evals.pipeline.run import CONFIG_DIR
+from evals.pipeline.run_loop import make_client
+from evals.send.response_cache import LOCATION_READER_INPUTS
+from evals.spec.run_spec import RunSpec
 
 GOLDEN_DIR = Path(__file__).parent / "golden" / "requests"
 UPDATE = os.environ.get("SNAPCOMPACT_UPDATE_GOLDEN") == "1"

@@ -1,4 +1,4 @@
-"""Research settings against production's, paired question by question (evals.research_compare).
+"""Research settings against production's, paired question by question (evals.analysis.research_compare).
 
 Expected figures are worked out by hand from the rows each test builds.
 """
@@ -9,11 +9,11 @@ import math
 from dataclasses import replace
 
 import pytest
-
-from evals.aggregate import dedupe_records
-from evals.research_compare import compare_research, format_markdown, main
-from evals.records import append_records
 from test_aggregate import base_record
+
+from evals.analysis.aggregate import dedupe_records
+from evals.analysis.research_compare import compare_research, format_markdown, main
+from evals.store.records import append_records
 
 RECOMMENDED = "recommended-0a1b2c3d"
 

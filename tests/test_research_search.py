@@ -12,11 +12,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from hydra import compose, initialize_config_dir
 from test_records import make_record
 
-from evals.aggregate import arm_label
-from evals.records import append_records
-from evals.run import CONFIG_DIR
-from evals.search import INFEASIBLE, search_objectives
-from evals.spec import RunSpec
+from evals.analysis.aggregate import arm_label
+from evals.analysis.search_objectives import INFEASIBLE, search_objectives
+from evals.pipeline.run import CONFIG_DIR
+from evals.spec.run_spec import RunSpec
+from evals.store.records import append_records
 from snapcompact.compaction import DEFAULT_SETTINGS
 
 

@@ -10,8 +10,8 @@ No key, no network: dummy keys are set and must never reach a file.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,10 +24,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from hydra import compose, initialize_config_dir
 
-from evals.cache import ResponseCache
-from evals.records import iter_records
-from evals.rows import OCR_NOTE
-from evals.run import CONFIG_DIR, main, run_config
+from evals.pipeline.rows import OCR_NOTE
+from evals.pipeline.run import CONFIG_DIR, main, run_config
+from evals.send.response_cache import ResponseCache
+from evals.store.records import iter_records
 
 DUMMY_KEYS = {"ANTHROPIC_API_KEY": "sk-ant-" + "dummy-not-a-key-0123456789",  # split: not a real key
               "OPENAI_API_KEY": "sk-test-dummy-not-a-key-9876543210"}
@@ -51,7 +51,7 @@ class Counting:
         self.stop_after = stop_after
 
     async def __call__(self, **kwargs):
-        from evals.client import import_litellm
+        from evals.send.client import import_litellm
 
         self.calls += 1
         if self.stop_after is not None and self.calls > self.stop_after:
@@ -151,12 +151,12 @@ def test_interrupted_run_resumes_without_asking_twice(tmp_path):
 
 def _console_script() -> list[str]:
     script = Path(sys.executable).with_name("snapcompact-eval")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "evals.run"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "evals.pipeline.run"]
 
 
 def test_killed_sweep_never_rebills_an_answered_request(tmp_path, monkeypatch):
     """SIGKILL a CLI run mid-sweep (loopback server, real HTTP), rerun the same command."""
-    from evals.fake_server import FakeChatServer
+    from evals.twins.fake_server import FakeChatServer
 
     args = ["model=fake", "experiment=smoke", "dataset.params.depths=[0.1,0.3,0.5,0.7,0.9]",
             "model.concurrency=2", "progress=false", f"results_dir={tmp_path}"]

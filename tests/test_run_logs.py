@@ -15,12 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evals.records import iter_records
+from evals.store.records import iter_records
 
 
 def _console_script() -> list[str]:
     script = Path(sys.executable).with_name("snapcompact-eval")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "evals.run"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "evals.pipeline.run"]
 
 
 def test_console_lines_reach_the_job_log_once_and_rows_carry_package_versions(tmp_path):

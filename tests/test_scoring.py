@@ -9,7 +9,7 @@ nothing is shared; both take the maximum over gold answers.
 
 import pytest
 
-from evals.scoring import (
+from evals.pipeline.scoring import (
     CORRECT_F1_THRESHOLD,
     Score,
     exact_match,

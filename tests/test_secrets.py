@@ -19,10 +19,10 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from evals.fake_server import FakeChatServer, FakeReply
-from evals.records import iter_records
-from evals.redaction import REDACTED, is_secret_name, redact, redact_data, secret_values
-from evals.run import main
+from evals.pipeline.run import main
+from evals.store.records import iter_records
+from evals.support.redaction import REDACTED, is_secret_name, redact, redact_data, secret_values
+from evals.twins.fake_server import FakeChatServer, FakeReply
 
 # Built from parts so that secret scanners do not flag this file.
 PLANTED = {

@@ -7,7 +7,7 @@ none duplicated, no complete answer delivered twice, and a rerun must send nothi
 
 from __future__ import annotations
 
-from evals.soak import run_soak
+from evals.twins.soak import run_soak
 
 
 def test_soak_at_20_percent_faults_loses_nothing_and_bills_nothing_twice(tmp_path):

@@ -1,4 +1,4 @@
-"""The declarative config schemas (evals/spec.py): every key, given a value of the wrong kind,
+"""The declarative config schemas (evals/spec/run_spec.py): every key, given a value of the wrong kind,
 is refused with one line that starts with that key's path in the composed config.
 
 ``test_hostile.py`` pins the exact wording per case; this file sweeps every key of every group,
@@ -13,8 +13,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from evals.run import CONFIG_DIR
-from evals.spec import EvalConfig, ModelConfig, RunSpec
+from evals.pipeline.run import CONFIG_DIR
+from evals.spec.run_spec import EvalConfig, ModelConfig, RunSpec
 
 WRONG = {"a": {"nested": "mapping"}}  # no key of any group takes a mapping of this shape
 

@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from test_aggregate import CLAUDE, OCR, misses, shape_rows, synthetic
 
-from evals.aggregate import choose_winners, records_frame
-from evals.records import append_records
-from evals.shape_table import apply_table, library_table_path, propose_table
-from evals.table import main
+from evals.analysis.aggregate import choose_winners, records_frame
+from evals.analysis.table import main
+from evals.analysis.write_model_shapes import apply_table, library_table_path, propose_table
+from evals.store.records import append_records
 from snapcompact.pricing import parse_shape_rules, shape_rules
 
 FAST = ["--bootstrap", "400", "--no-plots"]

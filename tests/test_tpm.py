@@ -14,8 +14,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from evals.client import EvalClient, Request
-from evals.tpm import TokenRateLimiter, state_file_for
+from evals.send.client import EvalClient, Request
+from evals.send.token_rate import TokenRateLimiter, state_file_for
 
 MODEL = "openai/fake-model"
 
@@ -126,7 +126,7 @@ def test_client_sends_an_oversized_request_after_waiting(tmp_path) -> None:
 
 
 def test_cache_hits_spend_no_tokens(tmp_path) -> None:
-    from evals.cache import ResponseCache
+    from evals.send.response_cache import ResponseCache
 
     client = EvalClient(cache=ResponseCache(tmp_path / "cache"), renderer_version="r",
                         tokens_per_minute=60_000, completion_fn=_answer(60_000))
@@ -183,9 +183,9 @@ DOCUMENTED_TPM = {"claude-sonnet-4-5": 30_000, "claude-opus-4-7": 30_000, "gpt-5
 def test_every_job_of_a_sweep_gets_the_shared_limits_folder(tmp_path, name, expected) -> None:
     from hydra import compose, initialize_config_dir
 
-    from evals.pipeline import make_client
-    from evals.run import CONFIG_DIR
-    from evals.spec import RunSpec
+    from evals.pipeline.run import CONFIG_DIR
+    from evals.pipeline.run_loop import make_client
+    from evals.spec.run_spec import RunSpec
 
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
         cfg = compose("eval", overrides=[f"model={name}", f"results_dir={tmp_path}/results"])
@@ -202,7 +202,7 @@ def test_every_job_of_a_sweep_gets_the_shared_limits_folder(tmp_path, name, expe
 
 
 def test_failed_attempts_give_their_tokens_back(tmp_path) -> None:
-    from evals.client import RetryPolicy
+    from evals.send.client import RetryPolicy
 
     calls = []
 

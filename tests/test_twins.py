@@ -22,8 +22,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from twin_images import b64, png
 
-from evals.client import EvalClient, Request, RetryPolicy, retry_after_seconds
-from evals.preflight import PreflightError, check_request
+from evals.send.client import EvalClient, Request, RetryPolicy, retry_after_seconds
+from evals.send.preflight import PreflightError, check_request
 from evals.twins import Fault
 from evals.twins.smoke import (
     all_twins,
@@ -778,7 +778,7 @@ NO_IMAGE_RULE = {"glm", "kimi", "openrouter-glm"}  # GLM and Kimi publish no ima
 
 @pytest.fixture(scope="module")
 def smoke_runs(twins, tmp_path_factory):
-    from evals.records import iter_records
+    from evals.store.records import iter_records
 
     root = tmp_path_factory.mktemp("smoke")
     runs = {}
@@ -839,7 +839,7 @@ def test_smoke_runs_against_the_twin_end_to_end(smoke_runs, config):
 def test_bedrock_config_runs_without_tool_choice_none(twins, tmp_path):
     """Converse has no tool_choice "none" (litellm refuses it before sending): the pipeline
     leaves tool_choice out for Bedrock, and every smoke request reaches the twin and succeeds."""
-    from evals.records import iter_records
+    from evals.store.records import iter_records
 
     twins.reset()
     run_against_twin("bedrock-claude-sonnet-4-5", twins, tmp_path, workarounds=False,
@@ -854,8 +854,8 @@ def test_billing_drift_plot_has_the_twins_reports(smoke_runs):
     import matplotlib
 
     matplotlib.use("Agg")
-    from evals.aggregate import records_frame
-    from evals.plot import plot_billing_drift
+    from evals.analysis.aggregate import records_frame
+    from evals.analysis.plot import plot_billing_drift
     from snapcompact.pricing import shape_rules
 
     records = [r for _, recs, _, _ in smoke_runs.values() for r in recs]
@@ -875,7 +875,7 @@ def test_the_documented_disagreement_shows_as_drift_on_full_frames(server, tmp_p
     ratios the patch grid keeps the twin's largest fit under 1,568 as well."""
     import math
 
-    from evals.records import iter_records
+    from evals.store.records import iter_records
 
     run_against_twin(config, server, tmp_path, overrides=[
         "model.rate_limit_rps=null", "frame_size=1568", "shapes=[11on16-bw]",

@@ -24,8 +24,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from twin_images import b64, png
 
-from evals.client import EvalClient, Request, RetryPolicy
-from evals.preflight import PreflightError, check_routes
+from evals.send.client import EvalClient, Request, RetryPolicy
+from evals.send.preflight import PreflightError, check_routes
 from evals.twins import Fault
 from evals.twins.smoke import all_twins, run_against_twin, twin_for
 from evals.twins.vertex import (

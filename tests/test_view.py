@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from view_fixture import CELLS, QUESTIONS, TARGET, build_fixture_run  # noqa: E402
 
 from evals.readers.answer import locate, reading_form  # noqa: E402
-from evals.records import RECORDS_FILE, Record, upgrade_record  # noqa: E402
-from evals.transcripts import Reading, TranscriptStore  # noqa: E402
+from evals.store.records import RECORDS_FILE, Record, upgrade_record  # noqa: E402
+from evals.store.transcripts import Reading, TranscriptStore  # noqa: E402
 from evals.view import build_site  # noqa: E402
 from evals.view.cli import main as view_main  # noqa: E402
 from snapcompact.pricing import count_text_tokens  # noqa: E402
@@ -294,8 +294,8 @@ def test_an_offline_run_stores_its_readings_and_views(tmp_path):
     answer is the row's answer; the viewer shows every QA row of the real run."""
     from hydra import compose, initialize_config_dir
 
-    from evals.records import iter_records
-    from evals.run import CONFIG_DIR, run_config
+    from evals.pipeline.run import CONFIG_DIR, run_config
+    from evals.store.records import iter_records
 
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
         cfg = compose("eval", overrides=[f"results_dir={tmp_path}", "progress=false",

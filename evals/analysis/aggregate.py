@@ -11,8 +11,8 @@ Statistics, stated once:
   pools several target models, (target_model, dataset, item_id, question_id). Seeds of the same
   question are averaged first, so a question counts once however often it was asked.
 * Recall and exact match are proportions of questions: their intervals are Wilson score
-  intervals (``evals.intervals``), which stay informative at 0/n where a bootstrap collapses.
-  F1 is not binary: its interval is a percentile bootstrap over the units (``n_boot``
+  intervals (``evals.analysis.intervals``), which stay informative at 0/n where a bootstrap
+  collapses. F1 is not binary: its interval is a percentile bootstrap over the units (``n_boot``
   resamples, seeded from ``seed`` and the group's own coordinates, so a group's interval does
   not depend on which other groups were loaded).
 * "Billed tokens" are prompt (input) tokens per question: ``predicted_prompt_tokens`` as the
@@ -36,10 +36,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from evals.conversation_bill import NEXT_TURNS, next_turns_units
-from evals.costs import price_of
-from evals.intervals import wilson_interval
-from evals.records import Record, one_row_per_measurement
+from evals.analysis.intervals import wilson_interval
+from evals.replay.conversation_bill import NEXT_TURNS, next_turns_units
+from evals.send.price_map import price_of
+from evals.store.records import Record, one_row_per_measurement
 from snapcompact.core import SHAPE_VARIANTS
 from snapcompact.pricing import (
     ShapeTable,
@@ -123,7 +123,7 @@ def model_line(model_id: str, table: ShapeTable) -> str:
 
 
 def dedupe_records(records: Sequence[Record]) -> tuple[list[Record], int]:
-    """One row per measurement key (:func:`evals.records.one_row_per_measurement`) and how
+    """One row per measurement key (:func:`evals.store.records.one_row_per_measurement`) and how
     many rows were dropped."""
     chosen = one_row_per_measurement(records, key=Record.key,
                                      succeeded=lambda rec: rec.error is None,
@@ -400,8 +400,9 @@ def _what_production_did(rows: pd.DataFrame) -> dict:
 
 def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
     """Production's input bill of the next turns after the arm's last compaction, in dollars of
-    the target (evals.conversation_bill): uncached, with the prompt cache and the arm's stable
-    prefix, and with the whole prefix rewritten. NaN without a price or a stable-prefix figure.
+    the target (evals.replay.conversation_bill): uncached, with the prompt cache and the arm's
+    stable prefix, and with the whole prefix rewritten. NaN without a price or a stable-prefix
+    figure.
     """
     nan = {"stable_prefix_tokens": np.nan, "next_turns_usd_uncached": np.nan,
            "next_turns_usd_cached": np.nan, "next_turns_usd_rewritten": np.nan}

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from evals.aggregate import (
+from evals.analysis.aggregate import (
     PRODUCTION_BOUND,
     PRODUCTION_NOT_SENT,
     PRODUCTION_STAND_IN,

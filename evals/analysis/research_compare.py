@@ -1,6 +1,6 @@
 """Research settings against production's, paired on the same questions.
 
-Why a module of its own: the winner rule (:mod:`evals.aggregate`) ranks *shapes* among
+Why a module of its own: the winner rule (:mod:`evals.analysis.aggregate`) ranks *shapes* among
 production-valid arms. A research setting (``research=NAME``, ``configs/research/``) is a
 different question: on sessions the search never saw, does it read back more of what the
 compactions discarded than production does, and at what billed cost? That needs the two runs
@@ -16,7 +16,7 @@ Per research label (snapcompact rows that were asked: no error, not skipped):
   question), over all of them and over those the *baseline* lost to a compaction (the facts
   production discarded), and the difference in mean billed tokens.
 
-    python -m evals.research_compare RUN_DIR... [--baseline production] [--out DIR]
+    python -m evals.analysis.research_compare RUN_DIR... [--baseline production] [--out DIR]
 
 prints a markdown table and, with ``--out``, writes ``research_compare.csv`` and ``.md``.
 """
@@ -32,14 +32,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evals.aggregate import (
+from evals.analysis.aggregate import (
     bootstrap_means,
     dedupe_records,
     percentile_interval,
     production_status,
 )
-from evals.intervals import wilson_interval
-from evals.records import RECORDS_FILE, Record, iter_records
+from evals.analysis.intervals import wilson_interval
+from evals.store.records import RECORDS_FILE, Record, iter_records
 
 __all__ = ["ResearchRow", "compare_research", "format_markdown", "main"]
 
@@ -102,7 +102,7 @@ def _baseline_arm(arm: ArmKey, arms: Iterable[ArmKey], baseline: str) -> ArmKey 
 
 def _paired(diffs: np.ndarray, n_boot: int, seed: int) -> tuple[float, float, float]:
     """Mean of ``diffs`` and its 95 % percentile-bootstrap interval (nan when empty), with the
-    winner rule's resampling (:func:`evals.aggregate.bootstrap_means`)."""
+    winner rule's resampling (:func:`evals.analysis.aggregate.bootstrap_means`)."""
     if len(diffs) == 0:
         return float("nan"), float("nan"), float("nan")
     means = bootstrap_means(diffs, n_boot, np.random.default_rng(seed))[:, 0]
@@ -181,7 +181,7 @@ def format_markdown(rows: Sequence[ResearchRow], baseline: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evals.research_compare",
+    parser = argparse.ArgumentParser(prog="python -m evals.analysis.research_compare",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (records.jsonl inside)")
     parser.add_argument("--baseline", default="production")

@@ -25,7 +25,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from evals.records import RECORDS_FILE, iter_records
+from evals.store.records import RECORDS_FILE, iter_records
 
 __all__ = ["INFEASIBLE", "OBJECTIVES_FILE", "SearchObjectives", "search_objectives"]
 

@@ -7,7 +7,7 @@ the same invocation, so what is committed under ``results/`` always agrees with 
     snapcompact-eval-table results/runs --out results            # tables, plots, report, diff
     snapcompact-eval-table results/runs --out results --apply    # ... and write the library table
 
-Records are found by walking the given files and directories (``evals.records.load_records``);
+Records are found by walking the given files and directories (``evals.store.records.load_records``);
 nothing is read from their names.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evals.aggregate import (
+from evals.analysis.aggregate import (
     GROUP_COLUMNS,
     PRODUCTION_BOUND,
     PRODUCTION_NOT_SENT,
@@ -38,15 +38,15 @@ from evals.aggregate import (
     rule_text,
     summarize,
 )
-from evals.conversation_bill import NEXT_TURNS, TURN_TOKENS
-from evals.passes import load_passes, pass_lines, passes_frame
-from evals.records import load_records
-from evals.shape_table import (
+from evals.analysis.write_model_shapes import (
     TableProposal,
     apply_table,
     library_table_path,
     propose_table,
 )
+from evals.replay.conversation_bill import NEXT_TURNS, TURN_TOKENS
+from evals.replay.passes import load_passes, pass_lines, passes_frame
+from evals.store.records import load_records
 from snapcompact.pricing import parse_shape_rules
 
 
@@ -140,7 +140,8 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
 
 
 def _next_turn_lines(summary: pd.DataFrame) -> list[str]:
-    """What production pays for the turns after the last compaction (evals.conversation_bill)."""
+    """What production pays for the turns after the last compaction
+    (evals.replay.conversation_bill)."""
     if "next_turns_usd_cached" not in summary or summary["stable_prefix_tokens"].isna().all():
         return ["No row carries a stable-prefix figure (records before prompt caching).", ""]
     out = [(f"Input dollars of the next {NEXT_TURNS} turns after the context (each adding "
@@ -335,7 +336,7 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
         import matplotlib
 
         matplotlib.use("Agg")  # headless PNGs, whatever the environment's default
-        from evals.plot import write_plots
+        from evals.analysis.plot import write_plots
 
         write_plots(summary, df, out / "plots")
     applied = apply_table(proposal, table_path) if apply else None

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import snapcompact.pricing
-from evals.aggregate import UNMATCHED_LINE, Decision, reader_label
+from evals.analysis.aggregate import UNMATCHED_LINE, Decision, reader_label
 from snapcompact.core import SHAPE_VARIANTS
 from snapcompact.pricing import parse_shape_rules, shape_rules
 

@@ -7,7 +7,7 @@ toolResult) and questions whose evidence sits verbatim in one of them, so every 
 traced to the message that held its answer, and from there to the compaction round that
 discarded it.
 
-Text datasets (needles, SQuAD, tool output, tiny) still yield :class:`~evals.items.QAItem`;
+Text datasets (needles, SQuAD, tool output, tiny) still yield :class:`~evals.items.qa_items.QAItem`;
 :func:`as_session` packs one into a conversation: the history cut at paragraph or line breaks
 into user turns ("here is part k"), each acknowledged by the assistant, never splitting an
 evidence sentence.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from evals.items import QAItem, Question, content_id
+from evals.items.qa_items import QAItem, Question, content_id
 
 __all__ = ["PACK_CHUNK_CHARS", "SessionItem", "as_session", "make_session_item", "message_text"]
 

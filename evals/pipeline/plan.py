@@ -13,24 +13,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals import prompts
-from evals.client import Request
-from evals.contexts import Context, build_context, fill_images
-from evals.costs import max_input_tokens, price_of
-from evals.datasets import load_dataset
-from evals.items import Question
-from evals.prompt_cache import MARKER, cache_plan, prompt_cache_key
-from evals.records import (
+from evals.items import prompts
+from evals.items.datasets import load_dataset
+from evals.items.qa_items import Question
+from evals.items.sessions import SessionItem, as_session
+from evals.replay.contexts import Context, build_context, fill_images
+from evals.send.client import Request
+from evals.send.price_map import max_input_tokens, price_of
+from evals.send.prompt_cache import MARKER, cache_plan, prompt_cache_key
+from evals.spec.provenance import offline_reader_version
+from evals.spec.run_spec import RunSpec
+from evals.store.records import (
     RECORDS_FILE,
     ContextStore,
     FrameStore,
     completed_keys,
     record_key,
 )
-from evals.reporter import console
-from evals.sessions import SessionItem, as_session
-from evals.spec import RunSpec
-from evals.versions import offline_reader_version
+from evals.support.console import console
 from snapcompact.compaction import user_question
 from snapcompact.pricing import cache_uses, count_text_tokens
 
@@ -71,7 +71,7 @@ class Planned:
     predicted_cost_usd: float | None  # the target model's dollars (input + output bound)
     spend_predicted_usd: float  # what the budget reserves: what calling model_id costs
     evidence_round: int
-    # the provider's prompt cache (evals.prompt_cache): this request's predicted use of it,
+    # the provider's prompt cache (evals.send.prompt_cache): this request's predicted use of it,
     # the target's dollars with it, and how the request asks for it
     cache_use: Any = None  # snapcompact.pricing.CacheUse | None (None: predicted uncached)
     predicted_cost_cached_usd: float | None = None

@@ -13,18 +13,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evals import prompts
-from evals.contexts import Context
-from evals.items import Question
-from evals.planning import QA_READER, Planned
-from evals.records import (
+from evals.items import prompts
+from evals.items.qa_items import Question
+from evals.items.sessions import SessionItem
+from evals.pipeline.plan import QA_READER, Planned
+from evals.pipeline.scoring import score
+from evals.replay.contexts import Context
+from evals.spec.provenance import Versions, offline_reader_version
+from evals.spec.run_spec import RunSpec
+from evals.store.records import (
     Record,
     append_records,
 )
-from evals.scoring import score
-from evals.sessions import SessionItem
-from evals.spec import RunSpec
-from evals.versions import Versions, offline_reader_version
 from snapcompact.pricing import prompt_cache_rule
 
 OCR_NOTE = "offline OCR reader: legibility floor, not a model ranking"
@@ -41,7 +41,7 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
                 question: Question | None = None,
                 reading: Mapping[str, Any] | None = None) -> Record:
     """The row for one answered (or failed) request, or for a skipped question (``p`` None);
-    ``reading`` is the offline reader's reading of it (``evals.transcripts``: transcript hash,
+    ``reading`` is the offline reader's reading of it (``evals.store.transcripts``: transcript hash,
     evidence and answer spans)."""
     item = p.item if p is not None else item
     context = p.context if p is not None else context

@@ -3,10 +3,10 @@
 Why Hydra: a sweep is a product of choices (model x shape x dataset x reader), and Hydra makes
 each choice a file in ``configs/`` and each product a command line (``-m shape='glob(*)'
 model=a,b``), with launchers for parallel and cluster jobs. This module only wires Hydra to the
-harness: it turns the composed config into a checked ``RunSpec`` (``evals.spec``) and hands it
-to ``evals.pipeline.run``. Nothing here decides what is measured.
+harness: it turns the composed config into a checked ``RunSpec`` (``evals.spec.run_spec``) and hands
+it to ``evals.pipeline.run_loop.run``. Nothing here decides what is measured.
 
-The configs are package data (``evals.package_data``: ``configs/`` in a checkout, installed
+The configs are package data (``evals.spec.config_files``: ``configs/`` in a checkout, installed
 with the wheel), so the command works from any working directory, editable install or not.
 Relative paths in the config (``results_dir``, ``cache_dir``) are taken from the directory
 the command was started in; Hydra does not change it (``hydra.job.chdir=false``). The run
@@ -14,10 +14,10 @@ directory is Hydra's output directory, made deterministic in ``configs/hydra/def
 rerun of the same command resumes.
 
 Safety at the edge: folder names are built by resolvers that refuse what would escape
-``results_dir`` or land at the filesystem root, and redact secrets (``evals.redaction``);
+``results_dir`` or land at the filesystem root, and redact secrets (``evals.support.redaction``);
 every file written here or by Hydra (``run_config.yaml``, ``run_spec.json``, ``.hydra/``,
 ``multirun.yaml``) is redacted; a run folder is held by one runner at a time
-(``evals.runlock``); and every error reaches the user as one line (``--debug`` or
+(``evals.support.runlock``); and every error reaches the user as one line (``--debug`` or
 ``SNAPCOMPACT_DEBUG=1`` shows the traceback).
 """
 
@@ -41,12 +41,12 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from evals.budget import BudgetExceeded
-from evals.package_data import CONFIG_DIR
-from evals.redaction import redact, redact_data, secret_values
-from evals.reporter import console
-from evals.runlock import run_folder_lock
-from evals.search import INFEASIBLE, search_objectives
+from evals.analysis.search_objectives import INFEASIBLE, search_objectives
+from evals.send.dollar_budget import BudgetExceeded
+from evals.spec.config_files import CONFIG_DIR
+from evals.support.console import console
+from evals.support.redaction import redact, redact_data, secret_values
+from evals.support.runlock import run_folder_lock
 
 CONFIG_NAME = "eval"
 
@@ -165,9 +165,9 @@ def run_config(cfg: DictConfig, run_dir: str | os.PathLike[str], *,
     """Run one composed config into ``run_dir`` (what the Hydra app does; tests call it)."""
     # local: the run's modules (spec, pipeline: ~1.3 s to import) load only when a job runs,
     # so --help and --cfg stay quick
-    from evals.cache import ResponseCache
-    from evals.pipeline import run
-    from evals.spec import RunSpec
+    from evals.pipeline.run_loop import run
+    from evals.send.response_cache import ResponseCache
+    from evals.spec.run_spec import RunSpec
 
     spec = RunSpec.from_config(cfg, base_dir=base_dir)
     run_dir = Path(run_dir)
@@ -227,8 +227,8 @@ def hydra_main(cfg: DictConfig) -> tuple[float, float] | None:
     Errors are caught here, not left to Hydra: Hydra would print the job's overrides (which
     may carry a key) and a traceback. Each failed job prints one line; the sweep goes on with
     the next job, and ``main`` exits with status 2. A trial of the optuna sweeper returns its
-    objectives from the run's records (:mod:`evals.search`); a failed trial returns None,
-    which the sweeper records as failed.
+    objectives from the run's records (:mod:`evals.analysis.search_objectives`); a failed trial
+    returns None, which the sweeper records as failed.
     """
     try:
         run_dir = _output_dir()

@@ -4,7 +4,7 @@
 Why this order, and why through the library: the harness is a validation of production. Each
 item is a session (a generated agent session, a user's session file, or a text item packed as
 a conversation) replayed turn by turn through ``CompactionPipeline`` at ``context_window``
-(:mod:`evals.contexts`), once per arm: a strategy (``full``, ``truncate``, ``snapcompact`` x
+(:mod:`evals.replay.contexts`), once per arm: a strategy (``full``, ``truncate``, ``snapcompact`` x
 policy x shape, ``context-full``, ``handoff``). The context a question is asked against is the
 pipeline's ``llm_messages()`` for the next turn, as a chat request, plus the question as the next
 user message: byte for byte what production would send, billed as the provider bills it.
@@ -28,7 +28,7 @@ cache key includes. Its numbers are a legibility floor, never a model ranking, a
 with ``OCR_NOTE`` wherever they appear.
 
 Progress lines, the plan and the summary go to the ``log`` callable, by default
-:data:`evals.reporter.console` (stdout, mirrored into Hydra's job log).
+:data:`evals.support.console.console` (stdout, mirrored into Hydra's job log).
 """
 
 
@@ -45,9 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.budget import Budget, BudgetExceeded, DryRunSummary
-from evals.cache import ResponseCache
-from evals.client import (
+from evals.pipeline.plan import QA_READER, Plan, Planned, build_plan
+from evals.pipeline.rows import OCR_NOTE, RecordSink, make_record
+from evals.pipeline.run_report import format_plan, format_summary, summarize
+from evals.send.client import (
     EvalClient,
     Progress,
     ProgressBar,
@@ -56,21 +57,20 @@ from evals.client import (
     import_litellm,
     provider_of,
 )
-from evals.planning import QA_READER, Plan, Planned, build_plan
-from evals.preflight import check_planned, check_routes, data_urls
-from evals.records import (
+from evals.send.dollar_budget import Budget, BudgetExceeded, DryRunSummary
+from evals.send.preflight import check_planned, check_routes, data_urls
+from evals.send.response_cache import ResponseCache
+from evals.spec.provenance import Versions, versions
+from evals.spec.run_spec import RunSpec
+from evals.store.records import (
     RECORDS_FILE,
     FrameStore,
     Record,
     completed_keys,
     iter_records,
 )
-from evals.report import format_plan, format_summary, summarize
-from evals.reporter import console
-from evals.rows import OCR_NOTE, RecordSink, make_record
-from evals.spec import RunSpec
-from evals.transcripts import TRANSCRIPTS_DIR, TranscriptStore
-from evals.versions import Versions, versions
+from evals.store.transcripts import TRANSCRIPTS_DIR, TranscriptStore
+from evals.support.console import console
 from snapcompact.render import RENDERER_VERSION
 
 # --------------------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ def make_client(spec: RunSpec, *, completion_fn: Any = None, model: Any = None):
 def make_summarizer(spec: RunSpec, *, completion_fn: Any = None) -> Callable[..., Any] | None:
     """The ``complete(system, prompt, *, max_tokens)`` the LLM strategies summarize with.
 
-    It goes through an :class:`~evals.client.EvalClient` of its own (same response cache, same
+    It goes through an :class:`~evals.send.client.EvalClient` of its own (same response cache, same
     budget rules, retries), so a rerun replays every summary from the cache and pays nothing.
     Returns the summary text and its usage (``input``/``output`` tokens) for the rows.
     """
@@ -262,7 +262,7 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     for row in _skipped_rows(plan, spec, run_id, v, run_dir):
         sink.add(row)
     store = FrameStore(run_dir / "frames")
-    # -- preflight (evals.preflight): every request within the provider's limits, or stop now --
+    # -- preflight (evals.send.preflight): every request within the provider's limits, or stop --
     if plan.planned and not spec.model.offline_reader:
         check_routes(spec.model.model_for(r) for r in spec.reader.readers)
         check_planned(plan.planned, spec.model, data_urls(store))

@@ -1,7 +1,7 @@
 """The console report of a run: the plan before sending and the per-arm summary after.
 
 Why separate from the run loop: the same lines go to the console and Hydra's job log
-(:data:`evals.reporter.console`), and tests read them; formatting stays out of the loop.
+(:data:`evals.support.console.console`), and tests read them; formatting stays out of the loop.
 """
 
 
@@ -12,12 +12,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evals.budget import DryRunSummary, format_dry_run
-from evals.planning import QA_READER, Plan, Planned
-from evals.prompt_cache import cache_plan
-from evals.records import Record
-from evals.rows import OCR_NOTE
-from evals.spec import RunSpec
+from evals.pipeline.plan import QA_READER, Plan, Planned
+from evals.pipeline.rows import OCR_NOTE
+from evals.send.dollar_budget import DryRunSummary, format_dry_run
+from evals.send.prompt_cache import cache_plan
+from evals.spec.run_spec import RunSpec
+from evals.store.records import Record
 from snapcompact.pricing import ShapeTable, shape_rules
 
 # --------------------------------------------------------------------------------------------
@@ -47,18 +47,18 @@ def _plain(value: Any) -> Any:
 
 
 def summarize(records: Iterable[Record], table: ShapeTable | None = None) -> list[dict[str, Any]]:
-    """Per arm, the tables' own summary rows (:func:`evals.aggregate.summarize` over
-    :func:`evals.aggregate.records_frame`), cut to :data:`SUMMARY_COLUMNS` plus the arm label
-    the tables print: the same rows picked (one per measurement), the same groups, the same
+    """Per arm, the tables' own summary rows (:func:`evals.analysis.aggregate.summarize` over
+    :func:`evals.analysis.aggregate.records_frame`), cut to :data:`SUMMARY_COLUMNS` plus the arm
+    label the tables print: the same rows picked (one per measurement), the same groups, the same
     figures, so the console and ``summary.csv`` cannot disagree.
 
     ``table`` places target models on model lines (the library's table by default). A run
     without question rows (nothing recorded yet) has no summary.
     """
-    # local: evals.aggregate brings pandas (~360 modules, 0.55-1.5 s to import on 2 busy cores),
-    # which nothing else on a run's path loads; a run pays for it once, after its requests
-    from evals.aggregate import QA_READERS, arm_labels, records_frame
-    from evals.aggregate import summarize as summarize_frame
+    # local: evals.analysis.aggregate brings pandas (~360 modules, 0.55-1.5 s to import on 2 busy
+    # cores), which nothing else on a run's path loads; a run pays for it once, after its requests
+    from evals.analysis.aggregate import QA_READERS, arm_labels, records_frame
+    from evals.analysis.aggregate import summarize as summarize_frame
 
     asked = [r for r in records if r.reader in QA_READERS]
     if not asked:
@@ -106,7 +106,8 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
 
 
 def _cache_lines(planned: Sequence[Planned], target_usd: float, spec: RunSpec) -> list[str]:
-    """The target's dollars without and with the provider's prompt cache (evals.prompt_cache)."""
+    """The target's dollars without and with the provider's prompt cache
+    (evals.send.prompt_cache)."""
     plan = cache_plan(spec.model, spec.model.model_for(QA_READER), spec.prompt_cache)
     if not spec.prompt_cache:
         return ["  prompt cache         off (prompt_cache=false): every request billed uncached"]

@@ -9,10 +9,10 @@ turned into a chat request by :func:`snapcompact.compaction.chat.to_chat_message
 :func:`snapcompact.compaction.request_bill.bill_request` for the target model. The harness adds
 only the question, as the next user message.
 
-Frames go to the :class:`~evals.records.FrameStore` by content hash; the context is kept with
+Frames go to the :class:`~evals.store.records.FrameStore` by content hash; the context is kept with
 each image's URL replaced by a placeholder (a sweep holds hashes, not megabytes), and the send
 step puts the data back, frame by frame, in order. The response cache keys on each frame's
-decoded pixels (``pixel_hashes``, :mod:`evals.pixel_keys`), not on its PNG bytes, so another
+decoded pixels (``pixel_hashes``, :mod:`evals.store.pixel_keys`), not on its PNG bytes, so another
 deflate level or zlib build never turns a cached answer into a paid request.
 """
 
@@ -25,12 +25,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evals.conversation_bill import stable_prefix_tokens
-from evals.pixel_keys import pixel_digest
-from evals.prompts import question_text
-from evals.records import ContextStore, FrameStore
-from evals.sessions import SessionItem
-from evals.spec import TEXT_ARM, ArmSpec, RunSpec
+from evals.items.prompts import question_text
+from evals.items.sessions import SessionItem
+from evals.replay.conversation_bill import stable_prefix_tokens
+from evals.spec.run_spec import TEXT_ARM, ArmSpec, RunSpec
+from evals.store.pixel_keys import pixel_digest
+from evals.store.records import ContextStore, FrameStore
 from snapcompact.agent import (
     LLM_METHODS,
     agent_settings,
@@ -77,7 +77,7 @@ class Context:
     context_hash: str
     replay_warnings: tuple[str, ...]
     skipped: str | None = None
-    pixel_hashes: tuple[str, ...] = ()  # per frame: evals.pixel_keys.pixel_digest (cache keys)
+    pixel_hashes: tuple[str, ...] = ()  # per frame: store.pixel_keys.pixel_digest (cache keys)
     #: What the agent's maintenance did: accepted method -> passes ("none": every method failed).
     methods_used: Mapping[str, int] | None = None
     frame_cap: int | None = None  # the largest frame cap a pass was given (None: never sized)

@@ -2,7 +2,7 @@
 
 Why: a row's ``methods_used`` says *that* an arm mixed snapcompact rounds with failed passes,
 not *when* or *why*. The contexts a run stores (``contexts/<hh>/<hash>.json``, by
-:mod:`evals.contexts`) carry the agent's passes (:class:`snapcompact.agent.MaintenanceRound`
+:mod:`evals.replay.contexts`) carry the agent's passes (:class:`snapcompact.agent.MaintenanceRound`
 as JSON): the check that ran, the tokens before and after, each method tried with its verdict,
 the frame cap and the frames drawn by shape. This module finds those files next to the records
 it was given and lays them out per arm and item, round by round. Contexts stored before the
@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from evals.records import find_record_files
+from evals.store.records import find_record_files
 
 __all__ = ["load_passes", "pass_lines", "passes_frame"]
 

@@ -4,18 +4,19 @@ A sweep sends thousands of image questions to rate-limited, billed APIs. The har
 trustworthy instrument, so this client guarantees, in order of importance:
 
 1. **Never bill the same request twice.** Each request is looked up in the content-addressed
-   cache first (``evals.cache``; a hit sends nothing); identical requests that are in flight at
-   the same time share one call; across processes sharing the cache, a per-key claim
+   cache first (``evals.send.response_cache``; a hit sends nothing); identical requests that are in
+   flight at the same time share one call; across processes sharing the cache, a per-key claim
    (``ResponseCache.claim``) lets one send while the others wait for its answer; each answer is
    written to the cache as soon as it arrives, so a sweep that is interrupted and rerun resumes
    from where it stopped. **Never lose a paid answer**: a cache that cannot be read or written
    (disk full, permissions) is a warning and a counter (``Progress.cache_write_errors``), and
    the answer is still returned (and recorded by the caller).
-2. **Never spend past the budget** (``evals.budget``): each request reserves its predicted cost
-   before it is sent, and a refused request comes back as an error instead of being sent.
+2. **Never spend past the budget** (``evals.send.dollar_budget``): each request reserves its
+   predicted cost before it is sent, and a refused request comes back as an error instead of
+   being sent.
 3. **Never leak a key.** Keys come only from the environment (litellm reads them) or from the
    caller's params; they are stripped from cache keys and entries, and every error message is
-   passed through ``redact()`` (``evals.redaction``) before it is recorded.
+   passed through ``redact()`` (``evals.support.redaction``) before it is recorded.
 4. **One bad request does not kill a sweep.** Client errors (4xx) are recorded in the
    ``Response`` instead of being raised; 429, 5xx, timeouts and connection errors are retried
    with exponential backoff and jitter, honouring ``Retry-After``. The OpenAI SDK's own retries
@@ -23,9 +24,9 @@ trustworthy instrument, so this client guarantees, in order of importance:
 
 Concurrency is limited per provider (the prefix of the model id: ``anthropic``, ``openai``,
 ``snapocr``...) with one ``asyncio.Semaphore`` each, optionally with a requests-per-second
-limit per provider and an input-tokens-per-minute limit per model (``evals.tpm``: requests wait
-for their predicted prompt tokens, in a state file that every job of a sweep shares). A
-``Progress`` object counts requests sent, cache hits, tokens and dollars, and ``ProgressBar``
+limit per provider and an input-tokens-per-minute limit per model (``evals.send.token_rate``:
+requests wait for their predicted prompt tokens, in a state file that every job of a sweep shares).
+A ``Progress`` object counts requests sent, cache hits, tokens and dollars, and ``ProgressBar``
 renders it with tqdm.
 
 ``import litellm`` takes about 5 s, so it happens on first use, after
@@ -48,10 +49,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from evals.budget import Budget, BudgetExceeded, DryRunSummary
-from evals.cache import CacheClaim, CachedResponse, ResponseCache, request_key
-from evals.redaction import REDACTED, redact, secret_values
-from evals.tpm import TokenRateLimiter, state_file_for
+from evals.send.dollar_budget import Budget, BudgetExceeded, DryRunSummary
+from evals.send.response_cache import CacheClaim, CachedResponse, ResponseCache, request_key
+from evals.send.token_rate import TokenRateLimiter, state_file_for
+from evals.support.redaction import REDACTED, redact, secret_values
 
 __all__ = [
     "REDACTED",
@@ -83,7 +84,7 @@ def import_litellm() -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
-# key redaction lives in evals.redaction (one pass for every file, folder name and log line)
+# key redaction lives in evals.support.redaction (one pass for every file, folder name and log line)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,7 +96,7 @@ class Request:
     """One chat completion to send: OpenAI-format messages, image parts as data URLs.
 
     ``frame_hashes`` holds, in order, the digest of each image part's decoded pixels
-    (:func:`evals.pixel_keys.pixel_digest`; the cache keys on them instead of the base64).
+    (:func:`evals.store.pixel_keys.pixel_digest`; the cache keys on them instead of the base64).
     ``params`` are litellm kwargs (temperature, max_tokens...); ``metadata`` goes to litellm's
     callbacks and never to the provider. The predictions are the caller's (library billing
     formulas × prices) and feed the budget.
@@ -476,8 +477,8 @@ class EvalClient:
     provider (same forms; ``None`` = unlimited). ``tokens_per_minute``: input tokens per minute
     per model id, spent by each request's ``predicted_prompt_tokens`` (``None`` = unlimited);
     with ``limits_dir`` the limit's state is a file there, shared by every client and process
-    pointed at the same folder (``evals.tpm``). ``renderer_version`` is part of every cache key.
-    ``completion_fn`` replaces ``litellm.acompletion`` (tests inject a counting wrapper).
+    pointed at the same folder (``evals.send.token_rate``). ``renderer_version`` is part of every
+    cache key. ``completion_fn`` replaces ``litellm.acompletion`` (tests inject a counting wrapper).
     """
 
     def __init__(

@@ -20,10 +20,10 @@ Shared by processes (``ledger_dir``): every job of a sweep that writes the same 
 (joblib, submitit, Slurm, several shells) draws on one budget, kept in a ledger file
 (:class:`BudgetLedger`): ``budget.json`` in the folder holds the dollars spent and the
 reservations in flight, read and rewritten (atomically, by rename) under an exclusive ``flock``
-of ``budget.lock``, as the tokens-per-minute state is (``evals.tpm``). A reservation names its
-process's *holder* file, which that process keeps ``flock``-ed while it lives; the kernel drops
-the lock when the process dies, however it dies. A reservation whose holder is no longer locked
-belongs to a dead process: it is settled at its prediction (the request may have reached the
+of ``budget.lock``, as the tokens-per-minute state is (``evals.send.token_rate``). A reservation
+names its process's *holder* file, which that process keeps ``flock``-ed while it lives; the kernel
+drops the lock when the process dies, however it dies. A reservation whose holder is no longer
+locked belongs to a dead process: it is settled at its prediction (the request may have reached the
 provider and been billed, so counting it is the safe guess) and never blocks anyone. The ledger
 accumulates: ``budget_usd`` bounds what this results folder has spent, over every run and rerun
 (answers from the response cache cost nothing, so a rerun adds nothing). To start a new budget

@@ -158,7 +158,7 @@ def check_routes(model_ids: Iterable[str]) -> None:
 
 
 def check_planned(planned: Iterable[Any], model: Any, image_url: Callable[[str], str]) -> int:
-    """Check every planned request of a run (``evals.planning.Planned``); returns how many."""
+    """Check every planned request of a run (``evals.pipeline.plan.Planned``); returns how many."""
     checked = 0
     for p in planned:
         label = (f"request {p.item.item_id}/{p.question_id} (arm {p.context.arm.label}, "

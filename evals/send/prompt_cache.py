@@ -12,8 +12,8 @@ config, how the send layer asks for the cache, as each provider documents it, th
 * Gemini (``implicit``): nothing to send; the questions of a context go out back to back.
 
 For every mode the questions of one context are sent consecutively and the first one is
-answered before the others leave (:mod:`evals.pipeline`), so that the first writes the prefix
-and the others read it. The prediction (first question writes, later ones read, nothing below
+answered before the others leave (:mod:`evals.pipeline.run_loop`), so that the first writes the
+prefix and the others read it. The prediction (first question writes, later ones read, nothing below
 the rule's minimum length) comes from :func:`snapcompact.pricing.cache_uses` with the rows of
 ``pricing.toml``. Routes not listed here (OpenRouter, z.ai, Moonshot) are sent and predicted
 uncached. ``prompt_cache=false`` turns all of it off.
@@ -61,7 +61,8 @@ OFF = CachePlan(rule=None, sent=False, mark=False, keyed=False)
 
 
 def cache_plan(model: Any, litellm_id: str, enabled: bool) -> CachePlan:
-    """The cache plan of a model config (``evals.spec.ModelSpec``) sending to ``litellm_id``."""
+    """The cache plan of a model config (``evals.spec.run_spec.ModelSpec``) sending to
+    ``litellm_id``."""
     if not enabled:
         return OFF
     rule = prompt_cache_rule(model.target_model, api=model.api)

@@ -12,8 +12,8 @@ is a SHA-256 over a canonical JSON of everything that can change the answer and 
   never be hashed into a name that ends up in a file listing;
 * the prompt: every message's role and text parts, in order;
 * for each image part, the digest of the frame's decoded pixels (``frame_hashes``, computed once
-  by the caller with :func:`evals.pixel_keys.pixel_digest`; the recipe's name is part of the key)
-  and its ``detail``, in place of the base64 data URL: hashing megabytes of base64 per request
+  by the caller with :func:`evals.store.pixel_keys.pixel_digest`; the recipe's name is part of the
+  key) and its ``detail``, in place of the base64 data URL: hashing megabytes of base64 per request
   would dominate the cached path, and the pixels are what the model sees. Never the PNG bytes:
   another deflate level, zlib-ng in a Pillow wheel or another system zlib give other bytes for
   the same pixels, and must not turn every cached answer into a paid request;
@@ -62,7 +62,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.pixel_keys import PIXEL_DIGEST
+from evals.store.pixel_keys import PIXEL_DIGEST
 
 __all__ = [
     "CACHE_SCHEMA_VERSION",
@@ -77,7 +77,7 @@ __all__ = [
 ]
 
 #: Bumped when the key material or the stored layout changes; part of every key.
-#: 1: frames keyed on PNG bytes. 2: frames keyed on decoded pixels (``evals.pixel_keys``).
+#: 1: frames keyed on PNG bytes. 2: frames keyed on decoded pixels (``evals.store.pixel_keys``).
 CACHE_SCHEMA_VERSION = 2
 
 #: File in the cache root naming the schema its entries were written with.

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evals.dependency_versions import dependency_versions
+from evals.spec.dependency_versions import dependency_versions
 from snapcompact.core import shape_table_sha256
 from snapcompact.pricing import model_shapes_sha256, pricing_table_sha256
 from snapcompact.render import RENDERER_VERSION
@@ -25,7 +25,7 @@ from snapcompact.render import RENDERER_VERSION
 @dataclass(frozen=True)
 class Versions:
     """What produced a row: code, tables, renderer (design §5) and the packages that change
-    answers or prices (``evals.dependency_versions``)."""
+    answers or prices (``evals.spec.dependency_versions``)."""
 
     package_version: str
     git_sha: str

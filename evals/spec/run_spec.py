@@ -48,8 +48,8 @@ from pydantic import (
     model_validator,
 )
 
-from evals.datasets import dataset_params
-from evals.redaction import is_secret_name
+from evals.items.datasets import dataset_params
+from evals.support.redaction import is_secret_name
 from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
 from snapcompact.core import (
     PARAMETRIC_PREFIX,
@@ -158,7 +158,7 @@ class ModelConfig(_Group):
 
 
 class DatasetConfig(_Group):
-    """A ``configs/dataset/*.yaml`` file: a loader of ``evals.datasets`` and its params."""
+    """A ``configs/dataset/*.yaml`` file: a loader of ``evals.items.datasets`` and its params."""
 
     name: Text
     params: dict[str, Any] = {}
@@ -413,7 +413,7 @@ class ModelSpec:
     stand_in: bool = False  # a summarizer whose summaries no language model wrote (mock path)
     concurrency: int = 4
     rate_limit_rps: float | None = None
-    tokens_per_minute: float | None = None  # input tokens per minute (evals.tpm); None: no limit
+    tokens_per_minute: float | None = None  # input tokens/minute (send.token_rate); None: no limit
     params: Mapping[str, Any] = field(default_factory=dict)
     reasoning_headroom_tokens: int = 0
     image_detail: str | None = None  # None: the detail snapcompact.pricing.resolve gives the family
@@ -454,7 +454,7 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """A dataset name from ``evals.datasets`` and the keyword params of its loader."""
+    """A dataset name from ``evals.items.datasets`` and the keyword params of its loader."""
 
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)
@@ -661,8 +661,8 @@ class RunSpec:
     timeout_s: float
     max_attempts: int
     max_frames: int = DEFAULT_MAX_FRAMES
-    limits_dir: Path | None = None  # shared token-limit state (evals.tpm); None: per process
-    prompt_cache: bool = True  # use the providers' prompt caches (evals.prompt_cache)
+    limits_dir: Path | None = None  # shared token-limit state (send.token_rate); None: per process
+    prompt_cache: bool = True  # use the providers' prompt caches (evals.send.prompt_cache)
     #: policy -> the shapes it runs instead of ``shapes`` (config ``policy_shapes``)
     policy_shapes: Mapping[str, tuple[ShapeSpec, ...]] = field(default_factory=dict)
     #: the research knobs in effect (``research=NAME``); their settings are already merged

@@ -8,8 +8,8 @@ answers about pictures the model already saw. The model sees pixels, so the key 
 the frame is decoded, converted to 8-bit RGB (palette and grey frames become the RGB they
 display), and hashed with its size. A change to what is drawn still changes the key.
 
-``PIXEL_DIGEST`` names this recipe; it is part of every key (``evals.cache``), so a future
-recipe can never collide with this one.
+``PIXEL_DIGEST`` names this recipe; it is part of every key (``evals.send.response_cache``), so a
+future recipe can never collide with this one.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ class Record:
     image_detail: str | None = None  # the detail every image was sent with (OpenAI, Gemini)
     context_window: int | None = None  # tokens the replay compacts against
     settings: Mapping[str, Any] = field(default_factory=dict)  # snapcompact settings overrides
-    #: the research knobs in effect (configs/research/, evals.spec.ResearchSpec.label):
+    #: the research knobs in effect (configs/research/, evals.spec.run_spec.ResearchSpec.label):
     #: "production", or the research name and a hash of its knobs (merged into ``settings``)
     research: str = "production"
     summarizer: str | None = None  # litellm id of the summarizer (context-full, handoff)
@@ -116,7 +116,7 @@ class Record:
     prompt_version: str = ""
     model_shapes_sha256: str = ""
     reader_version: str | None = None  # the offline OCR reader's version (None for API models)
-    cache_key: str | None = None  # the response cache entry (no secrets: see evals.cache)
+    cache_key: str | None = None  # the response cache entry (no secrets: send.response_cache)
     replay_warnings: tuple[str, ...] = ()  # the first five warnings of the replay
     replay_warnings_total: int = 0  # every warning of the replay (only five are kept above)
     # --- what the coding agent's maintenance did (snapcompact.agent) --------------------------
@@ -134,9 +134,9 @@ class Record:
     #: production's path, the stand-in's fixed text where an LLM's summary would be
     summary_stand_in: bool = False
     # --- the question ------------------------------------------------------------------------
-    # --- versions of the packages that change answers or prices (evals.dependency_versions) ---
+    # --- versions of the packages that change answers or prices (evals.spec.dependency_versions)
     dependency_versions: Mapping[str, str] = field(default_factory=dict)
-    # --- the provider's prompt cache (evals.prompt_cache; pricing.toml [[prompt_cache]]) ----
+    # --- the provider's prompt cache (evals.send.prompt_cache; pricing.toml [[prompt_cache]]) ----
     prompt_cache_rule: str | None = None  # the rule that predicted it (None: uncached)
     predicted_cache_write_tokens: int = 0  # the context written by the first question
     predicted_cache_read_tokens: int = 0  # the context read by every later question
@@ -144,7 +144,8 @@ class Record:
     reported_cache_write_tokens: int | None = None  # cache_creation_input_tokens
     reported_cache_read_tokens: int | None = None  # cache_read_input_tokens / cached_tokens
     # tokens at the head of the context unchanged since the compaction before the last one
-    # (a provider's cache still holds them): production's next turns (evals.conversation_bill)
+    # (a provider's cache still holds them): production's next turns
+    # (evals.replay.conversation_bill)
     stable_prefix_tokens: int | None = None
     #: archive characters the compactions dropped (neither framed nor kept as text edges)
     truncated_chars: int = 0
@@ -325,8 +326,8 @@ def one_row_per_measurement(rows: Iterable[Row], key: Callable[[Row], Hashable],
     run, an error row and its retry): the latest successful row, else the latest row
     (``created_at``, then file order). Rows come back in the order their keys first appeared.
 
-    The tables (:func:`evals.aggregate.records_frame`), the console summary (through them) and
-    the viewer (:func:`evals.view.entries.build_entries`, whose key adds the run id) all pick
+    The tables (:func:`evals.analysis.aggregate.records_frame`), the console summary (through them)
+    and the viewer (:func:`evals.view.entries.build_entries`, whose key adds the run id) all pick
     with this function, so they cannot disagree on which row counts.
     """
     chosen: dict[Hashable, tuple[tuple[bool, str, int], Row]] = {}

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from evals.records import JsonStore
+from evals.store.records import JsonStore
 
 TRANSCRIPTS_DIR = "transcripts"
 

@@ -54,7 +54,7 @@ class Reporter:
         print(text, file=self._err or sys.stderr, flush=True)
         self.logger.error("%s", text)
 
-    __call__ = info  # a Reporter is the ``log`` callable evals.pipeline.run takes
+    __call__ = info  # a Reporter is the ``log`` callable evals.pipeline.run_loop.run takes
 
 
 #: The harness's console (see the module docstring).

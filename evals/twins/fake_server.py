@@ -17,8 +17,8 @@ and usage are deterministic functions of the request (echo of the last user text
 = whitespace words of the text parts + 85 per image; completion tokens = words of the answer), so
 tests can check what the client records against what the server computed.
 
-``python -m evals.fake_server --latency 1`` runs it in a process of its own (prints the port on
-its first line, serves ``GET /stats``, stops on stdin EOF): a benchmark then measures the client
+``python -m evals.twins.fake_server --latency 1`` runs it in a process of its own (prints the port
+on its first line, serves ``GET /stats``, stops on stdin EOF): a benchmark then measures the client
 without the server sharing its interpreter.
 
 Reach it from litellm with ``model="openai/fake-model", api_base=server.api_base,
@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evals.loopback import LoopbackServer
+from evals.twins.loopback import LoopbackServer
 
 __all__ = ["DUMMY_API_KEY", "FakeChatServer", "FakeReply", "default_answer", "count_usage"]
 
@@ -186,7 +186,7 @@ class FakeChatServer(LoopbackServer):
 
     # -- the endpoints --------------------------------------------------------------------
     async def _stats(self, request: Any) -> Any:
-        """Counters, for a server running in another process (``python -m evals.fake_server``)."""
+        """Counters, for a server running in another process (``-m evals.twins.fake_server``)."""
         from aiohttp import web
 
         with self._lock:

@@ -5,9 +5,9 @@ Why a module (not only a benchmark script): the same measurement runs at full si
 ``benchmarks/bench_soak.py`` (2,000 requests at concurrency 32) and small in the test suite, so
 the figures quoted for the harness and the assertions that guard it come from one place.
 
-The provider is ``evals.fake_server`` with a fault rate: 429 with ``Retry-After``, 500, 503,
+The provider is ``evals.twins.fake_server`` with a fault rate: 429 with ``Retry-After``, 500, 503,
 answers slower than the client's timeout, connections reset before a response, and 200 bodies
-cut halfway. The run is the real pipeline (``evals.run.run_config``: plan, cache, client,
+cut halfway. The run is the real pipeline (``evals.pipeline.run.run_config``: plan, cache, client,
 records) on the `full` strategy of the tiny dataset (text only), so the only thing measured is
 the transport.
 
@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evals.fake_server import FakeChatServer, FakeReply
-from evals.records import iter_records
+from evals.store.records import iter_records
+from evals.twins.fake_server import FakeChatServer, FakeReply
 
 __all__ = ["SOAK_FAULTS", "SoakResult", "run_soak"]
 
@@ -79,10 +79,10 @@ def run_soak(work_dir: str | os.PathLike[str], *, questions: int, concurrency: i
              fault_rate: float = 0.2, seed: int = 0, latency_s: float = 0.02,
              extra_overrides: Sequence[str] = ()) -> SoakResult:
     """Run ``questions`` text-arm questions through the pipeline against a flaky server."""
-    # local: Hydra and evals.run (~0.9 s to import) load only when a soak runs
+    # local: Hydra and evals.pipeline.run (~0.9 s to import) load only when a soak runs
     from hydra import compose, initialize_config_dir
 
-    from evals.run import CONFIG_DIR, run_config
+    from evals.pipeline.run import CONFIG_DIR, run_config
 
     if questions < 2 or questions % 2:
         raise ValueError("questions must be an even number >= 2 (the tiny items ask two each)")

@@ -12,7 +12,7 @@ rendered. Loaders (all deterministic by `seed` on one interpreter):
                  tokens with facts at chosen depths (returns session items)
 - "session":     a user's own session file plus a JSONL questions file (a session item)
 
-Text items are packed into conversations by ``evals.sessions.as_session`` before replay.
+Text items are packed into conversations by ``evals.items.sessions.as_session`` before replay.
 
 Lengths are estimates at CHARS_PER_TOKEN (4) characters per token.
 """
@@ -22,15 +22,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from evals.datasets.agent_session import load_agent_session
-from evals.datasets.common import CHARS_PER_TOKEN, MAX_TARGET_TOKENS, estimate_tokens
-from evals.datasets.needles import load_needles
-from evals.datasets.squad import SquadUnavailable, load_squad
-from evals.datasets.tiny import load_tiny
-from evals.datasets.tool_output import load_tool_output
-from evals.datasets.user_session import load_user_session
-from evals.items import QAItem, Question
-from evals.sessions import SessionItem
+from evals.items.datasets.agent_session import load_agent_session
+from evals.items.datasets.common import CHARS_PER_TOKEN, MAX_TARGET_TOKENS, estimate_tokens
+from evals.items.datasets.needles import load_needles
+from evals.items.datasets.squad import SquadUnavailable, load_squad
+from evals.items.datasets.tiny import load_tiny
+from evals.items.datasets.tool_output import load_tool_output
+from evals.items.datasets.user_session import load_user_session
+from evals.items.qa_items import QAItem, Question
+from evals.items.sessions import SessionItem
 
 LOADERS: dict[str, Callable[..., list[QAItem] | list[SessionItem]]] = {
     "agent_session": load_agent_session,

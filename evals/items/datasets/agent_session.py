@@ -25,7 +25,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from evals.datasets.common import (
+from evals.items.datasets.common import (
     CHARS_PER_TOKEN,
     check_depths,
     check_int,
@@ -33,10 +33,14 @@ from evals.datasets.common import (
     check_target_tokens,
     python_version,
 )
-from evals.datasets.needles import draw_needles
-from evals.datasets.stdlib_corpus import docstring_paragraphs, read_source, stdlib_source_files
-from evals.items import Question, content_id
-from evals.sessions import SessionItem, make_session_item
+from evals.items.datasets.needles import draw_needles
+from evals.items.datasets.stdlib_corpus import (
+    docstring_paragraphs,
+    read_source,
+    stdlib_source_files,
+)
+from evals.items.qa_items import Question, content_id
+from evals.items.sessions import SessionItem, make_session_item
 
 DATASET = "agent_session"
 DEFAULT_DEPTHS = (0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from evals.datasets.common import (
+from evals.items.datasets.common import (
     CHARS_PER_TOKEN,
     PARAGRAPH_SEPARATOR,
     check_depths,
@@ -32,8 +32,8 @@ from evals.datasets.common import (
     python_version,
     target_chars,
 )
-from evals.datasets.stdlib_corpus import docstring_paragraphs
-from evals.items import QAItem, Question, content_id, make_item
+from evals.items.datasets.stdlib_corpus import docstring_paragraphs
+from evals.items.qa_items import QAItem, Question, content_id, make_item
 
 DEFAULT_DEPTHS = (0.1, 0.5, 0.9)
 

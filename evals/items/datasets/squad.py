@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from evals.datasets.common import (
+from evals.items.datasets.common import (
     CHARS_PER_TOKEN,
     PARAGRAPH_SEPARATOR,
     check_int,
@@ -46,7 +46,7 @@ from evals.datasets.common import (
     python_version,
     target_chars,
 )
-from evals.items import QAItem, Question, content_id, make_item
+from evals.items.qa_items import QAItem, Question, content_id, make_item
 
 HUB_DATASET = "rajpurkar/squad"
 SPLITS = ("train", "validation")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evals.datasets.needles import build_needle_items
-from evals.items import QAItem
+from evals.items.datasets.needles import build_needle_items
+from evals.items.qa_items import QAItem
 
 TINY_PARAGRAPHS = (
     "The lighthouse on the northern cape was automated decades ago, yet a keeper still visits "

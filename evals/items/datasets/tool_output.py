@@ -36,7 +36,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evals.datasets.common import (
+from evals.items.datasets.common import (
     CHARS_PER_TOKEN,
     check_int,
     check_seed,
@@ -45,13 +45,13 @@ from evals.datasets.common import (
     python_version,
     target_chars,
 )
-from evals.datasets.stdlib_corpus import (
+from evals.items.datasets.stdlib_corpus import (
     SourceFile,
     read_source,
     stdlib_root,
     stdlib_source_files,
 )
-from evals.items import QAItem, Question, content_id, make_item
+from evals.items.qa_items import QAItem, Question, content_id, make_item
 
 ALL_KINDS = (
     "definition_line", "line_content", "file_of_definition", "find_directory", "indentation",

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.items import Question
-from evals.sessions import SessionItem, make_session_item, message_text
+from evals.items.qa_items import Question
+from evals.items.sessions import SessionItem, make_session_item, message_text
 
 DATASET = "session"
 
@@ -90,7 +90,7 @@ def load_user_session(*, path: str | None = None, questions: str | None = None,
                       seed: int = 0) -> list[SessionItem]:
     """One item: the session at ``path`` with the questions at ``questions``."""
     # local: the session reader loads the compaction package (~250 modules with numpy);
-    # evals.datasets is imported to list datasets, this loader runs only for dataset=session
+    # evals.items.datasets is imported to list datasets, this loader runs only for dataset=session
     from snapcompact.compaction import load_session_messages
 
     if not path or not questions:

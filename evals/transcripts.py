@@ -1,0 +1,11 @@
+"""The old path of :mod:`evals.store.transcripts`, kept for the offline reader alone.
+
+Why it exists: ``evals/readers/provider.py`` imports ``Reading`` from here, and the readers'
+source is hashed into every OCR cache key (``evals.spec.provenance.offline_reader_version``).
+Rewriting that import would re-key every cached answer, so the readers keep their import and
+this module points it at the store. Nothing else imports this path (tests/test_architecture.py).
+"""
+
+from evals.store.transcripts import Reading
+
+__all__ = ["Reading"]
