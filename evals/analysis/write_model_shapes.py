@@ -214,7 +214,7 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
     warnings = tuple(
         f"{name}: table='reference' moves from {old_ref[name][0]}@{old_ref[name][1]} to "
         f"{new_ref[name][0]}@{new_ref[name][1]} (the table has no reference frame size or "
-        "reference high-res row); tests/test_resolve.py reference parity will report it"
+        "reference high-res row); tests/pricing/test_resolve.py reference parity will report it"
         for name in old_ref if old_ref[name] != new_ref.get(name))
     return TableProposal(current_text=current_text, text=text, changes=tuple(changes),
                          skipped=tuple(skipped), warnings=warnings)

@@ -104,7 +104,7 @@ class Planned:
             # local on purpose: snapcompact.compaction exports a function named like its
             # submodule cache_breakpoint, and loading that submodule before anyone asked the
             # package for the function leaves the module under the function's name (found by
-            # tests/test_prompt_cache.py when this import was at the top)
+            # tests/harness/send/test_prompt_cache.py when this import was at the top)
             from snapcompact.compaction import with_cache_breakpoint
 
             messages = with_cache_breakpoint(messages, len(context), MARKER)

@@ -43,7 +43,7 @@ _session = read_turns
 
 
 def _base(keep: int = 4000, reserve: int = 1000):
-    # bytes/4 text counts: these tests pin rules, not the tokenizer (tests/test_token_counts.py)
+    # bytes/4 text counts: these tests pin rules, not the tokenizer (tests/compaction/test_token_counts.py)
     return merge_settings(DEFAULT_SETTINGS, {"compaction": {"keepRecentTokens": keep,
                                                             "reserveTokens": reserve,
                                                             "textTokenizer": "bytes4"}})

@@ -13,12 +13,12 @@ import io
 import json
 import re
 from functools import cache, lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from locations import GOLDEN
 from PIL import Image
 
 from snapcompact.archive import (
@@ -39,7 +39,7 @@ from snapcompact.archive import (
 from snapcompact.core import DIM_OFF, DIM_ON, NEWLINE_GLYPH, geometry, get_shape
 from snapcompact.text import normalize
 
-GOLDEN = Path(__file__).parent / "golden" / "archive" / "reference.json.gz"
+GOLDEN = GOLDEN / "archive" / "reference.json.gz"
 
 
 @lru_cache(maxsize=1)

@@ -11,13 +11,13 @@ import gzip
 import json
 import re
 import time
-from pathlib import Path
 
 import pytest
+from locations import GOLDEN
 
 from snapcompact.archive import elide_data_urls, serialize_conversation
 
-GOLDEN_FILE = Path(__file__).parent / "golden" / "serialize" / "dataurl.json.gz"
+GOLDEN_FILE = GOLDEN / "serialize" / "dataurl.json.gz"
 with gzip.open(GOLDEN_FILE, "rt", encoding="ascii") as _fh:
     GOLDEN = json.load(_fh)
 

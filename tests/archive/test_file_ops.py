@@ -8,9 +8,9 @@ import gzip
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
+from locations import GOLDEN
 
 from snapcompact.archive import (
     FILE_LIST_LIMIT,
@@ -24,7 +24,7 @@ from snapcompact.archive import (
     upsert_file_operations,
 )
 
-GOLDEN = Path(__file__).parent / "golden" / "archive" / "reference.json.gz"
+GOLDEN = GOLDEN / "archive" / "reference.json.gz"
 
 
 @lru_cache(maxsize=1)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from pathlib import Path
 
 import pytest
+from locations import GOLDEN
 
 from snapcompact.archive import (
     AssistantMessage,
@@ -29,7 +29,7 @@ from snapcompact.archive import (
 )
 from snapcompact.core import DIM_OFF, DIM_ON, js_number_to_string, utf16_len
 
-GOLDEN = Path(__file__).parent / "golden" / "serialize"
+GOLDEN = GOLDEN / "serialize"
 
 
 def _load(name: str):

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from locations import GOLDEN
 from PIL import Image
 
 from snapcompact.render import decode_rgb, render_many
 
-GOLDEN = Path(__file__).parent / "golden" / "render"
+GOLDEN = GOLDEN / "render"
 
 
 def run_cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:

@@ -14,10 +14,10 @@ import json
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import pytest
 from compaction_synth import read_turns
+from locations import REPO
 from PIL import Image
 
 from snapcompact.archive import messages_from_json
@@ -35,8 +35,6 @@ from snapcompact.compaction import (
     to_chat_messages,
     user_question,
 )
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _png(width: int, height: int) -> bytes:

@@ -13,10 +13,10 @@ import gzip
 import hashlib
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
+from locations import GOLDEN
 from shake_corpus import SHAKE_SEEDS, shake_session
 
 from snapcompact.compaction import (
@@ -42,7 +42,7 @@ from snapcompact.compaction.shake import (
 )
 from snapcompact.compaction.tokens import js_json, utf16_len
 
-GOLDEN = Path(__file__).parent / "golden" / "compaction" / "shake.json.gz"
+GOLDEN = GOLDEN / "compaction" / "shake.json.gz"
 PRESETS = {"default": DEFAULT_SHAKE_CONFIG, "aggressive": AGGRESSIVE_SHAKE_CONFIG, "rescue": RESCUE_SHAKE_CONFIG}
 
 

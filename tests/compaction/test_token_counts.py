@@ -14,10 +14,10 @@ import gzip
 import json
 import statistics
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
+from locations import GOLDEN
 
 from snapcompact.compaction import (
     DEFAULT_ESTIMATOR,
@@ -31,7 +31,7 @@ from snapcompact.compaction import (
 )
 from snapcompact.compaction import text_counters as tc
 
-GOLDEN = Path(__file__).parent / "golden" / "tokens"
+GOLDEN = GOLDEN / "tokens"
 
 
 @cache

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from locations import GOLDEN
 
 from snapcompact.pricing import (
     DEFAULT_PROVIDER_IMAGE_BUDGET,
@@ -23,7 +23,7 @@ from snapcompact.pricing import (
     provider_request_limit,
 )
 
-GOLDEN = json.loads((Path(__file__).parent / "golden" / "resolve" / "reference.json").read_text())
+GOLDEN = json.loads((GOLDEN / "resolve" / "reference.json").read_text())
 
 
 @pytest.mark.parametrize("provider", sorted(GOLDEN["budgets"]))

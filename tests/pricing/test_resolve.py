@@ -9,9 +9,9 @@ listed explicitly in SEED_DIFFERENCES below.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from locations import GOLDEN
 
 from snapcompact.core import SHAPE_VARIANT_NAMES, SHAPE_VARIANTS
 from snapcompact.pricing import (
@@ -23,7 +23,7 @@ from snapcompact.pricing import (
     resolve_shape_for_text,
 )
 
-GOLDEN = json.loads((Path(__file__).parent / "golden" / "resolve" / "reference.json").read_text())
+GOLDEN = json.loads((GOLDEN / "resolve" / "reference.json").read_text())
 KIMI_IDS = {"moonshotai/kimi-k2.6", "kimi-k2.5", "kimi-k3"}
 UNMEASURED_IDS = {"o3", "o4-mini", "qwen/qwen3-vl", "llama-4-maverick", "mistral-large", "grok-4",
                   "deepseek-chat"}

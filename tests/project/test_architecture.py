@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from locations import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO  # the checkout (tests/locations.py)
 LIBRARY = "snapcompact"
 HARNESS_ONLY = ("evals", "hydra", "omegaconf", "litellm")
 

@@ -14,13 +14,14 @@ import io
 import json
 import os
 import sys
-from pathlib import Path
 
 import pytest
+from locations import REPO
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from hydra import compose, initialize_config_dir
+
+from hydra_compose import compose_eval
 
 from snapcompact.cli import commands as cli
 
@@ -253,7 +254,7 @@ def test_debug_flag_shows_the_traceback(monkeypatch, capsys):
 
 # -- the harness ----------------------------------------------------------------------------------
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+CONFIG_DIR = REPO / "configs"
 
 # (override(s), expectation): "ok" or a fragment of the ValueError.
 CONFIG_CASES: list[tuple[list[str], str]] = [
@@ -340,11 +341,6 @@ CONFIG_CASES: list[tuple[list[str], str]] = [
 ]
 
 
-def _compose(overrides):
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        return compose("eval", overrides=overrides)
-
-
 @pytest.mark.parametrize("overrides,expect", CONFIG_CASES,
                          ids=[" ".join(c[0]) for c in CONFIG_CASES])
 def test_config_hostile_values(overrides, expect, tmp_path):
@@ -353,7 +349,7 @@ def test_config_hostile_values(overrides, expect, tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("x")
     overrides = [o.replace("{file}", str(afile)) for o in overrides]
-    cfg = _compose(["model=mock", f"results_dir={tmp_path}", *overrides])
+    cfg = compose_eval(["model=mock", f"results_dir={tmp_path}", *overrides])
     if expect == "ok":
         RunSpec.from_config(cfg, base_dir=tmp_path)
     else:
@@ -425,7 +421,7 @@ TABLE_CASES: list[tuple[list[str], str]] = [
 
 @pytest.mark.parametrize("argv,expect", TABLE_CASES, ids=[" ".join(c[0]) for c in TABLE_CASES])
 def test_table_tool_hostile_input(argv, expect, tmp_path, capsys):
-    from test_records import make_record
+    from record_rows import make_record
 
     from evals.analysis.table import main as table_main
     from evals.store.records import append_records

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from locations import GOLDEN
 from PIL import Image
 
 from snapcompact.core import SHAPE_VARIANT_NAMES, get_shape
 from snapcompact.render import decode_rgb, render_pages
 from snapcompact.render.frame_cap import TooManyFrames, check_frame_count, checked_pages
 
-GOLDEN = Path(__file__).parent / "golden" / "render"
+GOLDEN = GOLDEN / "render"
 #: Cases with several frames at their golden size, non-Latin fallback glyphs and tool output.
 CASES = ("fallback-spill", "tool-output", "cjk")
 

@@ -9,10 +9,10 @@ for pixel: same renderer, same guarantees, whatever the shape is called.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from locations import GOLDEN
 from PIL import Image
 
 from snapcompact.core import (
@@ -25,7 +25,7 @@ from snapcompact.core import (
 from snapcompact.pricing import bill_image
 from snapcompact.render import decode_rgb, render_many
 
-GOLDEN = Path(__file__).parent / "golden" / "render"
+GOLDEN = GOLDEN / "render"
 #: Prose at the research frame size, and mixed scripts (Silver fallbacks, wide cells) small.
 CASES = ("prose-full", "mixed-scripts")
 

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from locations import GOLDEN
 from PIL import Image
 
 from snapcompact.core import SHAPE_VARIANT_NAMES, geometry, get_shape
 from snapcompact.render import Frame, decode_rgb, frames, render, render_many
 from snapcompact.text import normalize
 
-GOLDEN = Path(__file__).parent / "golden" / "render"
+GOLDEN = GOLDEN / "render"
 CASES = sorted(p.stem for p in (GOLDEN / "cases").glob("*.txt"))
 
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import json
 from functools import cache, lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
+from locations import GOLDEN
 from PIL import Image
 
 from snapcompact.core import fonts_dir
 from snapcompact.render import silver
 from snapcompact.text import supported
 
-GOLDEN = Path(__file__).parent / "golden" / "silver"
+GOLDEN = GOLDEN / "silver"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
 #: Upstream palette (digest section e), RGB -> global index.
 PALETTE = {

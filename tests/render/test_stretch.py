@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from locations import GOLDEN
 from PIL import Image
 
 from snapcompact.render import stretch
 
-GOLDEN = Path(__file__).parent / "golden" / "stretch"
+GOLDEN = GOLDEN / "stretch"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
 
 

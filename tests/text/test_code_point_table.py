@@ -16,11 +16,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from locations import REPO
 
 from snapcompact.text import code_points as cp
 from snapcompact.text.code_points import font_table, load_table_json, shared_entries
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "make_code_point_table.py"
+SCRIPT = REPO / "scripts" / "make_code_point_table.py"
 TABLE = Path(cp.__file__).with_name(cp.TABLE_FILE)
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
+from locations import GOLDEN
 
 from snapcompact.core import DIM_OFF, DIM_ON, NEWLINE_GLYPH, is_wide
 from snapcompact.text import (
@@ -25,7 +25,7 @@ from snapcompact.text import (
     wrap,
 )
 
-GOLDEN = Path(__file__).parent / "golden" / "normalize"
+GOLDEN = GOLDEN / "normalize"
 FONTS = ("5x8", "6x12", "8x13", "8x8", "silver")
 CASES = json.loads((GOLDEN / "cases.json").read_text())
 CODESPACE = json.loads((GOLDEN / "codespace.json").read_text())

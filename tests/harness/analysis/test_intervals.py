@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_aggregate import BOOT, decide, frame, misses, shape_rows
+from record_rows import BOOT, decide, frame, misses, shape_rows
 
 from evals.analysis.aggregate import summarize
 from evals.analysis.intervals import wilson_interval

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from locations import REPO
 from nbclient import NotebookClient
-from test_aggregate import misses, shape_rows, synthetic
+from record_rows import misses, shape_rows, synthetic
 
 from evals.analysis.table import run
 from evals.store.records import append_records
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO  # the checkout (tests/locations.py)
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 COMMITTED = ROOT / "results"
 

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 from PIL import Image
-from test_aggregate import misses, shape_rows, synthetic
+from record_rows import misses, shape_rows, synthetic
 
 from evals.analysis.aggregate import records_frame, summarize
 from evals.analysis.plot import (

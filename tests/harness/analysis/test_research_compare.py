@@ -9,7 +9,7 @@ import math
 from dataclasses import replace
 
 import pytest
-from test_aggregate import base_record
+from record_rows import base_record
 
 from evals.analysis.aggregate import dedupe_records
 from evals.analysis.research_compare import compare_research, format_markdown, main

@@ -8,21 +8,18 @@ import os
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-from hydra import compose, initialize_config_dir
-from test_records import make_record
+from hydra_compose import compose_eval
+from record_rows import make_record
 
 from evals.analysis.aggregate import arm_label
 from evals.analysis.search_objectives import INFEASIBLE, search_objectives
-from evals.pipeline.run import CONFIG_DIR
 from evals.spec.run_spec import RunSpec
 from evals.store.records import append_records
 from snapcompact.compaction import DEFAULT_SETTINGS
 
 
 def _spec(overrides: list[str], hydra: bool = False):
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        cfg = compose("eval", overrides=overrides, return_hydra_config=hydra)
+    cfg = compose_eval(overrides, hydra_config=hydra)
     return cfg if hydra else RunSpec.from_config(cfg)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_aggregate import CLAUDE, OCR, misses, shape_rows, synthetic
+from record_rows import CLAUDE, OCR, misses, shape_rows, synthetic
 
 from evals.analysis.aggregate import choose_winners, records_frame
 from evals.analysis.table import main

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from locations import FIXTURES
 
 from evals.items.datasets import (
     CHARS_PER_TOKEN,
@@ -31,7 +32,7 @@ from evals.items.datasets.tiny import TINY_PARAGRAPHS, load_tiny
 from evals.items.datasets.tool_output import ALL_KINDS, DEFAULT_KINDS
 from evals.items.qa_items import QAItem, Question
 
-FIXTURES = Path(__file__).parent / "fixtures" / "datasets"
+FIXTURES = FIXTURES / "datasets"
 SQUAD_FIXTURE = FIXTURES / "squad_tiny.jsonl"
 
 

@@ -26,10 +26,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+from locations import TESTS
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-HERE = Path(__file__).resolve().parent / "hostile_sessions"
+HERE = TESTS / "hostile_sessions"
 sys.path.insert(0, str(HERE))
 import make_corpus  # noqa: E402
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_aggregate import frame, shape_rows, synthetic
+from record_rows import frame, shape_rows, synthetic
 
 from evals.analysis.aggregate import arm_labels, summarize
 from evals.pipeline.run_report import format_summary

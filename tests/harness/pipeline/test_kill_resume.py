@@ -20,9 +20,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from hydra import compose, initialize_config_dir
 
-from evals.pipeline.run import CONFIG_DIR, run_config
+from evals.pipeline.run import run_config
 from evals.send.response_cache import ResponseCache
 from evals.store.records import iter_records
 from evals.twins.fake_server import FakeChatServer, body_digest
@@ -42,7 +41,8 @@ def _child(cfg, run_dir, base_dir) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_kill_9_ten_times_then_resume_loses_and_duplicates_nothing(tmp_path, monkeypatch):
+def test_kill_9_ten_times_then_resume_loses_and_duplicates_nothing(tmp_path, monkeypatch,
+                                                                   compose_eval):
     from evals.send.client import import_litellm
     from evals.spec.provenance import versions
 
@@ -55,11 +55,10 @@ def test_kill_9_ten_times_then_resume_loses_and_duplicates_nothing(tmp_path, mon
     with FakeChatServer(latency_s=0.2) as server:
         monkeypatch.setenv("SNAPCOMPACT_FAKE_API_BASE", server.api_base)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-kill-" + "dummy-not-a-key-000000")
-        with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-            cfg = compose("eval", overrides=[
-                "model=fake", "dataset=tiny", f"dataset.params.n_items={QUESTIONS // 2}",
-                "strategies=[full]", "reader=qa", "model.concurrency=3", "progress=false",
-                f"results_dir={tmp_path}"])
+        cfg = compose_eval([
+            "model=fake", "dataset=tiny", f"dataset.params.n_items={QUESTIONS // 2}",
+            "strategies=[full]", "reader=qa", "model.concurrency=3", "progress=false",
+            f"results_dir={tmp_path}"])
         for _ in range(KILLS):
             start = server.requests
             target = start + rng.randint(1, 3)

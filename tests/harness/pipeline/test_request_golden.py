@@ -11,7 +11,7 @@ offline reader's side channel, and the cache key.
 
 When a change is intended, regenerate and review the diff like code::
 
-    SNAPCOMPACT_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_request_golden.py
+    SNAPCOMPACT_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/harness/pipeline/test_request_golden.py
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hydra import compose, initialize_config_dir
+from hydra_compose import compose_eval
+from locations import GOLDEN
 
 from evals.pipeline.plan import build_plan
-from evals.pipeline.run import CONFIG_DIR
 from evals.pipeline.run_loop import make_client
 from evals.send.response_cache import LOCATION_READER_INPUTS
 from evals.spec.run_spec import RunSpec
 
-GOLDEN_DIR = Path(__file__).parent / "golden" / "requests"
+GOLDEN_DIR = GOLDEN / "requests"
 UPDATE = os.environ.get("SNAPCOMPACT_UPDATE_GOLDEN") == "1"
 #: Text parts longer than this are pinned by hash (session text); shorter ones in full.
 FULL_TEXT_CHARS = 1500
@@ -67,10 +67,9 @@ def _message(message: dict[str, Any], pixels: list[str]) -> dict[str, Any]:
 
 
 def _pinned_requests(reader: str, tmp_path: Path) -> dict[str, Any]:
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        cfg = compose("eval", overrides=[f"results_dir={tmp_path}", "progress=false",
-                                         "experiment=smoke", "max_questions_per_item=1",
-                                         f"model={reader}", "dry_run=true"])
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false",
+                                     "experiment=smoke", "max_questions_per_item=1",
+                                     f"model={reader}", "dry_run=true"])
     spec = RunSpec.from_config(cfg, base_dir=tmp_path)
     plan = build_plan(spec, tmp_path, log=lambda _: None)
     client = make_client(spec)

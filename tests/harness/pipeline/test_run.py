@@ -22,20 +22,15 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from hydra import compose, initialize_config_dir
+from hydra_compose import compose_eval
 
 from evals.pipeline.rows import OCR_NOTE
-from evals.pipeline.run import CONFIG_DIR, main, run_config
+from evals.pipeline.run import main, run_config
 from evals.send.response_cache import ResponseCache
 from evals.store.records import iter_records
 
 DUMMY_KEYS = {"ANTHROPIC_API_KEY": "sk-ant-" + "dummy-not-a-key-0123456789",  # split: not a real key
               "OPENAI_API_KEY": "sk-test-dummy-not-a-key-9876543210"}
-
-
-def compose_cfg(overrides):
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        return compose("eval", overrides=overrides)
 
 
 class Interrupted(BaseException):
@@ -81,7 +76,7 @@ def test_default_run_on_the_ocr_reader_then_answered_from_the_cache(tmp_path, ca
                                                                     dummy_keys):
     """The smoke experiment on the OCR reader, then a rerun with zero requests sent."""
     overrides = [f"results_dir={tmp_path}", "progress=false", "experiment=smoke"]
-    first = run_config(compose_cfg(overrides), tmp_path / "first", base_dir=tmp_path,
+    first = run_config(compose_eval(overrides), tmp_path / "first", base_dir=tmp_path,
                        completion_fn=(calls := Counting()))
     out = capsys.readouterr().out
     rows = rows_of(tmp_path / "first")
@@ -111,7 +106,7 @@ def test_default_run_on_the_ocr_reader_then_answered_from_the_cache(tmp_path, ca
     assert all(r.reported_prompt_tokens == r.predicted_prompt_tokens for r in rows)
 
     # a fresh run folder, the same response cache: 100 % cache hits, nothing sent
-    again = run_config(compose_cfg(overrides), tmp_path / "second", base_dir=tmp_path,
+    again = run_config(compose_eval(overrides), tmp_path / "second", base_dir=tmp_path,
                        completion_fn=(calls2 := Counting()))
     rows2 = rows_of(tmp_path / "second")
     assert calls2.calls == 0 and again.requests_sent == 0
@@ -120,7 +115,7 @@ def test_default_run_on_the_ocr_reader_then_answered_from_the_cache(tmp_path, ca
     assert {(r.key(), r.answer) for r in rows2} == {(r.key(), r.answer) for r in rows}
 
     # the same folder again: every row is already recorded, nothing is asked at all
-    resumed = run_config(compose_cfg(overrides), tmp_path / "second", base_dir=tmp_path,
+    resumed = run_config(compose_eval(overrides), tmp_path / "second", base_dir=tmp_path,
                          completion_fn=(calls3 := Counting()))
     assert resumed.skipped_done == 8 and resumed.planned == 0 and calls3.calls == 0
     assert len(rows_of(tmp_path / "second")) == 8
@@ -131,7 +126,7 @@ def test_interrupted_run_resumes_without_asking_twice(tmp_path):
     overrides = [f"results_dir={tmp_path}", "progress=false", "model=mock", "experiment=smoke",
                  "model.concurrency=1"]
     with pytest.raises(Interrupted):
-        run_config(compose_cfg(overrides), tmp_path / "run", base_dir=tmp_path,
+        run_config(compose_eval(overrides), tmp_path / "run", base_dir=tmp_path,
                    completion_fn=Counting(stop_after=5))
     # every answer that arrived before the interrupt was cached (the one arriving at that very
     # moment may be lost); rows in hand are flushed on the way out (a row whose task was
@@ -140,7 +135,7 @@ def test_interrupted_run_resumes_without_asking_twice(tmp_path):
     recorded = len(rows_of(tmp_path / "run"))
     assert 4 <= answered <= 5 and 1 <= recorded <= answered
 
-    result = run_config(compose_cfg(overrides), tmp_path / "run", base_dir=tmp_path,
+    result = run_config(compose_eval(overrides), tmp_path / "run", base_dir=tmp_path,
                         completion_fn=(calls := Counting()))
     rows = rows_of(tmp_path / "run")
     total = 8  # 2 questions x 4 arms

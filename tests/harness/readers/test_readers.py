@@ -16,9 +16,9 @@ import os
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from locations import FIXTURES
 from PIL import Image
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -35,7 +35,7 @@ from snapcompact.render import render_many  # noqa: E402
 
 pytest.importorskip("tesserocr")
 
-FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "readers" / "qa.json").read_text())
+FIXTURE = json.loads((FIXTURES / "readers" / "qa.json").read_text())
 HISTORY: str = FIXTURE["history"]
 QUESTIONS: list[dict] = FIXTURE["questions"]
 LEGIBLE = ["11on16-bw", "8on22-bw", "doc-8on16-bw"]

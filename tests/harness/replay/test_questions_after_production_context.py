@@ -19,10 +19,10 @@ import warnings
 from pathlib import Path
 
 import pytest
+from locations import FIXTURES
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-from hydra import compose, initialize_config_dir
+from hydra_compose import compose_eval
 from PIL import Image
 
 from evals.items import prompts
@@ -38,13 +38,8 @@ DUMMY_KEY = "sk-test-dummy-0123456789abcdefXYZ"
 SMALL = ["experiment=smoke", "max_questions_per_item=2"]
 
 
-def compose_cfg(overrides: list[str]):
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        return compose("eval", overrides=overrides)
-
-
 def spec_for(tmp_path: Path, overrides: list[str]) -> RunSpec:
-    return RunSpec.from_config(compose_cfg([f"results_dir={tmp_path}", "progress=false",
+    return RunSpec.from_config(compose_eval([f"results_dir={tmp_path}", "progress=false",
                                             *overrides]), base_dir=tmp_path)
 
 
@@ -209,7 +204,7 @@ def test_llm_strategies_are_refused_without_a_summarizer(tmp_path):
 
 
 def test_context_full_arm_summarizes_through_the_client_and_records_its_cost(tmp_path):
-    cfg = compose_cfg([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=mock",
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=mock",
                        "strategies=[context-full,handoff]", "summarizer=mock"])
     result = run_config(cfg, tmp_path / "run", base_dir=tmp_path)
     rows = list(iter_records(tmp_path / "run" / "records.jsonl"))
@@ -230,7 +225,7 @@ def test_context_full_arm_summarizes_through_the_client_and_records_its_cost(tmp
 
 
 def test_rows_say_where_the_evidence_was_and_what_the_context_cost(tmp_path):
-    cfg = compose_cfg([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=mock"])
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=mock"])
     result = run_config(cfg, tmp_path / "run", base_dir=tmp_path)
     rows = list(iter_records(tmp_path / "run" / "records.jsonl"))
     spec = RunSpec.from_config(cfg, base_dir=tmp_path)
@@ -274,7 +269,7 @@ def test_loopback_server_through_litellms_http_client(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", DUMMY_KEY)
     with FakeChatServer() as server:
         monkeypatch.setenv("SNAPCOMPACT_FAKE_API_BASE", server.api_base)
-        cfg = compose_cfg([f"results_dir={tmp_path}", "progress=false", "model=fake", *SMALL])
+        cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", "model=fake", *SMALL])
         result = run_config(cfg, tmp_path / "run", base_dir=tmp_path)
         bodies = list(server.bodies)
     rows = list(iter_records(tmp_path / "run" / "records.jsonl"))
@@ -308,13 +303,13 @@ def test_every_experiment_plans_in_fast_mode(tmp_path, experiment):
                  "++settings.compaction.keepRecentTokens=600",
                  "++settings.compaction.reserveTokens=512"]
     if experiment == "squad":
-        fixture = Path(__file__).parent / "fixtures" / "datasets" / "squad_tiny.jsonl"
+        fixture = FIXTURES / "datasets" / "squad_tiny.jsonl"
         overrides += [f"dataset.params.data_file={fixture}", "dataset.params.target_tokens=1500"]
     elif experiment in ("needles", "tool_output"):
         overrides += ["dataset.params.target_tokens=3000"]
     else:
         overrides += ["dataset.params.target_tokens=4000"]
-    cfg = compose_cfg([f"results_dir={tmp_path}", "progress=false", *overrides])
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", *overrides])
     result = run_config(cfg, tmp_path / "run", base_dir=tmp_path)
     spec = RunSpec.from_config(cfg, base_dir=tmp_path)
     assert result.dry_run and result.planned == len(spec.arms())
@@ -329,7 +324,7 @@ def test_budget_refuses_before_sending(tmp_path):
         calls.append(kwargs)
         raise AssertionError("nothing may be sent past the budget")
 
-    cfg = compose_cfg([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=mock",
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=mock",
                        "budget_usd=0.0001"])
     with pytest.raises(BudgetExceeded, match=r"exceeds the budget \$0\.0001"):
         run_config(cfg, tmp_path / "run", completion_fn=never, base_dir=tmp_path)
@@ -343,7 +338,7 @@ def test_dry_run_prints_the_prediction_and_sends_nothing(tmp_path, capsys):
         calls.append(kwargs)
         raise AssertionError("a dry run sends nothing")
 
-    cfg = compose_cfg([f"results_dir={tmp_path}", "progress=false", *SMALL,
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", *SMALL,
                        "model=claude-opus-4-7", "dry_run=true"])
     result = run_config(cfg, tmp_path / "run", completion_fn=never, base_dir=tmp_path)
     out = capsys.readouterr().out
@@ -362,9 +357,9 @@ def test_missing_keys_stop_a_real_run_but_not_a_dry_run(tmp_path, monkeypatch):
     from evals.pipeline.run_loop import MissingCredentials
 
     monkeypatch.delenv("MOONSHOT_API_KEY", raising=False)
-    cfg = compose_cfg([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=kimi"])
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=kimi"])
     with pytest.raises(MissingCredentials, match="MOONSHOT_API_KEY"):
         run_config(cfg, tmp_path / "run", base_dir=tmp_path)
-    cfg = compose_cfg([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=kimi",
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=kimi",
                        "dry_run=true"])
     assert run_config(cfg, tmp_path / "run", base_dir=tmp_path).dry_run

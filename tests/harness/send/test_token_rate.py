@@ -180,15 +180,12 @@ DOCUMENTED_TPM = {"claude-sonnet-4-5": 30_000, "claude-opus-4-7": 30_000, "gpt-5
 
 
 @pytest.mark.parametrize("name, expected", sorted(DOCUMENTED_TPM.items()))
-def test_every_job_of_a_sweep_gets_the_shared_limits_folder(tmp_path, name, expected) -> None:
-    from hydra import compose, initialize_config_dir
+def test_every_job_of_a_sweep_gets_the_shared_limits_folder(tmp_path, name, expected, compose_eval) -> None:
 
-    from evals.pipeline.run import CONFIG_DIR
     from evals.pipeline.run_loop import make_client
     from evals.spec.run_spec import RunSpec
 
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        cfg = compose("eval", overrides=[f"model={name}", f"results_dir={tmp_path}/results"])
+    cfg = compose_eval([f"model={name}", f"results_dir={tmp_path}/results"])
     spec = RunSpec.from_config(cfg, base_dir=tmp_path)
     assert spec.model.tokens_per_minute == expected
     # the folder is the results folder's, not the job's: every job of a sweep names the same one

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from locations import REPO
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from evals.items.datasets import dataset_params
@@ -27,18 +27,12 @@ from evals.pipeline.run import CONFIG_DIR
 from evals.spec.run_spec import STRATEGIES, RunSpec
 from snapcompact.core import SHAPE_VARIANT_NAMES
 
-REPO = Path(__file__).resolve().parents[1]
 GROUPS = ("model", "shape", "strategy", "summarizer", "dataset", "reader", "experiment",
           "launcher")
 
 
 def options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
-
-
-def _compose(overrides: list[str], hydra: bool = False):
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        return compose("eval", overrides=overrides, return_hydra_config=hydra)
 
 
 def test_config_dir_is_the_repository_configs_folder():
@@ -49,12 +43,12 @@ def test_config_dir_is_the_repository_configs_folder():
         assert options(group), f"configs/{group}/ is empty"
 
 
-def test_strategy_group_has_every_replay_strategy():
+def test_strategy_group_has_every_replay_strategy(compose_eval):
     from snapcompact.compaction import REPLAY_STRATEGIES
 
     assert set(options("strategy")) == set(STRATEGIES) == set(REPLAY_STRATEGIES)
     for name in STRATEGIES:
-        spec = RunSpec.from_config(_compose([f"strategy={name}", "summarizer=mock"]))
+        spec = RunSpec.from_config(compose_eval([f"strategy={name}", "summarizer=mock"]))
         assert spec.strategies == (name,)
         arms = spec.arms()
         if name == "snapcompact":  # foveated x shapes, pinned at auto only (policy_shapes)
@@ -72,44 +66,42 @@ def test_shape_group_has_every_variant_plus_auto():
 
 
 @pytest.mark.parametrize("experiment", options("experiment"))
-def test_every_group_option_composes_under_every_experiment(experiment):
+def test_every_group_option_composes_under_every_experiment(experiment, compose_eval):
     """Each (experiment, group option) pair composes into a valid RunSpec."""
     checked = 0
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        for group in ("model", "shape", "strategy", "summarizer", "dataset", "reader",
-                      "launcher"):
-            for option in options(group):
-                extra = ["summarizer=mock"] if group == "strategy" else []
-                if group == "dataset" and option == "session":
-                    extra = ["dataset.params.path=s.json", "dataset.params.questions=q.jsonl"]
-                cfg = compose("eval", overrides=[f"experiment={experiment}", f"{group}={option}",
-                                                 *extra])
-                if group == "dataset" and set(cfg.dataset.params) - set(
-                        dataset_params(cfg.dataset.name)):
-                    # the experiment sizes its own dataset: another one is refused, by name
-                    with pytest.raises(ValueError, match="got unknown params"):
-                        RunSpec.from_config(cfg)
-                    checked += 1
-                    continue
-                spec = RunSpec.from_config(cfg)
-                assert spec.experiment == experiment
-                if group == "model":
-                    assert spec.model.name == option
-                elif group == "shape":
-                    assert len(spec.shapes) == 1 and spec.shapes[0].variant == option
-                elif group == "strategy":
-                    assert spec.strategies == (option,)
-                elif group == "summarizer":
-                    assert spec.summarizer is not None and not spec.summarizer.offline_reader
-                elif group == "reader":
-                    assert spec.reader.readers == ("qa",)
+    for group in ("model", "shape", "strategy", "summarizer", "dataset", "reader",
+                  "launcher"):
+        for option in options(group):
+            extra = ["summarizer=mock"] if group == "strategy" else []
+            if group == "dataset" and option == "session":
+                extra = ["dataset.params.path=s.json", "dataset.params.questions=q.jsonl"]
+            cfg = compose_eval([f"experiment={experiment}", f"{group}={option}", *extra])
+            if group == "dataset" and set(cfg.dataset.params) - set(
+                    dataset_params(cfg.dataset.name)):
+                # the experiment sizes its own dataset: another one is refused, by name
+                with pytest.raises(ValueError, match="got unknown params"):
+                    RunSpec.from_config(cfg)
                 checked += 1
+                continue
+            spec = RunSpec.from_config(cfg)
+            assert spec.experiment == experiment
+            if group == "model":
+                assert spec.model.name == option
+            elif group == "shape":
+                assert len(spec.shapes) == 1 and spec.shapes[0].variant == option
+            elif group == "strategy":
+                assert spec.strategies == (option,)
+            elif group == "summarizer":
+                assert spec.summarizer is not None and not spec.summarizer.offline_reader
+            elif group == "reader":
+                assert spec.reader.readers == ("qa",)
+            checked += 1
     assert checked == sum(len(options(g)) for g in ("model", "shape", "strategy", "summarizer",
                                                     "dataset", "reader", "launcher"))
 
 
-def test_no_arguments_is_the_default_offline_experiment():
-    spec = RunSpec.from_config(_compose([]))
+def test_no_arguments_is_the_default_offline_experiment(compose_eval):
+    spec = RunSpec.from_config(compose_eval([]))
     assert spec.experiment == "default"
     assert spec.model.offline_reader and spec.model.litellm_id.startswith("snapocr/")
     assert spec.dataset.name == "agent_session"
@@ -135,41 +127,41 @@ def test_no_arguments_is_the_default_offline_experiment():
     assert "mock_response" in spec.summarizer.params and spec.summarizer.required_env == ()
 
 
-def test_small_window_experiment_is_the_32k_arm():
-    spec = RunSpec.from_config(_compose(["experiment=small_window"]))
+def test_small_window_experiment_is_the_32k_arm(compose_eval):
+    spec = RunSpec.from_config(compose_eval(["experiment=small_window"]))
     assert spec.context_window == 32000
     assert [a.label for a in spec.arms()] == ["snapcompact/foveated/auto"]
-    assert spec.dataset.params == RunSpec.from_config(_compose([])).dataset.params
+    assert spec.dataset.params == RunSpec.from_config(compose_eval([])).dataset.params
 
 
-def test_policy_shapes_are_checked():
+def test_policy_shapes_are_checked(compose_eval):
     with pytest.raises(ValueError, match="policy_shapes has unknown policy"):
-        RunSpec.from_config(_compose(["+policy_shapes.sideways=[auto]"]))
+        RunSpec.from_config(compose_eval(["+policy_shapes.sideways=[auto]"]))
 
 
-def test_command_line_group_choice_beats_the_experiment():
-    cfg = _compose(["experiment=smoke", "dataset=needles", "model=mock"])
+def test_command_line_group_choice_beats_the_experiment(compose_eval):
+    cfg = compose_eval(["experiment=smoke", "dataset=needles", "model=mock"])
     assert cfg.dataset.name == "needles" and cfg.model.name == "mock"
     assert cfg.experiment_name == "smoke"
     # a chosen shape replaces the experiment's list of arms
-    spec = RunSpec.from_config(_compose(["shape=8on16-bw", "shape.frame_size=1024"]))
+    spec = RunSpec.from_config(compose_eval(["shape=8on16-bw", "shape.frame_size=1024"]))
     assert [(s.variant, s.frame_size) for s in spec.shapes] == [("8on16-bw", 1024)]
 
 
-def test_launcher_group_maps_onto_hydra_launcher():
-    basic = _compose([], hydra=True)
-    joblib = _compose(["launcher=joblib"], hydra=True)
+def test_launcher_group_maps_onto_hydra_launcher(compose_eval):
+    basic = compose_eval([], hydra_config=True)
+    joblib = compose_eval(["launcher=joblib"], hydra_config=True)
     assert basic.hydra.launcher._target_.endswith("BasicLauncher")
     assert joblib.hydra.launcher._target_.endswith("JoblibLauncher")
     assert joblib.hydra.launcher.n_jobs == 2
-    local = _compose(["launcher=submitit_local"], hydra=True)
-    slurm = _compose(["launcher=submitit_slurm"], hydra=True)
+    local = compose_eval(["launcher=submitit_local"], hydra_config=True)
+    slurm = compose_eval(["launcher=submitit_slurm"], hydra_config=True)
     assert local.hydra.launcher._target_.endswith("LocalLauncher")
     assert slurm.hydra.launcher._target_.endswith("SlurmLauncher")
 
 
-def test_run_directories_are_deterministic_and_ignore_non_measuring_keys():
-    cfg = _compose(["dataset=needles", "dry_run=true", "budget_usd=1"], hydra=True)
+def test_run_directories_are_deterministic_and_ignore_non_measuring_keys(compose_eval):
+    cfg = compose_eval(["dataset=needles", "dry_run=true", "budget_usd=1"], hydra_config=True)
     hc = cfg.hydra
     assert "${now:" not in OmegaConf.to_yaml(hc.run) and "${now:" not in OmegaConf.to_yaml(hc.sweep)
     # one folder per experiment: rows carry their own coordinates, reruns resume there
@@ -181,12 +173,12 @@ def test_run_directories_are_deterministic_and_ignore_non_measuring_keys():
 
 
 @pytest.mark.parametrize("name", options("model"))
-def test_model_config_is_priced_resolved_and_billed(name):
+def test_model_config_is_priced_resolved_and_billed(name, compose_eval):
     """Each model's target resolves to a shape, bills a real frame, and has a price offline."""
     from evals.send.price_map import price_of
     from snapcompact.pricing import bill_image, resolve_shape
 
-    spec = RunSpec.from_config(_compose([f"model={name}"]))
+    spec = RunSpec.from_config(compose_eval([f"model={name}"]))
     model = spec.model
     resolved = resolve_shape(model.target_model, api=model.api, provider=model.provider)
     detail = model.image_detail if model.image_detail is not None else resolved.image_detail
@@ -222,9 +214,9 @@ def test_configs_hold_no_secrets():
         assert not re.search(r"(?im)^\s*api_key\s*:", text), path
 
 
-def test_credential_params_are_refused():
+def test_credential_params_are_refused(compose_eval):
     with pytest.raises(ValueError, match="environment"):
-        RunSpec.from_config(_compose(["model=claude-sonnet-4-5", "+model.params.api_key=abc"]))
+        RunSpec.from_config(compose_eval(["model=claude-sonnet-4-5", "+model.params.api_key=abc"]))
 
 
 @pytest.mark.parametrize("override, message", [
@@ -245,9 +237,9 @@ def test_credential_params_are_refused():
     ("+settings.bogus.x=1", "unknown settings section"),
     ("experiment_name=../../x", "must be a plain folder name"),
 ])
-def test_bad_configs_fail_before_anything_runs(override, message):
+def test_bad_configs_fail_before_anything_runs(override, message, compose_eval):
     with pytest.raises(ValueError, match=message):
-        RunSpec.from_config(_compose(override.split()))
+        RunSpec.from_config(compose_eval(override.split()))
 
 
 def test_cli_finds_its_configs_from_any_directory(tmp_path):

@@ -10,19 +10,17 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hydra import compose, initialize_config_dir
+from hydra_compose import compose_eval
 from omegaconf import OmegaConf
 
-from evals.pipeline.run import CONFIG_DIR
 from evals.spec.run_spec import EvalConfig, ModelConfig, RunSpec
 
 WRONG = {"a": {"nested": "mapping"}}  # no key of any group takes a mapping of this shape
 
 
 def base_config(tmp_path) -> dict:
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        cfg = compose("eval", overrides=["model=mock", "summarizer=mock",
-                                         f"results_dir={tmp_path}"])
+    cfg = compose_eval(["model=mock", "summarizer=mock",
+                                     f"results_dir={tmp_path}"])
     return OmegaConf.to_container(cfg, resolve=True)
 
 

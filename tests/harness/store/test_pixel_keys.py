@@ -14,10 +14,10 @@ import logging
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
+from hydra_compose import compose_eval
 from PIL import Image
 
-from evals.pipeline.run import CONFIG_DIR, run_config
+from evals.pipeline.run import run_config
 from evals.send.response_cache import (
     CACHE_SCHEMA_VERSION,
     SCHEMA_MARKER,
@@ -97,11 +97,6 @@ def test_a_jpeg_is_refused():
         pixel_digest(out.getvalue())
 
 
-def _compose(overrides: list[str]):
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        return compose("eval", overrides=overrides)
-
-
 @pytest.mark.parametrize("level", [0, 3])
 def test_rerun_after_reencoding_the_frames_sends_zero_requests(tmp_path, monkeypatch, level):
     """Frames deflated at another ISA-L level are other files with the same pixels: the rerun
@@ -114,10 +109,10 @@ def test_rerun_after_reencoding_the_frames_sends_zero_requests(tmp_path, monkeyp
                  "max_questions_per_item=2", "model=fake", "strategies=[snapcompact]"]
     with FakeChatServer() as server:
         monkeypatch.setenv("SNAPCOMPACT_FAKE_API_BASE", server.api_base)
-        first = run_config(_compose(overrides), tmp_path / "first", base_dir=tmp_path)
+        first = run_config(compose_eval(overrides), tmp_path / "first", base_dir=tmp_path)
         sent_first = server.requests
         monkeypatch.setattr(snap_png, "ISAL_LEVEL", level)
-        again = run_config(_compose(overrides), tmp_path / "again", base_dir=tmp_path)
+        again = run_config(compose_eval(overrides), tmp_path / "again", base_dir=tmp_path)
         sent_again = server.requests - sent_first
     rows_first = list(iter_records(tmp_path / "first" / "records.jsonl"))
     rows_again = list(iter_records(tmp_path / "again" / "records.jsonl"))

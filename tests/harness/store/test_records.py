@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from dataclasses import replace
 
 import pytest
+from record_rows import make_record
 
 from evals.store.records import (
     FrameStore,
@@ -17,23 +17,6 @@ from evals.store.records import (
     iter_records,
     load_records,
 )
-
-
-def make_record(**changes) -> Record:
-    base = Record(
-        run_id="r1", experiment="default", dataset="tiny", item_id="i1", question_id="q1",
-        model="snapocr/ocr-qa", target_model="anthropic/claude-sonnet-4-5", arm="image",
-        shape="11on16-bw", frame_size=1568, reader="image_qa", seed=0,
-        package_version="0.1.0", git_sha="abc", shape_table_sha256="s", pricing_table_sha256="p",
-        renderer_version="1", frames=1, frame_px=((1568, 736),), frame_hashes=("ff",),
-        history_chars=1200, text_tokens=40, text_token_method="estimate:chars/4",
-        predicted_image_tokens=1521, predicted_prompt_tokens=1561, predicted_cost_usd=0.0047,
-        answer="7342", reported_prompt_tokens=None, reported_completion_tokens=3,
-        reported_cost_usd=0.0, latency_s=0.5, cached=False, error=None, attempts=1,
-        em=1.0, f1=1.0, correct=True, abstained=False, question="What is the code?",
-        gold_answers=("7342",),
-    )
-    return replace(base, **changes)
 
 
 def test_round_trip(tmp_path) -> None:

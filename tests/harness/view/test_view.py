@@ -11,14 +11,12 @@ import hashlib
 import json
 import math
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-sys.path.insert(0, str(Path(__file__).parent))
 
 from view_fixture import CELLS, QUESTIONS, TARGET, build_fixture_run  # noqa: E402
 
@@ -289,17 +287,15 @@ def test_transcript_store_is_content_addressed(tmp_path):
     assert (first["answer_span"], second["answer_span"]) == ([2, 3], [4, 5])
 
 
-def test_an_offline_run_stores_its_readings_and_views(tmp_path):
+def test_an_offline_run_stores_its_readings_and_views(tmp_path, compose_eval):
     """The smoke experiment on the OCR reader: every QA row names a stored reading whose
     answer is the row's answer; the viewer shows every QA row of the real run."""
-    from hydra import compose, initialize_config_dir
 
-    from evals.pipeline.run import CONFIG_DIR, run_config
+    from evals.pipeline.run import run_config
     from evals.store.records import iter_records
 
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
-        cfg = compose("eval", overrides=[f"results_dir={tmp_path}", "progress=false",
-                                         "experiment=smoke"])
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false",
+                                     "experiment=smoke"])
     run_config(cfg, tmp_path / "run", base_dir=tmp_path)
     rows = list(iter_records(tmp_path / "run" / RECORDS_FILE))
     qa = [r for r in rows if r.reader != "transcribe"]

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).parent))
 
 from view_browser import browser, unavailable  # noqa: E402
 from view_fixture import QUESTIONS, build_fixture_run  # noqa: E402
