@@ -20,7 +20,7 @@ CONFIG_PACKAGE = "evals.configs"
 def config_dir() -> Path:
     """The folder of ``eval.yaml`` and the config groups; a clear error when it is missing."""
     candidates = [Path(str(files("evals") / "configs")),
-                  Path(__file__).resolve().parent.parent / "configs"]  # no-symlink checkout
+                  Path(__file__).resolve().parents[2] / "configs"]  # no-symlink checkout
     for path in candidates:
         if (path / "eval.yaml").is_file():
             return path

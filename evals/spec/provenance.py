@@ -50,7 +50,7 @@ def versions() -> Versions:
 
 def _git_sha() -> str:
     """HEAD of the checkout the code runs from, with ``-dirty`` for uncommitted changes."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]  # evals/spec/provenance.py -> the checkout
     if not (root / ".git").exists():
         # an installed wheel: site-packages may sit inside some other checkout (a venv in a
         # repository), whose HEAD says nothing about this code
