@@ -15,9 +15,9 @@ setup:
 run: setup results
 
 results:
-	$(PY) -m evals.run
-	$(PY) -m evals.run experiment=small_window
-	$(PY) -m evals.table results/runs/default results/runs/small_window --out results --seed 0 --bootstrap 2000
+	$(PY) -m evals.pipeline.run
+	$(PY) -m evals.pipeline.run experiment=small_window
+	$(PY) -m evals.analysis.table results/runs/default results/runs/small_window --out results --seed 0 --bootstrap 2000
 	$(PY) -m evals.view results/runs/default results/runs/small_window --out results/view
 
 # Render a sample text with all 17 shape variants into out/demo/.

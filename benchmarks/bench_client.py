@@ -36,9 +36,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from evals.cache import ResponseCache  # noqa: E402
-from evals.client import EvalClient, Request, import_litellm  # noqa: E402
-from evals.fake_server import DUMMY_API_KEY, FakeChatServer  # noqa: E402
+from evals.send.client import EvalClient, Request, import_litellm  # noqa: E402
+from evals.send.response_cache import ResponseCache  # noqa: E402
+from evals.twins.fake_server import DUMMY_API_KEY, FakeChatServer  # noqa: E402
 
 
 def fake_frame(seed: int, px: int) -> bytes:
@@ -98,7 +98,7 @@ def fake_server(mode: str, latency: float) -> Iterator[ServerHandle]:
             yield ServerHandle(server.api_base, lambda: {"requests": server.requests,
                                                          "max_in_flight": server.max_in_flight})
         return
-    child = subprocess.Popen([sys.executable, "-m", "evals.fake_server", "--latency", str(latency)],
+    child = subprocess.Popen([sys.executable, "-m", "evals.twins.fake_server", "--latency", str(latency)],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         port = int(child.stdout.readline())

@@ -32,13 +32,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 def _cli() -> list[str]:
     script = Path(sys.executable).with_name("snapcompact-eval")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "evals.run"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "evals.pipeline.run"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    from evals.cache import ResponseCache
-    from evals.fake_server import FakeChatServer, body_digest
-    from evals.records import iter_records
+    from evals.send.response_cache import ResponseCache
+    from evals.store.records import iter_records
+    from evals.twins.fake_server import FakeChatServer, body_digest
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kills", type=int, default=10)

@@ -2,7 +2,7 @@
 
 Why: the harness promises that nothing paid for is lost and nothing is billed twice. This runs
 the real pipeline (plan, cache, client, records) through litellm's HTTP stack against the
-loopback server (``evals.fake_server``) failing at random with 429 + Retry-After, 500, 503,
+loopback server (``evals.twins.fake_server``) failing at random with 429 + Retry-After, 500, 503,
 answers slower than the 1 s client timeout, connection resets and 200 bodies cut halfway, then
 reruns the same command (which must send nothing), and prints:
 
@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from evals.soak import run_soak
+    from evals.twins.soak import run_soak
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=int, default=2000)

@@ -62,7 +62,7 @@ def session_messages(source: str, workdir: Path) -> Path:
                     else scale_session(None, 1_200_000))
     elif source == "agent-session":
         sys.path.insert(0, str(ROOT))
-        from evals.datasets.agent_session import DEFAULT_DEPTHS, build_session
+        from evals.items.datasets.agent_session import DEFAULT_DEPTHS, build_session
 
         messages = [dict(m) for m in build_session(3, 0, 60_000, DEFAULT_DEPTHS).messages]
     else:

@@ -1,0 +1,14 @@
+"""The eval harness: rooms that follow one run's flow (docs/architecture.md, the evals layers).
+
+    items     sessions and dataset items, the prompts
+    replay    a session replayed through production's maintenance -> the next context, its bill
+    send      the request to a model: client, response cache, budget, prices, limits, preflight
+    readers   the offline OCR reader and the provider reader's request/answer parsing
+    store     records, transcripts, pixel keys
+    pipeline  one run: the Hydra entry point, the plan, the loop, rows, scoring, the report
+    analysis  records -> tables, intervals, plots, the winner per model line
+    view      the static records viewer
+    spec      the typed run spec, the configs' location, the versions behind a row
+    twins     every fake: provider wire twins, the loopback chat server, the soak run
+    support   redaction, the console voice, the run-folder lock
+"""

@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evals.records import Record, find_record_files, iter_records
+from evals.store.records import Record, find_record_files, iter_records
 
 #: Fields that describe this run, not the measurement.
 RUN_SPECIFIC = frozenset({

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evals.costs import price_of  # noqa: E402  (sets LITELLM_LOCAL_MODEL_COST_MAP before import)
+from evals.send.price_map import price_of  # noqa: E402  (sets LITELLM_LOCAL_MODEL_COST_MAP before import)
 from snapcompact.core import SHAPE_VARIANT_NAMES, geometry, get_shape  # noqa: E402
 from snapcompact.pricing import (  # noqa: E402
     bill_image,

@@ -2,7 +2,7 @@
 variant list of ``configs/experiment/all_shapes.yaml``.
 
 Why generated: a new or renamed shape in ``snapcompact/core/shapes.toml`` must reach the sweep
-configs without a hand edit that can be forgotten; ``tests/test_configs.py`` runs ``--check``,
+configs without a hand edit that can be forgotten; ``tests/harness/spec/test_configs.py`` runs ``--check``,
 which fails naming every file that differs from what this script would write.
 
     python scripts/generate_configs.py          # rewrite the generated files

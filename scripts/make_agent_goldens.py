@@ -15,7 +15,7 @@ bun) and ``upstream-compaction tokens``; each step costs a few seconds, the 1M-c
 a few minutes in all. ``--from-run`` reuses a finished ``upstream-agent run`` folder.
 
 Sessions: ``example`` is the shared tool's own example; the others come from
-``evals.datasets.agent_session.build_session`` (realistic turns over the Python standard
+``evals.items.datasets.agent_session.build_session`` (realistic turns over the Python standard
 library; deterministic per interpreter, hence committed).
 """
 
@@ -65,7 +65,7 @@ def make_session(case: dict[str, Any]) -> list[dict[str, Any]]:
     source = case["source"]
     if source == "shared-example":
         return json.loads((SHARED / "upstream-agent-examples" / "session.json").read_text())
-    from evals.datasets.agent_session import build_session
+    from evals.items.datasets.agent_session import build_session
 
     item = build_session(source["seed"], source["index"], source["target_tokens"], (0.5,))
     return [dict(m) for m in item.messages]

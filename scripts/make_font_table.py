@@ -3,7 +3,7 @@
 Why generated: the table is derived data (each font file with fonts/coverage.json and
 fonts/glyph-patches.txt, through snapcompact.render.fonts' parser), shipped so that no process
 pays for parsing BDF text (see snapcompact/render/font_table.py).  Regenerate it whenever a
-font file, the coverage, the patches or the parser changes; tests/test_font_table.py fails
+font file, the coverage, the patches or the parser changes; tests/render/test_font_table.py fails
 until it is.
 
     .venv/bin/python scripts/make_font_table.py [--out fonts/bitmap-glyphs.npz]

@@ -12,7 +12,7 @@ The corpus is built from what every machine has (the Python standard library) pl
 text, one category per kind of text an agent session carries: prose (docstrings), source code,
 JSON tool output, numbers, CJK (the stdlib's cjkencodings samples), emoji, whitespace-heavy logs,
 message structure (images, thinking, tool calls, compaction summaries with frames, empty text),
-and whole generated agent sessions (``evals.datasets.agent_session`` and the compaction parity
+and whole generated agent sessions (``evals.items.datasets.agent_session`` and the compaction parity
 corpus). The input messages are committed with the counts, so the goldens never depend on the
 interpreter that regenerates them.
 """
@@ -55,7 +55,7 @@ def _chunks(rng: random.Random, text: str, count: int) -> list[str]:
 
 
 def _prose(rng: random.Random, count: int) -> list[str]:
-    from evals.datasets.stdlib_corpus import docstring_paragraphs
+    from evals.items.datasets.stdlib_corpus import docstring_paragraphs
     paragraphs = docstring_paragraphs()
     out = []
     for size in _lengths(rng, count):
@@ -68,7 +68,7 @@ def _prose(rng: random.Random, count: int) -> list[str]:
 
 
 def _code(rng: random.Random, count: int) -> list[str]:
-    from evals.datasets.stdlib_corpus import read_source, stdlib_source_files
+    from evals.items.datasets.stdlib_corpus import read_source, stdlib_source_files
     files = stdlib_source_files()
     out = []
     for size in _lengths(rng, count):
@@ -202,7 +202,7 @@ def _structure(rng: random.Random) -> list[dict[str, Any]]:
 def _sessions() -> list[dict[str, Any]]:
     from compaction_corpus import session_entries
 
-    from evals.datasets.agent_session import build_session
+    from evals.items.datasets.agent_session import build_session
     out: list[dict[str, Any]] = []
     for seed, tokens in ((0, 12_000), (1, 8_000)):
         out.extend(build_session(seed, 0, tokens, (0.5,)).messages)

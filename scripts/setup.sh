@@ -28,7 +28,7 @@ fi
 # nothing changed.
 .venv/bin/python -m compileall -q -j 0 snapcompact evals >/dev/null
 
-# The viewer's browser test (tests/test_view_browser.py) drives the system Chromium. Installed
+# The viewer's browser test (tests/harness/view/test_view_browser.py) drives the system Chromium. Installed
 # only as root on an apt system; elsewhere the test skips and says why.
 if [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

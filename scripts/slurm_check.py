@@ -54,7 +54,7 @@ def _sh(args: list[str], log: Path | None = None) -> None:
 
 
 def _sweep(results: Path, extra: list[str], log: Path) -> None:
-    _sh([sys.executable, "-m", "evals.run", "-m", *SWEEP, f"results_dir={results}", *extra], log)
+    _sh([sys.executable, "-m", "evals.pipeline.run", "-m", *SWEEP, f"results_dir={results}", *extra], log)
 
 
 def _traffic(results: Path) -> list[dict]:

@@ -1,6 +1,6 @@
 """This library's answers on the parity corpus, next to the agent core's recorded ones.
 
-Shared by ``tests/test_compaction_parity.py`` (asserts) and ``scripts/compaction_parity.py``
+Shared by ``tests/compaction/test_compaction_parity.py`` (asserts) and ``scripts/compaction_parity.py``
 (prints the counts). Each check yields ``(name, seed, ours, reference)``; the test then sorts the
 mismatches into the documented seed differences (see the test) and fails on anything else.
 """

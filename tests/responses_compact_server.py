@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.loopback import LoopbackServer
+from evals.twins.loopback import LoopbackServer
 
 __all__ = ["ResponsesCompactServer"]
 

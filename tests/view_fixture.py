@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from evals.readers.provider import ReaderRequest, reading_of
-from evals.records import RECORDS_FILE, FrameStore, Record
-from evals.transcripts import TRANSCRIPTS_DIR, TranscriptStore
+from evals.store.records import RECORDS_FILE, FrameStore, Record
+from evals.store.transcripts import TRANSCRIPTS_DIR, TranscriptStore
 from snapcompact.pricing import bill_image, resolve_shape
 from snapcompact.render import render_many
 

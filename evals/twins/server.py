@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, ClassVar
 
-from evals.loopback import LoopbackServer
+from evals.twins.loopback import LoopbackServer
 from evals.twins.prompt_cache import PromptCacheStore
 
 __all__ = ["Exchange", "Fault", "Refusal", "TwinServer", "WireTwin", "compact_json",

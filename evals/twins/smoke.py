@@ -4,8 +4,8 @@ Why: this is the first run with keys, rehearsed offline. Each ``configs/model/*.
 a real provider is composed with an experiment (``smoke`` by default), its ``api_base`` pointed
 at that provider's twin and its keys set to dummies (Vertex: a throwaway service-account key
 file the token twin trusts, ``evals.twins.vertex``), and run through the real harness
-(``evals.run.run_config``: plan, preflight, litellm, records). The rows then carry the twin's
-reported tokens, and ``drift_rows`` sets them beside the prediction of
+(``evals.pipeline.run.run_config``: plan, preflight, litellm, records). The rows then carry the
+twin's reported tokens, and ``drift_rows`` sets them beside the prediction of
 ``snapcompact.pricing.billing``, per request and per frame.
 
 ``python -m evals.twins.smoke [config ...] [--experiment smoke]`` prints the drift table.
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.package_data import CONFIG_DIR
-from evals.records import iter_records
+from evals.spec.config_files import CONFIG_DIR
+from evals.store.records import iter_records
 from evals.twins.anthropic import AnthropicTwin, BedrockConverseTwin
 from evals.twins.gemini import GeminiTwin
 from evals.twins.openai import OpenAITwin
@@ -134,10 +134,10 @@ def run_against_twin(config: str, server: TwinServer, results_dir: Path, *,
                      workarounds: bool = True) -> Any:
     """Run ``config`` x ``experiment`` through the harness with ``api_base`` at its twin
     (with the route's ``WORKAROUNDS`` unless ``workarounds`` is False)."""
-    # local: Hydra and evals.run (~0.9 s to import) load only when a twin run starts
+    # local: Hydra and evals.pipeline.run (~0.9 s to import) load only when a twin run starts
     from hydra import compose, initialize_config_dir
 
-    from evals.run import run_config
+    from evals.pipeline.run import run_config
 
     twin = twin_for(config)
     if twin is None:

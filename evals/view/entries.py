@@ -5,8 +5,8 @@ make them (which row wins when a measurement was recorded twice, what a "cell" o
 table is, which rows are the same question under another shape) are the ones a reader of the
 site must be able to trust, so they live apart from the HTML.
 
-Rows are read as the raw JSON objects of ``records.jsonl`` (``evals.records.iter_rows``), every
-field through ``.get`` with a default, so rows from before the compaction fields existed
+Rows are read as the raw JSON objects of ``records.jsonl`` (``evals.store.records.iter_rows``),
+every field through ``.get`` with a default, so rows from before the compaction fields existed
 (``strategy``, ``policy``, ``evidence_round``, ``context_hash``, ...) view as well as new ones.
 A field may also sit in ``extra`` (where the harness put it before it became a column).
 
@@ -25,8 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.aggregate import OFFLINE_PROVIDER, model_line, reader_id, reader_label
-from evals.records import find_record_files, iter_rows, one_row_per_measurement, upgrade_record
+from evals.analysis.aggregate import OFFLINE_PROVIDER, model_line, reader_id, reader_label
+from evals.store.records import (
+    find_record_files,
+    iter_rows,
+    one_row_per_measurement,
+    upgrade_record,
+)
 
 #: Fields the compaction harness adds to a record (absent in older rows), and their defaults.
 COMPACTION_FIELDS: dict[str, Any] = {
@@ -85,7 +90,7 @@ class Entry:
     correct: bool
     error: str | None
     context_hash: str | None
-    reading: Mapping[str, Any] | None  # the offline reader's spans (``evals.transcripts``)
+    reading: Mapping[str, Any] | None  # the offline reader's spans (``evals.store.transcripts``)
 
     @property
     def transcript_hash(self) -> str | None:
@@ -131,7 +136,7 @@ def _identity(row: Mapping[str, Any]) -> list:
 
 
 def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
-    """One entry per measurement (:func:`evals.records.one_row_per_measurement`; the run id is
+    """One entry per measurement (:func:`evals.store.records.one_row_per_measurement`; the run id is
     part of a measurement here, so each run's row of a question is its own entry).
 
     Transcription rows (no question) are left out: they have no answer to drill into.

@@ -33,9 +33,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evals.aggregate import OFFLINE_LABEL
-from evals.shape_table import library_table_path
-from evals.transcripts import TRANSCRIPTS_DIR
+from evals.analysis.aggregate import OFFLINE_LABEL
+from evals.analysis.write_model_shapes import library_table_path
+from evals.store.transcripts import TRANSCRIPTS_DIR
 from evals.view.entries import (
     CELL_FIELDS,
     COMPACTION_FIELDS,

@@ -5,7 +5,7 @@ decoding) cost 40-160 ms in every new process that draws a frame or compacts an 
 result that is a pure function of three vendored files: the font, ``fonts/coverage.json`` (which
 code points the reference draws with it) and ``fonts/glyph-patches.txt``.  So the parsed glyphs
 are derived once by ``scripts/make_font_table.py`` and loaded here in a few milliseconds;
-``tests/test_font_table.py`` checks the stored glyphs against a fresh parse.
+``tests/render/test_font_table.py`` checks the stored glyphs against a fresh parse.
 
 Each font's entry names the SHA-256 of its three source files; when any of them differs (or the
 table is missing), nothing is served from it and :mod:`snapcompact.render.fonts` parses the

@@ -2,7 +2,7 @@
 
 Why apart from :mod:`snapcompact.render.silver_table`: building needs the rasterizer, which reads
 the table at run time; keeping the build here keeps the import arrows pointing one way.
-``scripts/make_silver_table.py`` writes the file; ``tests/test_silver_table.py`` checks it.
+``scripts/make_silver_table.py`` writes the file; ``tests/render/test_silver_table.py`` checks it.
 """
 
 from __future__ import annotations

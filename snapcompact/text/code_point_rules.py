@@ -5,7 +5,7 @@ per candidate) and the same for every text, so they are evaluated once for the w
 by ``scripts/make_code_point_table.py`` and shipped as ``code_point_table.json``; at run time
 :mod:`snapcompact.text.code_points` reads that table and normalization is array lookups.  This
 module is the source of truth the table is generated from, and the check test
-(``tests/test_code_point_table.py``) regenerates the table from it.
+(``tests/text/test_code_point_table.py``) regenerates the table from it.
 
 The rules (digest §d, step 4): printable ASCII and Latin-1 print themselves; the dim toggles
 and the newline glyph print themselves but count as nothing; status emoji, typographic

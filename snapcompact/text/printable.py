@@ -26,7 +26,7 @@ Unicode 15-17 additions to the mark/unrenderable sets and to NFKD folds) were re
 reference engine
 (``tests/golden/normalize/make_golden.py --tables`` prints the range tables again; the few newer
 ASCII folds were found by diffing every code point); the full-code-space parity test in
-``tests/test_normalize.py`` fails if any of them drift.
+``tests/text/test_normalize.py`` fails if any of them drift.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Why a module of tables: Python 3.11's ``unicodedata`` is Unicode 14, so the prop
 reference's normalization reads (Extended_Pictographic, Cf, marks and NFKD folds added in
 Unicode 15-17) are carried here as range tables. They were read from the reference engine:
 ``tests/golden/normalize/make_golden.py --tables`` prints them again, and the full-code-space
-parity test in ``tests/test_normalize.py`` fails if any drift.
+parity test in ``tests/text/test_normalize.py`` fails if any drift.
 """
 
 from __future__ import annotations

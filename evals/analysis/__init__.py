@@ -1,0 +1,3 @@
+"""Room: records -> tables, intervals, plots, the winner per model line, the model -> shape
+table edit, research comparisons and the search objectives.
+"""

@@ -1,0 +1,398 @@
+"""``snapcompact-eval-table``: records of many runs -> tables, plots, the model -> shape table.
+
+Why one command: the decision (which shape each model line gets) and the evidence behind it
+(tables, intervals, figures, the diff against the library's current table) should come out of
+the same invocation, so what is committed under ``results/`` always agrees with itself.
+
+    snapcompact-eval-table results/runs --out results            # tables, plots, report, diff
+    snapcompact-eval-table results/runs --out results --apply    # ... and write the library table
+
+Records are found by walking the given files and directories (``evals.store.records.load_records``);
+nothing is read from their names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from evals.analysis.aggregate import (
+    GROUP_COLUMNS,
+    PRODUCTION_BOUND,
+    PRODUCTION_NOT_SENT,
+    PRODUCTION_STAND_IN,
+    PRODUCTION_UNCHECKED,
+    PRODUCTION_VALID,
+    Decision,
+    arm_label,
+    arm_labels,
+    choose_winners,
+    reader_label,
+    recall_by_depth,
+    recall_by_round,
+    records_frame,
+    rule_text,
+    summarize,
+)
+from evals.analysis.write_model_shapes import (
+    TableProposal,
+    apply_table,
+    library_table_path,
+    propose_table,
+)
+from evals.replay.conversation_bill import NEXT_TURNS, TURN_TOKENS
+from evals.replay.passes import load_passes, pass_lines, passes_frame
+from evals.store.records import load_records
+from snapcompact.pricing import parse_shape_rules
+
+
+def _write_table(frame: pd.DataFrame, out: Path, stem: str) -> None:
+    frame.to_parquet(out / f"{stem}.parquet", index=False)
+    frame.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
+
+
+def _fmt(value: float, spec: str = ".3f") -> str:
+    return "n/a" if pd.isna(value) else format(value, spec)
+
+
+_SECTIONS = (
+    (PRODUCTION_VALID, "Production-valid arms (ranked)",
+     "Contexts the coding agent's maintenance produced and production would send (they fit the "
+     "window). Only these take part in the winner rule."),
+    (PRODUCTION_BOUND, "Bounds (never ranked)",
+     "`full`: the whole history as text, the upper bound (skipped, with its reason, when it "
+     "exceeds the model's input window); `truncate`: production's cut points with the discarded "
+     "part dropped, the lower bound."),
+    (PRODUCTION_NOT_SENT, "Not sent by production (shown apart, never ranked)",
+     "Contexts production would not send as measured: the pinned research policy, a pass where "
+     "production would have run an LLM method this offline run cannot, or a context over the "
+     "window. `production_note` in records.csv says which."),
+    (PRODUCTION_STAND_IN, "Production's path, summary by the offline stand-in (never ranked)",
+     "Contexts where the coding agent's maintenance handed over to an LLM method (handoff or "
+     "soft summary) and the offline summarizer stand-in wrote that summary: the path is "
+     "production's, the summary text is not (it names no fact of the session), so recall on "
+     "what the summary would carry is a floor."),
+    (PRODUCTION_UNCHECKED, "Rows without a production verdict (recorded before it existed)", ""),
+)
+
+
+def _summary_lines(summary: pd.DataFrame) -> list[str]:
+    out = []
+    summary = summary.assign(arm_label=arm_labels(summary))
+    for (reader, target), part in summary.groupby(["reader_id", "target_model"], sort=True):
+        out += [f"### {target} (answers by {reader_label(reader)})", ""]
+        for status, title, text in _SECTIONS:
+            rows = part[part["production"] == status]
+            if rows.empty:
+                continue
+            out += [f"#### {title}", ""] + ([text, ""] if text else [])
+            out += [("| arm | questions | recall [95 % CI] | recall, evidence discarded (n) | "
+                     "compactions | context tokens/q: text + image | compression | "
+                     "recall per 1k tok | frontier |"),
+                    "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | :---: |"]
+            for row in rows.sort_values("tokens_predicted").itertuples():
+                skipped = f" ({row.n_skipped} skipped)" if row.n_skipped else ""
+                if not row.n_questions and row.n_skipped:
+                    out.append(f"| {row.arm_label}{skipped} | 0 | skipped: "
+                               f"{_fmt(row.tokens_skipped_context, ',.0f')} tokens, over the "
+                               "model's input window | | | | | | |")
+                    continue
+                base = "" if row.compression_baseline == "full" else " (vs uncompacted)"
+                out.append(
+                    f"| {row.arm_label}{skipped} | {row.n_questions} | {_fmt(row.recall)} "
+                    f"[{_fmt(row.recall_lo)}, {_fmt(row.recall_hi)}] | "
+                    f"{_fmt(row.recall_discarded)} ({row.n_discarded}) | "
+                    f"{_fmt(row.compactions_mean, '.1f')} | "
+                    f"{_fmt(row.text_tokens, ',.0f')} + "
+                    f"{_fmt(row.predicted_image_tokens, ',.0f')} = "
+                    f"{_fmt(row.tokens_predicted, ',.0f')} | "
+                    f"{_fmt(row.compression_vs_text, '.2f')}x{base} | "
+                    f"{_fmt(row.recall_per_1k_tokens)} | {'yes' if row.on_frontier else ''} |")
+            out.append("")
+        out += ["#### What production did, per arm (means per context; one context per session)",
+                "",
+                ("| arm | verdict | contexts | methods (passes) | frame cap | frames by shape | "
+                 "text edges (chars) | truncated (chars) | agent's count (tokens) | fits |"),
+                "| --- | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
+        for row in part.sort_values(["production", "tokens_predicted"]).itertuples():
+            out.append(
+                f"| {row.arm_label} | {row.production} | {row.n_contexts} | "
+                f"{row.methods_per_context} | {_fmt(row.frame_cap_max, '.0f')} | "
+                f"{row.frames_by_shape_per_context} | {_fmt(row.text_edge_chars, ',.0f')} | "
+                f"{_fmt(row.truncated_chars, ',.0f')} | "
+                f"{_fmt(row.context_tokens_estimate, ',.0f')} | "
+                f"{_fmt(row.fits_window_share, '.0%')} |")
+        notes = part[part["production_notes"].astype(bool)]
+        if len(notes):
+            out += ["", "Verdicts:"]
+            out += [f"- {r.arm_label}: {r.production_notes}" for r in notes.itertuples()]
+        out += ["", ("Compression: `full`'s tokens / the arm's on the same questions; where "
+                     "`full` was skipped (over the model's window), against the uncompacted "
+                     "history's bill. Methods: accepted method -> passes per context (`none`: a "
+                     "pass where every method failed). Text edges: archive characters sent as "
+                     "text beside the frames; truncated: archive characters neither framed nor "
+                     "kept (dropped by the foveated plan or the pinned eviction)."), ""]
+    return out
+
+
+def _next_turn_lines(summary: pd.DataFrame) -> list[str]:
+    """What production pays for the turns after the last compaction
+    (evals.replay.conversation_bill)."""
+    if "next_turns_usd_cached" not in summary or summary["stable_prefix_tokens"].isna().all():
+        return ["No row carries a stable-prefix figure (records before prompt caching).", ""]
+    out = [(f"Input dollars of the next {NEXT_TURNS} turns after the context (each adding "
+            f"{TURN_TOKENS:,} tokens), billed as the target's prompt cache bills them "
+            "(pricing.toml [[prompt_cache]]; the breakpoint moves to the end of every turn). "
+            "`stable prefix`: tokens at the head of the context unchanged since the previous "
+            "compaction, which the first turn still reads from the cache; `rewritten`: the same "
+            "turns if the compaction had rewritten the whole prefix (an LLM summary)."), ""]
+    for target, part in summary.groupby("target_model", sort=True):
+        out += [f"### {target}", "",
+                "| arm | context tokens | stable prefix | uncached $ | cached $ | rewritten $ |",
+                "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        part = part.drop_duplicates(["strategy", "policy", "shape", "frame_size",
+                                     "shape_requested", "context_window"])
+        for row in part.sort_values("next_turns_usd_cached").itertuples():
+            label = arm_label(row.strategy, row.policy, row.shape, row.frame_size,
+                              row.shape_requested, row.context_window)
+            out.append(f"| {label} | {_fmt(row.tokens_predicted, ',.0f')} | "
+                       f"{_fmt(row.stable_prefix_tokens, ',.0f')} | "
+                       f"{_fmt(row.next_turns_usd_uncached, '.4f')} | "
+                       f"{_fmt(row.next_turns_usd_cached, '.4f')} | "
+                       f"{_fmt(row.next_turns_usd_rewritten, '.4f')} |")
+        out.append("")
+    return out
+
+
+def _decision_lines(decisions: Sequence[Decision]) -> list[str]:
+    out = []
+    for d in decisions:
+        w = d.winner
+        out += [f"### {d.line}: {w.label}  (answers by {reader_label(d.reader_id)})", "",
+                f"- target models: {', '.join(d.target_models)}",
+                (f"- winner {w.label}: recall {w.recall:.3f} [{w.recall_lo:.3f}, "
+                 f"{w.recall_hi:.3f}], {w.tokens_predicted:,.0f} tokens/question, "
+                 f"{w.recall_per_1k_tokens:.3f} recall per 1k tokens, {w.n_questions} questions"),
+                f"- measured on: {w.measured_on or 'the frames of the rows'}"]
+        for c in d.candidates:
+            if c.label == w.label:
+                continue
+            verdict = ("significantly below the best" if c.significantly_below
+                       else "not significantly below the best")
+            if c.label == d.best_recall.label:
+                verdict = "the best recall"
+            elif c.shared_questions == 0:
+                verdict = "not compared (no shared questions)"
+            out.append(
+                f"  - {c.label}: recall {c.recall:.3f} [{c.recall_lo:.3f}, {c.recall_hi:.3f}], "
+                f"{c.tokens_predicted:,.0f} tok/q, {c.recall_per_1k_tokens:.3f}/1k; best minus "
+                f"this [{_fmt(c.diff_lo)}, {_fmt(c.diff_hi)}] on {c.shared_questions} questions: "
+                f"{verdict}" + (f"; measured on {c.measured_on}" if c.measured_on else ""))
+        out += [f"- note: {n}" for n in d.notes]
+        out += [f"- THIN EVIDENCE: {f}" for f in d.flags]
+        out.append("")
+    return out
+
+
+def _round_lines(df: pd.DataFrame) -> list[str]:
+    table = recall_by_round(df)
+    if table.empty:
+        return ["(no rows)", ""]
+    buckets = table[["round_lo", "evidence_rounds"]].drop_duplicates().sort_values("round_lo")
+    rounds = list(buckets["evidence_rounds"])
+    out = []
+    for (reader, target), part in table.groupby(["reader_id", "target_model"], sort=True):
+        out += [f"### {target} (answers by {reader_label(reader)})", "",
+                "| arm | " + " | ".join(f"rounds {r}" for r in rounds) + " |",
+                "| --- |" + " ---: |" * len(rounds)]
+        for (label, status), rows in part.groupby(["arm_label", "production"], sort=True):
+            label = f"{label} ({status})"
+            cells = []
+            for r in rounds:
+                hit = rows[rows["evidence_rounds"] == r]
+                cells.append(f"{hit['recall'].iloc[0]:.2f} ({int(hit['n'].iloc[0])})"
+                             if len(hit) else "")
+            out.append(f"| {label} | " + " | ".join(cells) + " |")
+        out.append("")
+    out.append("Round 0: the evidence is still in the kept tail; round k: the k-th compaction "
+               "discarded it (rounds in doubling buckets). Cells: recall (questions).")
+    out.append("")
+    return out
+
+
+def _depth_lines(df: pd.DataFrame) -> list[str]:
+    table = recall_by_depth(df)
+    if table.empty:
+        return ["(no question carries a depth)", ""]
+    buckets = table[["depth_lo", "depths"]].drop_duplicates().sort_values("depth_lo")
+    depths = list(buckets["depths"])
+    out = []
+    for (reader, target), part in table.groupby(["reader_id", "target_model"], sort=True):
+        out += [f"### {target} (answers by {reader_label(reader)})", "",
+                "| arm | " + " | ".join(f"depth {d}" for d in depths) + " |",
+                "| --- |" + " ---: |" * len(depths)]
+        for (label, status), rows in part.groupby(["arm_label", "production"], sort=True):
+            cells = []
+            for d in depths:
+                hit = rows[rows["depths"] == d]
+                if not len(hit) or not int(hit["n_discarded"].iloc[0]):
+                    cells.append("")
+                    continue
+                cells.append(f"{hit['recall_discarded'].iloc[0]:.2f} "
+                             f"({int(hit['n_discarded'].iloc[0])})")
+            out.append(f"| {label} ({status}) | " + " | ".join(cells) + " |")
+        out.append("")
+    out.append("Recall on questions whose evidence a compaction discarded, by the fact's depth in "
+               "the session (0 = oldest). Cells: recall (questions); empty: no discarded "
+               "question there.")
+    out.append("")
+    return out
+
+
+def _decision_preamble(df: pd.DataFrame, decisions: Sequence[Decision]) -> list[str]:
+    snap = df[df["strategy"] == "snapcompact"]
+    if snap.empty:
+        return []
+    valid = snap[snap["production"] == PRODUCTION_VALID]
+    out = []
+    if valid.empty:
+        out += ["No snapcompact context in these records is one production would send: no "
+                "winner is chosen and the shape table is left as it is.", ""]
+    elif not decisions:
+        out += ["No decision could be made from the production-valid rows.", ""]
+    return out
+
+
+def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[Decision],
+                 proposal: TableProposal, rule: str, applied: Path | None,
+                 passes: pd.DataFrame | None = None) -> str:
+    readers = sorted(df["reader_id"].unique())
+    lines = [
+        "# Compaction evaluation: recall per billed token", "",
+        (f"Records: {len(df)} measurements from {df['run_id'].nunique()} run(s) "
+         f"({df.attrs.get('duplicates_dropped', 0)} duplicate rows dropped), "
+         f"git {', '.join(sorted(df['git_sha'].unique()))}."),
+        "Answers by: " + "; ".join(reader_label(r) for r in readers) + ".", "",
+        "## Rule", "", rule, "",
+        "## Per arm", "", *_summary_lines(summary),
+        "## Production's next turns with the prompt cache", "", *_next_turn_lines(summary),
+        "## Recall by evidence round", "", *_round_lines(df),
+        "## Recall on discarded evidence by depth", "", *_depth_lines(df),
+        "## Maintenance passes, round by round", "",
+        ("Every pass of the coding agent's maintenance that found the context over its "
+         "threshold, per arm and session: the check that ran, the agent's token count before "
+         "and after, the method accepted, and each method tried with its verdict (the first "
+         "failed passes are listed, the rest counted)."), "",
+        *(pass_lines(passes, df.assign(arm_label=arm_labels(df))) if passes is not None
+          else ["(passes not loaded)", ""]),
+        "## Winners per model line", "", *_decision_preamble(df, decisions),
+        *_decision_lines(decisions),
+        "## Model -> shape table", "",
+    ]
+    lines += [f"- not written: {s}" for s in proposal.skipped]
+    lines += [f"- warning: {w}" for w in proposal.warnings]
+    diff = proposal.diff()
+    lines += ["", "```diff", diff.rstrip("\n") or "(no change)", "```", ""]
+    lines.append(f"Applied to {applied}." if applied else
+                 "Not applied (pass --apply to write it into the library).")
+    return "\n".join(lines) + "\n"
+
+
+def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
+        n_boot: int = 2000, seed: int = 0, alpha: float = 0.05, min_questions: int = 30,
+        reader: str | None = None, table_path: str | Path | None = None,
+        plots: bool = True) -> str:
+    """Everything the command does; returns the report text."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: is a file, not a folder")
+    table_path = Path(table_path) if table_path else library_table_path()
+    current = table_path.read_text()
+    df = records_frame(load_records(paths), parse_shape_rules(current))
+    summary = summarize(df, n_boot=n_boot, seed=seed, alpha=alpha)
+    decisions = choose_winners(df, n_boot=n_boot, seed=seed, alpha=alpha,
+                               min_questions=min_questions)
+    provenance = (f"snapcompact-eval-table over {len(df)} records "
+                  f"({', '.join(sorted(df['reader_id'].unique()))}); see results/README.md")
+    proposal = propose_table(current, decisions, reader=reader, provenance=provenance)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_table(df, out, "records")
+    _write_table(summary, out, "summary")
+    _write_table(recall_by_round(df), out, "recall_by_round")
+    _write_table(recall_by_depth(df), out, "recall_by_depth")
+    labelled = df.assign(arm_label=arm_labels(df))
+    passes = passes_frame(labelled, load_passes(paths, df["context_hash"]))
+    passes.to_csv(out / "passes.csv", index=False)
+    decision_frame = pd.DataFrame([d.to_row() for d in decisions])
+    decision_frame.to_csv(out / "decisions.csv", index=False, float_format="%.6g")
+    (out / "model_shapes.toml").write_text(proposal.text)
+    (out / "model_shapes.diff").write_text(proposal.diff())
+    if plots:
+        # local: matplotlib (~0.5 s to import) loads only when plots are drawn
+        import matplotlib
+
+        matplotlib.use("Agg")  # headless PNGs, whatever the environment's default
+        from evals.analysis.plot import write_plots
+
+        write_plots(summary, df, out / "plots")
+    applied = apply_table(proposal, table_path) if apply else None
+    report = build_report(df, summary, decisions, proposal,
+                          rule_text(n_boot, seed, alpha, min_questions), applied, passes)
+    (out / "report.md").write_text(report)
+    return report
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block); ``-h`` still prints the usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _Parser(
+        prog="snapcompact-eval-table",
+        description="Aggregate eval records into recall-per-token tables, plots and the "
+                    "model -> shape table.")
+    parser.add_argument("results", nargs="+", help="records files or directories (searched "
+                        "recursively for records.jsonl)")
+    parser.add_argument("--out", default="results", help="output directory (default: results)")
+    parser.add_argument("--apply", action="store_true",
+                        help="write the regenerated model -> shape table into the library")
+    parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="two-sided level: intervals are (1 - alpha)")
+    parser.add_argument("--min-questions", type=int, default=30,
+                        help="fewer questions behind a winner is called thin evidence")
+    parser.add_argument("--reader", default=None,
+                        help="write the table from this reader's decisions only (e.g. snapocr)")
+    parser.add_argument("--table", default=None,
+                        help="model -> shape table to compare with and apply to "
+                             "(default: the library's snapcompact/pricing/model_shapes.toml)")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    args = parser.parse_args(argv)
+    try:
+        report = run(args.results, out=args.out, apply=args.apply, n_boot=args.bootstrap,
+                     seed=args.seed, alpha=args.alpha, min_questions=args.min_questions,
+                     reader=args.reader, table_path=args.table, plots=not args.no_plots)
+    except (ValueError, OSError, KeyError) as exc:
+        if isinstance(exc, OSError) and exc.strerror:
+            message = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+        else:
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        print(f"snapcompact-eval-table: error: {message}", file=sys.stderr)
+        return 2
+    sys.stdout.write(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["GROUP_COLUMNS", "build_report", "main", "run"]

@@ -1,0 +1,233 @@
+"""Write measured winners back into the library's model -> shape table (``model_shapes.toml``).
+
+Why a line editor and not a TOML writer: the table is read by people as much as by the loader;
+its comments say where each value came from. So the current file is edited in place, one
+``key = value`` line at a time, inside the block of the row being decided ([[rules]] by ``name``,
+or [claude_high_res]); everything else stays byte for byte. The result is then checked twice:
+parsed with ``tomllib`` it must equal the old data with exactly the intended changes, and it
+must load through the library's own validator (``snapcompact.pricing.resolve.parse_shape_rules``).
+
+A row whose variant changes keeps the old value as ``reference_variant`` when it had none, so
+``table="reference"`` still reproduces the reference implementation. The loader has no
+reference frame size, so a change of frame size (or of the Claude high-res row) also moves the
+reference table: such changes are listed as warnings rather than hidden.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import snapcompact.pricing
+from evals.analysis.aggregate import UNMATCHED_LINE, Decision, reader_label
+from snapcompact.core import SHAPE_VARIANTS
+from snapcompact.pricing import parse_shape_rules, shape_rules
+
+HIGH_RES_LINE = "claude-high-res"
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+
+
+def library_table_path() -> Path:
+    """The table file the library loads (the source file under an editable install)."""
+    return Path(snapcompact.pricing.__file__).with_name("model_shapes.toml")
+
+
+@dataclass(frozen=True)
+class RowChange:
+    line: str
+    reader_id: str
+    old_variant: str
+    old_frame_size: int | None
+    variant: str
+    frame_size: int | None
+    evidence: str
+
+    @property
+    def changed(self) -> bool:
+        return (self.old_variant, self.old_frame_size) != (self.variant, self.frame_size)
+
+
+@dataclass(frozen=True)
+class TableProposal:
+    current_text: str
+    text: str
+    changes: tuple[RowChange, ...]
+    skipped: tuple[str, ...]  # lines with evidence that were not written, and why
+    warnings: tuple[str, ...]
+
+    def diff(self, name: str = "snapcompact/pricing/model_shapes.toml") -> str:
+        return "".join(difflib.unified_diff(
+            self.current_text.splitlines(keepends=True), self.text.splitlines(keepends=True),
+            fromfile=f"a/{name} (current)", tofile=f"b/{name} (regenerated)"))
+
+
+@dataclass
+class _Block:
+    kind: str  # "table" or "array"
+    name: str
+    start: int  # index of the header line
+    end: int  # one past the last line
+
+
+def _blocks(lines: list[str]) -> list[_Block]:
+    blocks: list[_Block] = []
+    for i, line in enumerate(lines):
+        m = _HEADER.match(line)
+        if m:
+            if blocks:
+                blocks[-1].end = i
+            blocks.append(_Block("array" if m.group(1) == "[[" else "table", m.group(2), i,
+                                 len(lines)))
+    return blocks
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"model shape table: cannot write value {value!r}")
+    return str(value) if isinstance(value, int) else json.dumps(value, ensure_ascii=True)
+
+
+def _set_key(lines: list[str], block: _Block, key: str, value: Any) -> None:
+    """Replace ``key = ...`` in the block, or insert it after the block's last key line."""
+    pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    text = f"{key} = {_toml_value(value)}\n"
+    for i in range(block.start + 1, block.end):
+        if pattern.match(lines[i]):
+            lines[i] = text
+            return
+    last = block.start
+    for i in range(block.start + 1, block.end):
+        stripped = lines[i].strip()
+        if stripped and not stripped.startswith("#"):
+            last = i
+    if not lines[last].endswith("\n"):
+        lines[last] += "\n"
+    lines.insert(last + 1, text)
+    block.end += 1
+
+
+def _find_block(lines: list[str], line_name: str) -> _Block | None:
+    for block in _blocks(lines):
+        if line_name == HIGH_RES_LINE and block.kind == "table" and block.name == "claude_high_res":
+            return block
+        if block.kind == "array" and block.name == "rules":
+            body = tomllib.loads("".join(lines[block.start + 1:block.end]))
+            if body.get("name") == line_name:
+                return block
+    return None
+
+
+def evidence_text(decision: Decision) -> str:
+    w = decision.winner
+    text = (f"{reader_label(decision.reader_id)}: {w.label} recall {w.recall:.3f} "
+            f"[{w.recall_lo:.3f}, {w.recall_hi:.3f}] over {w.n_questions} questions, "
+            f"{w.tokens_predicted:,.0f} predicted tokens/question, "
+            f"seeds {','.join(map(str, decision.seeds))}")
+    if w.measured_on:
+        text += f"; measured on {w.measured_on}"
+    if decision.tie:
+        text += f"; tie with {', '.join(t for t in decision.tie if t != w.label)}"
+    if decision.flags:
+        text += "; thin evidence"
+    return text
+
+
+def _reference_view(data: dict) -> dict[str, tuple[str, int | None]]:
+    """What ``table="reference"`` resolves per row (variant, frame size; None = research size)."""
+    view: dict[str, tuple[str, int | None]] = {}
+    hr = data["claude_high_res"]
+    view[HIGH_RES_LINE] = (hr["variant"], hr["frame_size"])
+    for row in data.get("rules", []):
+        ref = row.get("reference_variant", row["variant"])
+        size = row.get("frame_size") if ref == row["variant"] else None
+        research = SHAPE_VARIANTS[ref].frame_size
+        view[row["name"]] = (ref, research if size is None else size)
+    return view
+
+
+def propose_table(current_text: str, decisions: Iterable[Decision], reader: str | None = None,
+                  provenance: str = "") -> TableProposal:
+    """The current table with each decided row set to its winner (see the module docstring)."""
+    parse_shape_rules(current_text)  # the starting point must itself be valid
+    old_data = tomllib.loads(current_text)
+    expected = copy.deepcopy(old_data)
+    lines = current_text.splitlines(keepends=True)
+    by_line: dict[str, list[Decision]] = {}
+    for d in decisions:
+        if reader is None or d.reader_id == reader:
+            by_line.setdefault(d.line, []).append(d)
+    changes, skipped = [], []
+    for line_name in sorted(by_line):
+        found = by_line[line_name]
+        if line_name == UNMATCHED_LINE:
+            models = sorted({m for d in found for m in d.target_models})
+            skipped.append(f"{', '.join(models)}: no row of the table matches; add a rule by hand")
+            continue
+        if len(found) > 1:
+            readers = ", ".join(d.reader_id for d in found)
+            skipped.append(f"{line_name}: evidence from several readers ({readers}); "
+                           "choose one with --reader")
+            continue
+        decision = found[0]
+        block = _find_block(lines, line_name)
+        if block is None:
+            skipped.append(f"{line_name}: no such row in the current table")
+            continue
+        row = (expected["claude_high_res"] if line_name == HIGH_RES_LINE
+               else next(r for r in expected["rules"] if r.get("name") == line_name))
+        w = decision.winner
+        old_variant, old_size = row["variant"], row.get("frame_size")
+        new_size: int | None = w.frame_size
+        if (line_name != HIGH_RES_LINE and old_size is None
+                and w.frame_size == SHAPE_VARIANTS[w.shape].frame_size):
+            new_size = None
+        evidence = evidence_text(decision)
+        if w.shape != old_variant and line_name != HIGH_RES_LINE and "reference_variant" not in row:
+            _set_key(lines, block, "reference_variant", old_variant)
+            row["reference_variant"] = old_variant
+        _set_key(lines, block, "variant", w.shape)
+        row["variant"] = w.shape
+        if new_size is not None:
+            _set_key(lines, block, "frame_size", new_size)
+            row["frame_size"] = new_size
+        _set_key(lines, block, "evidence", evidence)
+        row["evidence"] = evidence
+        changes.append(RowChange(line_name, decision.reader_id, old_variant, old_size, w.shape,
+                                 new_size, evidence))
+    if changes and provenance:
+        meta = next((b for b in _blocks(lines) if b.kind == "table" and b.name == "meta"), None)
+        if meta is not None:
+            _set_key(lines, meta, "measured", provenance)
+            expected["meta"]["measured"] = provenance
+    text = "".join(lines)
+    if tomllib.loads(text) != expected:
+        raise ValueError("model shape table: regenerated text does not parse to the intended data")
+    parse_shape_rules(text)
+    old_ref, new_ref = _reference_view(old_data), _reference_view(expected)
+    warnings = tuple(
+        f"{name}: table='reference' moves from {old_ref[name][0]}@{old_ref[name][1]} to "
+        f"{new_ref[name][0]}@{new_ref[name][1]} (the table has no reference frame size or "
+        "reference high-res row); tests/pricing/test_resolve.py reference parity will report it"
+        for name in old_ref if old_ref[name] != new_ref.get(name))
+    return TableProposal(current_text=current_text, text=text, changes=tuple(changes),
+                         skipped=tuple(skipped), warnings=warnings)
+
+
+def apply_table(proposal: TableProposal, path: str | Path) -> Path:
+    """Write the regenerated table to ``path`` (refusing if the file changed since it was read)."""
+    path = Path(path)
+    if path.read_text() != proposal.current_text:
+        raise ValueError(f"{path} changed since it was read; rerun the table command")
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(proposal.text)
+    tmp.replace(path)
+
+    shape_rules.cache_clear()
+    return path

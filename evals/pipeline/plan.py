@@ -1,0 +1,264 @@
+"""Planning a run: every session replayed per arm, every question planned against its context.
+
+Why before sending: the whole run is priced (and looked up in the cache) before the first
+request, so a budget refuses it up front and a resumed run skips the rows it already has.
+"""
+
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evals.items import prompts
+from evals.items.datasets import load_dataset
+from evals.items.qa_items import Question
+from evals.items.sessions import SessionItem, as_session
+from evals.replay.contexts import Context, build_context, fill_images
+from evals.send.client import Request
+from evals.send.price_map import max_input_tokens, price_of
+from evals.send.prompt_cache import MARKER, cache_plan, prompt_cache_key
+from evals.spec.provenance import offline_reader_version
+from evals.spec.run_spec import RunSpec
+from evals.store.records import (
+    RECORDS_FILE,
+    ContextStore,
+    FrameStore,
+    completed_keys,
+    record_key,
+)
+from evals.support.console import console
+from snapcompact.compaction import user_question
+from snapcompact.pricing import cache_uses, count_text_tokens
+
+QA_READER = "qa"
+
+
+def _dollars(price_model: str, prompt_tokens: int, completion_tokens: int,
+             use: Any = None, rule: Any = None) -> float | None:
+    """The target's dollars; with ``use`` (a :class:`snapcompact.pricing.CacheUse`), its
+    prompt billed as written, read and uncached tokens at ``rule``'s multipliers."""
+    try:
+        price = price_of(price_model)
+    except ValueError:
+        return None
+    if use is None:
+        return price.dollars(prompt_tokens, completion_tokens)
+    return price.dollars_cached(use, rule, completion_tokens)
+
+
+
+# --------------------------------------------------------------------------------------------
+# planned questions
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One question against one context, and the row it becomes. Images by hash only."""
+
+    item: SessionItem
+    question: Question
+    context: Context
+    model_id: str
+    question_text: str
+    params: Mapping[str, Any]
+    metadata: Mapping[str, Any]
+    text_tokens: int  # the whole request: context text + question
+    predicted_completion_tokens: int
+    predicted_cost_usd: float | None  # the target model's dollars (input + output bound)
+    spend_predicted_usd: float  # what the budget reserves: what calling model_id costs
+    evidence_round: int
+    # the provider's prompt cache (evals.send.prompt_cache): this request's predicted use of it,
+    # the target's dollars with it, and how the request asks for it
+    cache_use: Any = None  # snapcompact.pricing.CacheUse | None (None: predicted uncached)
+    predicted_cost_cached_usd: float | None = None
+    cache_mark: bool = False  # a cache_control breakpoint at the end of the context
+    cache_group: int = 0  # requests of one group share a context: sent back to back
+
+    @property
+    def question_id(self) -> str:
+        return self.question.question_id
+
+    @property
+    def predicted_prompt_tokens(self) -> int:
+        return self.context.predicted_image_tokens + self.text_tokens
+
+    def key(self, spec: RunSpec) -> tuple:
+        c = self.context
+        return record_key(self.item.dataset, self.item.item_id, self.question_id, self.model_id,
+                          spec.model.target_model, c.shape, c.frame_size, QA_READER,
+                          self.item.seed, c.arm.strategy, c.arm.policy,
+                          c.arm.shape.variant if c.arm.is_snapcompact else "",
+                          spec.context_window, spec.research.label)
+
+    def messages(self, data_url: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
+        """The request: the context (placeholders, or images when ``data_url`` is given) and
+        the question as the next user message."""
+        context = (fill_images(self.context.messages, self.context.frame_hashes, data_url)
+                   if data_url is not None else [dict(m) for m in self.context.messages])
+        messages = [*context, user_question(self.question_text)]
+        if self.cache_mark:
+            # local on purpose: snapcompact.compaction exports a function named like its
+            # submodule cache_breakpoint, and loading that submodule before anyone asked the
+            # package for the function leaves the module under the function's name (found by
+            # tests/harness/send/test_prompt_cache.py when this import was at the top)
+            from snapcompact.compaction import with_cache_breakpoint
+
+            messages = with_cache_breakpoint(messages, len(context), MARKER)
+        return messages
+
+    def request(self, data_url: Callable[[str], str] | None = None):
+        return Request(
+            model=self.model_id,
+            messages=self.messages(data_url),
+            params=dict(self.params),
+            frame_hashes=self.context.pixel_hashes,  # the cache keys on pixels, not PNG bytes
+            metadata=dict(self.metadata),
+            predicted_prompt_tokens=self.predicted_prompt_tokens,
+            predicted_cost_usd=self.spend_predicted_usd,
+        )
+
+
+def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
+                   ocr_cache_dir: str | None) -> list[Planned]:
+    """Every question of one item against one context (none when the context was skipped)."""
+    if context.skipped is not None:
+        return []
+    model = spec.model
+    plan = cache_plan(model, model.model_for(QA_READER), spec.prompt_cache)
+    out: list[Planned] = []
+    questions = item.questions[: spec.max_questions_per_item]
+    texts = [prompts.question_text(q.question) for q in questions]
+    q_tokens_of = [count_text_tokens(t, model.target_model).tokens for t in texts]
+    prefix = context.text_tokens + context.predicted_image_tokens
+    uses = (cache_uses(plan.rule, prefix, [prefix + q for q in q_tokens_of]) if plan.on
+            else [None] * len(questions))
+    for question, text, q_tokens, use in zip(questions, texts, q_tokens_of, uses, strict=True):
+        text_tokens = context.text_tokens + q_tokens
+        prompt_tokens = text_tokens + context.predicted_image_tokens
+        completion = spec.reader.answer_max_tokens
+        target_cost = _dollars(model.price_model, prompt_tokens, completion)
+        cached_cost = (_dollars(model.price_model, prompt_tokens, completion, use, plan.rule)
+                       if use is not None else target_cost)
+        params: dict[str, Any] = {**model.params,
+                                  "max_tokens": completion + model.reasoning_headroom_tokens}
+        if plan.keyed:
+            params["prompt_cache_key"] = prompt_cache_key(item.item_id, context.arm.label)
+        if context.tools:  # the context calls tools: declare them; the question needs none
+            params["tools"] = [dict(t) for t in context.tools]
+            if not model.model_for(QA_READER).startswith("bedrock/"):
+                # Bedrock's Converse has no "none" (auto/any/tool only; litellm refuses it
+                # before sending): its default, auto, is left in place there
+                params["tool_choice"] = "none"
+        metadata: dict[str, Any] = {}
+        if model.offline_reader:
+            # local: the offline reader (rapidfuzz, ~50 modules, ~0.2 s to import) loads only for
+            # model=ocr
+            from evals.readers.provider import reader_metadata
+
+            metadata = reader_metadata(
+                evidence=question.evidence, answers=question.answers,
+                seen_sizes=list(context.seen_px), billed_prompt_tokens=prompt_tokens,
+                ocr_cache_dir=ocr_cache_dir)
+            # the target's resize and the reader's own code change the answer but not the
+            # prompt: make them part of the cache key
+            params["reader_view"] = {"target_model": model.target_model, "api": model.api,
+                                     "provider": model.provider,
+                                     "seen_px": [list(s) for s in context.seen_px],
+                                     "reader": offline_reader_version()}
+            spend = 0.0
+        else:
+            billed = cached_cost if plan.sent else target_cost
+            spend = billed if billed is not None else 0.0
+        out.append(Planned(
+            item=item, question=question, context=context, model_id=model.model_for(QA_READER),
+            question_text=text, params=params, metadata=metadata, text_tokens=text_tokens,
+            predicted_completion_tokens=completion, predicted_cost_usd=target_cost,
+            spend_predicted_usd=spend,
+            evidence_round=context.discarded_round[item.evidence_index[question.question_id]],
+            cache_use=use, predicted_cost_cached_usd=cached_cost, cache_mark=plan.mark))
+    return out
+
+
+def _consecutive(groups: Sequence[Sequence[Planned]]) -> list[Planned]:
+    """Group after group: the questions about one context back to back, each group numbered
+    (the send layer answers a group's first question before sending the others, so that the
+    provider's prompt cache is written once and read by the rest within its lifetime)."""
+    import dataclasses
+
+    out: list[Planned] = []
+    for number, group in enumerate(groups):
+        out.extend(dataclasses.replace(p, cache_group=number) for p in group)
+    return out
+
+
+def _interleave(groups: Sequence[Sequence[Planned]]) -> list[Planned]:
+    """Round-robin over (item, arm) groups, so questions about one frame set are spread out.
+
+    The offline reader transcribes a frame once and reuses the transcript; asking two questions
+    about the same frames at the same moment would transcribe them twice.
+    """
+    out: list[Planned] = []
+    depth = max((len(g) for g in groups), default=0)
+    for i in range(depth):
+        out.extend(g[i] for g in groups if i < len(g))
+    return out
+
+
+@dataclass
+class Plan:
+    """Everything a run would send, before anything is sent."""
+
+    planned: list[Planned]
+    skipped_done: int
+    items: int
+    contexts: list[tuple[SessionItem, Context]] = field(default_factory=list)
+
+
+def load_items(spec: RunSpec) -> list[SessionItem]:
+    items = load_dataset(spec.dataset.name, **dict(spec.dataset.params))
+    if spec.max_items is not None:
+        items = items[: spec.max_items]
+    if not items:
+        raise ValueError(f"dataset {spec.dataset.name!r} gave no items")
+    return [as_session(item) for item in items]
+
+
+def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = console,
+               summarizer: Callable[..., Any] | None = None) -> Plan:
+    """Replay every (item, arm) once and plan every question; drop rows already recorded."""
+    frames = None if spec.dry_run else FrameStore(run_dir / "frames")
+    contexts = None if spec.dry_run else ContextStore(run_dir / "contexts")
+    ocr_dir = str(spec.ocr_cache_dir) if spec.ocr_cache_dir is not None else None
+    items = load_items(spec)
+
+    window = max_input_tokens(spec.model.price_model)
+    groups: list[list[Planned]] = []
+    built: list[tuple[SessionItem, Context]] = []
+    started = time.perf_counter()
+    for item in items:
+        for arm in spec.arms():
+            begun = time.perf_counter()
+            context = build_context(item, arm, spec, frames=frames, contexts=contexts,
+                                    complete=summarizer, max_input_tokens=window)
+            built.append((item, context))
+            note = f"; skipped: {context.skipped}" if context.skipped else ""
+            log(f"  {item.item_id} {arm.label}: {context.compactions} compactions, "
+                f"{len(context.frame_hashes)} frames, "
+                f"{context.text_tokens + context.predicted_image_tokens:,} context tokens "
+                f"({time.perf_counter() - begun:.1f} s){note}")
+            groups.append(plan_questions(item, context, spec, ocr_dir))
+    # The offline reader: round-robin (it transcribes a frame once; two questions about the
+    # same frames at once would transcribe them twice). Real providers: consecutive, for their
+    # prompt caches (which expire after minutes).
+    planned = (_interleave(groups) if spec.model.offline_reader or not spec.prompt_cache
+               else _consecutive(groups))
+    log(f"planned {len(planned)} requests over {len(items)} items and {len(spec.arms())} arms "
+        f"(replay took {time.perf_counter() - started:.1f} s)")
+    done = completed_keys(run_dir / RECORDS_FILE)
+    todo = [p for p in planned if p.key(spec) not in done]
+    return Plan(planned=todo, skipped_done=len(planned) - len(todo), items=len(items),
+                contexts=built)

@@ -1,0 +1,189 @@
+"""One record row per planned question: the coordinates, what was sent, what came back, the score.
+
+Why one function: every row (answered, failed or skipped) is built here from the plan and the
+response, so a field is filled the same way whichever path produced the row.
+"""
+
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evals.items import prompts
+from evals.items.qa_items import Question
+from evals.items.sessions import SessionItem
+from evals.pipeline.plan import QA_READER, Planned
+from evals.pipeline.scoring import score
+from evals.replay.contexts import Context
+from evals.spec.provenance import Versions, offline_reader_version
+from evals.spec.run_spec import RunSpec
+from evals.store.records import (
+    Record,
+    append_records,
+)
+from snapcompact.pricing import prompt_cache_rule
+
+OCR_NOTE = "offline OCR reader: legibility floor, not a model ranking"
+_FLUSH_ROWS = 64
+_FLUSH_SECONDS = 2.0
+
+
+# --------------------------------------------------------------------------------------------
+# rows
+
+
+def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v: Versions, *,
+                item: SessionItem | None = None, context: Context | None = None,
+                question: Question | None = None,
+                reading: Mapping[str, Any] | None = None) -> Record:
+    """The row for one answered (or failed) request, or for a skipped question (``p`` None);
+    ``reading`` is the offline reader's reading of it (``evals.store.transcripts``: transcript hash,
+    evidence and answer spans)."""
+    item = p.item if p is not None else item
+    context = p.context if p is not None else context
+    question = p.question if p is not None else question
+    assert item is not None and context is not None and question is not None
+    model = spec.model
+    if p is None:
+        answer, em, f1, correct, abstained = "", 0.0, 0.0, False, False
+    else:
+        answer = response.answer if response.answer is not None else ""
+        if response.error is not None:
+            em = f1 = 0.0
+            correct = abstained = False
+        else:
+            s = score(answer, question.answers)
+            em, f1, correct, abstained = s.em, s.f1, s.correct, s.abstained
+    evidence_round = context.discarded_round[item.evidence_index[question.question_id]]
+    text_tokens = p.text_tokens if p is not None else context.text_tokens
+    prompt_tokens = text_tokens + context.predicted_image_tokens
+    extra: dict[str, Any] = {"note": OCR_NOTE} if model.offline_reader else {}
+    return Record(
+        run_id=run_id,
+        experiment=spec.experiment,
+        dataset=item.dataset,
+        item_id=item.item_id,
+        question_id=question.question_id,
+        model=model.model_for(QA_READER),
+        target_model=model.target_model,
+        arm="image" if context.frame_hashes else "text",
+        shape=context.shape,
+        frame_size=context.frame_size,
+        reader=QA_READER,
+        seed=item.seed,
+        package_version=v.package_version,
+        git_sha=v.git_sha,
+        shape_table_sha256=v.shape_table_sha256,
+        pricing_table_sha256=v.pricing_table_sha256,
+        renderer_version=v.renderer_version,
+        dependency_versions=dict(v.dependency_versions),
+        frames=len(context.frame_hashes),
+        frame_px=context.frame_px,
+        frame_hashes=context.frame_hashes,
+        history_chars=item.history_chars,
+        text_tokens=text_tokens,
+        text_token_method=context.text_token_method,
+        predicted_image_tokens=context.predicted_image_tokens,
+        predicted_prompt_tokens=prompt_tokens,
+        predicted_cost_usd=p.predicted_cost_usd if p is not None else None,
+        answer=answer,
+        reported_prompt_tokens=response.prompt_tokens if response is not None else None,
+        reported_completion_tokens=response.completion_tokens if response is not None else None,
+        reported_cost_usd=response.cost_usd if response is not None else None,
+        latency_s=response.latency_s if response is not None else None,
+        cached=response.cached if response is not None else False,
+        error=response.error if response is not None else None,
+        attempts=response.attempts if response is not None else 0,
+        em=em,
+        f1=f1,
+        correct=correct,
+        abstained=abstained,
+        strategy=context.arm.strategy,
+        policy=context.arm.policy,
+        compactions=context.compactions,
+        evidence_round=evidence_round,
+        frames_evicted=context.frames_evicted,
+        text_tail_chars=context.text_tail_chars,
+        compaction_cost_tokens=context.compaction_cost_tokens,
+        context_hash=context.context_hash,
+        skipped=context.skipped,
+        model_config=model.name,
+        api=model.api,
+        provider=model.provider,
+        price_model=model.price_model,
+        shape_requested=context.arm.shape.variant if context.arm.is_snapcompact else "",
+        image_detail=model.image_detail,
+        context_window=spec.context_window,
+        settings=dict(spec.settings_overrides),
+        research=spec.research.label,
+        summarizer=spec.summarizer.litellm_id if spec.summarizer is not None else None,
+        bill_rules=tuple(context.bill_rules),
+        seen_px=tuple(tuple(s) for s in context.seen_px),
+        image_tokens_per_frame=tuple(context.image_tokens),
+        predicted_completion_tokens=spec.reader.answer_max_tokens,
+        spend_predicted_usd=p.spend_predicted_usd if p is not None else 0.0,
+        prompt_version=prompts.PROMPT_VERSION,
+        model_shapes_sha256=v.model_shapes_sha256,
+        reader_version=offline_reader_version() if model.offline_reader else None,
+        cache_key=response.key if response is not None else None,
+        replay_warnings=tuple(context.replay_warnings[:5]),
+        replay_warnings_total=context.replay_warnings_total,
+        methods_used=dict(context.methods_used or {}),
+        frame_cap=context.frame_cap,
+        frames_by_shape=dict(context.frames_by_shape or {}),
+        context_tokens_estimate=context.context_tokens_estimate or None,
+        agent_token_method=context.agent_token_method,
+        fits_window=context.fits_window,
+        production_valid=context.production_valid,
+        production_note=context.production_note,
+        summary_stand_in=context.summary_stand_in,
+        question=question.question,
+        gold_answers=question.answers,
+        question_kind=question.meta.get("kind"),
+        question_meta={k: question.meta[k] for k in ("depth", "template", "place")
+                       if k in question.meta},
+        reading=dict(reading) if reading is not None else None,
+        prompt_cache_rule=(_rule_id(spec) if p is not None and p.cache_use is not None
+                           else None),
+        predicted_cache_write_tokens=p.cache_use.written if p is not None and p.cache_use else 0,
+        predicted_cache_read_tokens=p.cache_use.read if p is not None and p.cache_use else 0,
+        predicted_cost_cached_usd=p.predicted_cost_cached_usd if p is not None else None,
+        reported_cache_write_tokens=(response.cache_write_tokens if response is not None
+                                     else None),
+        reported_cache_read_tokens=(response.cache_read_tokens if response is not None
+                                    else None),
+        stable_prefix_tokens=context.stable_prefix_tokens,
+        truncated_chars=context.truncated_chars,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        extra=extra,
+    )
+
+
+def _rule_id(spec: RunSpec) -> str | None:
+    rule = prompt_cache_rule(spec.model.target_model, api=spec.model.api)
+    return rule.id if rule is not None else None
+
+
+class RecordSink:
+    """Buffers rows and appends them atomically every few rows or seconds, and at the end."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: list[Record] = []
+        self.written = 0
+        self._last = time.monotonic()
+
+    def add(self, record: Record) -> None:
+        self.rows.append(record)
+        if len(self.rows) >= _FLUSH_ROWS or time.monotonic() - self._last >= _FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows:
+            self.written += append_records(self.path, self.rows)
+            self.rows = []
+        self._last = time.monotonic()

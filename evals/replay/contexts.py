@@ -1,0 +1,346 @@
+"""One (session, arm) -> the context production would send next, with its bill.
+
+Why a module of its own: this is the step that makes the harness a validation. Nothing here
+re-implements production: the session is replayed by :func:`snapcompact.agent.
+replay_agent_session`, the coding agent's own maintenance (its check points, method order,
+window-sized frame cap, guards, recovery band and rescues, at ``context_window``), the question
+runs the pre-prompt check as a new user message does, the next turn is ``llm_messages()``
+turned into a chat request by :func:`snapcompact.compaction.chat.to_chat_messages`, and its bill is
+:func:`snapcompact.compaction.request_bill.bill_request` for the target model. The harness adds
+only the question, as the next user message.
+
+Frames go to the :class:`~evals.store.records.FrameStore` by content hash; the context is kept with
+each image's URL replaced by a placeholder (a sweep holds hashes, not megabytes), and the send
+step puts the data back, frame by frame, in order. The response cache keys on each frame's
+decoded pixels (``pixel_hashes``, :mod:`evals.store.pixel_keys`), not on its PNG bytes, so another
+deflate level or zlib build never turns a cached answer into a paid request.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evals.items.prompts import question_text
+from evals.items.sessions import SessionItem
+from evals.replay.conversation_bill import stable_prefix_tokens
+from evals.spec.run_spec import TEXT_ARM, ArmSpec, RunSpec
+from evals.store.pixel_keys import pixel_digest
+from evals.store.records import ContextStore, FrameStore
+from snapcompact.agent import (
+    LLM_METHODS,
+    agent_settings,
+    frame_shape_name,
+    frames_by_shape,
+    replay_agent_session,
+)
+from snapcompact.archive import history_blocks
+from snapcompact.compaction import (
+    ModelInfo,
+    bill_request,
+    to_chat_messages,
+    tool_definitions,
+    user_question,
+)
+from snapcompact.pricing import resolve_shape
+
+PLACEHOLDER_URL = "data:image/png;base64,"
+
+__all__ = ["PLACEHOLDER_URL", "Context", "build_context", "fill_images", "model_info"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """The request of one (item, arm) before the question, and everything rows report on it."""
+
+    arm: ArmSpec
+    shape: str  # the variant drawn ("text" when no frame is sent)
+    frame_size: int  # px of the frames drawn (0 when none)
+    messages: tuple[Mapping[str, Any], ...]  # chat messages, image URLs as placeholders
+    tools: tuple[Mapping[str, Any], ...]  # declarations of the tools the context calls
+    frame_hashes: tuple[str, ...]
+    frame_px: tuple[tuple[int, int], ...]
+    seen_px: tuple[tuple[int, int], ...]
+    image_tokens: tuple[int, ...]
+    bill_rules: tuple[str, ...]
+    text_tokens: int  # the context's text (the question is counted per request)
+    text_token_method: str
+    compactions: int
+    frames_evicted: int
+    text_tail_chars: int
+    compaction_cost_tokens: int
+    discarded_round: tuple[int, ...]  # per session message
+    context_hash: str
+    replay_warnings: tuple[str, ...]
+    skipped: str | None = None
+    pixel_hashes: tuple[str, ...] = ()  # per frame: store.pixel_keys.pixel_digest (cache keys)
+    #: What the agent's maintenance did: accepted method -> passes ("none": every method failed).
+    methods_used: Mapping[str, int] | None = None
+    frame_cap: int | None = None  # the largest frame cap a pass was given (None: never sized)
+    frames_by_shape: Mapping[str, int] | None = None  # frames sent, by the shape drawn
+    context_tokens_estimate: int = 0  # the agent's own count of the context (+ the question)
+    fits_window: bool = True  # the context (as billed and as counted) fits the window
+    #: True: production would send this context; False: it would not (``production_note`` says
+    #: why); None: a labelled bound (``full``, ``truncate``), not a production method.
+    production_valid: bool | None = None
+    production_note: str | None = None
+    replay_warnings_total: int = 0
+    agent_token_method: str | None = None  # how the agent's maintenance counted text
+    passes: tuple[Mapping[str, Any], ...] = ()  # every maintenance pass (MaintenanceRound JSON)
+    stable_prefix_tokens: int | None = None  # head unchanged since the previous compaction
+    truncated_chars: int = 0  # archive characters dropped (neither framed nor kept as text)
+    #: an LLM method (handoff, soft) ran with the offline summarizer stand-in: the context is on
+    #: production's path but holds the stand-in's fixed text where an LLM's summary would be
+    summary_stand_in: bool = False
+
+    @property
+    def predicted_image_tokens(self) -> int:
+        return sum(self.image_tokens)
+
+
+def model_info(spec: RunSpec):
+    """The pipeline's model facts for the target, at the run's context window."""
+    model = spec.model
+    return ModelInfo(id=model.target_model, context_window=spec.context_window,
+                     provider=model.provider, api=model.api,
+                     include_thinking=not (model.api or "").startswith("anthropic"))
+
+
+def _usage_tokens(usage: Mapping[str, Any] | None) -> int:
+    if not usage:
+        return 0
+    total = 0
+    for key in ("input", "output", "prompt_tokens", "completion_tokens", "input_tokens",
+                "output_tokens"):
+        value = usage.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            total += int(value)
+    return total
+
+
+def _archive_text_chars(archive: Any | None) -> int:
+    """Characters of archive text sent as text (head and tail edges, the pinned policy's
+    unframed tail, gap notices): the text blocks :func:`snapcompact.archive.store.history_blocks`
+    puts beside the frames."""
+    if archive is None:
+        return 0
+    return sum(len(b.get("text", "")) for b in history_blocks(archive)
+               if b.get("type") == "text")
+
+
+def _keyed(messages: Sequence[Mapping[str, Any]], store: FrameStore | None
+           ) -> tuple[list[dict[str, Any]], list[str], list[bytes]]:
+    """Messages with image URLs swapped for placeholders; the frames' hashes and bytes."""
+    out = copy.deepcopy(list(messages))
+    hashes: list[str] = []
+    pngs: list[bytes] = []
+    for message in out:
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            if part.get("type") != "image_url":
+                continue
+            url = part["image_url"]["url"]
+            png = base64.b64decode(url.split(",", 1)[1])
+            hashes.append(store.put(png) if store is not None else FrameStore.digest(png))
+            pngs.append(png)
+            part["image_url"]["url"] = PLACEHOLDER_URL
+    return out, hashes, pngs
+
+
+def _stored_context(messages: Sequence[Mapping[str, Any]], hashes: Sequence[str],
+                    bills: Sequence[Any]) -> dict[str, Any]:
+    """The context as the viewer reads it: image parts by frame hash, size and bill."""
+    frames = iter(zip(hashes, bills))
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                if part.get("type") == "image_url":
+                    digest, bill = next(frames)
+                    parts.append({"type": "image", "frame_hash": digest, "width": bill.width,
+                                  "height": bill.height, "seen_width": bill.seen_width,
+                                  "seen_height": bill.seen_height, "tokens": bill.tokens})
+                else:
+                    parts.append(dict(part))
+            out.append({**message, "content": parts})
+        else:
+            out.append(dict(message))
+    return {"messages": out}
+
+
+def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
+                  frames: FrameStore | None, contexts: ContextStore | None,
+                  complete: Callable[..., Any] | None = None,
+                  max_input_tokens: int | None = None) -> Context:
+    """Replay ``item`` under ``arm`` and bill the next turn's context for the target."""
+    model = spec.model
+    shape = arm.shape if arm.is_snapcompact else None
+    settings = agent_settings(
+        arm.strategy, spec.settings(),
+        shape=shape.variant if shape is not None else None,
+        policy=arm.policy or None,
+        frame_size=shape.frame_size if shape is not None else None)
+    # The question is the next user message: the pre-prompt check runs for it (the longest of
+    # the item's questions, so the check holds for every one of them).
+    longest = max((q.question for q in item.questions), key=len)
+    final_prompt = user_question(question_text(longest))
+    with warnings.catch_warnings():  # fallbacks are kept in replay.warnings and the rows
+        warnings.simplefilter("ignore", RuntimeWarning)
+        replay = replay_agent_session(item.messages, model_info(spec), settings,
+                                      strategy=arm.strategy, complete=complete,
+                                      final_prompt=final_prompt)
+    maint = replay.maintenance
+    chat = to_chat_messages(replay.llm_messages())
+    if model.image_detail is not None:
+        _override_detail(chat, model.image_detail)
+    tools = tool_definitions(chat)
+    bill = bill_request(chat, model.target_model, api=model.api, provider=model.provider,
+                        tools=tools)
+    images = sum(1 for m in chat for p in m.get("content") or ()
+                 if isinstance(p, dict) and p.get("type") == "image_url")
+    if images > spec.max_frames:  # the archive keeps the provider's budget; this guards typos
+        raise ValueError(f"{item.item_id} {arm.label}: the context carries {images:,} frames, "
+                         f"more than max_frames={spec.max_frames:,}")
+    keyed, hashes, pngs = _keyed(chat, frames)
+    stored = _stored_context(keyed, hashes, bill.images)
+    if tools:
+        stored["tools"] = tools
+    passes = tuple(p.to_json() for p in replay.passes)
+    # every maintenance pass beside the context it produced: the report reads per-round
+    # methods, rejections, frame caps and frames by shape from here (records keep the totals)
+    stored["passes"] = list(passes)
+    context_hash = contexts.put(stored) if contexts is not None else ""
+    variants = sorted(set(_frame_variants(replay, spec, arm)))
+    drawn = "+".join(variants) if variants else TEXT_ARM
+    sizes = {b.width for b in bill.images}
+    skipped = None
+    too_long = max_input_tokens is not None and bill.billed_tokens > max_input_tokens
+    if arm.strategy == "full" and too_long:
+        skipped = (f"the whole history ({bill.billed_tokens:,} tokens) exceeds "
+                   f"{model.target_model}'s window of {max_input_tokens:,} input tokens")
+    counted = maint.stored_tokens([final_prompt]) if maint is not None else bill.billed_tokens
+    fits = max(counted, bill.billed_tokens) <= spec.context_window
+    llm_methods = sorted(m for m in replay.methods_used() if m in LLM_METHODS)
+    stand_in = spec.summarizer is not None and spec.summarizer.stand_in and bool(llm_methods)
+    valid, note = _production_verdict(replay, arm, fits, counted, bill.billed_tokens,
+                                      spec.context_window,
+                                      stand_in_methods=llm_methods if stand_in else ())
+    archive = replay.final_archive()
+    caps = [a.frame_cap.max_frames for p in replay.passes for a in p.attempts
+            if a.frame_cap is not None]
+    return Context(
+        arm=arm, shape=drawn if hashes else TEXT_ARM,
+        frame_size=max(sizes) if sizes else 0,
+        messages=tuple(keyed), tools=tuple(tools), frame_hashes=tuple(hashes),
+        frame_px=tuple((b.width, b.height) for b in bill.images),
+        seen_px=tuple((b.seen_width, b.seen_height) for b in bill.images),
+        image_tokens=tuple(b.tokens for b in bill.images),
+        bill_rules=tuple(sorted({b.rule_id for b in bill.images})),
+        text_tokens=bill.text_tokens, text_token_method=bill.text_token_method,
+        compactions=replay.compactions,
+        frames_evicted=max(0, replay.frames_seen() - replay.frames_in_archive()),
+        text_tail_chars=_archive_text_chars(replay.final_archive()),
+        compaction_cost_tokens=_usage_tokens(replay.llm_usage),
+        discarded_round=replay.discarded_round, context_hash=context_hash,
+        replay_warnings=replay.warnings, skipped=skipped,
+        pixel_hashes=tuple(pixel_digest(png) for png in pngs),
+        methods_used=replay.methods_used(), frame_cap=max(caps) if caps else None,
+        frames_by_shape=(frames_by_shape(archive.frames) if archive is not None and hashes
+                         else {}),
+        context_tokens_estimate=counted, fits_window=fits, production_valid=valid,
+        production_note=note,
+        replay_warnings_total=len(maint.notices) if maint is not None else 0,
+        agent_token_method=maint.text_token_method if maint is not None else None,
+        passes=passes,
+        truncated_chars=archive.truncated_chars if archive is not None else 0,
+        summary_stand_in=stand_in,
+        stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model))
+
+
+def _stable_prefix(replay: Any, chat: Any, bill: Any, target_model: str) -> int:
+    return stable_prefix_tokens(replay, chat, bill, target_model)
+
+
+def _production_verdict(replay: Any, arm: ArmSpec, fits: bool, counted: int, billed: int,
+                        window: int, *, stand_in_methods: Sequence[str] = ()
+                        ) -> tuple[bool | None, str | None]:
+    """Would production send this context? (True / False with why / None for the bounds).
+
+    ``stand_in_methods``: the LLM methods that ran with the offline summarizer stand-in.
+    Production takes the same path but sends its LLM's summary, not the stand-in's fixed text,
+    so the row is not production's context: False, with the methods named.
+    """
+    if arm.strategy in ("full", "truncate"):
+        note = ("upper bound: the whole history, production compacts" if arm.strategy == "full"
+                else "lower bound: production's cut points, the discarded part dropped")
+        if not fits:
+            note += f"; over the {window:,}-token window"
+        return None, note
+    reasons = []
+    if arm.is_snapcompact and arm.policy == "pinned":
+        reasons.append("pinned policy: the seed's design, no production version runs it")
+    if replay.offline_divergence:
+        reasons.append("production would have run an LLM method (handoff / soft) this offline "
+                       "run could not")
+    if stand_in_methods:
+        reasons.append(f"production's path, but its {' / '.join(stand_in_methods)} summary was "
+                       "written by the offline stand-in (no language model): recall on what that "
+                       "summary would carry is a floor")
+    if not fits:
+        reasons.append(f"over the {window:,}-token window ({max(counted, billed):,} tokens)")
+    return (False, "; ".join(reasons)) if reasons else (True, None)
+
+
+def _override_detail(messages: Sequence[dict[str, Any]], detail: str) -> None:
+    """The model config's ``image_detail`` replaces the detail production wrote on each frame.
+
+    A documented deviation, for models whose provider rejects the family default (the archive
+    writes ``original`` for every OpenAI model; tile-billed ones such as gpt-5 only take
+    low/high/auto). Rows record it in ``extra.image_detail``.
+    """
+    for message in messages:
+        for part in message.get("content") or ():
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                part["image_url"]["detail"] = detail
+
+
+def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
+    """Shape names of the frames in the final archive, as drawn (the foveated middle is drawn
+    in the dense companion whatever shape was asked for; see
+    :func:`snapcompact.agent.frame_shape_name`)."""
+    archive = replay.final_archive()
+    if archive is None or not arm.is_snapcompact:
+        return []
+    model = spec.model
+    wanted = resolve_shape(model.target_model, api=model.api, provider=model.provider,
+                           variant=arm.shape.variant, frame_size=arm.shape.frame_size).variant
+    return [frame_shape_name(frame, wanted) for frame in archive.frames]
+
+
+def fill_images(messages: Sequence[Mapping[str, Any]], hashes: Sequence[str],
+                data_url: Callable[[str], str]) -> list[dict[str, Any]]:
+    """A copy of ``messages`` with the placeholder image URLs filled in, in order."""
+    frames = iter(hashes)
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(p.get("type") == "image_url" for p in content):
+            parts = []
+            for part in content:
+                if part.get("type") == "image_url":
+                    ref = {**part["image_url"], "url": data_url(next(frames))}
+                    parts.append({**part, "image_url": ref})
+                else:
+                    parts.append(part)
+            out.append({**message, "content": parts})
+        else:
+            out.append(message)  # type: ignore[arg-type]
+    return out

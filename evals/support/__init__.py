@@ -1,0 +1,3 @@
+"""Room: cross-cutting helpers with no harness imports: secret redaction, the console voice,
+the run-folder lock.
+"""

@@ -1,0 +1,66 @@
+"""The command line: same verbs and outputs as the reference tool, clear errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from locations import GOLDEN
+from PIL import Image
+
+from snapcompact.render import decode_rgb, render_many
+
+GOLDEN = GOLDEN / "render"
+
+
+def run_cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "snapcompact", *args], input=stdin,
+                          capture_output=True, timeout=120)
+
+
+def test_render_writes_frames_and_meta(tmp_path) -> None:
+    text = (GOLDEN / "cases" / "prose.txt").read_bytes()
+    proc = run_cli("render", "--shape", "8on22-bw", "--size", "320", "--out", str(tmp_path), stdin=text)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["frames"] == len(list(tmp_path.glob("frame*.png")))
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["geometry"] == {"cols": 40, "rows": 14, "capacity": 560}
+    golden = sorted((GOLDEN / "frames" / "prose" / "8on22-bw").glob("frame*.png"))
+    ours = sorted(tmp_path.glob("frame*.png"))
+    assert len(ours) == len(golden)
+    for a, b in zip(ours, golden):
+        assert np.array_equal(decode_rgb(a.read_bytes()), np.asarray(Image.open(b).convert("RGB")))
+    assert [f["chars"] for f in meta["per_frame"]] == [
+        f.chars for f in render_many(text.decode(), "8on22-bw", 320)
+    ]
+
+
+def test_normalize_prints_one_json_string() -> None:
+    proc = run_cli("normalize", "--shape", "11on16-bw", stdin="a \t b\n\nc → d ✅".encode())
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout) == "a b\u2588c -> d [OK]"
+
+
+def test_invalid_utf8_becomes_replacement_characters() -> None:
+    proc = run_cli("normalize", "--shape", "8x13-bw", stdin=b"ok \xff\xfe end")
+    assert json.loads(proc.stdout) == "ok \ufffd\ufffd end"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("render", "--shape", "nope", "--out", "x"), "unknown shape 'nope'"),
+        (("render", "--shape", "11on16-bw", "--size", "0", "--out", "x"), "frame size"),
+        (("render", "--shape", "11on16-bw", "--size", "20000", "--out", "x"), "frame size"),
+        (("geometry", "--shape", "8x8q"), "unknown shape"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(args, message, tmp_path) -> None:
+    args = tuple(str(tmp_path / a) if a == "x" else a for a in args)
+    proc = run_cli(*args, stdin=b"hello")
+    assert proc.returncode == 2
+    assert message in proc.stderr.decode()
+    assert "Traceback" not in proc.stderr.decode()

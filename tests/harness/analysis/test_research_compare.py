@@ -1,0 +1,96 @@
+"""Research settings against production's, paired question by question
+(evals.analysis.research_compare).
+
+Expected figures are worked out by hand from the rows each test builds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+from record_rows import base_record
+
+from evals.analysis.aggregate import dedupe_records
+from evals.analysis.research_compare import compare_research, format_markdown, main
+from evals.store.records import append_records
+
+RECOMMENDED = "recommended-0a1b2c3d"
+
+
+def _rows(research: str, correct: list[bool], rounds: list[int], tokens: int, *,
+          valid: bool = True, stand_in: bool = False, policy: str = "foveated",
+          requested: str = "auto", error_at: int | None = None) -> list:
+    return [replace(base_record(), strategy="snapcompact", policy=policy,
+                    shape_requested=requested, context_window=200_000, research=research,
+                    item_id=f"i{k // 10}", question_id=f"q{k}", correct=ok,
+                    evidence_round=rnd, predicted_prompt_tokens=tokens,
+                    production_valid=valid, summary_stand_in=stand_in, fits_window=True,
+                    error="timeout" if k == error_at else None)
+            for k, (ok, rnd) in enumerate(zip(correct, rounds))]
+
+
+def test_the_same_question_under_other_knobs_is_another_measurement():
+    # Record.key() carries the research label (production's keys unchanged): the two runs'
+    # rows of one question both survive deduplication, and an old production row keeps its key.
+    prod = _rows("production", [True], [0], 1000)
+    other = _rows(RECOMMENDED, [False], [0], 900)
+    kept, dropped = dedupe_records(prod + other)
+    assert dropped == 0 and len(kept) == 2
+    assert len(prod[0].key()) == 13 and other[0].key()[-1] == RECOMMENDED
+
+
+def test_paired_difference_on_the_facts_production_lost():
+    # 20 questions; production discarded the evidence of q0-q9 (round 1) and read none of
+    # them, the tail q10-q19 all. The research arm reads q0-q5 of the discarded ones and the
+    # whole tail: +6/20 = +0.30 over all, +6/10 = +0.60 on the facts production lost, at
+    # 10,000 fewer tokens per question.
+    rounds = [1] * 10 + [0] * 10
+    prod = _rows("production", [False] * 10 + [True] * 10, rounds, 60_000, valid=False,
+                 stand_in=True)
+    rec = _rows(RECOMMENDED, [True] * 6 + [False] * 4 + [True] * 10, rounds, 50_000)
+    base, other = compare_research(prod + rec, n_boot=2000, seed=0)
+    assert (base.research, other.research) == ("production", RECOMMENDED)
+    assert base.verdicts == "stand-in 20" and other.verdicts == "valid 20"
+    assert base.recall_discarded == 0.0 and other.recall_discarded == pytest.approx(0.6)
+    # Wilson 95 % for 6/10: [0.3127, 0.8318]
+    assert other.recall_discarded_lo == pytest.approx(0.3127, abs=1e-3)
+    assert other.recall_discarded_hi == pytest.approx(0.8318, abs=1e-3)
+    assert other.shared == 20 and other.diff_recall == pytest.approx(0.30)
+    assert other.baseline_discarded == 10
+    assert other.diff_on_baseline_discarded == pytest.approx(0.60)
+    # every resample of six ones and four zeros lies in [0, 1]; the interval excludes 0
+    assert 0.0 < other.diff_on_baseline_discarded_lo < 0.6 < other.diff_on_baseline_discarded_hi
+    assert other.diff_billed_tokens == pytest.approx(-10_000)
+    assert math.isnan(base.diff_recall)
+    table = format_markdown([base, other], "production")
+    assert "+0.600" in table and "-10,000" in table
+
+
+def test_errored_rows_are_not_asked_and_arms_pair_by_policy_and_window():
+    prod = (_rows("production", [True, False], [1, 1], 1000)
+            + _rows("production", [True, True], [1, 1], 1000, policy="pinned", valid=False))
+    rec = _rows(RECOMMENDED, [True, True], [1, 1], 800, error_at=1,
+                requested="px-8x13-11x16-bw-nostretch")
+    rows = {(r.research, r.arm): r for r in compare_research(prod + rec)}
+    got = rows[(RECOMMENDED, "foveated px-8x13-11x16-bw-nostretch @200k")]
+    # q1 errored: one question asked, paired with production's foveated auto arm (not pinned)
+    assert got.questions == 1 and got.shared == 1 and got.diff_recall == 0.0
+
+
+def test_no_snapcompact_rows_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(ValueError, match="no snapcompact row"):
+        compare_research([replace(base_record(), strategy="truncate")])
+    assert main([str(tmp_path)]) == 2
+    assert "no records.jsonl under" in capsys.readouterr().err
+
+
+def test_command_writes_its_tables(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    append_records(run / "records.jsonl", _rows("production", [False, True], [1, 0], 1000)
+                   + _rows(RECOMMENDED, [True, True], [1, 0], 900))
+    assert main([str(run), "--out", str(tmp_path / "out")]) == 0
+    assert "+0.500" in (tmp_path / "out" / "research_compare.md").read_text()
+    assert (tmp_path / "out" / "research_compare.csv").exists()

@@ -1,0 +1,156 @@
+"""``snapcompact-eval-table`` end to end on synthetic runs, and the model -> shape table it writes.
+
+The regenerated table is checked against the library's own loader and resolver data: after
+``--apply`` the decided row holds the winner, the reference value is kept beside it, and every
+other row (and every comment line) is exactly as before.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from record_rows import CLAUDE, OCR, misses, shape_rows, synthetic
+
+from evals.analysis.aggregate import choose_winners, records_frame
+from evals.analysis.table import main
+from evals.analysis.write_model_shapes import apply_table, library_table_path, propose_table
+from evals.store.records import append_records
+from snapcompact.pricing import parse_shape_rules, shape_rules
+
+FAST = ["--bootstrap", "400", "--no-plots"]
+
+
+@pytest.fixture()
+def table_copy(tmp_path: Path) -> Path:
+    path = tmp_path / "model_shapes.toml"
+    path.write_text(library_table_path().read_text())
+    return path
+
+
+def claude_run() -> list:
+    """8on16-bw is as good as 11on16-bw (identical answers) and cheaper: it must win."""
+    return synthetic(
+        shape_rows("11on16-bw", misses(60, range(3)), 1600, seeds=(0, 1)),
+        shape_rows("8on16-bw", misses(60, range(3)), 1200, seeds=(0, 1)),
+        shape_rows("6x6u-bw", misses(60, range(40)), 500, seeds=(0, 1)),
+        shape_rows("text", misses(60, range(1)), 12000, frame_size=0, arm="text",
+                   reader="text_qa", model="snapocr/text-qa", seeds=(0, 1)),
+    )
+
+
+def test_cli_reads_runs_from_oddly_named_dirs_without_parsing_names(tmp_path, table_copy,
+                                                                    capsys) -> None:
+    recs = claude_run()
+    # directory names that lie about their contents; only the records' fields may count
+    append_records(tmp_path / "runs" / "shape=6x6u-bw model=gpt-5" / "records.jsonl", recs[:240])
+    append_records(tmp_path / "runs" / "seed=9" / "nested dir" / "records.jsonl", recs[240:])
+    out = tmp_path / "out"
+    assert main([str(tmp_path / "runs"), "--out", str(out), "--table", str(table_copy), *FAST]) == 0
+    report = capsys.readouterr().out
+    summary = pd.read_parquet(out / "summary.parquet")
+    assert set(summary["shape"]) == {"11on16-bw", "8on16-bw", "6x6u-bw", "text"}
+    assert set(summary["target_model"]) == {CLAUDE}
+    assert set(summary["n_seeds"]) == {2}
+    records = pd.read_csv(out / "records.csv")
+    assert len(records) == len(recs) and set(records["seed"]) == {0, 1}
+    decisions = pd.read_csv(out / "decisions.csv")
+    assert decisions.set_index("line").loc["claude", "winner"] == "8on16-bw"
+    assert "## Rule" in report and "paired bootstrap" in report
+    assert "offline OCR reader" in report
+    assert "tie: 2 shapes not significantly below" in report
+    assert '+variant = "8on16-bw"' in report and '-variant = "11on16-bw"' in report
+    assert (out / "model_shapes.diff").read_text() in report
+    assert table_copy.read_text() == library_table_path().read_text()  # not applied
+
+
+def test_runs_are_combined_from_several_paths(tmp_path, table_copy) -> None:
+    a = shape_rows("8on22-bw", misses(40, {0}), 1000)
+    b = shape_rows("11on16-bw", misses(40, {0, 1}), 1500)
+    append_records(tmp_path / "a" / "records.jsonl", a)
+    append_records(tmp_path / "b.jsonl", b)
+    out = tmp_path / "out"
+    assert main([str(tmp_path / "a"), str(tmp_path / "b.jsonl"), "--out", str(out),
+                 "--table", str(table_copy), *FAST]) == 0
+    assert set(pd.read_csv(out / "summary.csv")["shape"]) == {"8on22-bw", "11on16-bw"}
+
+
+def test_apply_round_trips_through_the_library_loader(tmp_path, table_copy) -> None:
+    append_records(tmp_path / "run" / "records.jsonl", claude_run())
+    before = table_copy.read_text()
+    assert main([str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--table",
+                 str(table_copy), "--apply", *FAST]) == 0
+    after = table_copy.read_text()
+    assert after == (tmp_path / "out" / "model_shapes.toml").read_text()
+    new, old = parse_shape_rules(after), parse_shape_rules(before)
+    rules_new = {r.name: r for r in new.rules}
+    rules_old = {r.name: r for r in old.rules}
+    assert rules_new["claude"].variant == "8on16-bw"
+    assert rules_new["claude"].frame_size == 1568
+    assert rules_new["claude"].reference_variant == "11on16-bw"  # reference parity kept
+    for name, rule in rules_old.items():
+        if name != "claude":
+            assert rules_new[name] == rule
+    assert (new.family_variants, new.apis, new.high_res_variant) == (
+        old.family_variants, old.apis, old.high_res_variant)
+    # every line of the old file survives unchanged except the decided row's variant line
+    ops = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines()).get_opcodes()
+    removed = [line for tag, i1, i2, _, _ in ops if tag in ("replace", "delete")
+               for line in before.splitlines()[i1:i2]]
+    assert removed == ['variant = "11on16-bw"']
+    data = tomllib.loads(after)
+    claude = next(r for r in data["rules"] if r["name"] == "claude")
+    assert "over 60 questions" in claude["evidence"] and "offline OCR" in claude["evidence"]
+    assert "measured" in data["meta"]
+
+
+def test_library_table_loads_unchanged_and_apply_refuses_a_moved_file(tmp_path,
+                                                                      table_copy) -> None:
+    df = records_frame(claude_run(), shape_rules())
+    proposal = propose_table(table_copy.read_text(), choose_winners(df, n_boot=400))
+    table_copy.write_text(table_copy.read_text() + "\n# edited meanwhile\n")
+    with pytest.raises(ValueError, match="changed since it was read"):
+        apply_table(proposal, table_copy)
+
+
+def test_reference_moves_are_warned_about() -> None:
+    # Gemini's row sits at 2048 px; a winner measured at 1568 px changes what table="reference"
+    # resolves (the table has no reference frame size) and must be said.
+    recs = shape_rows("8on22-bw", misses(40, {0}), 1120, target="gemini/gemini-3-pro")
+    df = records_frame(recs, shape_rules())
+    proposal = propose_table(library_table_path().read_text(), choose_winners(df, n_boot=400))
+    assert [c.line for c in proposal.changes] == ["gemini"]
+    assert any(w.startswith("gemini: table='reference' moves from 8on22-bw@2048 to 8on22-bw@1568")
+               for w in proposal.warnings)
+
+
+def test_reference_view_is_kept_when_only_the_variant_changes() -> None:
+    df = records_frame(claude_run(), shape_rules())
+    proposal = propose_table(library_table_path().read_text(), choose_winners(df, n_boot=400))
+    assert proposal.warnings == ()
+
+
+def test_unmatched_models_and_conflicting_readers_are_not_written(tmp_path) -> None:
+    recs = synthetic(
+        shape_rows("8on22-bw", misses(40, {0}), 1000, target="mistral/pixtral-large"),
+        shape_rows("8on22-bw", misses(40, {0}), 1000),
+        shape_rows("8on16-bw", misses(40, {0}), 900, model=CLAUDE),
+    )
+    decisions = choose_winners(records_frame(recs, shape_rules()), n_boot=400)
+    current = library_table_path().read_text()
+    proposal = propose_table(current, decisions)
+    assert proposal.text == current and proposal.changes == ()
+    skipped = " | ".join(proposal.skipped)
+    assert "mistral/pixtral-large: no row of the table matches" in skipped
+    assert f"claude: evidence from several readers ({CLAUDE}, snapocr)" in skipped
+    chosen = propose_table(current, decisions, reader=CLAUDE)
+    assert [(c.line, c.variant) for c in chosen.changes] == [("claude", "8on16-bw")]
+    assert OCR not in chosen.text
+
+
+def test_missing_results_path_is_a_clear_error(tmp_path, capsys) -> None:
+    assert main([str(tmp_path / "nope"), "--out", str(tmp_path / "o"), *FAST]) == 2
+    assert "no such records file or directory" in capsys.readouterr().err

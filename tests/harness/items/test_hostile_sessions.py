@@ -1,0 +1,135 @@
+"""The hostile-session corpus (tests/hostile_sessions/): every session or questions file a user
+might bring, broken or adversarial, through both readers of it.
+
+Each case of ``expectations.tsv`` is either a correct run ("ok") or one clear error line that
+names the file, and the line or entry, and contains the expected fragment; never a traceback
+and never a hang (every case runs under an alarm). The readers:
+
+* ``python -m snapcompact compact FILE --context-window 32000`` (the CLI's ``main``, in process:
+  exit status 0 and a JSON summary, or 2 and one ``error:`` line on stderr);
+* the harness's ``dataset=session`` loader (``evals.items.datasets.load_dataset``), whose error reaches
+  the user through ``evals.pipeline.run``'s one-line message, and once end to end through
+  ``snapcompact-eval``.
+
+Small files are committed (``files/``); the big ones (megabytes, 100,000 levels of nesting) are
+written from ``make_corpus.BIG`` into a scratch folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from locations import TESTS
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+HERE = TESTS / "hostile_sessions"
+sys.path.insert(0, str(HERE))
+import make_corpus  # noqa: E402
+
+CASES = [tuple(line.split("\t")) for line in (HERE / "expectations.tsv").read_text().splitlines()
+         if line.strip() and not line.startswith("#")]
+SESSION_CASES = sorted({(s, e) for s, q, e in CASES if q == "q_ok.jsonl"})
+TIMEOUT_S = 120  # a case that takes longer hangs
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """The committed files plus the big ones, in one folder."""
+    folder = tmp_path_factory.mktemp("hostile")
+    for path in (HERE / "files").iterdir():
+        (folder / path.name).write_bytes(path.read_bytes())
+    make_corpus.write(folder, make_corpus.BIG)
+    (folder / "q_nested.jsonl").write_bytes(make_corpus.QUESTIONS["q_nested.jsonl"]())
+    return folder
+
+
+class _Alarm:
+    """Fail a case that does not finish in ``TIMEOUT_S`` (SIGALRM: the test runs in the main
+    thread, and every loop of the readers is Python code, so the alarm interrupts it)."""
+
+    def __enter__(self):
+        def hang(*_):
+            raise TimeoutError(f"did not finish in {TIMEOUT_S} s")
+        self.old = signal.signal(signal.SIGALRM, hang)
+        signal.alarm(TIMEOUT_S)
+
+    def __exit__(self, *exc):
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, self.old)
+
+
+def test_the_corpus_is_complete_and_committed_files_match_their_recipes():
+    names = {s for s, _, _ in CASES} | {q for _, q, _ in CASES}
+    recipes = {**make_corpus.SESSIONS, **make_corpus.BIG, **make_corpus.QUESTIONS}
+    assert names == set(recipes), names ^ set(recipes)
+    assert len(CASES) >= 60
+    for name, make in {**make_corpus.SESSIONS, **make_corpus.QUESTIONS}.items():
+        if name != "q_nested.jsonl":
+            assert (HERE / "files" / name).read_bytes() == make(), f"{name}: run make_corpus.py"
+
+
+@pytest.mark.parametrize("session,expect", SESSION_CASES, ids=[c[0] for c in SESSION_CASES])
+def test_compact_command(session, expect, corpus, tmp_path, capsys):
+    from snapcompact.cli import commands
+
+    path = corpus / session
+    with _Alarm(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the torn-last-line case warns, then runs
+        status = commands.main(["compact", str(path), "--model", "claude-sonnet-4-5",
+                                "--context-window", "32000", "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    if expect == "ok":
+        assert status == 0, err
+        summary = json.loads(out)
+        assert summary["messages_replayed"] >= 4
+        return
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("snapcompact compact: error: "), err
+    assert str(path) in lines[0] and expect in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("session,questions,expect", CASES, ids=[f"{c[0]}+{c[1]}" for c in CASES])
+def test_harness_session_loader(session, questions, expect, corpus):
+    from evals.items.datasets import load_dataset
+    from evals.pipeline.run import _user_message
+
+    try:
+        with _Alarm(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            items = load_dataset("session", path=str(corpus / session),
+                                 questions=str(corpus / questions), seed=0)
+    except ValueError as exc:
+        line = _user_message(exc)
+        assert expect != "ok", line
+        assert "\n" not in line and expect in line, line
+        named = corpus / (questions if questions != "q_ok.jsonl" else session)
+        assert str(named) in line, line
+        return
+    assert expect == "ok"
+    (item,) = items
+    assert [q.question_id for q in item.questions] and len(item.messages) >= 4
+
+
+def test_a_broken_session_through_the_harness_is_one_line(tmp_path):
+    session = HERE / "files" / "toolcall_without_id.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "evals.pipeline.run", "dataset=session",
+         f"dataset.params.path={session}",
+         f"dataset.params.questions={HERE / 'files' / 'q_ok.jsonl'}",
+         f"results_dir={tmp_path}", "dry_run=true", "progress=false"],
+        capture_output=True, text=True, timeout=TIMEOUT_S,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 2
+    errors = [line for line in proc.stderr.splitlines() if "error" in line]
+    assert errors == [f"snapcompact-eval: error: {session}: line 3 (assistant) block 1: field "
+                      "'id' must be a string, got null/missing"], proc.stderr
+    assert "Traceback" not in proc.stderr
