@@ -60,7 +60,7 @@ class FrontPoint:
     kind: str  # production | seed shape | trial
     research: str  # the research label rows carry (production, or name-hash)
     shape: str  # the shape asked for (auto, a name, a px- name)
-    frame_size: int
+    frame_size: int  # px; 0: the shape's default size for the model (the run named none)
     knobs: str  # the settings that differ from production's, as key=value; ...
     dataset: str
     seed: int
@@ -194,7 +194,8 @@ def format_markdown(points: Sequence[FrontPoint]) -> str:
                   f"({p.n_discarded})")
         feasible = "yes" if p.feasible else f"no: {p.reason}"
         lines.append(f"| {'**yes**' if p.on_front else ''} | {p.kind} | {p.research} | "
-                     f"{p.shape} @{p.frame_size} | {p.knobs or '(production)'} | {recall} | "
+                     f"{p.shape} @{p.frame_size or 'default'} | {p.knobs or '(production)'} | "
+                     f"{recall} | "
                      f"{p.billed_tokens:,.0f} | {p.frames:.1f} | {feasible} |")
     return "\n".join(lines) + "\n"
 
