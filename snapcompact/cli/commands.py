@@ -151,7 +151,7 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
     from snapcompact.pricing import resolve_shape
 
     resolved = resolve_shape(_model_id(args.model), api=args.api, provider=args.provider,
-                             variant=args.shape, frame_size=args.size)
+                             shape=args.shape, frame_size=args.size)
     _check_fits(resolved.shape)
     _print(resolved.to_json())
     return 0

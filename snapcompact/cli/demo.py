@@ -13,7 +13,7 @@ import argparse
 import time
 from pathlib import Path
 
-from snapcompact.core import SHAPE_VARIANT_NAMES, geometry, get_shape
+from snapcompact.core import SHAPE_NAMES, geometry, get_shape
 from snapcompact.render import render_many
 
 
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     print(f"{len(text):,} chars of sample text -> {out}/")
     print(f"{'variant':20} {'frames':>6} {'cols x rows':>12} {'KB':>7} {'ms':>7}")
-    for name in SHAPE_VARIANT_NAMES:
+    for name in SHAPE_NAMES:
         shape = get_shape(name)
         t0 = time.perf_counter()
         frames = render_many(text, shape)
