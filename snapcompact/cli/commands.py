@@ -262,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=("snapcompact", "truncate", "full", "context-full", "handoff"),
                    help="snapcompact = the coding agent's default method order")
     p.add_argument("--policy", choices=("pinned", "foveated"))
-    p.add_argument("--shape", help="shape variant, or auto (default)")
+    p.add_argument("--shape", help="shape name, or auto (default)")
     p.add_argument("--size", type=int, help="frame side in px")
     p.add_argument("--context-window", type=int, default=200_000)
     p.add_argument("--settings", help="settings file (.toml or .json)")

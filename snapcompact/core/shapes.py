@@ -257,7 +257,7 @@ def parametric_shape(font: str, cell_width: int, cell_height: int, *, ink: str =
 
 def parametric_name(shape: Shape) -> str:
     """The ``px-`` name spelling ``shape``'s drawing parameters (not its frame size, which is
-    given apart as for the named variants): ``px-<font>-<W>x<H>-<ink>``, then ``-r<N>`` for a
+    given apart as for the named shapes): ``px-<font>-<W>x<H>-<ink>``, then ``-r<N>`` for a
     line repeat above 1, ``-doc`` for two columns, ``-dim`` for stopword dimming, ``-stretch`` /
     ``-nostretch`` for an explicit stretch. ``11on16-bw`` is ``px-8x13-11x16-bw-nostretch``."""
     name = f"{PARAMETRIC_PREFIX}{shape.font}-{shape.cell_width}x{shape.cell_height}-{shape.ink}"

@@ -154,8 +154,7 @@ def resolve_shape(
     wire = api_for(api, provider)
     family = api_family(wire)
     if shape not in (None, "auto"):
-        # "forced variant": the rule text recorded since the first runs, kept word for word
-        return _priced(get_shape(shape, frame_size), family, f"forced variant {shape}", model_id,
+        return _priced(get_shape(shape, frame_size), family, f"forced shape {shape}", model_id,
                        wire, provider, True)
     ideal = ideal_shape(model_id, table)
     if ideal is None:

@@ -46,7 +46,7 @@ def build(pixel_sizes: list[float]) -> dict[str, np.ndarray]:
 
 
 def variant_pixel_sizes() -> list[float]:
-    """Every Silver pixel size the shape variants draw with (Silver shapes and bitmap fallbacks)."""
+    """Every Silver pixel size the named shapes draw with (Silver shapes and bitmap fallbacks)."""
 
     sizes = set()
     for name in SHAPE_NAMES:
