@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from snapcompact.core.lazy import lazy_exports  # noqa: F811
     from snapcompact.core.shapes import (
         FONTS,
-        NATURAL_CELL,
         NAMED_SHAPES,
+        NATURAL_CELL,
         PARAMETRIC_PREFIX,
         SHAPE_NAMES,
         SHAPE_VARIANT_NAMES,

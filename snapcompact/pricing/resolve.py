@@ -169,7 +169,7 @@ def resolve_shape(
 
 
 def _shape_argument(shape: str | None, variant: str | None, caller: str) -> str | None:
-    """``shape``, or the deprecated ``variant=`` keyword's value with a warning naming ``shape=``."""
+    """``shape``, or the deprecated ``variant=`` value with a warning naming ``shape=``."""
     if variant is None:
         return shape
     if shape not in (None, "auto"):

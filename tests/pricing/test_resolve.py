@@ -13,7 +13,7 @@ import json
 import pytest
 from locations import GOLDEN
 
-from snapcompact.core import SHAPE_NAMES, NAMED_SHAPES
+from snapcompact.core import NAMED_SHAPES, SHAPE_NAMES
 from snapcompact.pricing import (
     api_family,
     ideal_shape,
