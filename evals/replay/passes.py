@@ -95,19 +95,32 @@ def pass_lines(table: pd.DataFrame, df: pd.DataFrame, max_failed: int = 3) -> li
         part = table[table["arm_label"] == label]
         if part.empty:
             continue
-        out += [f"### {label} ({part['production'].iloc[0]})", ""]
+        verdicts = part.groupby("item_id", sort=True)["production"].first()
+        mixed = verdicts.nunique() > 1
+        out += [f"### {label} ({_verdict_heading(verdicts)})", ""]
         out += ["| item | pass | check | tokens before -> after | method | frames | attempts |",
                 "| --- | ---: | --- | ---: | --- | ---: | --- |"]
         for item, rows in part.groupby("item_id", sort=True):
+            name = f"{item[-8:]} ({verdicts[item]})" if mixed else item[-8:]
             failed = rows[rows["method"] == "none"]
             shown = pd.concat([rows[rows["method"] != "none"], failed.head(max_failed)])
             for r in shown.sort_values("pass_index").itertuples():
                 before = f"{r.tokens_before:,}" if pd.notna(r.tokens_before) else "-"
                 after = f"{int(r.tokens_after):,}" if pd.notna(r.tokens_after) else "-"
-                out.append(f"| {item[-8:]} | {r.pass_index} | {r.check} | {before} -> {after} | "
+                out.append(f"| {name} | {r.pass_index} | {r.check} | {before} -> {after} | "
                            f"{r.method} | {r.frames} | {r.attempts} |")
             if len(failed) > max_failed:
-                out.append(f"| {item[-8:]} | ... | | | {len(failed) - max_failed} more passes "
+                out.append(f"| {name} | ... | | | {len(failed) - max_failed} more passes "
                            "where every method failed | | |")
         out.append("")
     return out
+
+
+def _verdict_heading(verdicts: pd.Series) -> str:
+    """An arm's verdict, or each verdict with its count of sessions when they differ (an arm
+    whose sessions production treated differently must not be filed under one of them)."""
+    counts = verdicts.value_counts()
+    if len(counts) == 1:
+        return str(counts.index[0])
+    return ", ".join(f"{verdict}: {n} session{'s' if n > 1 else ''}"
+                     for verdict, n in sorted(counts.items()))
