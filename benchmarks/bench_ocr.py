@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from evals.readers import ocr  # noqa: E402
 from evals.readers.answer import character_error_rate  # noqa: E402
-from snapcompact.core import SHAPE_VARIANTS, geometry, get_shape  # noqa: E402
+from snapcompact.core import NAMED_SHAPES, geometry, get_shape  # noqa: E402
 from snapcompact.render import pages, render  # noqa: E402
 
 DEFAULT_SHAPES = ("11on16-bw", "8on22-bw", "8on16-bw", "8x13-bw", "6x12-dim", "8x8u-bw",
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default=None, help="apply this model's image resize first")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args(argv)
-    names = list(SHAPE_VARIANTS) if args.shapes == "all" else args.shapes.split(",")
+    names = list(NAMED_SHAPES) if args.shapes == "all" else args.shapes.split(",")
     for name in names:
         get_shape(name)  # unknown names fail before any work
     settings = ocr.OcrSettings(upscale=args.upscale, psm=args.psm)

@@ -245,13 +245,13 @@ def bench_inprocess(path: str, n_chars: int, variants: list[str], repeat: int,
 
 
 def main() -> None:
-    from snapcompact.core import SHAPE_VARIANT_NAMES
+    from snapcompact.core import SHAPE_NAMES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mode", choices=("process", "inprocess"), default="process")
     parser.add_argument("--corpus", choices=("mixed", "stdlib"), default="mixed")
     parser.add_argument("--chars", type=int, default=800_000)
-    parser.add_argument("--variants", default=",".join(SHAPE_VARIANT_NAMES))
+    parser.add_argument("--variants", default=",".join(SHAPE_NAMES))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--upstream", type=Path,
                         default=DEFAULT_UPSTREAM if DEFAULT_UPSTREAM.exists() else None)

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evals.send.price_map import price_of  # noqa: E402  (sets LITELLM_LOCAL_MODEL_COST_MAP before import)
-from snapcompact.core import SHAPE_VARIANT_NAMES, geometry, get_shape  # noqa: E402
+from snapcompact.core import SHAPE_NAMES, geometry, get_shape  # noqa: E402
 from snapcompact.pricing import (  # noqa: E402
     bill_image,
     pricing_table_sha256,
@@ -76,7 +76,7 @@ def build() -> str:
     lines += ["", "| variant | frame px | chars/frame | " +
               " | ".join(label for label, _, _ in REPRESENTATIVES) + " |",
               "|---|---:|---:|" + "---:|" * len(REPRESENTATIVES)]
-    for name in SHAPE_VARIANT_NAMES:
+    for name in SHAPE_NAMES:
         shape = get_shape(name)
         cells = []
         for _, model, api in REPRESENTATIVES:

@@ -24,7 +24,7 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from snapcompact.core import SHAPE_VARIANT_NAMES, get_shape  # noqa: E402
+from snapcompact.core import SHAPE_NAMES, get_shape  # noqa: E402
 from snapcompact.render import (
     decode_rgb,  # noqa: E402
     render_many,  # noqa: E402
@@ -109,7 +109,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=12)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--variants", default=",".join(SHAPE_VARIANT_NAMES))
+    parser.add_argument("--variants", default=",".join(SHAPE_NAMES))
     parser.add_argument("--sizes", default="96,320,1568")
     parser.add_argument("--upstream", type=Path, default=DEFAULT_UPSTREAM)
     args = parser.parse_args()

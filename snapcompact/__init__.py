@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     )
     from snapcompact.compaction import CompactionPipeline, Session, Settings
     from snapcompact.core import (
+        NAMED_SHAPES,
+        SHAPE_NAMES,
         SHAPE_VARIANT_NAMES,
         Geometry,
         Shape,
@@ -54,6 +56,8 @@ _WHERE: dict[str, str] = {
     "Geometry": "core",
     "ImageBill": "pricing",
     "ResolvedShape": "pricing",
+    "NAMED_SHAPES": "core",
+    "SHAPE_NAMES": "core",
     "SHAPE_VARIANT_NAMES": "core",
     "Session": "compaction",
     "Settings": "compaction",
@@ -72,6 +76,8 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "NAMED_SHAPES",
+    "SHAPE_NAMES",
     "SHAPE_VARIANT_NAMES",
     "Archive",
     "CompactionPipeline",

@@ -109,7 +109,7 @@ def build_fixture_run(run_dir: Path) -> FixtureRun:
     for strategy, policy, shape, size, arm, answers, noisy in CELLS:
         images: list[dict[str, Any]] = []
         if arm == "image":
-            resolved = resolve_shape(TARGET, variant=shape, frame_size=size)
+            resolved = resolve_shape(TARGET, shape=shape, frame_size=size)
             for frame in render_many(HISTORY, resolved.shape):
                 digest = frames_store.put(frame.png)
                 bill = bill_image(TARGET, frame.width, frame.height, resolved.image_detail)

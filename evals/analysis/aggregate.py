@@ -40,7 +40,7 @@ from evals.analysis.intervals import wilson_interval
 from evals.replay.conversation_bill import NEXT_TURNS, next_turns_units
 from evals.send.price_map import price_of
 from evals.store.records import Record, one_row_per_measurement
-from snapcompact.core import SHAPE_VARIANTS
+from snapcompact.core import NAMED_SHAPES
 from snapcompact.pricing import (
     ShapeTable,
     is_claude_high_res,
@@ -168,7 +168,7 @@ def production_status(strategy: str, valid: object, stand_in: object = False) ->
 
 def decided_shape(strategy: str, shape: str, requested: str, target_model: str,
                   api: object, provider: object, frame_size: object) -> str:
-    """The shape a snapcompact arm stands for in the shape table: the variant it asked for
+    """The shape a snapcompact arm stands for in the shape table: the shape it asked for
     (``auto`` resolved to the one production picks for the target); other rows: ``shape``."""
     if strategy != "snapcompact" or not requested:
         return shape
@@ -177,7 +177,7 @@ def decided_shape(strategy: str, shape: str, requested: str, target_model: str,
 
     try:
         return resolve_shape(target_model, api=api if isinstance(api, str) else None,
-                             provider=provider if isinstance(provider, str) else None).variant
+                             provider=provider if isinstance(provider, str) else None).name
     except ValueError:
         return shape
 
@@ -634,7 +634,7 @@ class Candidate:
 
 
 def shape_label(shape: str, frame_size: int) -> str:
-    research = SHAPE_VARIANTS[shape].frame_size if shape in SHAPE_VARIANTS else None
+    research = NAMED_SHAPES[shape].frame_size if shape in NAMED_SHAPES else None
     return shape if frame_size == research else f"{shape}@{frame_size}"
 
 

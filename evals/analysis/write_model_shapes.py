@@ -7,7 +7,7 @@ or [claude_high_res]); everything else stays byte for byte. The result is then c
 parsed with ``tomllib`` it must equal the old data with exactly the intended changes, and it
 must load through the library's own validator (``snapcompact.pricing.resolve.parse_shape_rules``).
 
-A row whose variant changes keeps the old value as ``reference_variant`` when it had none, so
+A row whose shape changes keeps the old value as ``reference_shape`` when it had none, so
 ``table="reference"`` still reproduces the reference implementation. The loader has no
 reference frame size, so a change of frame size (or of the Claude high-res row) also moves the
 reference table: such changes are listed as warnings rather than hidden.
@@ -27,7 +27,7 @@ from typing import Any
 
 import snapcompact.pricing
 from evals.analysis.aggregate import UNMATCHED_LINE, Decision, reader_label
-from snapcompact.core import SHAPE_VARIANTS
+from snapcompact.core import NAMED_SHAPES
 from snapcompact.pricing import parse_shape_rules, shape_rules
 
 HIGH_RES_LINE = "claude-high-res"
@@ -43,15 +43,15 @@ def library_table_path() -> Path:
 class RowChange:
     line: str
     reader_id: str
-    old_variant: str
+    old_shape: str
     old_frame_size: int | None
-    variant: str
+    shape: str
     frame_size: int | None
     evidence: str
 
     @property
     def changed(self) -> bool:
-        return (self.old_variant, self.old_frame_size) != (self.variant, self.frame_size)
+        return (self.old_shape, self.old_frame_size) != (self.shape, self.frame_size)
 
 
 @dataclass(frozen=True)
@@ -140,14 +140,14 @@ def evidence_text(decision: Decision) -> str:
 
 
 def _reference_view(data: dict) -> dict[str, tuple[str, int | None]]:
-    """What ``table="reference"`` resolves per row (variant, frame size; None = research size)."""
+    """What ``table="reference"`` resolves per row (shape, frame size; None = research size)."""
     view: dict[str, tuple[str, int | None]] = {}
     hr = data["claude_high_res"]
-    view[HIGH_RES_LINE] = (hr["variant"], hr["frame_size"])
+    view[HIGH_RES_LINE] = (hr["shape"], hr["frame_size"])
     for row in data.get("rules", []):
-        ref = row.get("reference_variant", row["variant"])
-        size = row.get("frame_size") if ref == row["variant"] else None
-        research = SHAPE_VARIANTS[ref].frame_size
+        ref = row.get("reference_shape", row["shape"])
+        size = row.get("frame_size") if ref == row["shape"] else None
+        research = NAMED_SHAPES[ref].frame_size
         view[row["name"]] = (ref, research if size is None else size)
     return view
 
@@ -157,6 +157,10 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
     """The current table with each decided row set to its winner (see the module docstring)."""
     parse_shape_rules(current_text)  # the starting point must itself be valid
     old_data = tomllib.loads(current_text)
+    if "family_variants" in old_data:
+        raise ValueError("the model shape table is in the old spelling (family_variants, "
+                         "variant, reference_variant): rename them family_shapes, shape, "
+                         "reference_shape before writing winners into it")
     expected = copy.deepcopy(old_data)
     lines = current_text.splitlines(keepends=True)
     by_line: dict[str, list[Decision]] = {}
@@ -183,23 +187,23 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
         row = (expected["claude_high_res"] if line_name == HIGH_RES_LINE
                else next(r for r in expected["rules"] if r.get("name") == line_name))
         w = decision.winner
-        old_variant, old_size = row["variant"], row.get("frame_size")
+        old_shape, old_size = row["shape"], row.get("frame_size")
         new_size: int | None = w.frame_size
         if (line_name != HIGH_RES_LINE and old_size is None
-                and w.frame_size == SHAPE_VARIANTS[w.shape].frame_size):
+                and w.frame_size == NAMED_SHAPES[w.shape].frame_size):
             new_size = None
         evidence = evidence_text(decision)
-        if w.shape != old_variant and line_name != HIGH_RES_LINE and "reference_variant" not in row:
-            _set_key(lines, block, "reference_variant", old_variant)
-            row["reference_variant"] = old_variant
-        _set_key(lines, block, "variant", w.shape)
-        row["variant"] = w.shape
+        if w.shape != old_shape and line_name != HIGH_RES_LINE and "reference_shape" not in row:
+            _set_key(lines, block, "reference_shape", old_shape)
+            row["reference_shape"] = old_shape
+        _set_key(lines, block, "shape", w.shape)
+        row["shape"] = w.shape
         if new_size is not None:
             _set_key(lines, block, "frame_size", new_size)
             row["frame_size"] = new_size
         _set_key(lines, block, "evidence", evidence)
         row["evidence"] = evidence
-        changes.append(RowChange(line_name, decision.reader_id, old_variant, old_size, w.shape,
+        changes.append(RowChange(line_name, decision.reader_id, old_shape, old_size, w.shape,
                                  new_size, evidence))
     if changes and provenance:
         meta = next((b for b in _blocks(lines) if b.kind == "table" and b.name == "meta"), None)

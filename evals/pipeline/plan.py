@@ -91,7 +91,7 @@ class Planned:
         return record_key(self.item.dataset, self.item.item_id, self.question_id, self.model_id,
                           spec.model.target_model, c.shape, c.frame_size, QA_READER,
                           self.item.seed, c.arm.strategy, c.arm.policy,
-                          c.arm.shape.variant if c.arm.is_snapcompact else "",
+                          c.arm.shape.name if c.arm.is_snapcompact else "",
                           spec.context_window, spec.research.label)
 
     def messages(self, data_url: Callable[[str], str] | None = None) -> list[dict[str, Any]]:

@@ -115,7 +115,7 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         api=model.api,
         provider=model.provider,
         price_model=model.price_model,
-        shape_requested=context.arm.shape.variant if context.arm.is_snapcompact else "",
+        shape_requested=context.arm.shape.name if context.arm.is_snapcompact else "",
         image_detail=model.image_detail,
         context_window=spec.context_window,
         settings=dict(spec.settings_overrides),

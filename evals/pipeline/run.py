@@ -44,6 +44,7 @@ from omegaconf.errors import OmegaConfBaseException
 from evals.analysis.search_objectives import INFEASIBLE, search_objectives
 from evals.send.dollar_budget import BudgetExceeded
 from evals.spec.config_files import CONFIG_DIR
+from evals.spec.old_spellings import rename_old_overrides
 from evals.support.console import console
 from evals.support.redaction import redact, redact_data, secret_values
 from evals.support.runlock import run_folder_lock
@@ -304,7 +305,7 @@ def main() -> None:
     global _DEBUG
 
     _DEBUG = "--debug" in sys.argv[1:] or os.environ.get("SNAPCOMPACT_DEBUG") == "1"
-    sys.argv = [sys.argv[0], *[a for a in sys.argv[1:] if a != "--debug"]]
+    sys.argv = [sys.argv[0], *rename_old_overrides([a for a in sys.argv[1:] if a != "--debug"])]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises; we decide how errors look
     _FAILURES.clear()
     try:

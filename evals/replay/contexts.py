@@ -58,7 +58,7 @@ class Context:
     """The request of one (item, arm) before the question, and everything rows report on it."""
 
     arm: ArmSpec
-    shape: str  # the variant drawn ("text" when no frame is sent)
+    shape: str  # the shape drawn ("text" when no frame is sent)
     frame_size: int  # px of the frames drawn (0 when none)
     messages: tuple[Mapping[str, Any], ...]  # chat messages, image URLs as placeholders
     tools: tuple[Mapping[str, Any], ...]  # declarations of the tools the context calls
@@ -185,7 +185,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     shape = arm.shape if arm.is_snapcompact else None
     settings = agent_settings(
         arm.strategy, spec.settings(),
-        shape=shape.variant if shape is not None else None,
+        shape=shape.name if shape is not None else None,
         policy=arm.policy or None,
         frame_size=shape.frame_size if shape is not None else None)
     # The question is the next user message: the pre-prompt check runs for it (the longest of
@@ -218,8 +218,8 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     # methods, rejections, frame caps and frames by shape from here (records keep the totals)
     stored["passes"] = list(passes)
     context_hash = contexts.put(stored) if contexts is not None else ""
-    variants = sorted(set(_frame_variants(replay, spec, arm)))
-    drawn = "+".join(variants) if variants else TEXT_ARM
+    names = sorted(set(_frame_shapes(replay, spec, arm)))
+    drawn = "+".join(names) if names else TEXT_ARM
     sizes = {b.width for b in bill.images}
     skipped = None
     too_long = max_input_tokens is not None and bill.billed_tokens > max_input_tokens
@@ -312,7 +312,7 @@ def _override_detail(messages: Sequence[dict[str, Any]], detail: str) -> None:
                 part["image_url"]["detail"] = detail
 
 
-def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
+def _frame_shapes(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
     """Shape names of the frames in the final archive, as drawn (the foveated middle is drawn
     in the dense companion whatever shape was asked for; see
     :func:`snapcompact.agent.frame_shape_name`)."""
@@ -321,7 +321,7 @@ def _frame_variants(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
         return []
     model = spec.model
     wanted = resolve_shape(model.target_model, api=model.api, provider=model.provider,
-                           variant=arm.shape.variant, frame_size=arm.shape.frame_size).variant
+                           shape=arm.shape.name, frame_size=arm.shape.frame_size).name
     return [frame_shape_name(frame, wanted) for frame in archive.frames]
 
 

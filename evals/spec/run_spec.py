@@ -3,7 +3,7 @@
 Why a spec between Hydra and the pipeline: a DictConfig accepts any key and any value until the
 moment it is read, so a typo in a sweep would surface an hour in, after money was spent. Here
 every field the pipeline reads is pulled out, type-checked and validated against the library's
-own tables (shape variants, strategies, policies, compaction settings, datasets) before a frame
+own tables (named shapes, strategies, policies, compaction settings, datasets) before a frame
 is rendered; unknown keys in a group raise a ``ValueError`` that names them. The pipeline never
 touches the DictConfig.
 
@@ -20,7 +20,7 @@ Arms. Every item is a session replayed through the production compaction pipelin
 ``context_window``; an arm is what the pipeline does with the history that no longer fits:
 ``strategies`` (``full``: nothing compacted, the upper bound; ``truncate``: dropped, the lower
 bound; ``snapcompact``; ``context-full`` and ``handoff``, which need a ``summarizer`` model)
-crossed, for snapcompact, with ``policies`` (pinned, foveated) and ``shapes`` (variant names or
+crossed, for snapcompact, with ``policies`` (pinned, foveated) and ``shapes`` (shape names or
 ``auto``, the shape production picks for the target) at ``frame_size``.
 
 Keys. A model config names the environment variables its provider needs (``required_env``);
@@ -33,6 +33,7 @@ import hashlib
 import json
 import re
 import typing
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,11 +50,12 @@ from pydantic import (
 )
 
 from evals.items.datasets import dataset_params
+from evals.spec.old_spellings import warn_old_config_key
 from evals.support.redaction import is_secret_name
 from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
 from snapcompact.core import (
     PARAMETRIC_PREFIX,
-    SHAPE_VARIANT_NAMES,
+    SHAPE_NAMES,
     check_frame_size,
     get_shape,
 )
@@ -173,10 +175,22 @@ class ReaderConfig(_Group):
 
 
 class ShapeConfig(_Group):
-    """A ``configs/shape/*.yaml`` file (checked against the shape table by ``ShapeSpec``)."""
+    """A ``configs/shape/*.yaml`` file (checked against the shape table by ``ShapeSpec``).
 
-    variant: Any = None
+    ``variant`` is the old spelling of ``name``: still read, with a warning naming ``shape.name``.
+    """
+
+    name: Any = None
     frame_size: Any = None  # checked by snapcompact.core.shapes.check_frame_size
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_spelling(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "variant" in data:
+            data = dict(data)
+            warn_old_config_key("shape.variant")
+            data["name"] = data.pop("variant")  # the key a user typed wins over the file's
+        return data
 
 
 class ResearchConfig(_Group):
@@ -184,7 +198,7 @@ class ResearchConfig(_Group):
 
     ``settings`` are snapcompact settings sections (as ``settings:``; the run's own
     ``settings:`` win over them key by key); ``shape``, when set, is the one shape every
-    snapcompact arm draws instead of ``shapes``: a variant, a parametric ``px-`` name, or the
+    snapcompact arm draws instead of ``shapes``: a shape name, a parametric ``px-`` name, or the
     parameters (font, cellWidth, cellHeight, ink, lineRepeat, layout, stopwordDim, stretch).
     """
 
@@ -503,26 +517,38 @@ class ReaderSpec:
 
 @dataclass(frozen=True)
 class ShapeSpec:
-    """A snapcompact shape: a variant (or ``auto``) at a frame side."""
+    """A snapcompact shape: a shape name (or ``auto``) at a frame side."""
 
-    variant: str
+    name: str
     frame_size: int | None = None  # None: the shape's research size (resolve decides for auto)
 
+    @property
+    def variant(self) -> str:
+        """Old spelling of ``name`` (deprecated)."""
+        warnings.warn("ShapeSpec.variant is the old spelling; use ShapeSpec.name",
+                      DeprecationWarning, stacklevel=2)
+        return self.name
+
+    def id_json(self) -> dict[str, Any]:
+        """The shape as run ids hash it: under the key ``variant``, the spelling run ids were
+        first computed with, so a run's id (and the rows it resumes) survives the rename."""
+        return {"variant": self.name, "frame_size": self.frame_size}
+
     @classmethod
-    def parse(cls, variant: Any, frame_size: Any, where: str) -> ShapeSpec:
-        if not isinstance(variant, str) or not variant.strip():
-            raise ValueError(f"{where} must be a non-empty string, got {variant!r}")
-        if variant == TEXT_ARM:
+    def parse(cls, name: Any, frame_size: Any, where: str) -> ShapeSpec:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"{where} must be a non-empty string, got {name!r}")
+        if name == TEXT_ARM:
             raise ValueError(f"{where}: 'text' is not a shape; the whole history as text is the "
                              "strategy 'full' (strategies=[full,...])")
-        if variant != AUTO_SHAPE and variant not in SHAPE_VARIANT_NAMES:
-            if not variant.startswith(PARAMETRIC_PREFIX):
+        if name != AUTO_SHAPE and name not in SHAPE_NAMES:
+            if not name.startswith(PARAMETRIC_PREFIX):
                 raise ValueError(
-                    f"{where}: unknown shape {variant!r}; known: {AUTO_SHAPE}, "
-                    + ", ".join(SHAPE_VARIANT_NAMES) + f", or a parametric {PARAMETRIC_PREFIX} "
+                    f"{where}: unknown shape {name!r}; known: {AUTO_SHAPE}, "
+                    + ", ".join(SHAPE_NAMES) + f", or a parametric {PARAMETRIC_PREFIX} "
                     "name")
             try:
-                get_shape(variant)
+                get_shape(name)
             except ValueError as exc:
                 raise ValueError(f"{where}: {exc}") from None
         size: int | None = None
@@ -531,7 +557,7 @@ class ShapeSpec:
                 size = check_frame_size(frame_size)
             except ValueError as exc:
                 raise ValueError(f"{where}: {exc}") from None
-        return cls(variant=variant, frame_size=size)
+        return cls(name=name, frame_size=size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -556,7 +582,7 @@ class ArmSpec:
         if not self.is_snapcompact:
             return self.strategy
         size = f"@{self.shape.frame_size}" if self.shape.frame_size else ""
-        return f"snapcompact/{self.policy}/{self.shape.variant}{size}"
+        return f"snapcompact/{self.policy}/{self.shape.name}{size}"
 
 
 
@@ -698,7 +724,7 @@ class RunSpec:
                                    "required_env")},
             "dataset": _dataclass_json(self.dataset),
             "reader": _dataclass_json(self.reader),
-            "arms": [_dataclass_json(a) for a in self.arms()],
+            "arms": [{**_dataclass_json(a), "shape": a.shape.id_json()} for a in self.arms()],
             "context_window": self.context_window,
             "settings": dict(self.settings_overrides),
             **({} if self.research.is_production else {"research": self.research.label}),
@@ -721,16 +747,16 @@ class RunSpec:
         research = ResearchSpec.from_schema(raw.research)
         if raw.shape is not None:  # one shape chosen by name wins over the research's shape
             size = raw.shape.frame_size if raw.shape.frame_size is not None else raw.frame_size
-            shapes: tuple[ShapeSpec, ...] = (ShapeSpec.parse(raw.shape.variant, size,
-                                                             "shape.variant"),)
+            shapes: tuple[ShapeSpec, ...] = (ShapeSpec.parse(raw.shape.name, size,
+                                                             "shape.name"),)
         elif research.shape is not None:
             shapes = (ShapeSpec.parse(research.shape, raw.frame_size, "research.shape"),)
         else:
             shapes = tuple(ShapeSpec.parse(n, raw.frame_size, f"shapes[{i}]")
                            for i, n in enumerate(raw.shapes))
-        labels = [(s.variant, s.frame_size) for s in shapes]
+        labels = [(s.name, s.frame_size) for s in shapes]
         if len(set(labels)) != len(labels):
-            raise ValueError(f"shapes lists a shape twice: {[s.variant for s in shapes]}")
+            raise ValueError(f"shapes lists a shape twice: {[s.name for s in shapes]}")
         strategies = _choices(raw.strategy, raw.strategies, "strategies", STRATEGIES)
         policies = _choices(raw.policy, raw.policies, "policies", POLICIES)
         policy_shapes: dict[str, tuple[ShapeSpec, ...]] = {}

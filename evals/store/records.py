@@ -48,7 +48,7 @@ class Record:
     model: str  # litellm model id that answered (e.g. "snapocr/ocr-qa", "anthropic/claude-...")
     target_model: str  # model whose billing/resize the request stands for
     arm: str  # "image" (the context carries frames) or "text" (text only)
-    shape: str  # shape variant drawn, or "text" when the arm sends no frames
+    shape: str  # shape drawn, or "text" when the arm sends no frames
     frame_size: int  # px; 0 when the arm sends no frames
     reader: str  # "qa" (schema 1: "image_qa", "text_qa" or "transcribe")
     seed: int

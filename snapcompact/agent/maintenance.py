@@ -149,7 +149,7 @@ def _frame_charge_kwargs(model: ModelInfo, settings: Settings) -> dict[str, Any]
     sc = settings.snapcompact
     if sc.frame_charge == "production":
         return {}
-    size = resolve_shape(model.id, api=model.api, provider=model.provider, variant=sc.shape,
+    size = resolve_shape(model.id, api=model.api, provider=model.provider, shape=sc.shape,
                          frame_size=sc.frame_size).shape.frame_size
     return {"frame_tokens": frame_tokens_for(sc.frame_charge, model, size),
             "frame_charge": billed_frame_charge(model)}
@@ -638,7 +638,7 @@ class SessionMaintenance:
         """The cap this pass gives snapcompact (``#computeSnapcompactMaxFrames``)."""
         sc = self.settings.snapcompact
         shape = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
-                              variant=sc.shape, frame_size=sc.frame_size).shape
+                              shape=sc.shape, frame_size=sc.frame_size).shape
         window = self.model.context_window
         cap = snapcompact_max_frames(
             context_window=window,
@@ -667,7 +667,7 @@ class SessionMaintenance:
         sc = self.settings.snapcompact
         probe = self._probe_text(prep)
         resolved = resolve_shape_for_text(probe, self.model.id, api=self.model.api,
-                                          provider=self.model.provider, variant=sc.shape)
+                                          provider=self.model.provider, shape=sc.shape)
         scan = scan_renderability(probe, resolved.shape.font)
         if not scan.safe:
             return MethodAttempt("snapcompact", "rejected",
@@ -834,7 +834,7 @@ class SessionMaintenance:
             return False
         sc = self.settings.snapcompact
         shape = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
-                              variant=sc.shape, frame_size=sc.frame_size).shape
+                              shape=sc.shape, frame_size=sc.frame_size).shape
         max_frames = rescue_max_frames(
             threshold_tokens=self.threshold(), non_message_tokens=self.non_message_tokens,
             kept_tail_tokens=kept_tail, shape=shape, provider=self.model.provider,

@@ -195,7 +195,7 @@ def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: s
     elif isinstance(shape, Shape):
         base = shape
     else:
-        raise ValueError("shape must be a Shape, a variant name or None, got "
+        raise ValueError("shape must be a Shape, a shape name or None, got "
                          f"{type(shape).__name__}")
     high = base.at_size(frame_size)
     return high, frame_token_estimate(family, high.frame_size), family_image_detail(family)
@@ -242,7 +242,7 @@ def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
         s = item.shape
         frames.append(ArchiveFrame(
             data=data, mime_type="image/png", cols=cols, rows=rows, chars=chars,
-            font=s.font, variant=s.ink, line_repeat=s.line_repeat, columns=2 if s.is_doc else None,
+            font=s.font, ink=s.ink, line_repeat=s.line_repeat, columns=2 if s.is_doc else None,
             stopword_dim=True if s.stopword_dim else None, detail=detail, source_chars=n))
     return frames, dim_open, len(to_draw)
 
@@ -303,7 +303,7 @@ def compact(
     ``previous`` is the previous compaction's ``preserveData`` (or its :class:`Archive`);
     ``previous_summary`` the previous entry's text summary, folded in as
     ``[Summary of earlier history]`` when there is no previous archive text. The shape is
-    ``shape`` (a Shape or variant name) or resolved from ``model_id``/``api``/``provider`` and the
+    ``shape`` (a Shape or shape name) or resolved from ``model_id``/``api``/``provider`` and the
     text; ``frame_size`` overrides its frame side. Frame budget: ``pinned`` uses the
     provider's (``provider_frame_budget``: the image cap clamped to 8, unknown providers 5),
     lowered to ``max_frames`` if given; ``foveated`` uses ``max_frames`` clamped to [1, 80]

@@ -9,6 +9,7 @@ the context builder read it.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -19,6 +20,8 @@ POLICIES: tuple[str, ...] = ("pinned", "foveated")
 #: Provider-native compaction payloads a snapcompact pass supersedes.
 PROVIDER_COMPACTION_KEYS = ("openaiRemoteCompaction", "anthropicCompaction")
 BLOB_PREFIX = "blob:sha256:"
+#: The persisted key of a frame's ink: the reference's word for it (``ArchiveFrame.ink``).
+INK_KEY = "variant"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -45,7 +48,11 @@ def _opt_str(raw: Mapping[str, Any], key: str, where: str) -> str | None:
 
 @dataclass(frozen=True)
 class ArchiveFrame:
-    """One persisted frame: base64 PNG (or a ``blob:sha256:`` reference) plus its reading grid."""
+    """One persisted frame: base64 PNG (or a ``blob:sha256:`` reference) plus its reading grid.
+
+    ``ink`` is the frame's ink (``bw``, ``sent``); the persisted key is ``variant``, the
+    reference's name for it, so archives stay readable by (and from) the reference.
+    """
 
     data: str
     mime_type: str
@@ -53,7 +60,7 @@ class ArchiveFrame:
     rows: int
     chars: int
     font: str | None = None
-    variant: str | None = None
+    ink: str | None = None
     line_repeat: int | None = None
     columns: int | None = None
     stopword_dim: bool | None = None
@@ -64,7 +71,7 @@ class ArchiveFrame:
         """Persisted camelCase JSON; optional reading-grid keys only when known."""
         out: dict[str, Any] = {"data": self.data, "mimeType": self.mime_type, "cols": self.cols,
                                "rows": self.rows, "chars": self.chars}
-        for key, value in (("font", self.font), ("variant", self.variant),
+        for key, value in (("font", self.font), (INK_KEY, self.ink),
                            ("lineRepeat", self.line_repeat), ("columns", self.columns),
                            ("stopwordDim", self.stopword_dim), ("detail", self.detail),
                            ("sourceChars", self.source_chars)):
@@ -92,8 +99,15 @@ class ArchiveFrame:
             raise ValueError(f"{where}: sourceChars must be non-negative")
         return cls(data, mime, _int(raw, "cols", where), _int(raw, "rows", where),
                    _int(raw, "chars", where), _opt_str(raw, "font", where),
-                   _opt_str(raw, "variant", where), opt_ints["lineRepeat"], opt_ints["columns"],
+                   _opt_str(raw, INK_KEY, where), opt_ints["lineRepeat"], opt_ints["columns"],
                    dim, _opt_str(raw, "detail", where), opt_ints["sourceChars"])
+
+    @property
+    def variant(self) -> str | None:
+        """Old spelling of ``ink`` (deprecated; the persisted key keeps the name)."""
+        warnings.warn("ArchiveFrame.variant is the old spelling; use ArchiveFrame.ink",
+                      DeprecationWarning, stacklevel=2)
+        return self.ink
 
 
 @dataclass(frozen=True)

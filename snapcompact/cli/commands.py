@@ -151,7 +151,7 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
     from snapcompact.pricing import resolve_shape
 
     resolved = resolve_shape(_model_id(args.model), api=args.api, provider=args.provider,
-                             variant=args.shape, frame_size=args.size)
+                             shape=args.shape, frame_size=args.size)
     _check_fits(resolved.shape)
     _print(resolved.to_json())
     return 0
@@ -262,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=("snapcompact", "truncate", "full", "context-full", "handoff"),
                    help="snapcompact = the coding agent's default method order")
     p.add_argument("--policy", choices=("pinned", "foveated"))
-    p.add_argument("--shape", help="shape variant, or auto (default)")
+    p.add_argument("--shape", help="shape name, or auto (default)")
     p.add_argument("--size", type=int, help="frame side in px")
     p.add_argument("--context-window", type=int, default=200_000)
     p.add_argument("--settings", help="settings file (.toml or .json)")

@@ -1,10 +1,10 @@
-"""Offline demo: render a sample of real text into frames with every shape variant.
+"""Offline demo: render a sample of real text into frames with every named shape.
 
     python -m snapcompact.cli.demo [--out DIR] [--chars N]
 
 The sample is this package's own source (prose docstrings and code), so the demo needs nothing
-but the library.  It prints, per variant, the frame count, geometry and PNG bytes, and writes the
-frames under ``DIR/<variant>/``.
+but the library.  It prints, per shape, the frame count, geometry and PNG bytes, and writes the
+frames under ``DIR/<shape>/``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 import time
 from pathlib import Path
 
-from snapcompact.core import SHAPE_VARIANT_NAMES, geometry, get_shape
+from snapcompact.core import SHAPE_NAMES, geometry, get_shape
 from snapcompact.render import render_many
 
 
@@ -25,7 +25,7 @@ def sample_text(chars: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Render the sample text with every shape variant into ``--out``; returns the exit status."""
+    """Render the sample text with every named shape into ``--out``; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="out/demo")
     parser.add_argument("--chars", type=int, default=60_000)
@@ -33,8 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     text = sample_text(args.chars)
     out = Path(args.out)
     print(f"{len(text):,} chars of sample text -> {out}/")
-    print(f"{'variant':20} {'frames':>6} {'cols x rows':>12} {'KB':>7} {'ms':>7}")
-    for name in SHAPE_VARIANT_NAMES:
+    print(f"{'shape':20} {'frames':>6} {'cols x rows':>12} {'KB':>7} {'ms':>7}")
+    for name in SHAPE_NAMES:
         shape = get_shape(name)
         t0 = time.perf_counter()
         frames = render_many(text, shape)

@@ -218,7 +218,7 @@ def _count_images(messages: Sequence[Mapping[str, Any]]) -> int:
 def _resolve(model: ModelInfo, options: InlineOptions) -> Any:
     from snapcompact.pricing import resolve_shape
 
-    return resolve_shape(model.id, api=model.api, provider=model.provider, variant=options.shape,
+    return resolve_shape(model.id, api=model.api, provider=model.provider, shape=options.shape,
                          frame_size=options.frame_size)
 
 

@@ -227,7 +227,7 @@ class CompactionPipeline:
 
                 sc = self.settings.snapcompact
                 frame_tokens = resolve_shape(self.model.id, api=self.model.api,
-                                             provider=self.model.provider, variant=sc.shape,
+                                             provider=self.model.provider, shape=sc.shape,
                                              frame_size=sc.frame_size).frame_token_estimate
             limit = self.settings.snapcompact.max_frame_data_bytes
             self._estimator = TokenEstimator(

@@ -18,7 +18,7 @@ File shape (either format; keys in camelCase as the reference writes them, or sn
     protectTokens = 40000
 
     [snapcompact]
-    shape = "auto"          # a variant, a parametric "px-..." name, or {font = ..., ...}
+    shape = "auto"          # a shape name, a parametric "px-..." name, or {font = ..., ...}
     frameCharge = "billed"  # research knobs: see SnapcompactSettings
 
 Only the keys present override the defaults; unknown keys are errors.
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from snapcompact.core import SHAPE_VARIANTS, get_shape, parametric_shape
+from snapcompact.core import NAMED_SHAPES, get_shape, parametric_shape
 
 __all__ = [
     "DEFAULT_SETTINGS",
@@ -226,7 +226,7 @@ class SnapcompactSettings:
     #: (``CHARS_PER_TOKEN`` characters each); None = one frame capacity (production).
     text_edge_tokens: int | None = None
     #: Shape of the foveated archive's dense middle: ``production`` (8on16-bw when it holds more
-    #: than the shape asked for), ``same`` (the shape asked for), or a shape name (a variant or a
+    #: than the shape asked for), ``same`` (the shape asked for), or a shape name (named, or a
     #: parametric ``px-`` name), drawn at the archive's frame size.
     middle_shape: str = "production"
 
@@ -285,7 +285,7 @@ def _check_shape_name(key: str, name: str, also: str) -> None:
     try:
         get_shape(name)
     except ValueError as exc:
-        raise ValueError(f"{key} {name!r} is not {also}a variant ({', '.join(SHAPE_VARIANTS)}) "
+        raise ValueError(f"{key} {name!r} is not {also}a named shape ({', '.join(NAMED_SHAPES)}) "
                          f"or a parametric px- name: {exc}") from None
 
 

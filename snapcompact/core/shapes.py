@@ -1,7 +1,7 @@
-"""Frame shapes: the table of research variants and the geometry each implies.
+"""Frame shapes: the table of named research shapes and the geometry each implies.
 
 Why a table: which shape a model reads best is an empirical result that the eval harness
-re-measures, so the variants live in ``shapes.toml`` (data) while the arithmetic that turns a
+re-measures, so the named shapes live in ``shapes.toml`` (data) while the arithmetic that turns a
 shape and a frame side into a character grid lives here (code).  Geometry follows the reference
 exactly: no margins, leftover pixels stay white, two-column "doc" shapes keep a 3-cell gutter.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+import warnings
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -125,18 +126,28 @@ def _table_bytes() -> bytes:
 
 
 def parse_shape_table(raw: bytes | str) -> dict[str, Shape]:
-    """Parse and validate a shape table (TOML with a ``[variants.NAME]`` table per shape)."""
+    """Parse and validate a shape table (TOML with a ``[shapes.NAME]`` table per shape).
+
+    A table in the old spelling (``[variants.NAME]``, the reference's word) still loads, with a
+    ``DeprecationWarning`` naming the new one.
+    """
     text = raw.decode() if isinstance(raw, bytes) else raw
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"shape table is not valid TOML: {exc}") from exc
-    variants = data.get("variants")
-    if not isinstance(variants, dict) or not variants:
-        raise ValueError("shape table has no [variants.NAME] entries")
+    if "variants" in data:
+        if "shapes" in data:
+            raise ValueError("shape table has both [shapes.NAME] and the old [variants.NAME] "
+                             "entries; keep [shapes.NAME] only")
+        warnings.warn("shape table: [variants.NAME] is the old spelling; use [shapes.NAME]",
+                      DeprecationWarning, stacklevel=2)
+    shapes = data.get("shapes", data.get("variants"))
+    if not isinstance(shapes, dict) or not shapes:
+        raise ValueError("shape table has no [shapes.NAME] entries")
     allowed = {f for f in Shape.__dataclass_fields__ if f != "name"}
     out: dict[str, Shape] = {}
-    for name, fields in variants.items():
+    for name, fields in shapes.items():
         if not isinstance(fields, dict):
             raise ValueError(f"shape {name!r}: expected a table, got {type(fields).__name__}")
         unknown = set(fields) - allowed
@@ -150,12 +161,16 @@ def parse_shape_table(raw: bytes | str) -> dict[str, Shape]:
 
 
 @lru_cache(maxsize=1)
-def _variants() -> dict[str, Shape]:
+def _named_shapes() -> dict[str, Shape]:
     return parse_shape_table(_table_bytes())
 
 
-SHAPE_VARIANTS: Mapping[str, Shape] = _variants()
-SHAPE_VARIANT_NAMES: tuple[str, ...] = tuple(SHAPE_VARIANTS)
+#: The named shapes of ``shapes.toml``, in the reference's declaration order.
+NAMED_SHAPES: Mapping[str, Shape] = _named_shapes()
+SHAPE_NAMES: tuple[str, ...] = tuple(NAMED_SHAPES)
+#: The reference's spellings (``SHAPE_VARIANTS``, ``SHAPE_VARIANT_NAMES``), kept as aliases.
+SHAPE_VARIANTS = NAMED_SHAPES
+SHAPE_VARIANT_NAMES = SHAPE_NAMES
 
 
 def shape_table_sha256() -> str:
@@ -164,29 +179,29 @@ def shape_table_sha256() -> str:
 
 
 def get_shape(name: str, frame_size: int | None = None) -> Shape:
-    """Look a variant up by name (or build a parametric shape from its ``px-`` name,
+    """Look a named shape up (or build a parametric shape from its ``px-`` name,
     :func:`parse_parametric_name`), optionally at another frame size."""
     if isinstance(name, str) and name.startswith(PARAMETRIC_PREFIX):
         return parse_parametric_name(name, frame_size)
     try:
-        shape = SHAPE_VARIANTS[name]
+        shape = NAMED_SHAPES[name]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unknown shape {name!r}; known shapes: {', '.join(SHAPE_VARIANT_NAMES)} (or a "
-            f"parametric name such as {parametric_name(SHAPE_VARIANTS['11on16-bw'])!r})"
+            f"unknown shape {name!r}; known shapes: {', '.join(SHAPE_NAMES)} (or a "
+            f"parametric name such as {parametric_name(NAMED_SHAPES['11on16-bw'])!r})"
         ) from None
     return shape.at_size(frame_size)
 
 
 # ---------------------------------------------------------------------------------------------
-# Parametric shapes: any point of the space the 17 variants are drawn from
+# Parametric shapes: any point of the space the 17 named shapes are drawn from
 
 #: Names of parametric shapes start with this; the rest spells the parameters.
 PARAMETRIC_PREFIX = "px-"
-#: Frame side of a parametric shape when none is given (the research size of most variants).
+#: Frame side of a parametric shape when none is given (the research size of most named shapes).
 PARAMETRIC_FRAME_SIZE = 1568
-#: Bounds of the parametric space: a cell of 4..32 px each way (the variants use 5..16), each
-#: text row printed 1..4 times (variants: 1 or 2).
+#: Bounds of the parametric space: a cell of 4..32 px each way (the named shapes use 5..16), each
+#: text row printed 1..4 times (named shapes: 1 or 2).
 CELL_RANGE = (4, 32)
 LINE_REPEAT_RANGE = (1, 4)
 LAYOUTS: tuple[str, ...] = ("grid", "doc")
@@ -205,7 +220,7 @@ def parametric_shape(font: str, cell_width: int, cell_height: int, *, ink: str =
     line pitch in px, ``layout`` ``grid`` (row-major, no wrap) or ``doc`` (two word-wrapped
     columns), ``stretch`` None (resample glyphs when the cell differs from the font's natural
     cell), False (natural glyphs on the larger pitch) or True. The renderer draws it exactly as
-    the named variant with the same parameters (the variants are points of this space); a
+    the named shape with the same parameters (the named shapes are points of this space); a
     ValueError names a parameter out of range or a frame too small to hold one cell.
     """
     problems = []
@@ -242,7 +257,7 @@ def parametric_shape(font: str, cell_width: int, cell_height: int, *, ink: str =
 
 def parametric_name(shape: Shape) -> str:
     """The ``px-`` name spelling ``shape``'s drawing parameters (not its frame size, which is
-    given apart as for the named variants): ``px-<font>-<W>x<H>-<ink>``, then ``-r<N>`` for a
+    given apart as for the named shapes): ``px-<font>-<W>x<H>-<ink>``, then ``-r<N>`` for a
     line repeat above 1, ``-doc`` for two columns, ``-dim`` for stopword dimming, ``-stretch`` /
     ``-nostretch`` for an explicit stretch. ``11on16-bw`` is ``px-8x13-11x16-bw-nostretch``."""
     name = f"{PARAMETRIC_PREFIX}{shape.font}-{shape.cell_width}x{shape.cell_height}-{shape.ink}"

@@ -11,12 +11,13 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Literal, Mapping
 
-from snapcompact.core import SHAPE_VARIANTS, check_frame_size
+from snapcompact.core import NAMED_SHAPES, check_frame_size
 
 #: Billing families: how an API's provider turns an image into tokens.
 FAMILIES: tuple[str, ...] = ("anthropic", "openai", "google", "unknown")
@@ -31,9 +32,9 @@ class ShapeRule:
 
     name: str
     pattern: re.Pattern[str]
-    variant: str
+    shape: str
     frame_size: int | None
-    reference_variant: str
+    reference_shape: str
     note: str
 
 
@@ -43,9 +44,9 @@ class ShapeTable:
 
     apis: Mapping[str, str]
     provider_apis: Mapping[str, str]
-    family_variants: Mapping[str, str]
-    reference_family_variants: Mapping[str, str]
-    high_res_variant: str
+    family_shapes: Mapping[str, str]
+    reference_family_shapes: Mapping[str, str]
+    high_res_shape: str
     high_res_frame_size: int
     high_res_families: tuple[str, ...]
     opus_min_version: tuple[int, ...]
@@ -53,10 +54,47 @@ class ShapeTable:
     sha256: str
 
 
-def _known_variant(name: object, where: str) -> str:
-    if not isinstance(name, str) or name not in SHAPE_VARIANTS:
-        raise ValueError(f"model shape table: {where}: unknown shape variant {name!r}")
+def _known_shape(name: object, where: str) -> str:
+    if not isinstance(name, str) or name not in NAMED_SHAPES:
+        raise ValueError(f"model shape table: {where}: unknown shape {name!r}")
     return name
+
+
+#: Keys of the old spelling (the reference's word "variant") -> the key that replaced them.
+OLD_KEYS: Mapping[str, str] = {"family_variants": "family_shapes", "variant": "shape",
+                               "reference_variant": "reference_shape"}
+
+
+def _renamed_old_keys(data: dict) -> dict:
+    """``data`` with the old keys renamed, warning once (``DeprecationWarning``) naming them."""
+    seen: set[str] = set()
+
+    def renamed(table: object) -> object:
+        if not isinstance(table, dict):
+            return table
+        out = {}
+        for key, value in table.items():
+            new = OLD_KEYS.get(key)
+            if new is not None:
+                if new in table:
+                    raise ValueError(f"model shape table: both {new!r} and its old spelling "
+                                     f"{key!r} are set; keep {new!r} only")
+                seen.add(key)
+                key = new
+            out[key] = value
+        return out
+
+    data = dict(renamed(data))  # type: ignore[call-overload]
+    for section in ("family_shapes",):
+        if isinstance(data.get(section), dict):
+            data[section] = {k: renamed(v) for k, v in data[section].items()}
+    data["claude_high_res"] = renamed(data.get("claude_high_res"))
+    data["rules"] = [renamed(row) for row in data.get("rules", [])]
+    if seen:
+        warnings.warn("model shape table: old key(s) " + ", ".join(sorted(seen)) + "; use "
+                      + ", ".join(OLD_KEYS[k] for k in sorted(seen)),
+                      DeprecationWarning, stacklevel=3)
+    return data
 
 
 def parse_shape_rules(raw: bytes | str) -> ShapeTable:
@@ -66,6 +104,7 @@ def parse_shape_rules(raw: bytes | str) -> ShapeTable:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"model shape table is not valid TOML: {exc}") from exc
+    data = _renamed_old_keys(data)
     apis = data.get("apis", {})
     for api, fam in apis.items():
         if fam not in FAMILIES or fam == "unknown":
@@ -76,17 +115,17 @@ def parse_shape_rules(raw: bytes | str) -> ShapeTable:
             raise ValueError(f"model shape table: provider {prov!r} maps to unknown api {api!r}")
     fam_seed: dict[str, str] = {}
     fam_ref: dict[str, str] = {}
-    raw_fams = data.get("family_variants", {})
+    raw_fams = data.get("family_shapes", {})
     for fam in FAMILIES:
         entry = raw_fams.get(fam)
         if entry is None:
-            raise ValueError(f"model shape table: no family_variants.{fam}")
+            raise ValueError(f"model shape table: no family_shapes.{fam}")
         if isinstance(entry, dict):
-            fam_seed[fam] = _known_variant(entry.get("variant"), f"family_variants.{fam}")
-            fam_ref[fam] = _known_variant(entry.get("reference_variant", entry.get("variant")),
-                                          f"family_variants.{fam}")
+            fam_seed[fam] = _known_shape(entry.get("shape"), f"family_shapes.{fam}")
+            fam_ref[fam] = _known_shape(entry.get("reference_shape", entry.get("shape")),
+                                        f"family_shapes.{fam}")
         else:
-            fam_seed[fam] = fam_ref[fam] = _known_variant(entry, f"family_variants.{fam}")
+            fam_seed[fam] = fam_ref[fam] = _known_shape(entry, f"family_shapes.{fam}")
     hr = data.get("claude_high_res")
     if not isinstance(hr, dict):
         raise ValueError("model shape table: missing [claude_high_res]")
@@ -102,20 +141,20 @@ def parse_shape_rules(raw: bytes | str) -> ShapeTable:
             pattern = re.compile(row["pattern"], re.IGNORECASE)
         except (KeyError, re.error) as exc:
             raise ValueError(f"model shape table: {where}: bad or missing pattern ({exc})") from exc
-        variant = _known_variant(row.get("variant"), where)
+        shape = _known_shape(row.get("shape"), where)
         size = row.get("frame_size")
         if size is not None:
             check_frame_size(size)
         rules.append(ShapeRule(
-            name=name, pattern=pattern, variant=variant, frame_size=size,
-            reference_variant=_known_variant(row.get("reference_variant", variant), where),
+            name=name, pattern=pattern, shape=shape, frame_size=size,
+            reference_shape=_known_shape(row.get("reference_shape", shape), where),
             note=row.get("note", "")))
     if not rules:
         raise ValueError("model shape table: no [[rules]]")
     return ShapeTable(
-        apis=dict(apis), provider_apis=dict(provider_apis), family_variants=fam_seed,
-        reference_family_variants=fam_ref,
-        high_res_variant=_known_variant(hr.get("variant"), "claude_high_res"),
+        apis=dict(apis), provider_apis=dict(provider_apis), family_shapes=fam_seed,
+        reference_family_shapes=fam_ref,
+        high_res_shape=_known_shape(hr.get("shape"), "claude_high_res"),
         high_res_frame_size=check_frame_size(hr.get("frame_size")),
         high_res_families=tuple(hr.get("families", ())), opus_min_version=tuple(version),
         rules=tuple(rules), sha256=hashlib.sha256(text.encode()).hexdigest())

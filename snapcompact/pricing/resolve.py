@@ -12,7 +12,8 @@ differs from the reference implementation the reference value is kept beside it,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from snapcompact.core import Shape, check_frame_size, get_shape
@@ -34,14 +35,24 @@ from snapcompact.text import cjk_heavy, scan_renderability
 
 @dataclass(frozen=True)
 class IdealShape:
-    """The measured shape of a model line: variant, frame size (None = research size), rule."""
+    """The measured shape of a model line: its name, frame size (None = research size), rule."""
 
-    variant: str
+    name: str
     frame_size: int | None
     rule: str
 
+    @property
+    def variant(self) -> str:
+        """Old spelling of ``name`` (deprecated)."""
+        _warn_old("IdealShape.variant", "IdealShape.name")
+        return self.name
 
-def ideal_shape_variant(model_id: str, table: Table = "seed") -> IdealShape | None:
+
+def _warn_old(old: str, new: str) -> None:
+    warnings.warn(f"{old} is the old spelling; use {new}", DeprecationWarning, stacklevel=3)
+
+
+def ideal_shape(model_id: str, table: Table = "seed") -> IdealShape | None:
     """Measured shape for ``model_id``, or None when the line was never measured."""
     if table not in TABLES:
         raise ValueError(f"unknown table {table!r} (known: {', '.join(TABLES)})")
@@ -49,15 +60,19 @@ def ideal_shape_variant(model_id: str, table: Table = "seed") -> IdealShape | No
         raise ValueError(f"model id must be a string, got {model_id!r}")
     rules = shape_rules()
     if is_claude_high_res(model_id, rules):
-        return IdealShape(rules.high_res_variant, rules.high_res_frame_size, "claude-high-res")
+        return IdealShape(rules.high_res_shape, rules.high_res_frame_size, "claude-high-res")
     rule = matching_rule(model_id, rules)
     if rule is None:
         return None
-    variant = rule.variant if table == "seed" else rule.reference_variant
+    name = rule.shape if table == "seed" else rule.reference_shape
     size = rule.frame_size
-    if table == "reference" and variant != rule.variant:
+    if table == "reference" and name != rule.shape:
         size = None
-    return IdealShape(variant, size, rule.name)
+    return IdealShape(name, size, rule.name)
+
+
+#: The reference's spelling (``idealShapeVariant``), kept as an alias.
+ideal_shape_variant = ideal_shape
 
 
 @dataclass(frozen=True)
@@ -75,8 +90,14 @@ class ResolvedShape:
     forced: bool
 
     @property
+    def name(self) -> str:
+        """Name of the resolved shape."""
+        return self.shape.name
+
+    @property
     def variant(self) -> str:
-        """Name of the resolved shape variant."""
+        """Old spelling of ``name`` (deprecated)."""
+        _warn_old("ResolvedShape.variant", "ResolvedShape.name")
         return self.shape.name
 
     @property
@@ -88,7 +109,7 @@ class ResolvedShape:
         """The resolution as a flat JSON record: geometry, billing family, estimate, reason."""
         s = self.shape
         return {
-            "variant": s.name, "font": s.font, "cell_width": s.cell_width,
+            "shape": s.name, "font": s.font, "cell_width": s.cell_width,
             "cell_height": s.cell_height, "ink": s.ink, "line_repeat": s.line_repeat,
             "stretch": s.stretch, "columns": s.columns, "stopword_dim": s.stopword_dim,
             "frame_size": s.frame_size, "frame_token_estimate": self.frame_token_estimate,
@@ -111,15 +132,19 @@ def resolve_shape(
     model_id: str,
     api: str | None = None,
     provider: str | None = None,
-    variant: str | None = "auto",
+    shape: str | None = "auto",
     frame_size: int | None = None,
     table: Table = "seed",
+    *,
+    variant: str | None = None,
 ) -> ResolvedShape:
     """The frame shape for ``model_id`` over ``api`` (or ``provider``'s usual API).
 
-    ``variant`` other than "auto" forces that variant at its own research frame size, re-priced
-    for the carrying API. ``frame_size`` overrides the frame side (and the estimate follows).
+    ``shape`` other than "auto" forces that named (or parametric) shape at its own research
+    frame size, re-priced for the carrying API. ``frame_size`` overrides the frame side (and the
+    estimate follows). ``variant=`` is the old spelling of ``shape=`` (deprecated).
     """
+    shape = _shape_argument(shape, variant, "resolve_shape")
     if not isinstance(model_id, str):
         raise ValueError(f"model id must be a string, got {model_id!r}")
     if table not in TABLES:
@@ -128,19 +153,31 @@ def resolve_shape(
         check_frame_size(frame_size)
     wire = api_for(api, provider)
     family = api_family(wire)
-    if variant not in (None, "auto"):
-        shape = get_shape(variant, frame_size)
-        return _priced(shape, family, f"forced variant {variant}", model_id, wire, provider, True)
-    ideal = ideal_shape_variant(model_id, table)
+    if shape not in (None, "auto"):
+        return _priced(get_shape(shape, frame_size), family, f"forced shape {shape}", model_id,
+                       wire, provider, True)
+    ideal = ideal_shape(model_id, table)
     if ideal is None:
-        fams = (shape_rules().family_variants if table == "seed"
-                else shape_rules().reference_family_variants)
+        fams = (shape_rules().family_shapes if table == "seed"
+                else shape_rules().reference_family_shapes)
         name, size = fams[family], None
         rule = f"unmeasured model: {family} family default"
     else:
-        name, size, rule = ideal.variant, ideal.frame_size, f"model rule {ideal.rule}"
-    shape = get_shape(name, frame_size if frame_size is not None else size)
-    return _priced(shape, family, rule, model_id, wire, provider, False)
+        name, size, rule = ideal.name, ideal.frame_size, f"model rule {ideal.rule}"
+    return _priced(get_shape(name, frame_size if frame_size is not None else size), family, rule,
+                   model_id, wire, provider, False)
+
+
+def _shape_argument(shape: str | None, variant: str | None, caller: str) -> str | None:
+    """``shape``, or the deprecated ``variant=`` value with a warning naming ``shape=``."""
+    if variant is None:
+        return shape
+    if shape not in (None, "auto"):
+        raise ValueError(f"{caller}: give shape= only (variant= is its old spelling), got "
+                         f"shape={shape!r} and variant={variant!r}")
+    warnings.warn(f"{caller}(variant=...) is the old spelling; use shape=", DeprecationWarning,
+                  stacklevel=3)
+    return variant
 
 
 def resolve_shape_for_text(
@@ -148,18 +185,22 @@ def resolve_shape_for_text(
     model_id: str,
     api: str | None = None,
     provider: str | None = None,
-    variant: str | None = "auto",
+    shape: str | None = "auto",
+    *,
+    variant: str | None = None,
 ) -> ResolvedShape:
     """Like ``resolve_shape``, but fall back to the TrueType Silver shape when the text needs it.
 
-    Explicit variants are kept. Otherwise, when the resolved bitmap shape cannot render the text
+    Explicit shapes are kept (``variant=`` is the old spelling of ``shape=``, deprecated).
+    Otherwise, when the resolved bitmap shape cannot render the text
     safely (too many ``?`` fallbacks) or the text is CJK-heavy, the Silver shape (same billing
     family, its own 1568 px frame) is used if it renders the text safely.
     """
-    resolved = resolve_shape(model_id, api=api, provider=provider, variant=variant)
-    if variant not in (None, "auto"):
+    shape = _shape_argument(shape, variant, "resolve_shape_for_text")
+    resolved = resolve_shape(model_id, api=api, provider=provider, shape=shape)
+    if shape not in (None, "auto"):
         return resolved
-    silver = resolve_shape(model_id, api=api, provider=provider, variant="silver16-bw")
+    silver = resolve_shape(model_id, api=api, provider=provider, shape="silver16-bw")
     silver_safe = _is_safe(scan_renderability(text, silver.shape.font))
     if not _is_safe(scan_renderability(text, resolved.shape.font)):
         return (_with_rule(silver, "unsafe text for the bitmap font: silver") if silver_safe
@@ -176,6 +217,4 @@ def _is_safe(scan: object) -> bool:
 
 
 def _with_rule(resolved: ResolvedShape, rule: str) -> ResolvedShape:
-    from dataclasses import replace
-
     return replace(resolved, rule=rule, forced=False)

@@ -311,7 +311,7 @@ def _as_shape(shape: Shape | str, size: int | None) -> Shape:
     if isinstance(shape, str):
         return get_shape(shape, size)
     if not isinstance(shape, Shape):
-        raise ValueError(f"shape must be a Shape or a variant name, got {type(shape).__name__}")
+        raise ValueError(f"shape must be a Shape or a shape name, got {type(shape).__name__}")
     return shape.at_size(size)
 
 

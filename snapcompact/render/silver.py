@@ -30,7 +30,7 @@ What fontdue 0.9.4 does (facts from its public source, each confirmed against re
 Placement (checked against the reference; where the upstream digest is vague or off, noted):
 
 * Pixel size, f32: ``16 * min(units * cellW / 16, cellH / 16)``; units = 2 for a wide code point
-  in a bitmap shape, else 1 (the Silver shape always uses 1).  In the 17 variants that gives
+  in a bitmap shape, else 1 (the Silver shape always uses 1).  In the 17 named shapes that gives
   5, 6, 8, 11, 12, 13 and 16 px.
 * Horizontal: ``left = x + max(0, span - ceil(advance)) div 2 + xmin``, span = units * cellW.
   The Silver shape centres the same way in its single cell (the digest only says so for the

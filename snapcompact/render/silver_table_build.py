@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from snapcompact.core import NATURAL_CELL, SHAPE_VARIANT_NAMES, get_shape
+from snapcompact.core import NATURAL_CELL, SHAPE_NAMES, get_shape
 from snapcompact.render import silver
 from snapcompact.render.silver import pixel_size
 from snapcompact.render.silver_table import _font_sha256, _key
@@ -46,10 +46,10 @@ def build(pixel_sizes: list[float]) -> dict[str, np.ndarray]:
 
 
 def variant_pixel_sizes() -> list[float]:
-    """Every Silver pixel size the shape variants draw with (Silver shapes and bitmap fallbacks)."""
+    """Every Silver pixel size the named shapes draw with (Silver shapes and bitmap fallbacks)."""
 
     sizes = set()
-    for name in SHAPE_VARIANT_NAMES:
+    for name in SHAPE_NAMES:
         shape = get_shape(name)
         if shape.font == "silver":
             sizes.add(pixel_size(shape.cell_width, shape.cell_height))

@@ -1,7 +1,7 @@
 """Lanczos3 stretch for the squeezed shapes (6x6u), bit-exact with the reference renderer.
 
 Why this module exists: a shape whose cell differs from its font's natural cell (only 6x6u among
-the shipped variants: unscii 8x8 glyphs squeezed to 6x6) is rendered by rasterizing the page at
+the named shapes: unscii 8x8 glyphs squeezed to 6x6) is rendered by rasterizing the page at
 the natural cell and resampling the whole canvas.  Pillow's ``LANCZOS`` looks similar but rounds
 to 8 bits between its passes and uses fixed-point weights, which puts it up to 36 grey levels
 away from the reference.  Readers are compared on the *same pixels*, so we reproduce the

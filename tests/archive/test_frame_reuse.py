@@ -17,7 +17,7 @@ import pytest
 
 from snapcompact.archive import compact, get_preserved_archive
 from snapcompact.archive.frame_reuse import LEDGER, DrawnPage, PageLedger, page_key
-from snapcompact.core import SHAPE_VARIANT_NAMES, get_shape
+from snapcompact.core import SHAPE_NAMES, get_shape
 
 WORDS = ("the archive keeps every turn as pixels while a reader model looks back at old "
          "tool output and decides what to do next def return value None self path file "
@@ -54,7 +54,7 @@ def _rounds(variant: str, max_frames: int | None, pairs: int = 12) -> tuple[dict
         fresh.to_json() | {"rendered": fresh.rendered_frames}, previous
 
 
-@pytest.mark.parametrize("variant", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("variant", SHAPE_NAMES)
 @pytest.mark.parametrize("max_frames", [None, 6], ids=["cap-80", "cap-6"])
 def test_carried_compaction_equals_fresh(variant: str, max_frames: int | None) -> None:
     carried, fresh, previous = _rounds(variant, max_frames)

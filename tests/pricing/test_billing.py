@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from snapcompact.core import SHAPE_VARIANT_NAMES, get_shape
+from snapcompact.core import SHAPE_NAMES, get_shape
 from snapcompact.pricing import (
     bill_image,
     count_text_tokens,
@@ -146,7 +146,7 @@ def test_provider_rejections_and_unknown_settings_raise():
         bill_image("gpt-4o", 100.5, 100)
 
 
-@pytest.mark.parametrize("name", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("name", SHAPE_NAMES)
 @pytest.mark.parametrize("model", ["claude-opus-4-8", "claude-sonnet-4-5", "gpt-5.5", "gpt-4.1",
                                    "gemini-2.5-flash", "gemini-3.5-flash", "kimi-k2.5", "glm-4.5v"])
 def test_full_frame_of_every_variant_bills_within_the_model_limits(name, model):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from snapcompact.core import SHAPE_VARIANT_NAMES, get_shape
+from snapcompact.core import SHAPE_NAMES, get_shape
 from snapcompact.pricing import bill_image, pricing_table
 
 CHECKED = "2026-11-30"
@@ -151,7 +151,7 @@ FULL_FRAME = {
 }
 
 
-@pytest.mark.parametrize("name", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("name", SHAPE_NAMES)
 @pytest.mark.parametrize("model", sorted({model for model, _ in FULL_FRAME}))
 def test_full_frame_of_every_variant(name, model):
     side = get_shape(name).frame_size

@@ -13,10 +13,10 @@ import json
 import pytest
 from locations import GOLDEN
 
-from snapcompact.core import SHAPE_VARIANT_NAMES, SHAPE_VARIANTS
+from snapcompact.core import NAMED_SHAPES, SHAPE_NAMES
 from snapcompact.pricing import (
     api_family,
-    ideal_shape_variant,
+    ideal_shape,
     is_claude_high_res,
     parse_shape_rules,
     resolve_shape,
@@ -53,7 +53,7 @@ def _ours(resolved) -> dict:
 
 def _variant_of(ref: dict) -> str:
     """The variant name whose geometry the reference returned (names are not in its output)."""
-    for name, shape in SHAPE_VARIANTS.items():
+    for name, shape in NAMED_SHAPES.items():
         if (shape.font, shape.cell_width, shape.cell_height, shape.ink, shape.line_repeat,
                 shape.columns) == (ref["font"], ref["cellWidth"], ref["cellHeight"], ref["variant"],
                                    ref["lineRepeat"], ref.get("columns", 1)) and \
@@ -72,9 +72,9 @@ def test_reference_table_reproduces_upstream_auto(case):
 def test_forced_variants_keep_geometry_and_are_repriced(case):
     # Same for both tables: a forced variant ignores the model id (reference test 15).
     for table in ("reference", "seed"):
-        ours = resolve_shape("claude-fable-5", api=case["api"], variant=case["variant"], table=table)
+        ours = resolve_shape("claude-fable-5", api=case["api"], shape=case["variant"], table=table)
         assert _ours(ours) == _expected(case["shape"])
-        assert ours.variant == case["variant"] and ours.forced
+        assert ours.name == case["variant"] and ours.forced
 
 
 def test_seed_differs_from_reference_only_where_listed():
@@ -90,7 +90,7 @@ def test_seed_differs_from_reference_only_where_listed():
             kind = "unmeasured-unknown-api"
         else:
             kind = f"unexpected: {case['model']} over {case['api']}"
-        found.setdefault(kind, set()).add((ref_variant, seed.variant))
+        found.setdefault(kind, set()).add((ref_variant, seed.name))
         # Only the variant changes; billing still follows the API.
         assert seed.frame_token_estimate == case["shape"]["frameTokenEstimate"]
         assert seed.frame_size == case["shape"]["frameSize"]
@@ -100,12 +100,12 @@ def test_seed_differs_from_reference_only_where_listed():
 @pytest.mark.parametrize("model", sorted(GOLDEN["ideal"]))
 def test_ideal_variant_matches_reference(model):
     ref = GOLDEN["ideal"][model]
-    ours = ideal_shape_variant(model, table="reference")
+    ours = ideal_shape(model, table="reference")
     if ref is None:
         assert ours is None
         return
-    shape = SHAPE_VARIANTS[ref["variant"]]
-    assert ours is not None and ours.variant == ref["variant"]
+    shape = NAMED_SHAPES[ref["variant"]]
+    assert ours is not None and ours.name == ref["variant"]
     assert (ours.frame_size or shape.frame_size) == ref.get("frameSize", shape.frame_size)
 
 
@@ -122,7 +122,7 @@ def test_seed_table_from_the_seed_text():
     for model, (variant, size) in cases.items():
         for api in ("anthropic-messages", "google-vertex", "openai-completions", None):
             got = resolve_shape(model, api=api)
-            assert (got.variant, got.frame_size) == (variant, size), (model, api)
+            assert (got.name, got.frame_size) == (variant, size), (model, api)
 
 
 @pytest.mark.parametrize("api,family,variant", [
@@ -133,7 +133,7 @@ def test_seed_table_from_the_seed_text():
 ])
 def test_unmeasured_models_fall_back_to_api_family(api, family, variant):
     got = resolve_shape("qwen/qwen3-vl", api=api)
-    assert (got.family, got.variant) == (family, variant)
+    assert (got.family, got.name) == (family, variant)
     assert got.rule.startswith("unmeasured model")
 
 
@@ -141,13 +141,13 @@ def test_claude_keeps_its_shape_across_gateways_billing_follows_api():
     # Reference test 14: claude-fable-5 via google-vertex -> 1932 at 1120 tokens; via
     # openai-completions -> 1932 at ceil(ceil(1932/32)^2 * 1.2) with detail original.
     vertex = resolve_shape("claude-fable-5@20250929", api="google-vertex")
-    assert (vertex.variant, vertex.frame_size, vertex.frame_token_estimate) == ("11on16-bw", 1932, 1120)
+    assert (vertex.name, vertex.frame_size, vertex.frame_token_estimate) == ("11on16-bw", 1932, 1120)
     router = resolve_shape("anthropic/claude-fable-5", api="openai-completions")
     assert router.frame_token_estimate == 4466 and router.image_detail == "original"
     bedrock = resolve_shape("us.anthropic.claude-opus-4-7", provider="amazon-bedrock")
     assert (bedrock.api, bedrock.family, bedrock.frame_size) == ("bedrock-converse-stream", "anthropic", 1932)
     openrouter = resolve_shape("anthropic/claude-opus-4-8", provider="openrouter")
-    assert (openrouter.family, openrouter.variant) == ("openai", "11on16-bw")
+    assert (openrouter.family, openrouter.name) == ("openai", "11on16-bw")
 
 
 @pytest.mark.parametrize("model,high", [
@@ -168,7 +168,7 @@ def test_frame_size_override_is_repriced():
 
 
 @pytest.mark.parametrize("bad", [
-    dict(model_id=None), dict(model_id="gpt-5", variant="6x10-sent"), dict(model_id="gpt-5", frame_size=0),
+    dict(model_id=None), dict(model_id="gpt-5", shape="6x10-sent"), dict(model_id="gpt-5", frame_size=0),
     dict(model_id="gpt-5", frame_size=-5), dict(model_id="gpt-5", frame_size=10**6),
     dict(model_id="gpt-5", api=3), dict(model_id="gpt-5", table="mine"),
 ])
@@ -177,16 +177,16 @@ def test_bad_input_is_a_clear_error(bad):
         resolve_shape(**bad)
 
 
-@pytest.mark.parametrize("name", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("name", SHAPE_NAMES)
 def test_every_variant_resolves_for_every_family(name):
     for api in ("anthropic-messages", "openai-responses", "google-vertex", None):
-        got = resolve_shape("any-model", api=api, variant=name)
-        assert got.shape == SHAPE_VARIANTS[name] and got.family == api_family(api)
+        got = resolve_shape("any-model", api=api, shape=name)
+        assert got.shape == NAMED_SHAPES[name] and got.family == api_family(api)
         assert got.frame_token_estimate > 0
 
 
 @pytest.mark.parametrize("mutation,message", [
-    (lambda s: s.replace('variant = "8on16-bw"\nframe_size = 1568\nreference_variant', 'variant = "9x9"\nframe_size = 1568\nreference_variant'), "unknown shape variant"),
+    (lambda s: s.replace('shape = "8on16-bw"\nframe_size = 1568\nreference_shape', 'shape = "9x9"\nframe_size = 1568\nreference_shape'), "unknown shape '9x9'"),
     (lambda s: s.replace('pattern = "glm"', 'pattern = "glm("'), "bad or missing pattern"),
     (lambda s: s.replace('"google-vertex" = "google"', '"google-vertex" = "goggle"'), "unknown family"),
     (lambda s: s.replace("frame_size = 2048", "frame_size = 0"), "frame size"),
@@ -215,5 +215,39 @@ def test_resolve_shape_for_text_matches_reference(case):
                     "text (owned by the normalize module); resolution cannot match until it does")
     got = resolve_shape_for_text(case["text"], case["model"], api=case["api"])
     assert _ours(got) == _expected(case["shape"])
-    forced = resolve_shape_for_text(case["text"], case["model"], api=case["api"], variant="8on16-bw")
+    forced = resolve_shape_for_text(case["text"], case["model"], api=case["api"], shape="8on16-bw")
     assert _ours(forced) == _expected(case["forced"])
+
+
+def test_old_spellings_still_work_with_a_warning_naming_the_new_one():
+    with pytest.warns(DeprecationWarning, match=r"resolve_shape\(variant=\.\.\.\) .*use shape="):
+        old = resolve_shape("gpt-5", api="openai-responses", variant="8on16-bw")
+    assert old == resolve_shape("gpt-5", api="openai-responses", shape="8on16-bw")
+    assert old.name == "8on16-bw" and old.forced
+    with pytest.warns(DeprecationWarning, match="use ResolvedShape.name"):
+        assert old.variant == "8on16-bw"
+    with pytest.warns(DeprecationWarning, match=r"resolve_shape_for_text\(variant=\.\.\.\) .*use shape="):
+        assert resolve_shape_for_text("x", "gpt-5", variant="8on16-bw").name == "8on16-bw"
+    with pytest.raises(ValueError, match="give shape= only"):
+        resolve_shape("gpt-5", shape="5x8-bw", variant="8on16-bw")
+    ideal = ideal_shape("gpt-5.5")
+    with pytest.warns(DeprecationWarning, match="use IdealShape.name"):
+        assert ideal is not None and ideal.variant == ideal.name == "8on22-bw"
+
+
+def test_a_model_table_in_the_old_spelling_loads_with_a_warning():
+    from importlib import resources
+
+    raw = resources.files("snapcompact.pricing").joinpath("model_shapes.toml").read_text()
+    old = (raw.replace("[family_shapes]", "[family_variants]").replace("\nshape = ", "\nvariant = ")
+           .replace("reference_shape", "reference_variant").replace("{ shape = ", "{ variant = "))
+    assert "shape =" not in old and "reference_shape" not in old
+    with pytest.warns(DeprecationWarning, match="old key.*family_variants.*use.*family_shapes"):
+        table = parse_shape_rules(old)
+    new = parse_shape_rules(raw)
+    assert (table.family_shapes, table.reference_family_shapes, table.high_res_shape) == (
+        new.family_shapes, new.reference_family_shapes, new.high_res_shape)
+    assert [(r.name, r.shape, r.reference_shape, r.frame_size) for r in table.rules] == [
+        (r.name, r.shape, r.reference_shape, r.frame_size) for r in new.rules]
+    with pytest.raises(ValueError, match="both 'shape' and its old spelling 'variant'"):
+        parse_shape_rules(raw.replace('\nshape = "8on16-bw"', '\nshape = "8on16-bw"\nvariant = "8on16-bw"'))

@@ -329,7 +329,8 @@ CONFIG_CASES: list[tuple[list[str], str]] = [
     (["reader.answer_max_tokens=0"], "reader.answer_max_tokens must be an integer >= 1"),
     (["reader.answer_max_tokens=-1"], "reader.answer_max_tokens must be"),
     (["+reader.extra=1"], "reader config has unknown key"),
-    (["shape=5x8-bw", "shape.variant=nope"], "unknown shape"),
+    (["shape=5x8-bw", "shape.name=nope"], "unknown shape"),
+    (["shape=5x8-bw", "+shape.variant=nope"], "unknown shape"),  # the old key, still read
     (["shape=5x8-bw", "shape.frame_size=0"], "frame size must be between"),
     (["shape=5x8-bw", "+shape.extra=1"], "shape config has unknown key"),
     (["seed=-1"], "seed must be an integer >= 0"),
@@ -369,6 +370,7 @@ ENTRY_CASES: list[tuple[list[str], str]] = [
     (["results_dir={file}"], "is a file, not a folder"),
     (["experiment_name=../../escape"], "plain folder name"),
     (["shape=../../x"], "Could not find 'shape/../../x'"),
+    (["shape=5x8-bw", "shape.variant=nope"], "unknown shape"),  # old key: renamed, then checked
     (["model=../model/mock"], "is not a config name"),
     (["model=no-such-model"], "Could not find 'model/no-such-model'"),
     (["dataset="], "dataset"),

@@ -15,7 +15,7 @@ import pytest
 from locations import GOLDEN
 from PIL import Image
 
-from snapcompact.core import SHAPE_VARIANT_NAMES, get_shape
+from snapcompact.core import SHAPE_NAMES, get_shape
 from snapcompact.render import decode_rgb, render_pages
 from snapcompact.render.frame_cap import TooManyFrames, check_frame_count, checked_pages
 
@@ -33,7 +33,7 @@ def _golden(case: str, variant: str) -> tuple[str, int, list[np.ndarray]]:
     return text, meta["shape"]["frameSize"], frames
 
 
-@pytest.mark.parametrize("variant", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("variant", SHAPE_NAMES)
 @pytest.mark.parametrize("case", CASES)
 def test_checked_pages_draw_the_reference_frames(case: str, variant: str) -> None:
     text, size, expected = _golden(case, variant)
@@ -45,7 +45,7 @@ def test_checked_pages_draw_the_reference_frames(case: str, variant: str) -> Non
         assert np.array_equal(decode_rgb(frame.png), want), f"frame {i} differs"
 
 
-@pytest.mark.parametrize("variant", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("variant", SHAPE_NAMES)
 def test_cap_one_below_the_reference_count_refuses(variant: str) -> None:
     text, size, expected = _golden("fallback-spill", variant)
     shape = get_shape(variant, size)

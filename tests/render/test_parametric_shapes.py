@@ -16,7 +16,7 @@ from locations import GOLDEN
 from PIL import Image
 
 from snapcompact.core import (
-    SHAPE_VARIANT_NAMES,
+    SHAPE_NAMES,
     get_shape,
     parametric_name,
     parametric_shape,
@@ -39,7 +39,7 @@ def _from_reference(meta: dict) -> object:
         frame_size=shape["frameSize"])
 
 
-@pytest.mark.parametrize("variant", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("variant", SHAPE_NAMES)
 @pytest.mark.parametrize("case", CASES)
 def test_parametric_shape_draws_the_variants_frames(case: str, variant: str) -> None:
     folder = GOLDEN / "frames" / case / variant
@@ -54,7 +54,7 @@ def test_parametric_shape_draws_the_variants_frames(case: str, variant: str) -> 
         assert np.array_equal(decode_rgb(frame.png), pixels), f"frame {i} differs"
 
 
-@pytest.mark.parametrize("variant", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("variant", SHAPE_NAMES)
 def test_every_variant_has_a_parametric_name_that_reads_back(variant: str) -> None:
     named = get_shape(variant)
     shape = get_shape(parametric_name(named), named.frame_size)

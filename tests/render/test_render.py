@@ -14,7 +14,7 @@ import pytest
 from locations import GOLDEN
 from PIL import Image
 
-from snapcompact.core import SHAPE_VARIANT_NAMES, geometry, get_shape
+from snapcompact.core import SHAPE_NAMES, geometry, get_shape
 from snapcompact.render import Frame, decode_rgb, frames, render, render_many
 from snapcompact.text import normalize
 
@@ -35,7 +35,7 @@ def _golden(case: str, variant: str) -> tuple[dict, list[np.ndarray], str]:
     return meta, arrays, json.loads((folder / "normalized.json").read_text())
 
 
-@pytest.mark.parametrize("variant", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("variant", SHAPE_NAMES)
 @pytest.mark.parametrize("case", CASES)
 def test_frames_match_reference(case: str, variant: str) -> None:
     meta, expected, normalized = _golden(case, variant)
@@ -52,7 +52,7 @@ def test_frames_match_reference(case: str, variant: str) -> None:
         assert (frame.width, frame.height) == (want.shape[1], want.shape[0])
 
 
-@pytest.mark.parametrize("variant", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("variant", SHAPE_NAMES)
 def test_geometry_matches_reference(variant: str) -> None:
     meta, _, _ = _golden("prose-full", variant)
     geo = geometry(get_shape(variant, meta["shape"]["frameSize"]))
@@ -65,7 +65,7 @@ def _png_header(png: bytes) -> tuple[int, int]:
     return png[24], png[25]
 
 
-@pytest.mark.parametrize("variant", SHAPE_VARIANT_NAMES)
+@pytest.mark.parametrize("variant", SHAPE_NAMES)
 def test_png_kind_and_smallest_bit_depth(variant: str) -> None:
     shape = get_shape(variant, 320)
     frame = render_many(_case_text("prose"), shape)[0]

@@ -13,7 +13,7 @@ from unittest import mock
 import numpy as np
 import pytest
 
-from snapcompact.core import SHAPE_VARIANT_NAMES, get_shape
+from snapcompact.core import SHAPE_NAMES, get_shape
 from snapcompact.render import silver, silver_fallback, silver_table
 from snapcompact.render.silver_table import table
 from snapcompact.render.silver_table_build import variant_pixel_sizes
@@ -27,7 +27,7 @@ def test_every_variant_draws_with_stored_sizes() -> None:
     assert SIZES == [5.0, 6.0, 8.0, 11.0, 12.0, 13.0, 16.0]
     for px in SIZES:
         assert table(px) is not None, f"{px:g} px is not in the table: regenerate it"
-    assert len(SHAPE_VARIANT_NAMES) == 17
+    assert len(SHAPE_NAMES) == 17
 
 
 @pytest.mark.parametrize("px", SIZES)
@@ -63,7 +63,7 @@ def test_a_table_made_from_another_font_is_ignored(monkeypatch) -> None:
 
 
 @pytest.mark.parametrize(
-    "variant", [v for v in SHAPE_VARIANT_NAMES if get_shape(v).font != "silver"]
+    "variant", [v for v in SHAPE_NAMES if get_shape(v).font != "silver"]
 )
 def test_stored_fallback_sprites_place_the_pixels_of_the_sprite_path(variant: str) -> None:
     # Every fallback code point of a bitmap variant (wide and narrow), in every ink, placed at

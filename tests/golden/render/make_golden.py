@@ -22,7 +22,7 @@ CASES = HERE / "cases"
 FRAMES = HERE / "frames"
 sys.path.insert(0, str(HERE.parents[2]))
 
-from snapcompact.core import SHAPE_VARIANT_NAMES  # noqa: E402
+from snapcompact.core import SHAPE_NAMES  # noqa: E402
 
 #: case name -> frame size (small frames keep the fixtures small; "prose-full" checks a full frame)
 SIZES = {
@@ -120,7 +120,7 @@ def main() -> None:
         if (FRAMES / case).exists():
             shutil.rmtree(FRAMES / case)
         data = (CASES / f"{case}.txt").read_bytes()
-        for variant in SHAPE_VARIANT_NAMES:
+        for variant in SHAPE_NAMES:
             out = FRAMES / case / variant
             cmd = [args.upstream, "render", "--shape", variant, "--out", str(out)]
             if size:

@@ -54,10 +54,10 @@ def test_a_bad_knob_names_its_key() -> None:
 
 def test_the_search_draws_its_shape_by_parameters() -> None:
     spec = _spec(["experiment=search"])
-    assert [s.variant for s in spec.shapes] == ["px-8x13-11x16-bw-nostretch"]
+    assert [s.name for s in spec.shapes] == ["px-8x13-11x16-bw-nostretch"]
     assert spec.research.label.startswith("search-")
     assert spec.context_window == 200_000 and spec.seed == 100  # never the held-out seed 0
-    assert [s.variant for s in _spec(["experiment=search", "shape=8on22-bw"]).shapes] == [
+    assert [s.name for s in _spec(["experiment=search", "shape=8on22-bw"]).shapes] == [
         "8on22-bw"]
 
 

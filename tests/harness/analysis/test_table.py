@@ -62,7 +62,7 @@ def test_cli_reads_runs_from_oddly_named_dirs_without_parsing_names(tmp_path, ta
     assert "## Rule" in report and "paired bootstrap" in report
     assert "offline OCR reader" in report
     assert "tie: 2 shapes not significantly below" in report
-    assert '+variant = "8on16-bw"' in report and '-variant = "11on16-bw"' in report
+    assert '+shape = "8on16-bw"' in report and '-shape = "11on16-bw"' in report
     assert (out / "model_shapes.diff").read_text() in report
     assert table_copy.read_text() == library_table_path().read_text()  # not applied
 
@@ -88,19 +88,19 @@ def test_apply_round_trips_through_the_library_loader(tmp_path, table_copy) -> N
     new, old = parse_shape_rules(after), parse_shape_rules(before)
     rules_new = {r.name: r for r in new.rules}
     rules_old = {r.name: r for r in old.rules}
-    assert rules_new["claude"].variant == "8on16-bw"
+    assert rules_new["claude"].shape == "8on16-bw"
     assert rules_new["claude"].frame_size == 1568
-    assert rules_new["claude"].reference_variant == "11on16-bw"  # reference parity kept
+    assert rules_new["claude"].reference_shape == "11on16-bw"  # reference parity kept
     for name, rule in rules_old.items():
         if name != "claude":
             assert rules_new[name] == rule
-    assert (new.family_variants, new.apis, new.high_res_variant) == (
-        old.family_variants, old.apis, old.high_res_variant)
-    # every line of the old file survives unchanged except the decided row's variant line
+    assert (new.family_shapes, new.apis, new.high_res_shape) == (
+        old.family_shapes, old.apis, old.high_res_shape)
+    # every line of the old file survives unchanged except the decided row's shape line
     ops = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines()).get_opcodes()
     removed = [line for tag, i1, i2, _, _ in ops if tag in ("replace", "delete")
                for line in before.splitlines()[i1:i2]]
-    assert removed == ['variant = "11on16-bw"']
+    assert removed == ['shape = "11on16-bw"']
     data = tomllib.loads(after)
     claude = next(r for r in data["rules"] if r["name"] == "claude")
     assert "over 60 questions" in claude["evidence"] and "offline OCR" in claude["evidence"]
@@ -127,7 +127,7 @@ def test_reference_moves_are_warned_about() -> None:
                for w in proposal.warnings)
 
 
-def test_reference_view_is_kept_when_only_the_variant_changes() -> None:
+def test_reference_view_is_kept_when_only_the_shape_changes() -> None:
     df = records_frame(claude_run(), shape_rules())
     proposal = propose_table(library_table_path().read_text(), choose_winners(df, n_boot=400))
     assert proposal.warnings == ()
@@ -147,7 +147,7 @@ def test_unmatched_models_and_conflicting_readers_are_not_written(tmp_path) -> N
     assert "mistral/pixtral-large: no row of the table matches" in skipped
     assert f"claude: evidence from several readers ({CLAUDE}, snapocr)" in skipped
     chosen = propose_table(current, decisions, reader=CLAUDE)
-    assert [(c.line, c.variant) for c in chosen.changes] == [("claude", "8on16-bw")]
+    assert [(c.line, c.shape) for c in chosen.changes] == [("claude", "8on16-bw")]
     assert OCR not in chosen.text
 
 

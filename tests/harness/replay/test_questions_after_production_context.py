@@ -66,7 +66,7 @@ def replay_by_hand(item, spec: RunSpec, arm: ArmSpec, question: str):
         **dict(spec.settings_overrides),
         "compaction": {**dict(spec.settings_overrides.get("compaction", {})),
                        "methodOrder": list(DEFAULT_METHOD_ORDER)},
-        "snapcompact": {"shape": arm.shape.variant, "policy": arm.policy,
+        "snapcompact": {"shape": arm.shape.name, "policy": arm.policy,
                         "frameSize": arm.shape.frame_size}})
     model = ModelInfo(id=spec.model.target_model, context_window=spec.context_window,
                       provider=spec.model.provider, api=spec.model.api, include_thinking=False)

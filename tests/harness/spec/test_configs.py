@@ -25,7 +25,11 @@ from omegaconf import OmegaConf
 from evals.items.datasets import dataset_params
 from evals.pipeline.run import CONFIG_DIR
 from evals.spec.run_spec import STRATEGIES, RunSpec
-from snapcompact.core import SHAPE_VARIANT_NAMES
+from snapcompact.core import SHAPE_NAMES
+
+#: ``RunSpec.run_id()`` of ``experiment=smoke shape=8on16-bw``, computed on main at ca4f8b4
+#: (before ``shape.variant`` became ``shape.name``).
+RUN_ID_BEFORE_RENAME = "ae59ec916c83707b"
 
 GROUPS = ("model", "shape", "strategy", "summarizer", "dataset", "reader", "experiment",
           "launcher")
@@ -52,17 +56,17 @@ def test_strategy_group_has_every_replay_strategy(compose_eval):
         assert spec.strategies == (name,)
         arms = spec.arms()
         if name == "snapcompact":  # foveated x shapes, pinned at auto only (policy_shapes)
-            assert [(a.policy, a.shape.variant) for a in arms] == [
+            assert [(a.policy, a.shape.name) for a in arms] == [
                 ("foveated", "auto"), ("foveated", "8on22-bw"), ("pinned", "auto")]
         else:
-            assert [(a.strategy, a.policy, a.shape.variant) for a in arms] == [(name, "", "text")]
+            assert [(a.strategy, a.policy, a.shape.name) for a in arms] == [(name, "", "text")]
 
 
-def test_shape_group_has_every_variant_plus_auto():
-    assert set(options("shape")) == set(SHAPE_VARIANT_NAMES) | {"auto"}
-    for name in SHAPE_VARIANT_NAMES:
+def test_shape_group_has_every_named_shape_plus_auto():
+    assert set(options("shape")) == set(SHAPE_NAMES) | {"auto"}
+    for name in SHAPE_NAMES:
         data = yaml.safe_load((CONFIG_DIR / "shape" / f"{name}.yaml").read_text())
-        assert data == {"variant": name, "frame_size": None}
+        assert data == {"name": name, "frame_size": None}
 
 
 @pytest.mark.parametrize("experiment", options("experiment"))
@@ -88,7 +92,7 @@ def test_every_group_option_composes_under_every_experiment(experiment, compose_
             if group == "model":
                 assert spec.model.name == option
             elif group == "shape":
-                assert len(spec.shapes) == 1 and spec.shapes[0].variant == option
+                assert len(spec.shapes) == 1 and spec.shapes[0].name == option
             elif group == "strategy":
                 assert spec.strategies == (option,)
             elif group == "summarizer":
@@ -115,7 +119,7 @@ def test_no_arguments_is_the_default_offline_experiment(compose_eval):
     assert spec.settings_overrides == {}
     assert spec.strategies == ("full", "truncate", "snapcompact")
     assert spec.policies == ("foveated", "pinned")
-    assert [s.variant for s in spec.shapes] == ["auto", "8on22-bw"]
+    assert [s.name for s in spec.shapes] == ["auto", "8on22-bw"]
     assert all(s.frame_size is None for s in spec.shapes)  # the size production picks
     assert spec.model.target_model == "claude-sonnet-4-5"
     assert [a.label for a in spec.arms()] == [
@@ -145,7 +149,7 @@ def test_command_line_group_choice_beats_the_experiment(compose_eval):
     assert cfg.experiment_name == "smoke"
     # a chosen shape replaces the experiment's list of arms
     spec = RunSpec.from_config(compose_eval(["shape=8on16-bw", "shape.frame_size=1024"]))
-    assert [(s.variant, s.frame_size) for s in spec.shapes] == [("8on16-bw", 1024)]
+    assert [(s.name, s.frame_size) for s in spec.shapes] == [("8on16-bw", 1024)]
 
 
 def test_launcher_group_maps_onto_hydra_launcher(compose_eval):
@@ -242,6 +246,28 @@ def test_bad_configs_fail_before_anything_runs(override, message, compose_eval):
         RunSpec.from_config(compose_eval(override.split()))
 
 
+def test_old_shape_key_is_read_with_a_warning_naming_the_new_one(compose_eval):
+    from evals.spec.old_spellings import rename_old_overrides
+
+    with pytest.warns(FutureWarning, match="shape.variant is the old spelling; use shape.name"):
+        args = rename_old_overrides(["shape.variant=8on16-bw", "+shape.variant=x", "model=mock",
+                                     "--cfg", "job"])
+    assert args == ["shape.name=8on16-bw", "+shape.name=x", "model=mock", "--cfg", "job"]
+    # a config (or a + override) still carrying the old key
+    cfg = compose_eval(["shape=5x8-bw", "+shape.variant=8on16-bw"])
+    with pytest.warns(FutureWarning, match="use shape.name"):
+        spec = RunSpec.from_config(cfg)
+    assert [(s.name, s.frame_size) for s in spec.shapes] == [("8on16-bw", None)]
+    with pytest.warns(DeprecationWarning, match="use ShapeSpec.name"):
+        assert spec.shapes[0].variant == "8on16-bw"
+
+
+def test_run_id_is_unchanged_by_the_rename(compose_eval):
+    # the id of this run before "variant" became "name" (main at ca4f8b4): rows resume
+    spec = RunSpec.from_config(compose_eval(["experiment=smoke", "shape=8on16-bw"]))
+    assert spec.run_id() == RUN_ID_BEFORE_RENAME
+
+
 def test_cli_finds_its_configs_from_any_directory(tmp_path):
     """The installed console script composes from another cwd (--cfg prints, runs nothing)."""
     script = Path(sys.executable).with_name("snapcompact-eval")
@@ -251,7 +277,7 @@ def test_cli_finds_its_configs_from_any_directory(tmp_path):
     assert out.returncode == 0, out.stderr
     cfg = yaml.safe_load(out.stdout)
     assert cfg["model"]["litellm_id"] == "openai/gpt-5"
-    assert cfg["shape"]["variant"] == "6x6u-bw"
+    assert cfg["shape"]["name"] == "6x6u-bw"
     assert not (tmp_path / "results").exists()  # printing the config writes nothing
 
 

@@ -1,0 +1,45 @@
+"""Config keys and command-line overrides in their old spelling, read with a warning.
+
+Why: "one word per thing" renamed keys (a shape is called a shape, not a "variant"), but
+commands in notes, scripts and shell histories still spell them the old way. They keep working:
+each old key is mapped to its new spelling once, here, with a ``FutureWarning`` (shown by
+default: the reader is the person running the harness) that names the new spelling.
+
+Hydra refuses an override of a key the composed config lacks before any of our code sees it,
+so the old spelling of an override is rewritten on the command line (``rename_old_overrides``);
+a key in the old spelling inside a config file is renamed by its group's schema
+(``evals.spec.run_spec.ShapeConfig``), which calls ``warn_old_config_key``.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+
+#: Old config key -> its new spelling.
+OLD_CONFIG_KEYS: Mapping[str, str] = {"shape.variant": "shape.name"}
+
+_OVERRIDE = re.compile(r"^(?P<prefix>~|\+\+|\+)?(?P<key>[\w.\-/@]+)(?P<rest>=.*)?$", re.DOTALL)
+
+
+def warn_old_config_key(old: str) -> None:
+    """Warn that config key ``old`` is the old spelling, naming the new one."""
+    warnings.warn(f"config key {old} is the old spelling; use {OLD_CONFIG_KEYS[old]}",
+                  FutureWarning, stacklevel=3)
+
+
+def rename_old_overrides(args: Sequence[str]) -> list[str]:
+    """``args`` with every override of an old key spelled the new way (each warned about).
+
+    ``shape.variant=8on22-bw`` becomes ``shape.name=8on22-bw``; ``+``/``++``/``~`` prefixes are
+    kept; anything that is not an override of an old key is returned unchanged.
+    """
+    out = []
+    for arg in args:
+        m = _OVERRIDE.match(arg)
+        if m is not None and m["key"] in OLD_CONFIG_KEYS:
+            warn_old_config_key(m["key"])
+            arg = f"{m['prefix'] or ''}{OLD_CONFIG_KEYS[m['key']]}{m['rest'] or ''}"
+        out.append(arg)
+    return out
