@@ -58,7 +58,7 @@ from snapcompact.agent.methods import (
     is_method_usable,
     resolve_method_order,
 )
-from snapcompact.agent.probe import ParsedArchiveCache
+from snapcompact.agent.probe import ParsedArchiveCache, ProbeScan
 from snapcompact.agent.rounds import MaintenanceRound, MethodAttempt
 from snapcompact.archive import (
     FileOperations,
@@ -105,8 +105,13 @@ from snapcompact.compaction import (
     text_edge_chars,
     uses_openai_remote_compaction,
 )
-from snapcompact.pricing import FRAME_DATA_BYTES_BUDGET, resolve_shape, resolve_shape_for_text
-from snapcompact.text import scan_renderability
+from snapcompact.pricing import (
+    FRAME_DATA_BYTES_BUDGET,
+    resolve_shape,
+    resolve_shape_for_scan,
+    resolve_shape_for_text,
+)
+from snapcompact.text import ScanCounts, scan_renderability
 
 __all__ = [
     "COMPACTION_RECOVERY_BAND",
@@ -258,6 +263,7 @@ class SessionMaintenance:
         #: The source message index the next check is attributed to (set by a replay driver).
         self.message_index = -1
         self._parsed = ParsedArchiveCache()  # the probe's parsed history, per message
+        self._probe_scan = ProbeScan()  # the probe's counts, kept across passes
         #: The preparation :meth:`_prepare` made last and the session version it was made at.
         self._prepared: tuple[CompactionPreparation | None, tuple[int, str | None]] | None = None
 
@@ -628,11 +634,31 @@ class SessionMaintenance:
         serialized = serialize_conversation(
             self._parsed.parsed_archive(prep),
             SerializeOptions(include_thinking=self.model.include_thinking))
+        head = self._probe_head(prep)
+        return f"{head}\n{serialized}" if head else serialized
+
+    def _probe_head(self, prep: CompactionPreparation) -> str:
         prev = prep.previous_compaction
         archive = get_preserved_archive(prev.preserve_data) if prev is not None else None
-        head = archive_source_text(archive) if archive is not None else (
+        return archive_source_text(archive) if archive is not None else (
             prev.summary if prev is not None else "")
-        return f"{head}\n{serialized}" if head else serialized
+
+    def _probe_counts(self, prep: CompactionPreparation) -> ScanCounts | None:
+        """The probe text's counts from :class:`~.probe.ProbeScan` (a pass costs what changed
+        since the last), when ``prep`` is the preparation of the session as it is now; else
+        None (the caller scans :meth:`_probe_text`)."""
+        made = self._prepared
+        if made is None or made[0] is not prep or made[1] != (self.session.version,
+                                                              self.session.leaf_id):
+            return None
+        sc = self.settings.snapcompact
+        fonts = tuple(dict.fromkeys(
+            resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
+                          variant=variant).shape.font for variant in (sc.shape, "silver16-bw")))
+        return self._probe_scan.counts(
+            self.session.branch_index, prep.window_start, prep.first_kept_index,
+            self._probe_head(prep), SerializeOptions(include_thinking=self.model.include_thinking),
+            fonts)
 
     def frame_cap(self, prep: CompactionPreparation) -> FrameCap:
         """The cap this pass gives snapcompact (``#computeSnapcompactMaxFrames``)."""
@@ -665,10 +691,16 @@ class SessionMaintenance:
                      prepared: int | None) -> tuple[MethodAttempt, CompactionPayload | None]:
         """Snapcompact's path (SM:4640-4760): scan, cap, render, then the three guards."""
         sc = self.settings.snapcompact
-        probe = self._probe_text(prep)
-        resolved = resolve_shape_for_text(probe, self.model.id, api=self.model.api,
-                                          provider=self.model.provider, variant=sc.shape)
-        scan = scan_renderability(probe, resolved.shape.font)
+        counts = self._probe_counts(prep)
+        if counts is not None:
+            resolved = resolve_shape_for_scan(counts, self.model.id, api=self.model.api,
+                                              provider=self.model.provider, variant=sc.shape)
+            scan = counts.renderability(resolved.shape.font)
+        else:
+            probe = self._probe_text(prep)
+            resolved = resolve_shape_for_text(probe, self.model.id, api=self.model.api,
+                                              provider=self.model.provider, variant=sc.shape)
+            scan = scan_renderability(probe, resolved.shape.font)
         if not scan.safe:
             return MethodAttempt("snapcompact", "rejected",
                                  "unsupported characters for the snapcompact font "

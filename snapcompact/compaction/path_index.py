@@ -196,6 +196,11 @@ class BranchIndex:
         self._results: list[int] | None = []
         self._cut_points: list[int] | None = []
         self._totals: dict[int, TokenTotals] = {}
+        #: Times the index was rebuilt from a walk (a leaf move, or an append off the leaf).
+        self.rebuilds = 0
+        #: Positions of swapped entries, in the order they were swapped, since the last rebuild
+        #: (a cache keyed by positions reads what changed since it last looked).
+        self.swapped: list[int] = []
 
     # ------------------------------------------------------------------ upkeep
 
@@ -236,6 +241,7 @@ class BranchIndex:
             if i is None:
                 continue
             list.__setitem__(self.path, i, new)
+            self.swapped.append(i)
             first = i if first is None else min(first, i)
             before = old[entry_id]
             if _has_settled_usage(before) != _has_settled_usage(new):
@@ -273,6 +279,8 @@ class BranchIndex:
         self._totals = {}
         self._leaf = None
         self._stale = False
+        self.rebuilds += 1
+        self.swapped = []
         for entry in chain:
             self._add(entry)
 
@@ -383,6 +391,18 @@ class BranchIndex:
             ids += [e.id for e in path[kept:latest] if _is_context_message(e)]
         ids += [e.id for e in path[latest + 1:] if _is_context_message(e)]
         return ids
+
+    def context_start(self) -> int:
+        """Smallest position whose message entries reach the LLM context: every message entry on
+        the branch at or after it does, none before it (as :meth:`context_entry_ids`)."""
+        path = self.sync()
+        latest = self.latest_compaction_index()
+        if latest is None:
+            return 0
+        compaction = path[latest]
+        assert isinstance(compaction, CompactionEntry)
+        kept = self._kept_start(compaction, latest)
+        return kept if kept is not None and kept < latest else latest + 1
 
     def first_within_message_suffix(self, estimator: TokenEstimator, limit: int) -> int:
         """Smallest position whose following message entries hold at most ``limit`` tokens."""

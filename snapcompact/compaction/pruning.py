@@ -271,9 +271,16 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
         return PruneResult({}, 0, {})
     index = index_of(path)
     boundary = _boundary(path, index)
-    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads,
-                 settings.prune_useless, boundary, index)
     warm = settings.cache_warm_suffix_tokens
+    start = boundary
+    if index is not None and warm is not None:
+        # Results followed by more than ``warm`` message tokens are skipped, and they are the
+        # oldest (the suffix only grows going back), so the newest-first walk meets them last:
+        # none of them changes a candidate. Whether a result is superseded depends on later
+        # results only, so the scan starts at the warm tail too.
+        start = max(boundary, index.first_within_message_suffix(estimator, warm))
+    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads,
+                 settings.prune_useless, start, index)
     newer_output = 0
     chosen: list[tuple[MessageEntry, str, str]] = []
     saved = 0
