@@ -201,6 +201,12 @@ class BranchIndex:
         #: Positions of swapped entries, in the order they were swapped, since the last rebuild
         #: (a cache keyed by positions reads what changed since it last looked).
         self.swapped: list[int] = []
+        #: Every tool-call id added to the branch, in order (a repeat re-points the id), since the
+        #: last rebuild; ``calls_version`` moves when a swap changed an assistant's calls.
+        self.call_log: list[str] = []
+        self.calls_version = 0
+        #: Caches derived from this branch by other modules (cleared with the index).
+        self.memo: dict[Any, Any] = {}
 
     # ------------------------------------------------------------------ upkeep
 
@@ -227,8 +233,10 @@ class BranchIndex:
         elif isinstance(entry, MessageEntry) and entry.role == "assistant":
             if self._usage is not None and _has_settled_usage(entry):
                 self._usage.append(i)
-            if self._calls is not None:
-                for call_id, block in _call_blocks(entry):
+            blocks = _call_blocks(entry)
+            for call_id, block in blocks:
+                self.call_log.append(call_id)
+                if self._calls is not None:
                     self._calls[call_id] = block
 
     def replaced(self, replacements: Mapping[str, Entry], old: Mapping[str, Entry]) -> None:
@@ -248,6 +256,7 @@ class BranchIndex:
                 self._usage = None
             if _call_blocks(before) != _call_blocks(new):
                 self._calls = None
+                self.calls_version += 1
             if _is_tool_result(before) != _is_tool_result(new):
                 self._results = None
             if _is_cut_point(before) != _is_cut_point(new):
@@ -281,6 +290,8 @@ class BranchIndex:
         self._stale = False
         self.rebuilds += 1
         self.swapped = []
+        self.call_log = []
+        self.memo = {}
         for entry in chain:
             self._add(entry)
 
