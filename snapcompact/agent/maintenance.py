@@ -94,7 +94,6 @@ from snapcompact.compaction import (
     compact_snapcompact,
     cumulative_file_ops,
     effective_reserve_tokens,
-    entry_tokens,
     prepare_compaction,
     prompt,
     prune_superseded_tool_results,
@@ -683,8 +682,9 @@ class SessionMaintenance:
         made = self._prepared
         if made is not None and made[0] is prep and made[1] == (self.session.version,
                                                                 self.session.leaf_id):
-            branch = self.session.get_branch()
-            return sum(entry_tokens(e, self.estimator) for e in branch[prep.first_kept_index:])
+            # entry_tokens of the entries from the cut on, from the branch's running totals.
+            context = self.session.branch_index.totals(self.estimator).context
+            return context[-1] - context[prep.first_kept_index]
         return self.estimator.messages(list(prep.recent_messages))
 
     def _snapcompact(self, prep: CompactionPreparation, *, trigger: int, pending: int,

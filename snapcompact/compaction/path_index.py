@@ -28,6 +28,7 @@ has not changed since).
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import accumulate
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -143,37 +144,58 @@ class TokenTotals:
     """Prefix sums over the branch for one estimator: ``context[i]`` = tokens the entries before
     position ``i`` add to the LLM context (compactions count 0), ``messages[i]`` = tokens of the
     message entries before ``i``, ``tool_results[i]`` = tokens of the tool results before ``i``.
-    Extended lazily up to the branch length; cut back when an entry is swapped."""
+    Extended lazily up to the branch length; a swapped entry is estimated again and the sums
+    from it on are redone from the kept per-entry counts (no walk of the later entries)."""
 
-    __slots__ = ("context", "estimator", "messages", "tool_results")
+    __slots__ = ("context", "estimator", "messages", "tool_results", "_each")
 
     def __init__(self, estimator: TokenEstimator) -> None:
         self.estimator = estimator
         self.context = [0]
         self.messages = [0]
         self.tool_results = [0]
+        #: Per position: (context, message, tool-result) tokens of the entry there.
+        self._each: tuple[list[int], list[int], list[int]] = ([], [], [])
 
-    def cut(self, position: int) -> None:
-        """Forget the totals that include the entry at ``position`` or later."""
-        del self.context[position + 1:]
-        del self.messages[position + 1:]
-        del self.tool_results[position + 1:]
+    def _counts(self, entry: Entry) -> tuple[int, int, int]:
+        if isinstance(entry, MessageEntry):
+            tokens = estimate_entry_tokens(entry, self.estimator)
+            return tokens, tokens, tokens if entry.role == "toolResult" else 0
+        if isinstance(entry, (CustomMessageEntry, BranchSummaryEntry)):
+            return estimate_entry_tokens(entry, self.estimator), 0, 0
+        return 0, 0, 0
+
+    def swapped(self, positions: Iterable[int], path: Sequence[Entry]) -> None:
+        """The entries at ``positions`` were swapped: count them again, redo the sums after."""
+        each = self._each
+        first: int | None = None
+        for i in positions:
+            if i >= len(each[0]):
+                continue
+            for column, tokens in zip(each, self._counts(path[i])):
+                column[i] = tokens
+            first = i if first is None else min(first, i)
+        if first is None:
+            return
+        for sums, column in zip((self.context, self.messages, self.tool_results), each):
+            del sums[first + 1:]
+            redone = accumulate(column[first:], initial=sums[first])
+            next(redone)  # sums[first] itself, kept
+            sums.extend(redone)
 
     def extend(self, path: Sequence[Entry]) -> TokenTotals:
         """Add the totals of the entries not yet counted, up to the length of ``path``."""
         context, messages, tools = self.context, self.messages, self.tool_results
+        each_c, each_m, each_t = self._each
         c, m, t = context[-1], messages[-1], tools[-1]
-        estimator = self.estimator
         for i in range(len(context) - 1, len(path)):
-            entry = path[i]
-            if isinstance(entry, MessageEntry):
-                tokens = estimate_entry_tokens(entry, estimator)
-                c += tokens
-                m += tokens
-                if entry.role == "toolResult":
-                    t += tokens
-            elif isinstance(entry, (CustomMessageEntry, BranchSummaryEntry)):
-                c += estimate_entry_tokens(entry, estimator)
+            dc, dm, dt = self._counts(path[i])
+            each_c.append(dc)
+            each_m.append(dm)
+            each_t.append(dt)
+            c += dc
+            m += dm
+            t += dt
             context.append(c)
             messages.append(m)
             tools.append(t)
@@ -262,8 +284,10 @@ class BranchIndex:
             if _is_cut_point(before) != _is_cut_point(new):
                 self._cut_points = None
         if first is not None:
+            swapped = [self.position[entry_id] for entry_id in replacements
+                       if entry_id in self.position]
             for totals in self._totals.values():
-                totals.cut(first)
+                totals.swapped(swapped, self.path)
 
     def sync(self) -> BranchList:
         """The indexed branch, rebuilt first when the leaf moved or the index went stale.
