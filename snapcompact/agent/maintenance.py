@@ -317,6 +317,11 @@ class SessionMaintenance:
             parts.extend(json.dumps(t, separators=(",", ":"), ensure_ascii=False) for t in tools)
         return self.estimator.count_text(parts) if parts else 0
 
+    def _branch(self) -> Sequence[Any]:
+        """The session's branch for a function that only reads it: the branch index's own list
+        (the functions use the index behind it), not a copy of the whole history per call."""
+        return self.session.branch_index.sync()
+
     def _notice(self, text: str) -> str:
         self.notices.append(text)
         warnings.warn(text, RuntimeWarning, stacklevel=3)
@@ -414,7 +419,7 @@ class SessionMaintenance:
             return 0
         config = replace(pruning, cache_idle_seconds=PRUNE_IDLE_FLUSH_SECONDS)
         result = prune_superseded_tool_results(
-            self.session.get_branch(), config, idle_seconds=idle_seconds,
+            self._branch(), config, idle_seconds=idle_seconds,
             drop_useless=drop_useless, protected_paths=self.pipeline.protected_paths,
             estimator=self.estimator, now_ms=int(self.pipeline.clock() * 1000))
         if result.changed:
@@ -425,7 +430,7 @@ class SessionMaintenance:
         """The threshold prune (SM:659-700): every turn, outside the 8,000-token warm suffix."""
         config = replace(self.settings.pruning, prune_useless=self.settings.compaction.drop_useless,
                          cache_warm_suffix_tokens=PRUNE_CACHE_WARM_SUFFIX_TOKENS)
-        result = prune_tool_outputs(self.session.get_branch(), config,
+        result = prune_tool_outputs(self._branch(), config,
                                     protected_paths=self.pipeline.protected_paths,
                                     estimator=self.estimator,
                                     now_ms=int(self.pipeline.clock() * 1000))
@@ -504,8 +509,10 @@ class SessionMaintenance:
                     return finish("snapcompact-rescue" if "frame-rebuild" in rescues else None,
                                   tokens_after=self.stored_tokens(), headroom=headroom,
                                   dead_end=not headroom)
+            # The event copies the branch: made only when a hook will read it.
             hook = self.pipeline.hooks.run_before_compact(BeforeCompactEvent(
-                prep, tuple(self.session.get_branch()), None, reason, will_retry))
+                prep, tuple(self.session.get_branch()), None, reason, will_retry)
+            ) if self.pipeline.hooks.before_compact else None
             if isinstance(hook, Cancel):
                 attempts.append(MethodAttempt(method, "rejected", "cancelled by a hook"))
                 return finish(None)
@@ -588,7 +595,7 @@ class SessionMaintenance:
         made = self._prepared
         if made is not None and made[1] == version:
             return made[0]
-        prep = prepare_compaction(self.session.get_branch(),
+        prep = prepare_compaction(self._branch(),
                                   self.settings.compaction.keep_recent_tokens,
                                   estimator=self.estimator)
         self._prepared = (prep, version)

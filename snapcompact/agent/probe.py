@@ -84,18 +84,18 @@ class _Merged(set):
 
     def __init__(self) -> None:
         super().__init__()
-        self.at: dict[str, int] = {}
+        self.order: list[tuple[int, str]] = []  # (message, call id), in the walk's order
         self.current = 0
 
     def add(self, call_id: str) -> None:  # type: ignore[override]
         if call_id not in self:
-            self.at[call_id] = self.current
+            self.order.append((self.current, call_id))
         super().add(call_id)
 
     def forget_from(self, k: int) -> None:
-        for call_id in [c for c, j in self.at.items() if j >= k]:
-            del self.at[call_id]
-            self.discard(call_id)
+        order = self.order
+        while order and order[-1][0] >= k:
+            self.discard(order.pop()[1])
 
 
 class _Useless:
@@ -138,6 +138,21 @@ class ProbeScan:
     def __init__(self) -> None:
         self._key: tuple[Any, ...] | None = None
         self._heads: tuple[str, Any] | None = None
+        #: (piece, first, last) -> its counts: a re-walk meets the same sections again.
+        self._pieces: dict[tuple[str, bool, bool], ScanCounts | None] = {}
+        self._fonts: tuple[str, ...] = ()
+
+    def _piece(self, piece: str, first: bool = False, last: bool = False) -> ScanCounts | None:
+        key = (piece, first, last)
+        try:
+            return self._pieces[key]
+        except KeyError:
+            pass
+        if len(self._pieces) > 20_000:
+            self._pieces.clear()
+        counts = self._pieces[key] = piece_scan_counts(piece, self._fonts, first=first,
+                                                       last=last)
+        return counts
 
     def _reset(self, key: tuple[Any, ...], start: int) -> None:
         self._key = key
@@ -160,6 +175,9 @@ class ProbeScan:
         key = (id(index), index.rebuilds, start, options, fonts)
         if key != self._key:
             self._reset(key, start)
+        if fonts != self._fonts:
+            self._fonts = fonts
+            self._pieces.clear()
         path = index.sync()
         if end > len(path) or end < start:
             return None
@@ -231,7 +249,7 @@ class ProbeScan:
             for prefix, content in message_sections(self._messages[j], options, useless, paired,
                                                     self._merged, looked):
                 piece = content if prefix == tag else prefix + content
-                counts = piece_scan_counts(piece, fonts)
+                counts = self._piece(piece)
                 if counts is None:
                     return False
                 running = counts if running is None else running + counts
@@ -251,7 +269,7 @@ class ProbeScan:
         if hit is not None and hit[0] is head:
             return hit[1]
         counts = (piece_scan_counts(head, fonts), piece_scan_counts(head, fonts, first=True),
-                  piece_scan_counts(head, fonts, first=True, last=True))
+                  piece_scan_counts(head, fonts, first=True, last=True))  # once per head
         self._heads = (head, counts)
         return counts
 
@@ -261,10 +279,9 @@ class ProbeScan:
             return scan_counts("", fonts)
         if not head:
             if pieces == 1:
-                return piece_scan_counts(first, fonts, first=True, last=True)
-            ends = (piece_scan_counts(first, fonts, first=True),
-                    piece_scan_counts(first, fonts), piece_scan_counts(last, fonts, last=True),
-                    piece_scan_counts(last, fonts))
+                return self._piece(first, True, True)
+            ends = (self._piece(first, True), self._piece(first), self._piece(last, last=True),
+                    self._piece(last))
             if any(c is None for c in ends):
                 return None
             return running + ends[0] - ends[1] + ends[2] - ends[3]  # type: ignore[operator]
@@ -273,7 +290,7 @@ class ProbeScan:
             return None
         if running is None:
             return heads[2]
-        ends = (piece_scan_counts(last, fonts, last=True), piece_scan_counts(last, fonts))
+        ends = (self._piece(last, last=True), self._piece(last))
         if any(c is None for c in ends):
             return None
         return heads[1] + running + ends[0] - ends[1]  # type: ignore[operator]

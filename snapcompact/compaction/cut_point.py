@@ -272,17 +272,26 @@ class CompactionPreparation:
 
     first_kept_entry_id: str
     first_kept_index: int
-    kept_entry_ids: tuple[str, ...]
     is_split_turn: bool
     tokens_before: int
     keep_recent_tokens: int
     previous_compaction: CompactionEntry | None
     window_start: int
-    #: Messages kept verbatim (what the short summary describes).
-    recent_messages: tuple[Mapping[str, Any], ...] = ()
-    #: The entries summarized whole, then the split turn's prefix (empty unless split).
+    #: The entries summarized whole, then the split turn's prefix (empty unless split), then
+    #: the entries kept (from the cut on).
     summarized_entries: tuple[Entry, ...] = field(default=(), repr=False)
     prefix_entries: tuple[Entry, ...] = field(default=(), repr=False)
+    kept_entries: tuple[Entry, ...] = field(default=(), repr=False)
+
+    @cached_property
+    def kept_entry_ids(self) -> tuple[str, ...]:
+        """Ids of the entries kept (compactions left out)."""
+        return tuple(e.id for e in self.kept_entries if not isinstance(e, CompactionEntry))
+
+    @cached_property
+    def recent_messages(self) -> tuple[Mapping[str, Any], ...]:
+        """Messages kept verbatim (what the short summary describes)."""
+        return _messages(self.kept_entries)[0]
 
     @cached_property
     def _summarized(self) -> tuple[tuple[Mapping[str, Any], ...], tuple[str, ...]]:
@@ -383,12 +392,10 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *,
     if not any(map(_is_message_bearing, summarized)) and not any(
             map(_is_message_bearing, prefix)):
         return None
-    kept_ids = tuple(e.id for e in path[cut.first_kept_index:]
-                     if not isinstance(e, CompactionEntry))
     return CompactionPreparation(
         first_kept_entry_id=path[cut.first_kept_index].id, first_kept_index=cut.first_kept_index,
-        kept_entry_ids=kept_ids, is_split_turn=cut.is_split_turn,
+        is_split_turn=cut.is_split_turn,
         tokens_before=max(estimate, measured_prompt_tokens or 0), keep_recent_tokens=keep,
         previous_compaction=previous, window_start=start,
-        recent_messages=_messages(path[cut.first_kept_index:])[0],
-        summarized_entries=summarized, prefix_entries=prefix)
+        summarized_entries=summarized, prefix_entries=prefix,
+        kept_entries=tuple(path[cut.first_kept_index:]))

@@ -541,7 +541,12 @@ def apply_shake_regions(path: Sequence[Entry], regions: Sequence[ShakeRegion],
     """
     if len(regions) != len(replacements):
         raise ValueError(f"{len(regions)} shake regions but {len(replacements)} replacements")
-    by_id = {e.id: e for e in path}
+    index = index_of(path)
+    if index is not None:  # the regions' entries by position, not a walk of the branch
+        by_id = {r.entry_id: path[index.position[r.entry_id]] for r in regions
+                 if r.entry_id in index.position}
+    else:
+        by_id = {e.id: e for e in path}
     results: dict[str, str] = {}
     edits: dict[str, dict[int, list[tuple[int, int, str]]]] = {}
     freed = 0

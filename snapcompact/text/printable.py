@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -363,7 +364,9 @@ def piece_scan_counts(piece: str, fonts: tuple[str, ...], *, first: bool = False
         return None  # the edge trim ate the whole piece; it would go on into the neighbour
     counts = _counts_of(cps, fonts)
     sentinels = int(not first) + int(not last)
-    if sentinels:
-        counts = counts - _counts_of(np.array([ord(_SENTINEL)] * sentinels, dtype=cps.dtype),
-                                     fonts)
-    return counts
+    return counts - _sentinel_counts(sentinels, fonts) if sentinels else counts
+
+
+@lru_cache(maxsize=64)
+def _sentinel_counts(sentinels: int, fonts: tuple[str, ...]) -> ScanCounts:
+    return _counts_of(np.array([ord(_SENTINEL)] * sentinels, dtype=np.uint32), fonts)
