@@ -646,8 +646,9 @@ class SessionMaintenance:
     def _probe_head(self, prep: CompactionPreparation) -> str:
         prev = prep.previous_compaction
         archive = get_preserved_archive(prev.preserve_data) if prev is not None else None
-        return archive_source_text(archive) if archive is not None else (
+        head = archive_source_text(archive) if archive is not None else (
             prev.summary if prev is not None else "")
+        return head or ""
 
     def _probe_counts(self, prep: CompactionPreparation) -> ScanCounts | None:
         """The probe text's counts from :class:`~.probe.ProbeScan` (a pass costs what changed

@@ -17,7 +17,7 @@ to that very call, so its error is the same).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from snapcompact.archive import (
@@ -87,7 +87,7 @@ class _Merged(set):
         self.order: list[tuple[int, str]] = []  # (message, call id), in the walk's order
         self.current = 0
 
-    def add(self, call_id: str) -> None:  # type: ignore[override]
+    def add(self, call_id: str) -> None:
         if call_id not in self:
             self.order.append((self.current, call_id))
         super().add(call_id)
@@ -100,20 +100,30 @@ class _Merged(set):
 
 class _Useless:
     def __init__(self, values: dict[str, tuple[bool, str | None]]) -> None:
-        self.values = values
+        self._kept = values
 
     def __contains__(self, call_id: object) -> bool:
-        hit = self.values.get(call_id)  # type: ignore[call-overload]
+        hit = self._kept.get(call_id)  # type: ignore[call-overload]
         return hit is not None and hit[0]
 
 
-class _Paired:
-    def __init__(self, values: dict[str, tuple[bool, str | None]]) -> None:
-        self.values = values
+class _Paired(Mapping[str, str]):
+    """The paired result texts by call id, read from the kept values."""
 
-    def get(self, call_id: str, default: Any = None) -> Any:
-        hit = self.values.get(call_id)
-        return default if hit is None or hit[1] is None else hit[1]
+    def __init__(self, values: dict[str, tuple[bool, str | None]]) -> None:
+        self._kept = values
+
+    def __getitem__(self, call_id: str) -> str:
+        hit = self._kept.get(call_id)
+        if hit is None or hit[1] is None:
+            raise KeyError(call_id)
+        return hit[1]
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, v in self._kept.items() if v[1] is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for v in self._kept.values() if v[1] is not None)
 
 
 _EMPTY_ROW: tuple[Any, ...] = (None, None, None, None, 0)
@@ -275,22 +285,26 @@ class ProbeScan:
 
     def _total(self, head: str, fonts: tuple[str, ...]) -> ScanCounts | None:
         running, _, first, last, pieces = self._rows[-1] if self._rows else _EMPTY_ROW
-        if not head and running is None:
-            return scan_counts("", fonts)
-        if not head:
-            if pieces == 1:
-                return self._piece(first, True, True)
-            ends = (self._piece(first, True), self._piece(first), self._piece(last, last=True),
-                    self._piece(last))
-            if any(c is None for c in ends):
+        if running is None:  # no section: the text is the head alone (or empty)
+            if not head:
+                return scan_counts("", fonts)
+            heads = self._head(head, fonts)
+            return heads[2] if heads is not None else None
+        # The running sum counts every piece between line breaks; the text's first and last
+        # pieces are counted again as edges (the text's own trim applies there).
+        if head:
+            heads = self._head(head, fonts)
+            if heads is None or heads[1] is None:
                 return None
-            return running + ends[0] - ends[1] + ends[2] - ends[3]  # type: ignore[operator]
-        heads = self._head(head, fonts)
-        if heads is None or any(c is None for c in heads):
+            total: ScanCounts = heads[1] + running
+        elif pieces == 1:
+            return self._piece(first, True, True)
+        else:
+            opening, inner = self._piece(first, first=True), self._piece(first)
+            if opening is None or inner is None:
+                return None
+            total = running + opening - inner
+        closing, inner = self._piece(last, last=True), self._piece(last)
+        if closing is None or inner is None:
             return None
-        if running is None:
-            return heads[2]
-        ends = (self._piece(last, last=True), self._piece(last))
-        if any(c is None for c in ends):
-            return None
-        return heads[1] + running + ends[0] - ends[1]  # type: ignore[operator]
+        return total + closing - inner

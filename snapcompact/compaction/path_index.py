@@ -28,8 +28,8 @@ has not changed since).
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import accumulate
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from snapcompact.compaction.context import estimate_entry_tokens

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Mapping, Sequence
-from itertools import accumulate
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import Any, Literal
 
 from snapcompact.archive import strip_read_selector
@@ -431,9 +431,9 @@ def collect_shake_regions(path: Sequence[Entry], config: ShakeConfig = DEFAULT_S
     index = index_of(path)
     if index is not None:
         # The branch index's copy: what each position holds is kept across shakes.
-        regions = _indexed_regions(index, path, config, estimator)
-        savings = sum(max(0, r.tokens - PLACEHOLDER_TOKEN_ESTIMATE) for r in regions)
-        return regions if savings >= config.min_savings else []
+        found = _indexed_regions(index, path, config, estimator)
+        saved = sum(max(0, r.tokens - PLACEHOLDER_TOKEN_ESTIMATE) for r in found)
+        return found if saved >= config.min_savings else []
     n = len(path)
     if n == 0:
         return []

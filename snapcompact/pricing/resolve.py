@@ -12,8 +12,8 @@ differs from the reference implementation the reference value is kept beside it,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from snapcompact.core import Shape, check_frame_size, get_shape
