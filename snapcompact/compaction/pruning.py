@@ -142,8 +142,21 @@ def _tool_result(entry: Entry) -> MessageEntry | None:
     return entry if isinstance(entry, MessageEntry) and entry.role == "toolResult" else None
 
 
+#: Whether a result message is already pruned, per message object: the per-turn passes ask it
+#: of the same tail results turn after turn (messages in entries are never changed in place;
+#: pruning swaps in a new message).
+_PRUNED: dict[int, tuple[Mapping[str, Any], bool]] = {}
+
+
 def _already_pruned(message: Mapping[str, Any]) -> bool:
-    return message.get("prunedAt") is not None or is_pruned(message)
+    hit = _PRUNED.get(id(message))
+    if hit is not None and hit[0] is message:
+        return hit[1]
+    pruned = message.get("prunedAt") is not None or is_pruned(message)
+    if len(_PRUNED) > 100_000:
+        _PRUNED.clear()
+    _PRUNED[id(message)] = (message, pruned)
+    return pruned
 
 
 def _boundary(path: Sequence[Entry], index: BranchIndex | None = None) -> int:
