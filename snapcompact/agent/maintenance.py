@@ -58,7 +58,7 @@ from snapcompact.agent.methods import (
     is_method_usable,
     resolve_method_order,
 )
-from snapcompact.agent.probe import ParsedArchiveCache
+from snapcompact.agent.probe import ParsedArchiveCache, ProbeScan
 from snapcompact.agent.rounds import MaintenanceRound, MethodAttempt
 from snapcompact.archive import (
     FileOperations,
@@ -94,7 +94,6 @@ from snapcompact.compaction import (
     compact_snapcompact,
     cumulative_file_ops,
     effective_reserve_tokens,
-    entry_tokens,
     prepare_compaction,
     prompt,
     prune_superseded_tool_results,
@@ -105,8 +104,13 @@ from snapcompact.compaction import (
     text_edge_chars,
     uses_openai_remote_compaction,
 )
-from snapcompact.pricing import FRAME_DATA_BYTES_BUDGET, resolve_shape, resolve_shape_for_text
-from snapcompact.text import scan_renderability
+from snapcompact.pricing import (
+    FRAME_DATA_BYTES_BUDGET,
+    resolve_shape,
+    resolve_shape_for_scan,
+    resolve_shape_for_text,
+)
+from snapcompact.text import ScanCounts, scan_renderability
 
 __all__ = [
     "COMPACTION_RECOVERY_BAND",
@@ -258,6 +262,7 @@ class SessionMaintenance:
         #: The source message index the next check is attributed to (set by a replay driver).
         self.message_index = -1
         self._parsed = ParsedArchiveCache()  # the probe's parsed history, per message
+        self._probe_scan = ProbeScan()  # the probe's counts, kept across passes
         #: The preparation :meth:`_prepare` made last and the session version it was made at.
         self._prepared: tuple[CompactionPreparation | None, tuple[int, str | None]] | None = None
 
@@ -311,6 +316,11 @@ class SessionMaintenance:
         if tools:
             parts.extend(json.dumps(t, separators=(",", ":"), ensure_ascii=False) for t in tools)
         return self.estimator.count_text(parts) if parts else 0
+
+    def _branch(self) -> Sequence[Any]:
+        """The session's branch for a function that only reads it: the branch index's own list
+        (the functions use the index behind it), not a copy of the whole history per call."""
+        return self.session.branch_index.sync()
 
     def _notice(self, text: str) -> str:
         self.notices.append(text)
@@ -409,7 +419,7 @@ class SessionMaintenance:
             return 0
         config = replace(pruning, cache_idle_seconds=PRUNE_IDLE_FLUSH_SECONDS)
         result = prune_superseded_tool_results(
-            self.session.get_branch(), config, idle_seconds=idle_seconds,
+            self._branch(), config, idle_seconds=idle_seconds,
             drop_useless=drop_useless, protected_paths=self.pipeline.protected_paths,
             estimator=self.estimator, now_ms=int(self.pipeline.clock() * 1000))
         if result.changed:
@@ -420,7 +430,7 @@ class SessionMaintenance:
         """The threshold prune (SM:659-700): every turn, outside the 8,000-token warm suffix."""
         config = replace(self.settings.pruning, prune_useless=self.settings.compaction.drop_useless,
                          cache_warm_suffix_tokens=PRUNE_CACHE_WARM_SUFFIX_TOKENS)
-        result = prune_tool_outputs(self.session.get_branch(), config,
+        result = prune_tool_outputs(self._branch(), config,
                                     protected_paths=self.pipeline.protected_paths,
                                     estimator=self.estimator,
                                     now_ms=int(self.pipeline.clock() * 1000))
@@ -499,8 +509,10 @@ class SessionMaintenance:
                     return finish("snapcompact-rescue" if "frame-rebuild" in rescues else None,
                                   tokens_after=self.stored_tokens(), headroom=headroom,
                                   dead_end=not headroom)
+            # The event copies the branch: made only when a hook will read it.
             hook = self.pipeline.hooks.run_before_compact(BeforeCompactEvent(
-                prep, tuple(self.session.get_branch()), None, reason, will_retry))
+                prep, tuple(self.session.get_branch()), None, reason, will_retry)
+            ) if self.pipeline.hooks.before_compact else None
             if isinstance(hook, Cancel):
                 attempts.append(MethodAttempt(method, "rejected", "cancelled by a hook"))
                 return finish(None)
@@ -583,7 +595,7 @@ class SessionMaintenance:
         made = self._prepared
         if made is not None and made[1] == version:
             return made[0]
-        prep = prepare_compaction(self.session.get_branch(),
+        prep = prepare_compaction(self._branch(),
                                   self.settings.compaction.keep_recent_tokens,
                                   estimator=self.estimator)
         self._prepared = (prep, version)
@@ -628,11 +640,32 @@ class SessionMaintenance:
         serialized = serialize_conversation(
             self._parsed.parsed_archive(prep),
             SerializeOptions(include_thinking=self.model.include_thinking))
+        head = self._probe_head(prep)
+        return f"{head}\n{serialized}" if head else serialized
+
+    def _probe_head(self, prep: CompactionPreparation) -> str:
         prev = prep.previous_compaction
         archive = get_preserved_archive(prev.preserve_data) if prev is not None else None
         head = archive_source_text(archive) if archive is not None else (
             prev.summary if prev is not None else "")
-        return f"{head}\n{serialized}" if head else serialized
+        return head or ""
+
+    def _probe_counts(self, prep: CompactionPreparation) -> ScanCounts | None:
+        """The probe text's counts from :class:`~.probe.ProbeScan` (a pass costs what changed
+        since the last), when ``prep`` is the preparation of the session as it is now; else
+        None (the caller scans :meth:`_probe_text`)."""
+        made = self._prepared
+        if made is None or made[0] is not prep or made[1] != (self.session.version,
+                                                              self.session.leaf_id):
+            return None
+        sc = self.settings.snapcompact
+        fonts = tuple(dict.fromkeys(
+            resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
+                          variant=variant).shape.font for variant in (sc.shape, "silver16-bw")))
+        return self._probe_scan.counts(
+            self.session.branch_index, prep.window_start, prep.first_kept_index,
+            self._probe_head(prep), SerializeOptions(include_thinking=self.model.include_thinking),
+            fonts)
 
     def frame_cap(self, prep: CompactionPreparation) -> FrameCap:
         """The cap this pass gives snapcompact (``#computeSnapcompactMaxFrames``)."""
@@ -657,18 +690,25 @@ class SessionMaintenance:
         made = self._prepared
         if made is not None and made[0] is prep and made[1] == (self.session.version,
                                                                 self.session.leaf_id):
-            branch = self.session.get_branch()
-            return sum(entry_tokens(e, self.estimator) for e in branch[prep.first_kept_index:])
+            # entry_tokens of the entries from the cut on, from the branch's running totals.
+            context = self.session.branch_index.totals(self.estimator).context
+            return context[-1] - context[prep.first_kept_index]
         return self.estimator.messages(list(prep.recent_messages))
 
     def _snapcompact(self, prep: CompactionPreparation, *, trigger: int, pending: int,
                      prepared: int | None) -> tuple[MethodAttempt, CompactionPayload | None]:
         """Snapcompact's path (SM:4640-4760): scan, cap, render, then the three guards."""
         sc = self.settings.snapcompact
-        probe = self._probe_text(prep)
-        resolved = resolve_shape_for_text(probe, self.model.id, api=self.model.api,
-                                          provider=self.model.provider, shape=sc.shape)
-        scan = scan_renderability(probe, resolved.shape.font)
+        counts = self._probe_counts(prep)
+        if counts is not None:
+            resolved = resolve_shape_for_scan(counts, self.model.id, api=self.model.api,
+                                              provider=self.model.provider, shape=sc.shape)
+            scan = counts.renderability(resolved.shape.font)
+        else:
+            probe = self._probe_text(prep)
+            resolved = resolve_shape_for_text(probe, self.model.id, api=self.model.api,
+                                              provider=self.model.provider, shape=sc.shape)
+            scan = scan_renderability(probe, resolved.shape.font)
         if not scan.safe:
             return MethodAttempt("snapcompact", "rejected",
                                  "unsupported characters for the snapcompact font "

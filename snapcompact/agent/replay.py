@@ -137,10 +137,30 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
 
     pending: list[int] = []  # source messages still in the context
 
+    settled_at = [maint.session.branch_index.rebuilds]
+
     def settle() -> None:
         # Only messages not yet discarded are looked at: a round's work follows the live
         # context, not the whole session.
-        in_context = set(maint.session.branch_index.context_entry_ids())
+        index = maint.session.branch_index
+        index.sync()
+        if index.rebuilds == settled_at[0]:
+            # The branch only grew since the last look: pending messages sit on it in append
+            # order, and the context holds exactly the message entries from context_start on,
+            # so the discarded ones are a prefix of ``pending``.
+            start = index.context_start()
+            position = index.position
+            drop = 0
+            for i in pending:
+                at = position.get(entry_of[i])  # type: ignore[arg-type]
+                if at is not None and at >= start:
+                    break
+                discarded[i] = len(rounds)
+                drop += 1
+            del pending[:drop]
+            return
+        settled_at[0] = index.rebuilds
+        in_context = set(index.context_entry_ids())
         still: list[int] = []
         for i in pending:
             entry_id = entry_of[i]

@@ -65,6 +65,8 @@ if TYPE_CHECKING:
     from snapcompact.archive.serialize import (
         SerializeOptions,
         js_json_stringify,
+        message_sections,
+        result_fact,
         serialize_conversation,
         truncate_middle,
     )
@@ -106,6 +108,8 @@ _WHERE: dict[str, str] = {
     "PRESERVE_KEY": "model",
     "PROVIDER_COMPACTION_KEYS": "model",
     "serialize_conversation": "serialize",
+    "message_sections": "serialize",
+    "result_fact": "serialize",
     "SerializeOptions": "serialize",
     "split_read_selector": "file_ops",
     "strip_preserved_archive": "model",
@@ -159,6 +163,8 @@ __all__ = [
     "message_from_json",
     "messages_from_json",
     "messages_to_json",
+    "message_sections",
+    "result_fact",
     "serialize_conversation",
     "split_read_selector",
     "strip_preserved_archive",

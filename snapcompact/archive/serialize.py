@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -57,6 +57,8 @@ __all__ = [
     "TOOL_CALL_MAX_CHARS",
     "TRUNCATE_HEAD_RATIO",
     "SerializeOptions",
+    "message_sections",
+    "result_fact",
     "serialize_conversation",
     "truncate_middle",
     "js_json_stringify",
@@ -353,6 +355,83 @@ def _format_call_text(block: ToolCallBlock, opts: SerializeOptions) -> str:
     return f"{line}//{intent}" if intent else line
 
 
+def result_fact(msg: Message) -> tuple[str, bool, str] | None:
+    """What serialization indexes of a tool result: (call id, useless, joined text); None for
+    other messages. A useless (non-error) result drops its call/result pair; a non-empty text
+    is the paired output of the call with that id (the last one wins)."""
+    if not isinstance(msg, ToolResultMessage):
+        return None
+    if msg.useless and not msg.is_error:
+        return msg.tool_call_id, True, ""
+    return msg.tool_call_id, False, _joined_text(msg.content)
+
+
+def message_sections(msg: Message, opts: SerializeOptions, useless_ids: Container[str],
+                     result_text: Mapping[str, str], merged_ids: set[str],
+                     looked_up: list[str] | None = None) -> list[tuple[str, str]]:
+    """The (tag, text) sections ``msg`` pushes, given the whole history's useless call ids and
+    paired result texts and the call ids merged so far (updated: a call that prints its result
+    adds its id). ``looked_up`` collects the call ids whose entries in those maps were read."""
+    out: list[tuple[str, str]] = []
+
+    def result_block(raw: str) -> str:
+        body = truncate_middle(elide_data_urls(_strip_dim(raw)), opts.tool_result_max_chars,
+                               opts.truncate_head_ratio)
+        return (f"<out>\n{DIM_ON}{body}{DIM_OFF}\n</out>" if opts.dim_tool_results
+                else f"<out>\n{body}\n</out>")
+
+    if isinstance(msg, UserMessage):
+        content = _joined_text(msg.content)
+        if content:
+            out.append(("¶user:", _strip_dim(content)))
+    elif isinstance(msg, AssistantMessage):
+        thinking: list[str] = []
+        texts: list[str] = []
+
+        def flush() -> None:
+            if thinking:
+                out.append(("¶think:", "\n".join(thinking)))
+            if texts:
+                out.append(("¶ai:", "\n".join(texts)))
+            thinking.clear()
+            texts.clear()
+
+        for block in msg.content:
+            if isinstance(block, TextBlock):
+                text = _strip_dim(block.text)
+                if _js_trim(text):
+                    texts.append(text)
+            elif isinstance(block, ThinkingBlock):
+                if not opts.include_thinking:
+                    continue
+                text = _strip_dim(block.thinking)
+                if _js_trim(text):
+                    thinking.append(text)
+            elif isinstance(block, ToolCallBlock):
+                if looked_up is not None:
+                    looked_up.append(block.id)
+                if block.id in useless_ids:
+                    continue
+                flush()
+                lines = [_format_call(block, opts)]
+                paired = result_text.get(block.id)
+                if paired is not None:
+                    merged_ids.add(block.id)
+                    lines.append(result_block(paired))
+                out.append(("¶call:", "\n".join(lines)))
+        flush()
+    elif isinstance(msg, ToolResultMessage):
+        if looked_up is not None:
+            looked_up.append(msg.tool_call_id)
+        # Paired results were merged into their call; only orphans print here.
+        if msg.tool_call_id in useless_ids or msg.tool_call_id in merged_ids:
+            return out
+        orphan = result_text.get(msg.tool_call_id)
+        if orphan is not None:
+            out.append(("¶call:", "\n" + result_block(orphan)))
+    return out
+
+
 def serialize_conversation(
     messages: Sequence[Message | Mapping[str, Any]],
     options: SerializeOptions | Mapping[str, Any] | None = None,
@@ -369,67 +448,18 @@ def serialize_conversation(
     useless_ids: set[str] = set()
     result_text: dict[str, str] = {}
     for msg in parsed:
-        if not isinstance(msg, ToolResultMessage):
+        fact = result_fact(msg)
+        if fact is None:
             continue
-        if msg.useless and not msg.is_error:
-            useless_ids.add(msg.tool_call_id)
-            continue
-        text = _joined_text(msg.content)
-        if text:
-            result_text[msg.tool_call_id] = text
-
-    def result_block(raw: str) -> str:
-        body = truncate_middle(elide_data_urls(_strip_dim(raw)), opts.tool_result_max_chars,
-                               opts.truncate_head_ratio)
-        return (f"<out>\n{DIM_ON}{body}{DIM_OFF}\n</out>" if opts.dim_tool_results
-                else f"<out>\n{body}\n</out>")
+        call_id, useless, text = fact
+        if useless:
+            useless_ids.add(call_id)
+        elif text:
+            result_text[call_id] = text
 
     sections = _Sections()
     merged_ids: set[str] = set()
     for msg in parsed:
-        if isinstance(msg, UserMessage):
-            content = _joined_text(msg.content)
-            if content:
-                sections.push("¶user:", _strip_dim(content))
-        elif isinstance(msg, AssistantMessage):
-            thinking: list[str] = []
-            texts: list[str] = []
-
-            def flush() -> None:
-                if thinking:
-                    sections.push("¶think:", "\n".join(thinking))
-                if texts:
-                    sections.push("¶ai:", "\n".join(texts))
-                thinking.clear()
-                texts.clear()
-
-            for block in msg.content:
-                if isinstance(block, TextBlock):
-                    text = _strip_dim(block.text)
-                    if _js_trim(text):
-                        texts.append(text)
-                elif isinstance(block, ThinkingBlock):
-                    if not opts.include_thinking:
-                        continue
-                    text = _strip_dim(block.thinking)
-                    if _js_trim(text):
-                        thinking.append(text)
-                elif isinstance(block, ToolCallBlock):
-                    if block.id in useless_ids:
-                        continue
-                    flush()
-                    lines = [_format_call(block, opts)]
-                    paired = result_text.get(block.id)
-                    if paired is not None:
-                        merged_ids.add(block.id)
-                        lines.append(result_block(paired))
-                    sections.push("¶call:", "\n".join(lines))
-            flush()
-        elif isinstance(msg, ToolResultMessage):
-            # Paired results were merged into their call; only orphans print here.
-            if msg.tool_call_id in useless_ids or msg.tool_call_id in merged_ids:
-                continue
-            orphan = result_text.get(msg.tool_call_id)
-            if orphan is not None:
-                sections.push("¶call:", "\n" + result_block(orphan))
+        for prefix, content in message_sections(msg, opts, useless_ids, result_text, merged_ids):
+            sections.push(prefix, content)
     return _rejoin_surrogates("\n\n".join(sections.parts))

@@ -116,6 +116,7 @@ if TYPE_CHECKING:
     from snapcompact.compaction.strategies import (
         CompactionPayload,
         StrategyFallback,
+        archived_message_json,
         archived_messages_json,
         compact_context_full,
         compact_snapcompact,
@@ -160,6 +161,7 @@ _WHERE: dict[str, str] = {
     "RESCUE_SHAKE_CONFIG": "shake",
     "CompactionPayload": "strategies",
     "StrategyFallback": "strategies",
+    "archived_message_json": "strategies",
     "archived_messages_json": "strategies",
     "compact_context_full": "strategies",
     "compact_snapcompact": "strategies",
@@ -256,6 +258,7 @@ __all__ = [
     "RESCUE_SHAKE_CONFIG",
     "CompactionPayload",
     "StrategyFallback",
+    "archived_message_json",
     "archived_messages_json",
     "compact_context_full",
     "compact_snapcompact",

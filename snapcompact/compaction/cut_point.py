@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from snapcompact.compaction.context import (
@@ -260,24 +261,79 @@ def _window_start_indexed(index: BranchIndex) -> tuple[int, CompactionEntry | No
     return prev_index + 1, prev
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CompactionPreparation:
-    """Everything a strategy needs: the partitions, the boundary, the previous compaction."""
+    """Everything a strategy needs: the partitions, the boundary, the previous compaction.
+
+    The summarized messages (``messages_to_summarize``, ``turn_prefix_messages`` and their
+    entry ids) are made from the entries on first use: a maintenance pass that only sizes a
+    cap or finds nothing to do never turns the whole history into messages.
+    """
 
     first_kept_entry_id: str
     first_kept_index: int
-    messages_to_summarize: tuple[Mapping[str, Any], ...]
-    turn_prefix_messages: tuple[Mapping[str, Any], ...]
-    summarize_entry_ids: tuple[str, ...]
-    turn_prefix_entry_ids: tuple[str, ...]
-    kept_entry_ids: tuple[str, ...]
     is_split_turn: bool
     tokens_before: int
     keep_recent_tokens: int
     previous_compaction: CompactionEntry | None
     window_start: int
-    #: Messages kept verbatim (what the short summary describes).
-    recent_messages: tuple[Mapping[str, Any], ...] = ()
+    #: The entries summarized whole, then the split turn's prefix (empty unless split), then
+    #: the entries kept (from the cut on).
+    summarized_entries: tuple[Entry, ...] = field(default=(), repr=False)
+    prefix_entries: tuple[Entry, ...] = field(default=(), repr=False)
+    kept_entries: tuple[Entry, ...] = field(default=(), repr=False)
+
+    @cached_property
+    def kept_entry_ids(self) -> tuple[str, ...]:
+        """Ids of the entries kept (compactions left out)."""
+        return tuple(e.id for e in self.kept_entries if not isinstance(e, CompactionEntry))
+
+    @cached_property
+    def recent_messages(self) -> tuple[Mapping[str, Any], ...]:
+        """Messages kept verbatim (what the short summary describes)."""
+        return _messages(self.kept_entries)[0]
+
+    @cached_property
+    def _summarized(self) -> tuple[tuple[Mapping[str, Any], ...], tuple[str, ...]]:
+        return _messages(self.summarized_entries)
+
+    @cached_property
+    def _prefix(self) -> tuple[tuple[Mapping[str, Any], ...], tuple[str, ...]]:
+        return _messages(self.prefix_entries)
+
+    @property
+    def messages_to_summarize(self) -> tuple[Mapping[str, Any], ...]:
+        """The messages summarized whole (oldest first)."""
+        return self._summarized[0]
+
+    @property
+    def summarize_entry_ids(self) -> tuple[str, ...]:
+        """The entries ``messages_to_summarize`` came from."""
+        return self._summarized[1]
+
+    @property
+    def turn_prefix_messages(self) -> tuple[Mapping[str, Any], ...]:
+        """The split turn's first part (summarized on its own), empty unless split."""
+        return self._prefix[0]
+
+    @property
+    def turn_prefix_entry_ids(self) -> tuple[str, ...]:
+        """The entries ``turn_prefix_messages`` came from."""
+        return self._prefix[1]
+
+    def _compared(self) -> tuple[Any, ...]:
+        return (self.first_kept_entry_id, self.first_kept_index, self.messages_to_summarize,
+                self.turn_prefix_messages, self.summarize_entry_ids, self.turn_prefix_entry_ids,
+                self.kept_entry_ids, self.is_split_turn, self.tokens_before,
+                self.keep_recent_tokens, self.previous_compaction, self.window_start,
+                self.recent_messages)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompactionPreparation):
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def previous_summary(self) -> str | None:
@@ -331,18 +387,15 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *,
         return None
     summarize_end = cut.turn_start_index if cut.is_split_turn and cut.turn_start_index is not None \
         else cut.first_kept_index
-    to_summarize, summarize_ids = _messages(path[start:summarize_end])
-    prefix, prefix_ids = (_messages(path[summarize_end:cut.first_kept_index]) if cut.is_split_turn
-                          else ((), ()))
-    if not to_summarize and not prefix:
+    summarized = tuple(path[start:summarize_end])
+    prefix = tuple(path[summarize_end:cut.first_kept_index]) if cut.is_split_turn else ()
+    if not any(map(_is_message_bearing, summarized)) and not any(
+            map(_is_message_bearing, prefix)):
         return None
-    kept_ids = tuple(e.id for e in path[cut.first_kept_index:]
-                     if not isinstance(e, CompactionEntry))
     return CompactionPreparation(
         first_kept_entry_id=path[cut.first_kept_index].id, first_kept_index=cut.first_kept_index,
-        messages_to_summarize=to_summarize, turn_prefix_messages=prefix,
-        summarize_entry_ids=summarize_ids,
-        turn_prefix_entry_ids=prefix_ids, kept_entry_ids=kept_ids, is_split_turn=cut.is_split_turn,
+        is_split_turn=cut.is_split_turn,
         tokens_before=max(estimate, measured_prompt_tokens or 0), keep_recent_tokens=keep,
         previous_compaction=previous, window_start=start,
-        recent_messages=_messages(path[cut.first_kept_index:])[0])
+        summarized_entries=summarized, prefix_entries=prefix,
+        kept_entries=tuple(path[cut.first_kept_index:]))

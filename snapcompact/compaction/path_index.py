@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from snapcompact.compaction.context import estimate_entry_tokens
@@ -143,37 +144,58 @@ class TokenTotals:
     """Prefix sums over the branch for one estimator: ``context[i]`` = tokens the entries before
     position ``i`` add to the LLM context (compactions count 0), ``messages[i]`` = tokens of the
     message entries before ``i``, ``tool_results[i]`` = tokens of the tool results before ``i``.
-    Extended lazily up to the branch length; cut back when an entry is swapped."""
+    Extended lazily up to the branch length; a swapped entry is estimated again and the sums
+    from it on are redone from the kept per-entry counts (no walk of the later entries)."""
 
-    __slots__ = ("context", "estimator", "messages", "tool_results")
+    __slots__ = ("context", "estimator", "messages", "tool_results", "_each")
 
     def __init__(self, estimator: TokenEstimator) -> None:
         self.estimator = estimator
         self.context = [0]
         self.messages = [0]
         self.tool_results = [0]
+        #: Per position: (context, message, tool-result) tokens of the entry there.
+        self._each: tuple[list[int], list[int], list[int]] = ([], [], [])
 
-    def cut(self, position: int) -> None:
-        """Forget the totals that include the entry at ``position`` or later."""
-        del self.context[position + 1:]
-        del self.messages[position + 1:]
-        del self.tool_results[position + 1:]
+    def _counts(self, entry: Entry) -> tuple[int, int, int]:
+        if isinstance(entry, MessageEntry):
+            tokens = estimate_entry_tokens(entry, self.estimator)
+            return tokens, tokens, tokens if entry.role == "toolResult" else 0
+        if isinstance(entry, (CustomMessageEntry, BranchSummaryEntry)):
+            return estimate_entry_tokens(entry, self.estimator), 0, 0
+        return 0, 0, 0
+
+    def swapped(self, positions: Iterable[int], path: Sequence[Entry]) -> None:
+        """The entries at ``positions`` were swapped: count them again, redo the sums after."""
+        each = self._each
+        first: int | None = None
+        for i in positions:
+            if i >= len(each[0]):
+                continue
+            for column, tokens in zip(each, self._counts(path[i])):
+                column[i] = tokens
+            first = i if first is None else min(first, i)
+        if first is None:
+            return
+        for sums, column in zip((self.context, self.messages, self.tool_results), each):
+            del sums[first + 1:]
+            redone = accumulate(column[first:], initial=sums[first])
+            next(redone)  # sums[first] itself, kept
+            sums.extend(redone)
 
     def extend(self, path: Sequence[Entry]) -> TokenTotals:
         """Add the totals of the entries not yet counted, up to the length of ``path``."""
         context, messages, tools = self.context, self.messages, self.tool_results
+        each_c, each_m, each_t = self._each
         c, m, t = context[-1], messages[-1], tools[-1]
-        estimator = self.estimator
         for i in range(len(context) - 1, len(path)):
-            entry = path[i]
-            if isinstance(entry, MessageEntry):
-                tokens = estimate_entry_tokens(entry, estimator)
-                c += tokens
-                m += tokens
-                if entry.role == "toolResult":
-                    t += tokens
-            elif isinstance(entry, (CustomMessageEntry, BranchSummaryEntry)):
-                c += estimate_entry_tokens(entry, estimator)
+            dc, dm, dt = self._counts(path[i])
+            each_c.append(dc)
+            each_m.append(dm)
+            each_t.append(dt)
+            c += dc
+            m += dm
+            t += dt
             context.append(c)
             messages.append(m)
             tools.append(t)
@@ -196,6 +218,17 @@ class BranchIndex:
         self._results: list[int] | None = []
         self._cut_points: list[int] | None = []
         self._totals: dict[int, TokenTotals] = {}
+        #: Times the index was rebuilt from a walk (a leaf move, or an append off the leaf).
+        self.rebuilds = 0
+        #: Positions of swapped entries, in the order they were swapped, since the last rebuild
+        #: (a cache keyed by positions reads what changed since it last looked).
+        self.swapped: list[int] = []
+        #: Every tool-call id added to the branch, in order (a repeat re-points the id), since the
+        #: last rebuild; ``calls_version`` moves when a swap changed an assistant's calls.
+        self.call_log: list[str] = []
+        self.calls_version = 0
+        #: Caches derived from this branch by other modules (cleared with the index).
+        self.memo: dict[Any, Any] = {}
 
     # ------------------------------------------------------------------ upkeep
 
@@ -222,8 +255,10 @@ class BranchIndex:
         elif isinstance(entry, MessageEntry) and entry.role == "assistant":
             if self._usage is not None and _has_settled_usage(entry):
                 self._usage.append(i)
-            if self._calls is not None:
-                for call_id, block in _call_blocks(entry):
+            blocks = _call_blocks(entry)
+            for call_id, block in blocks:
+                self.call_log.append(call_id)
+                if self._calls is not None:
                     self._calls[call_id] = block
 
     def replaced(self, replacements: Mapping[str, Entry], old: Mapping[str, Entry]) -> None:
@@ -236,19 +271,23 @@ class BranchIndex:
             if i is None:
                 continue
             list.__setitem__(self.path, i, new)
+            self.swapped.append(i)
             first = i if first is None else min(first, i)
             before = old[entry_id]
             if _has_settled_usage(before) != _has_settled_usage(new):
                 self._usage = None
             if _call_blocks(before) != _call_blocks(new):
                 self._calls = None
+                self.calls_version += 1
             if _is_tool_result(before) != _is_tool_result(new):
                 self._results = None
             if _is_cut_point(before) != _is_cut_point(new):
                 self._cut_points = None
         if first is not None:
+            swapped = [self.position[entry_id] for entry_id in replacements
+                       if entry_id in self.position]
             for totals in self._totals.values():
-                totals.cut(first)
+                totals.swapped(swapped, self.path)
 
     def sync(self) -> BranchList:
         """The indexed branch, rebuilt first when the leaf moved or the index went stale.
@@ -273,6 +312,10 @@ class BranchIndex:
         self._totals = {}
         self._leaf = None
         self._stale = False
+        self.rebuilds += 1
+        self.swapped = []
+        self.call_log = []
+        self.memo = {}
         for entry in chain:
             self._add(entry)
 
@@ -383,6 +426,18 @@ class BranchIndex:
             ids += [e.id for e in path[kept:latest] if _is_context_message(e)]
         ids += [e.id for e in path[latest + 1:] if _is_context_message(e)]
         return ids
+
+    def context_start(self) -> int:
+        """Smallest position whose message entries reach the LLM context: every message entry on
+        the branch at or after it does, none before it (as :meth:`context_entry_ids`)."""
+        path = self.sync()
+        latest = self.latest_compaction_index()
+        if latest is None:
+            return 0
+        compaction = path[latest]
+        assert isinstance(compaction, CompactionEntry)
+        kept = self._kept_start(compaction, latest)
+        return kept if kept is not None and kept < latest else latest + 1
 
     def first_within_message_suffix(self, estimator: TokenEstimator, limit: int) -> int:
         """Smallest position whose following message entries hold at most ``limit`` tokens."""

@@ -85,7 +85,6 @@ from snapcompact.compaction.shake import (
     ShakeConfig,
     apply_shake_regions,
     collect_shake_regions,
-    latest_compaction_boundary,
     shake_artifact_text,
     shake_placeholder,
 )
@@ -491,7 +490,9 @@ class CompactionPipeline:
     def _shake_config(self, base: ShakeConfig) -> ShakeConfig:
         """``base`` at the latest compaction boundary, with the caller's protected paths (the
         plan)."""
-        return replace(base, keep_boundary_id=latest_compaction_boundary(self.session.get_branch()),
+        latest = self.session.latest_compaction()  # from the branch index (no walk)
+        return replace(base, keep_boundary_id=latest.first_kept_entry_id if latest is not None
+                       else None,
                        protected_paths=(*base.protected_paths, *self.protected_paths))
 
     def _save_shake_artifact(self, text: str) -> str | None:
@@ -519,7 +520,7 @@ class CompactionPipeline:
         when the session has a file.
         """
         self.abort_signal.check()
-        path = self.session.get_branch()
+        path = self.session.branch_index.sync()  # read only: the index's own list, not a copy
         regions = collect_shake_regions(path, self._shake_config(config), estimator=self.estimator)
         if not regions:
             return ShakeApplied({}, 0, 0, 0)

@@ -142,8 +142,21 @@ def _tool_result(entry: Entry) -> MessageEntry | None:
     return entry if isinstance(entry, MessageEntry) and entry.role == "toolResult" else None
 
 
+#: Whether a result message is already pruned, per message object: the per-turn passes ask it
+#: of the same tail results turn after turn (messages in entries are never changed in place;
+#: pruning swaps in a new message).
+_PRUNED: dict[int, tuple[Mapping[str, Any], bool]] = {}
+
+
 def _already_pruned(message: Mapping[str, Any]) -> bool:
-    return message.get("prunedAt") is not None or is_pruned(message)
+    hit = _PRUNED.get(id(message))
+    if hit is not None and hit[0] is message:
+        return hit[1]
+    pruned = message.get("prunedAt") is not None or is_pruned(message)
+    if len(_PRUNED) > 100_000:
+        _PRUNED.clear()
+    _PRUNED[id(message)] = (message, pruned)
+    return pruned
 
 
 def _boundary(path: Sequence[Entry], index: BranchIndex | None = None) -> int:
@@ -271,9 +284,16 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
         return PruneResult({}, 0, {})
     index = index_of(path)
     boundary = _boundary(path, index)
-    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads,
-                 settings.prune_useless, boundary, index)
     warm = settings.cache_warm_suffix_tokens
+    start = boundary
+    if index is not None and warm is not None:
+        # Results followed by more than ``warm`` message tokens are skipped, and they are the
+        # oldest (the suffix only grows going back), so the newest-first walk meets them last:
+        # none of them changes a candidate. Whether a result is superseded depends on later
+        # results only, so the scan starts at the warm tail too.
+        start = max(boundary, index.first_within_message_suffix(estimator, warm))
+    scan = _Scan(path, settings, protected_paths, estimator, settings.supersede_reads,
+                 settings.prune_useless, start, index)
     newer_output = 0
     chosen: list[tuple[MessageEntry, str, str]] = []
     saved = 0

@@ -21,8 +21,10 @@ This module is pure: it finds regions and builds replacement entries; the pipeli
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import Any, Literal
 
 from snapcompact.archive import strip_read_selector
@@ -33,7 +35,7 @@ from snapcompact.compaction.entries import (
     Entry,
     MessageEntry,
 )
-from snapcompact.compaction.path_index import index_of
+from snapcompact.compaction.path_index import BranchIndex, index_of
 from snapcompact.compaction.pruning import _calls_by_id, _read_path
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
 from snapcompact.core import JS_WHITESPACE, JS_WS
@@ -298,6 +300,126 @@ def latest_compaction_boundary(path: Sequence[Entry]) -> str | None:
     return None
 
 
+class _ShakeScan:
+    """What :func:`collect_shake_regions` reads of each branch position (its protect-window
+    tokens, its regions, whether it is a useless result), kept on the branch index for one
+    configuration and estimator, so a shake costs what changed since the last one.
+
+    A position is read again when its entry was swapped (``BranchIndex.swapped``) or, for a
+    result, when a call with its id was added (``BranchIndex.call_log``): a result's
+    protection reads its call. The eligible regions are then those of positions with regions
+    (kept sorted) before the protect window, and useless ones inside it.
+    """
+
+    def __init__(self, index: BranchIndex, config: ShakeConfig, estimator: TokenEstimator) -> None:
+        self.config = config
+        self.estimator = estimator
+        self.version = index.calls_version
+        self.swaps_seen = len(index.swapped)
+        self.calls_seen = len(index.call_log)
+        self.tokens: list[int] = []
+        self.running = [0]  # running[k] = tokens of positions before k
+        self.regions: list[tuple[ShakeRegion, ...]] = []
+        self.call_ids: list[str | None] = []  # a result's call id
+        self.useless: list[bool] = []
+        self.with_regions: list[int] = []  # sorted positions with regions
+        self.results_of_call: dict[str, list[int]] = {}  # call id -> positions of its results
+        self.useless_with_regions: list[int] = []
+
+    def _read(self, entry: Entry, calls: Mapping[str, Mapping[str, Any]]
+              ) -> tuple[int, tuple[ShakeRegion, ...], str | None, bool]:
+        config, estimator = self.config, self.estimator
+        tokens = _entry_tokens(entry, estimator)
+        result = (entry.message if isinstance(entry, MessageEntry) and entry.role == "toolResult"
+                  else None)
+        if result is None:
+            return tokens, _block_regions(entry, estimator, config.fence_min_tokens), None, False
+        call_id = str(result.get("toolCallId"))
+        useless = result.get("useless") is True and result.get("isError") is not True
+        if "prunedAt" in result or _protected(result, calls.get(call_id), config):
+            return tokens, (), call_id, useless
+        fragments = _result_fragments(result)
+        if not fragments:
+            return tokens, (), call_id, useless
+        return tokens, (ShakeRegion("toolResult", entry.id, estimator.count_text(fragments),
+                                    "\n".join(fragments), str(result.get("toolName"))),), \
+            call_id, useless
+
+    def _set(self, p: int, read: tuple[int, tuple[ShakeRegion, ...], str | None, bool]) -> None:
+        tokens, regions, call_id, useless = read
+        had = bool(self.regions[p]) if p < len(self.regions) else False
+        had_useless = had and self.useless[p]
+        if call_id is not None:
+            at = self.results_of_call.setdefault(call_id, [])
+            if p not in at:
+                at.append(p)
+        if p < len(self.tokens):
+            self.tokens[p], self.regions[p] = tokens, regions
+            self.call_ids[p], self.useless[p] = call_id, useless
+        else:
+            self.tokens.append(tokens)
+            self.regions.append(regions)
+            self.call_ids.append(call_id)
+            self.useless.append(useless)
+        for sorted_list, was, now in ((self.with_regions, had, bool(regions)),
+                                      (self.useless_with_regions, had_useless,
+                                       bool(regions) and useless)):
+            if was and not now:
+                del sorted_list[bisect_left(sorted_list, p)]
+            elif now and not was:
+                insort(sorted_list, p)
+
+    def update(self, index: BranchIndex, path: Sequence[Entry]) -> None:
+        calls = index.calls()
+        dirty = len(self.tokens)
+        for p in sorted(set(index.swapped[self.swaps_seen:])):
+            if p < len(self.tokens):
+                self._set(p, self._read(path[p], calls))
+                dirty = min(dirty, p)
+        self.swaps_seen = len(index.swapped)
+        new_ids = set(index.call_log[self.calls_seen:])
+        self.calls_seen = len(index.call_log)
+        for call_id in new_ids:
+            for p in self.results_of_call.get(call_id, ()):
+                self._set(p, self._read(path[p], calls))
+                dirty = min(dirty, p)
+        for p in range(len(self.tokens), len(path)):
+            self._set(p, self._read(path[p], calls))
+        del self.running[dirty + 1:]
+        running = accumulate(self.tokens[dirty:], initial=self.running[dirty])
+        next(running)  # running[dirty] itself, kept
+        self.running.extend(running)
+
+    def collect(self, start: int, protect_tokens: int) -> list[ShakeRegion]:
+        total = self.running[-1]
+        # after(i) = total - running[i + 1] >= protect  <=>  running[i + 1] <= total - protect
+        aged = max(0, bisect_right(self.running, total - protect_tokens) - 1)
+        regions: list[ShakeRegion] = []
+        with_regions = self.with_regions
+        for p in with_regions[bisect_left(with_regions, start):bisect_left(with_regions, aged)]:
+            regions.extend(self.regions[p])
+        useless = self.useless_with_regions
+        for p in useless[bisect_left(useless, max(start, aged)):]:
+            regions.extend(self.regions[p])
+        return regions
+
+
+def _indexed_regions(index: BranchIndex, path: Sequence[Entry], config: ShakeConfig,
+                     estimator: TokenEstimator) -> list[ShakeRegion]:
+    key = ("shake", config.protected_tools, config.protect_skill_reads,
+           config.protect_artifact_reads, config.protected_paths, config.fence_min_tokens,
+           id(estimator))
+    scan = index.memo.get(key)
+    if (not isinstance(scan, _ShakeScan) or scan.estimator is not estimator
+            or scan.version != index.calls_version):
+        scan = index.memo[key] = _ShakeScan(index, config, estimator)
+    scan.update(index, path)
+    start = 0
+    if config.keep_boundary_id is not None:
+        start = index.position.get(config.keep_boundary_id, 0)
+    return scan.collect(start, config.protect_tokens)
+
+
 def collect_shake_regions(path: Sequence[Entry], config: ShakeConfig = DEFAULT_SHAKE_CONFIG, *,
                           estimator: TokenEstimator = DEFAULT_ESTIMATOR) -> list[ShakeRegion]:
     """Every eligible region of the branch ``path``, in document order; [] below ``min_savings``.
@@ -306,6 +428,12 @@ def collect_shake_regions(path: Sequence[Entry], config: ShakeConfig = DEFAULT_S
     ``useless`` (and not an error) is eligible at any age. Already pruned results (``prunedAt``)
     and protected ones are skipped; tool calls are never touched and regions never span messages.
     """
+    index = index_of(path)
+    if index is not None:
+        # The branch index's copy: what each position holds is kept across shakes.
+        found = _indexed_regions(index, path, config, estimator)
+        saved = sum(max(0, r.tokens - PLACEHOLDER_TOKEN_ESTIMATE) for r in found)
+        return found if saved >= config.min_savings else []
     n = len(path)
     if n == 0:
         return []
@@ -413,7 +541,12 @@ def apply_shake_regions(path: Sequence[Entry], regions: Sequence[ShakeRegion],
     """
     if len(regions) != len(replacements):
         raise ValueError(f"{len(regions)} shake regions but {len(replacements)} replacements")
-    by_id = {e.id: e for e in path}
+    index = index_of(path)
+    if index is not None:  # the regions' entries by position, not a walk of the branch
+        by_id = {r.entry_id: path[index.position[r.entry_id]] for r in regions
+                 if r.entry_id in index.position}
+    else:
+        by_id = {e.id: e for e in path}
     results: dict[str, str] = {}
     edits: dict[str, dict[int, list[tuple[int, int, str]]]] = {}
     freed = 0

@@ -59,6 +59,7 @@ __all__ = [
     "NO_PRIOR_HISTORY",
     "CompactionPayload",
     "StrategyFallback",
+    "archived_message_json",
     "archived_messages_json",
     "compact_context_full",
     "compact_snapcompact",
@@ -276,18 +277,24 @@ def text_edge_chars(sc: SnapcompactSettings) -> int | None:
 def archived_messages_json(prep: CompactionPreparation) -> list[dict[str, Any]]:
     """The summarized messages as wire JSON (custom roles converted like the LLM would see them):
     what snapcompact archives."""
-
     out = []
     for message in [*prep.messages_to_summarize, *prep.turn_prefix_messages]:
-        wire = to_wire_json(message)
-        if wire is None:
-            continue
-        if message.get("role") == "compactionSummary":
-            # An older summary's frames are not re-archived; its text is.
-            wire = {"role": "user",
-                    "content": [b for b in wire["content"] if b.get("type") == "text"]}
-        out.append(wire)
+        wire = archived_message_json(message)
+        if wire is not None:
+            out.append(wire)
     return out
+
+
+def archived_message_json(message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One summarized message as snapcompact archives it (None: it is not archived)."""
+    wire = to_wire_json(message)
+    if wire is None:
+        return None
+    if message.get("role") == "compactionSummary":
+        # An older summary's frames are not re-archived; its text is.
+        wire = {"role": "user",
+                "content": [b for b in wire["content"] if b.get("type") == "text"]}
+    return wire
 
 
 def generate_handoff(messages: Sequence[Mapping[str, Any]], complete: CompleteFn | None,

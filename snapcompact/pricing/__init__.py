@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         ideal_shape,
         ideal_shape_variant,
         resolve_shape,
+        resolve_shape_for_scan,
         resolve_shape_for_text,
     )
     from snapcompact.pricing.text_tokens import count_text_tokens, tiktoken_encoding
@@ -115,6 +116,7 @@ _WHERE: dict[str, str] = {
     "request_limit": "billing",
     "RequestLimit": "billing",
     "resolve_shape": "resolve",
+    "resolve_shape_for_scan": "resolve",
     "resolve_shape_for_text": "resolve",
     "ResolvedShape": "resolve",
     "select_rule": "billing",
@@ -168,6 +170,7 @@ __all__ = [
     "request_limit",
     "tiktoken_encoding",
     "resolve_shape",
+    "resolve_shape_for_scan",
     "resolve_shape_for_text",
     "select_rule",
     "shape_rules",

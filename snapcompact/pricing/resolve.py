@@ -13,6 +13,7 @@ differs from the reference implementation the reference value is kept beside it,
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
@@ -201,11 +202,37 @@ def resolve_shape_for_text(
     if shape not in (None, "auto"):
         return resolved
     silver = resolve_shape(model_id, api=api, provider=provider, shape="silver16-bw")
-    silver_safe = _is_safe(scan_renderability(text, silver.shape.font))
-    if not _is_safe(scan_renderability(text, resolved.shape.font)):
+    return _pick_for_text(resolved, silver, lambda font: _is_safe(scan_renderability(text, font)),
+                          lambda: cjk_heavy(text))
+
+
+def resolve_shape_for_scan(
+    counts: Any,
+    model_id: str,
+    api: str | None = None,
+    provider: str | None = None,
+    shape: str | None = "auto",
+    *,
+    variant: str | None = None,
+) -> ResolvedShape:
+    """:func:`resolve_shape_for_text` of the text ``counts`` (a ``snapcompact.text.ScanCounts``
+    covering the resolved shape's font and Silver's) were counted from."""
+    shape = _shape_argument(shape, variant, "resolve_shape_for_scan")
+    resolved = resolve_shape(model_id, api=api, provider=provider, shape=shape)
+    if shape not in (None, "auto"):
+        return resolved
+    silver = resolve_shape(model_id, api=api, provider=provider, shape="silver16-bw")
+    return _pick_for_text(resolved, silver, lambda font: counts.renderability(font).safe,
+                          counts.cjk_heavy)
+
+
+def _pick_for_text(resolved: ResolvedShape, silver: ResolvedShape,
+                   safe: Callable[[str], bool], cjk: Callable[[], bool]) -> ResolvedShape:
+    silver_safe = safe(silver.shape.font)
+    if not safe(resolved.shape.font):
         return (_with_rule(silver, "unsafe text for the bitmap font: silver") if silver_safe
                 else resolved)
-    if resolved.shape.font != "silver" and silver_safe and cjk_heavy(text):
+    if resolved.shape.font != "silver" and silver_safe and cjk():
         return _with_rule(silver, "CJK-heavy text: silver")
     return resolved
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -45,8 +46,11 @@ from snapcompact.text.code_points import from_codepoints as _text
 __all__ = [
     "SAFE_FALLBACK_RATIO",
     "Renderability",
+    "ScanCounts",
     "cjk_heavy",
     "normalize",
+    "piece_scan_counts",
+    "scan_counts",
     "scan_renderability",
 ]
 
@@ -259,3 +263,110 @@ def cjk_heavy(text: str) -> bool:
     n_counted = int(np.count_nonzero(counted))
     wide = int(np.count_nonzero(counted & ((entries & rules.WIDE) != 0)))
     return wide >= CJK_HEAVY_MIN_WIDE and wide / n_counted >= CJK_HEAVY_WIDE_RATIO
+
+
+# ---------------------------------------------------------------------------------------------
+# Counts that add up over pieces joined by line breaks
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScanCounts:
+    """What :func:`scan_renderability` (per font) and :func:`cjk_heavy` read of a text, as
+    counts: ``graphic[f]`` / ``fallback[f]`` for each of ``fonts``, ``wide`` / ``counted`` for
+    the CJK test.
+
+    Why counts: the agent's renderability probe scans its whole history on every pass. The
+    history is pieces joined by line breaks, and every count here is a sum over code points
+    outside whitespace runs (a run holding a line break prints the uncounted newline glyph),
+    so the counts of the whole are the sums of its pieces' counts
+    (:func:`piece_scan_counts`), each piece counted once.
+    """
+
+    fonts: tuple[str, ...]
+    graphic: tuple[int, ...]
+    fallback: tuple[int, ...]
+    wide: int
+    counted: int
+
+    def __add__(self, other: ScanCounts) -> ScanCounts:
+        if other.fonts != self.fonts:
+            raise ValueError(f"scan counts for fonts {self.fonts} and {other.fonts} do not add")
+        return ScanCounts(self.fonts, tuple(a + b for a, b in zip(self.graphic, other.graphic)),
+                          tuple(a + b for a, b in zip(self.fallback, other.fallback)),
+                          self.wide + other.wide, self.counted + other.counted)
+
+    def __sub__(self, other: ScanCounts) -> ScanCounts:
+        if other.fonts != self.fonts:
+            raise ValueError(f"scan counts for fonts {self.fonts} and {other.fonts} do not add")
+        return ScanCounts(self.fonts, tuple(a - b for a, b in zip(self.graphic, other.graphic)),
+                          tuple(a - b for a, b in zip(self.fallback, other.fallback)),
+                          self.wide - other.wide, self.counted - other.counted)
+
+    def renderability(self, font: str) -> Renderability:
+        """``scan_renderability(text, font)`` of the counted text."""
+        at = self.fonts.index(_check_font(font))
+        graphic, fallback = self.graphic[at], self.fallback[at]
+        ratio = fallback / graphic if graphic else 0.0
+        return Renderability(ratio=ratio, safe=ratio <= SAFE_FALLBACK_RATIO, graphic=graphic,
+                             fallback=fallback)
+
+    def cjk_heavy(self) -> bool:
+        """``cjk_heavy(text)`` of the counted text."""
+        return (self.wide >= CJK_HEAVY_MIN_WIDE
+                and self.wide / self.counted >= CJK_HEAVY_WIDE_RATIO)
+
+
+def _counts_of(cps: np.ndarray, fonts: tuple[str, ...]) -> ScanCounts:
+    graphic, fallback = [], []
+    for font in fonts:
+        kinds = np.bincount(font_table(font).kinds(cps), minlength=FALLBACK + 1)
+        fallback.append(int(kinds[FALLBACK]))
+        graphic.append(int(kinds[rules.KEEP] + kinds[rules.FOLD]) + fallback[-1])
+    entries = shared_entries()[cps]
+    counted = ((entries & rules.KIND_MASK) != rules.MARKER) & (cps != _SPACE)
+    counted &= (entries & rules.UNRENDERABLE) == 0
+    return ScanCounts(fonts, tuple(graphic), tuple(fallback), int(np.count_nonzero(
+        counted & ((entries & rules.WIDE) != 0))), int(np.count_nonzero(counted)))
+
+
+def scan_counts(text: str, fonts: tuple[str, ...]) -> ScanCounts:
+    """The counts of a whole text (what :func:`scan_renderability` and :func:`cjk_heavy` read)."""
+    check_text(text)
+    for font in fonts:
+        _check_font(font)
+    return _counts_of(_input_cps(text), fonts)
+
+
+#: A piece between two line breaks is counted with this letter on either side (so no edge is
+#: trimmed and its edge runs merge with a line break, as in the joined text).
+_SENTINEL = "a"
+
+
+def piece_scan_counts(piece: str, fonts: tuple[str, ...], *, first: bool = False,
+                      last: bool = False) -> ScanCounts | None:
+    """The counts ``piece`` adds to a text in which a line break precedes it (unless ``first``:
+    it opens the text) and one follows it (unless ``last``).
+
+    ``scan_counts("\\n".join(pieces))`` equals the sum of the pieces' counts (the first piece
+    ``first``, the last ``last``). None when a piece cannot be counted apart: it holds an ESC
+    (ANSI stripping works on the whole string) or a surrogate (pairs are joined across pieces),
+    or, at an edge of the text, nothing survives the edge trim there (the trim would then reach
+    the next piece).
+    """
+    check_text(piece)
+    if "\x1b" in piece or (not piece.isascii() and _SURROGATE.search(piece) is not None):
+        return None
+    before = "" if first else _SENTINEL + "\n"
+    after = "" if last else "\n" + _SENTINEL
+    cps = _collapse(_codepoints(before + piece + after))
+    if (first or last) and cps.size == len(before) // 2 + len(after) // 2:
+        return None  # the edge trim ate the whole piece; it would go on into the neighbour
+    counts = _counts_of(cps, fonts)
+    sentinels = int(not first) + int(not last)
+    return counts - _sentinel_counts(sentinels, fonts) if sentinels else counts
+
+
+@lru_cache(maxsize=64)
+def _sentinel_counts(sentinels: int, fonts: tuple[str, ...]) -> ScanCounts:
+    return _counts_of(np.array([ord(_SENTINEL)] * sentinels, dtype=np.uint32), fonts)
