@@ -661,7 +661,7 @@ class SessionMaintenance:
         sc = self.settings.snapcompact
         fonts = tuple(dict.fromkeys(
             resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
-                          variant=variant).shape.font for variant in (sc.shape, "silver16-bw")))
+                          shape=shape).shape.font for shape in (sc.shape, "silver16-bw")))
         return self._probe_scan.counts(
             self.session.branch_index, prep.window_start, prep.first_kept_index,
             self._probe_head(prep), SerializeOptions(include_thinking=self.model.include_thinking),
