@@ -13,6 +13,7 @@ from record_rows import make_record
 
 from evals.analysis.aggregate import arm_label
 from evals.analysis.search_objectives import INFEASIBLE, search_objectives
+from evals.spec.config_files import CONFIG_DIR
 from evals.spec.run_spec import RunSpec
 from evals.store.records import append_records
 from snapcompact.compaction import DEFAULT_SETTINGS
@@ -103,3 +104,26 @@ def test_a_context_production_would_not_send_is_infeasible(tmp_path, changes) ->
         _row("b", correct=True, round_=1, tokens=1000, **changes)])
     objectives = search_objectives(tmp_path)
     assert not objectives.feasible and objectives.values() == INFEASIBLE
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (CONFIG_DIR / "research").glob("*.yaml")))
+def test_every_research_file_is_a_run_with_its_own_label(name) -> None:
+    spec = RunSpec.from_config(compose_eval([f"research={name}"]))
+    if name == "production":
+        assert spec.research.label == "production" and spec.settings() == DEFAULT_SETTINGS
+    else:
+        # each shipped research point charges frames their bill (the knob every search point
+        # that kept its frames needed) and is kept apart from production's rows by its label
+        assert spec.research.label.startswith(f"{name}-")
+        assert spec.settings().snapcompact.frame_charge == "billed"
+
+
+def test_the_budget_study_is_a_grid_over_the_cap_rule_edges_and_threshold() -> None:
+    sweeper = compose_eval(["experiment=search_budget"], hydra_config=True).hydra.sweeper
+    assert "GridSampler" in sweeper.sampler._target_
+    assert list(sweeper.direction) == ["maximize", "minimize"]
+    assert set(sweeper.params) == {"research.settings.snapcompact.frameCapBytes",
+                                   "research.settings.snapcompact.textEdgeTokens",
+                                   "research.settings.compaction.thresholdPercent"}
+    spec = RunSpec.from_config(compose_eval(["experiment=search_budget"]))
+    assert spec.seed == 100 and spec.context_window == 200_000  # never a held-out seed
