@@ -5,36 +5,16 @@ from __future__ import annotations
 
 import json
 
-from compaction_synth import FakeLLM, Turns
+from compaction_synth import FakeLLM
+from pipeline_rows import CLAUDE
+from pipeline_rows import fill_turns as _fill
+from pipeline_rows import small_settings as _settings
 
 from snapcompact.compaction import (
-    DEFAULT_SETTINGS,
     CompactionPipeline,
-    ModelInfo,
     Session,
     merge_settings,
 )
-
-CLAUDE = ModelInfo("claude-sonnet-4-5", 40_000, provider="anthropic", api="anthropic-messages")
-
-
-def _settings(strategy: str = "context-full", **snap):
-    return merge_settings(DEFAULT_SETTINGS, {
-        "compaction": {"strategy": strategy, "reserveTokens": 4000, "keepRecentTokens": 3000},
-        "snapcompact": {"frameSize": 384, **snap}})
-
-
-def _fill(p: CompactionPipeline, seed: int, turns: int) -> None:
-    t = Turns(seed, result_words=(200, 600))
-    for turn in range(turns):
-        p.session.append_message({"role": "user", "content": f"turn {turn}: go on"})
-        calls = [t.call()]
-        p.session.append_message(t.assistant(calls))
-        for call in calls:
-            p.session.append_message(t.result(call))
-        p.session.append_message(t.assistant([]))
-
-
 
 
 class _Loopback:
