@@ -198,12 +198,9 @@ def resolve_shape_for_text(
     family, its own 1568 px frame) is used if it renders the text safely.
     """
     shape = _shape_argument(shape, variant, "resolve_shape_for_text")
-    resolved = resolve_shape(model_id, api=api, provider=provider, shape=shape)
-    if shape not in (None, "auto"):
-        return resolved
-    silver = resolve_shape(model_id, api=api, provider=provider, shape="silver16-bw")
-    return _pick_for_text(resolved, silver, lambda font: _is_safe(scan_renderability(text, font)),
-                          lambda: cjk_heavy(text))
+    return _resolve_with_silver(model_id, api, provider, shape,
+                                lambda font: _is_safe(scan_renderability(text, font)),
+                                lambda: cjk_heavy(text))
 
 
 def resolve_shape_for_scan(
@@ -212,22 +209,22 @@ def resolve_shape_for_scan(
     api: str | None = None,
     provider: str | None = None,
     shape: str | None = "auto",
-    *,
-    variant: str | None = None,
 ) -> ResolvedShape:
     """:func:`resolve_shape_for_text` of the text ``counts`` (a ``snapcompact.text.ScanCounts``
     covering the resolved shape's font and Silver's) were counted from."""
-    shape = _shape_argument(shape, variant, "resolve_shape_for_scan")
+    return _resolve_with_silver(model_id, api, provider, shape,
+                                lambda font: counts.renderability(font).safe, counts.cjk_heavy)
+
+
+def _resolve_with_silver(model_id: str, api: str | None, provider: str | None,
+                         shape: str | None, safe: Callable[[str], bool],
+                         cjk: Callable[[], bool]) -> ResolvedShape:
+    """The shape for a text judged by ``safe`` (renders in this font) and ``cjk`` (CJK-heavy):
+    an explicit shape as asked, else the model's, or Silver when the text needs it."""
     resolved = resolve_shape(model_id, api=api, provider=provider, shape=shape)
     if shape not in (None, "auto"):
         return resolved
     silver = resolve_shape(model_id, api=api, provider=provider, shape="silver16-bw")
-    return _pick_for_text(resolved, silver, lambda font: counts.renderability(font).safe,
-                          counts.cjk_heavy)
-
-
-def _pick_for_text(resolved: ResolvedShape, silver: ResolvedShape,
-                   safe: Callable[[str], bool], cjk: Callable[[], bool]) -> ResolvedShape:
     silver_safe = safe(silver.shape.font)
     if not safe(resolved.shape.font):
         return (_with_rule(silver, "unsafe text for the bitmap font: silver") if silver_safe
