@@ -21,8 +21,8 @@ Every verb prints JSON on stdout; bad input exits with status 2 and a one-line m
 (files named ``frameNNN.png`` and ``meta.json``), leaving other files alone.
 
 Each verb imports its stage inside its handler, on purpose: a ``render`` must not pay for loading
-the compaction pipeline (importing every stage up front took 2.0 s against 0.25 s, measured on
-this module), and the whole-process render time is what a user meets.
+the compaction pipeline (importing every stage up front took 0.70 s against 0.09 s for this module
+alone, measured 2026-12-02 on 2 cores), and the whole-process render time is what a user meets.
 """
 
 from __future__ import annotations
