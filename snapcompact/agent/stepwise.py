@@ -13,7 +13,7 @@ provider's canned reply ``"ok"`` as an extra assistant turn, and runs the post-t
 :func:`replay_like_upstream_steps` mirrors that protocol over
 :class:`~.maintenance.SessionMaintenance` and reports, per step, what the oracle's summary
 reports: compactions so far, the last compaction's method, the frames the request carries,
-the request's text characters and the archive's totals. ``tests/test_agent_parity.py``
+the request's text characters and the archive's totals. ``tests/agent/test_agent_parity.py``
 compares the two on recorded goldens. Canned replies fall back the way the oracle does:
 an LLM-summary method (``soft``) summarizes to ``"ok"``.
 """

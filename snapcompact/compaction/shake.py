@@ -11,9 +11,9 @@ pipeline falls back to context-full.
 The seeds name the strategy and leave its behaviour open, so this follows the agent core
 (pi-agent-core 18.2.11 ``compaction/shake.ts``: region detection and in-place mutation) and the
 coding agent (18.3.4 ``session-maintenance.ts``: placeholders, artifact, recovery band)
-one-for-one; ``tests/test_compaction_shake.py`` checks the regions and the rewritten entries
-against the agent core's recorded answers. Offsets here are Python string indices (code points);
-the agent core's are UTF-16 units (the tests convert).
+one-for-one; ``tests/compaction/test_compaction_shake.py`` checks the regions and the rewritten
+entries against the agent core's recorded answers. Offsets here are Python string indices (code
+points); the agent core's are UTF-16 units (the tests convert).
 
 This module is pure: it finds regions and builds replacement entries; the pipeline persists them.
 """
