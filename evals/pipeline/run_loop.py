@@ -148,6 +148,8 @@ def make_summarizer(spec: RunSpec, *, completion_fn: Any = None) -> Callable[...
         return None
 
     model = spec.summarizer
+    if spec.dry_run and not model.stand_in:
+        return _DryRunSummarizer(model.name)
     client = make_client(spec, completion_fn=completion_fn, model=model)
 
     def complete(system_prompt: str, user_prompt: str, *, max_tokens: int) -> dict[str, Any]:
@@ -164,6 +166,34 @@ def make_summarizer(spec: RunSpec, *, completion_fn: Any = None) -> Callable[...
                           "output": response.completion_tokens or 0}}
 
     return complete
+
+
+#: What a dry run puts where an LLM summary would go: the replay needs a text to continue.
+DRY_RUN_SUMMARY = ("## Goal\nDry-run placeholder: the summarizer was not asked (a dry run sends "
+                   "nothing), so this context is the replay's shape, not its summary.")
+
+
+class _DryRunSummarizer:
+    """A dry run's stand-in for a real summarizer: the replay of an LLM method (handoff, soft,
+    context-full) asks for a summary mid-replay, and a dry run must send nothing, so it gets a
+    fixed placeholder and the asks are counted for the printed plan (the contexts after them,
+    and their predicted tokens, hold the placeholder instead of the real summary)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.asked = 0
+
+    def __call__(self, system_prompt: str, user_prompt: str, *, max_tokens: int
+                 ) -> dict[str, Any]:
+        self.asked += 1
+        return {"text": DRY_RUN_SUMMARY, "usage": {"input": 0, "output": 0}}
+
+    def note(self) -> str | None:
+        if not self.asked:
+            return None
+        return (f"  summarizer           {self.name}: {self.asked} summaries the replay asks for "
+                "were not sent (dry run); the contexts after them hold a placeholder, so their "
+                "predicted tokens leave the real summaries out")
 
 
 async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, spec: RunSpec,
@@ -254,6 +284,8 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     client = make_client(spec, completion_fn=completion_fn)
     summary = client.plan(p.request() for p in plan.planned)
     log(format_plan(plan, summary, spec))
+    if isinstance(summarizer, _DryRunSummarizer) and summarizer.note():
+        log(summarizer.note())
     if spec.dry_run:
         return RunResult(run_dir, len(plan.planned), plan.skipped_done, True, summary,
                          wall_s=time.perf_counter() - started)

@@ -353,6 +353,27 @@ def test_dry_run_prints_the_prediction_and_sends_nothing(tmp_path, capsys):
     assert result.summary.predicted_cost_to_send_usd > 0
 
 
+def test_a_dry_run_never_asks_a_real_summarizer(tmp_path, capsys, monkeypatch):
+    # The replay of an LLM method asks for a summary mid-replay; a dry run sends nothing, so
+    # a real summarizer (a key would pay for it) is replaced by a counted placeholder.
+    calls = []
+
+    async def never(**kwargs):
+        calls.append(kwargs)
+        raise AssertionError("a dry run sends nothing")
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", *SMALL, "model=mock",
+                       "strategies=[context-full,handoff]", "summarizer=claude-haiku-4-5",
+                       "dry_run=true"])
+    result = run_config(cfg, tmp_path / "run", completion_fn=never, base_dir=tmp_path)
+    out = capsys.readouterr().out
+    assert calls == [] and result.dry_run and result.summary.requests == 4
+    assert re.search(r"claude-haiku-4-5: \d+ summaries the replay asks for were not sent "
+                     r"\(dry run\)", out)
+    assert not (tmp_path / "run" / "contexts").exists()
+
+
 def test_missing_keys_stop_a_real_run_but_not_a_dry_run(tmp_path, monkeypatch):
     from evals.pipeline.run_loop import MissingCredentials
 
