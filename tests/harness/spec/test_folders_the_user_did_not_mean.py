@@ -12,26 +12,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from hydra_compose import compose_eval
+from mock_runs import Counting, mock_overrides
 
 from evals.pipeline.run import run_config
-
-
-def mock_overrides(tmp_path):
-    return [f"results_dir={tmp_path}", "progress=false", "model=mock", "experiment=smoke",
-            "dataset.params.depths=[0.1,0.4,0.6,0.9]"]
-
-
-class Counting:
-    """litellm.acompletion, counted."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def __call__(self, **kwargs):
-        from evals.send.client import import_litellm
-
-        self.calls += 1
-        return await import_litellm().acompletion(**kwargs)
 
 
 @pytest.mark.parametrize("override,problem", [

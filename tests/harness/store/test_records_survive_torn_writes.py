@@ -17,36 +17,12 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from hydra_compose import compose_eval
+from mock_runs import TOTAL_MOCK_ROWS, Counting, mock_overrides, rows_of
 from record_rows import make_record
 
 from evals.pipeline.run import run_config
 from evals.send.response_cache import ResponseCache
 from evals.store.records import append_records, iter_records
-
-TOTAL_MOCK_ROWS = 16  # model=mock, the smoke session with 4 facts: 4 questions x 4 arms
-
-
-
-def mock_overrides(tmp_path):
-    return [f"results_dir={tmp_path}", "progress=false", "model=mock", "experiment=smoke",
-            "dataset.params.depths=[0.1,0.4,0.6,0.9]"]
-
-
-class Counting:
-    """litellm.acompletion, counted."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def __call__(self, **kwargs):
-        from evals.send.client import import_litellm
-
-        self.calls += 1
-        return await import_litellm().acompletion(**kwargs)
-
-
-def rows_of(run_dir):
-    return list(iter_records(run_dir / "records.jsonl"))
 
 
 def test_append_cuts_a_torn_last_line_before_writing(tmp_path):
