@@ -14,7 +14,10 @@ Per research label (snapcompact rows that were asked: no error, not skipped):
 * against the baseline label (default ``production``): a paired percentile bootstrap of the
   difference in recall over the questions both were asked (same dataset, seed, item and
   question), over all of them and over those the *baseline* lost to a compaction (the facts
-  production discarded), and the difference in mean billed tokens.
+  production discarded), and the difference in mean billed tokens;
+* the same rows again per verdict the baseline had (``subset``: "production valid",
+  "production stand-in", ...) when it had more than one: a pooled win can come from the
+  sessions where production handed over to a summary alone.
 
     python -m evals.analysis.research_compare RUN_DIR... [--baseline production] [--out DIR]
 
@@ -63,6 +66,8 @@ class ResearchRow:
     billed_tokens: float
     fits_window_share: float
     verdicts: str
+    #: "all", or "<baseline> <verdict>": only the sessions where the baseline had that verdict
+    subset: str = "all"
     shared: int = 0
     diff_recall: float = float("nan")
     diff_recall_lo: float = float("nan")
@@ -110,61 +115,91 @@ def _paired(diffs: np.ndarray, n_boot: int, seed: int) -> tuple[float, float, fl
     return float(diffs.mean()), float(lo), float(hi)
 
 
+def _verdict(r: Record) -> str:
+    return production_status(r.strategy, r.production_valid, r.summary_stand_in)
+
+
+def _row(label: str, arm: ArmKey, asked: dict[QuestionKey, Record],
+         base: dict[QuestionKey, Record] | None, baseline: str, subset: str, n_boot: int,
+         seed: int) -> ResearchRow:
+    """One label's figures over ``asked``, paired with ``base`` when it is another label."""
+    rs = list(asked.values())
+    disc = [r for r in rs if (r.evidence_round or 0) >= 1]
+    hits = sum(r.correct for r in disc)
+    lo, hi = wilson_interval(hits / len(disc) if disc else 0.0, len(disc))
+    verdicts: dict[str, int] = {}
+    for r in rs:
+        verdicts[_verdict(r)] = verdicts.get(_verdict(r), 0) + 1
+    row = ResearchRow(
+        research=label, arm=f"{arm[1]} {arm[2]} @{arm[3] // 1000}k", questions=len(rs),
+        recall=float(np.mean([r.correct for r in rs])),
+        discarded=len(disc), recall_discarded=hits / len(disc) if disc else float("nan"),
+        recall_discarded_lo=lo, recall_discarded_hi=hi,
+        billed_tokens=float(np.mean([r.predicted_prompt_tokens for r in rs])),
+        fits_window_share=float(np.mean([r.fits_window is not False for r in rs])),
+        verdicts=", ".join(f"{k} {n}" for k, n in sorted(verdicts.items())), subset=subset)
+    if base is None or label == baseline:
+        return row
+    shared = sorted(set(asked) & set(base))
+    d_all = np.array([float(asked[k].correct) - float(base[k].correct) for k in shared])
+    lost = [k for k in shared if (base[k].evidence_round or 0) >= 1]
+    d_lost = np.array([float(asked[k].correct) - float(base[k].correct) for k in lost])
+    m, lo_a, hi_a = _paired(d_all, n_boot, seed)
+    m2, lo_l, hi_l = _paired(d_lost, n_boot, seed)
+    tokens = (float(np.mean([asked[k].predicted_prompt_tokens
+                             - base[k].predicted_prompt_tokens for k in shared]))
+              if shared else float("nan"))
+    return ResearchRow(**{**asdict(row), "shared": len(shared), "diff_recall": m,
+                          "diff_recall_lo": lo_a, "diff_recall_hi": hi_a,
+                          "baseline_discarded": len(lost), "diff_on_baseline_discarded": m2,
+                          "diff_on_baseline_discarded_lo": lo_l,
+                          "diff_on_baseline_discarded_hi": hi_l,
+                          "diff_billed_tokens": tokens})
+
+
 def compare_research(records: Iterable[Record], *, baseline: str = "production",
                      n_boot: int = 2000, seed: int = 0) -> list[ResearchRow]:
-    """One :class:`ResearchRow` per research label, the baseline first."""
+    """One :class:`ResearchRow` per research label, the baseline first (``subset`` "all").
+
+    When the baseline's questions carry more than one verdict (production kept snapcompact on
+    some sessions and handed over to a summary on others), the rows are repeated per verdict
+    (``subset`` "production valid", ...), each over the questions of the sessions where the
+    baseline had that verdict: an average over both kinds can hide that a setting wins only
+    where production handed over, or costs more where production's frames were sent.
+    """
     by_arm = _asked(records)
     if not by_arm:
         raise ValueError("no snapcompact row was asked in these records")
+    order = sorted(by_arm, key=lambda a: (a[0] != baseline, a))
     rows = []
-    for arm in sorted(by_arm, key=lambda a: (a[0] != baseline, a)):
-        label = arm[0]
-        asked = by_arm[arm]
+    for arm in order:
         base_arm = _baseline_arm(arm, by_arm, baseline)
         base = by_arm[base_arm] if base_arm is not None else None
-        rs = list(asked.values())
-        disc = [r for r in rs if (r.evidence_round or 0) >= 1]
-        hits = sum(r.correct for r in disc)
-        lo, hi = wilson_interval(hits / len(disc) if disc else 0.0, len(disc))
-        verdicts: dict[str, int] = {}
-        for r in rs:
-            v = production_status(r.strategy, r.production_valid, r.summary_stand_in)
-            verdicts[v] = verdicts.get(v, 0) + 1
-        row = ResearchRow(
-            research=label, arm=f"{arm[1]} {arm[2]} @{arm[3] // 1000}k", questions=len(rs),
-            recall=float(np.mean([r.correct for r in rs])),
-            discarded=len(disc), recall_discarded=hits / len(disc) if disc else float("nan"),
-            recall_discarded_lo=lo, recall_discarded_hi=hi,
-            billed_tokens=float(np.mean([r.predicted_prompt_tokens for r in rs])),
-            fits_window_share=float(np.mean([r.fits_window is not False for r in rs])),
-            verdicts=", ".join(f"{k} {n}" for k, n in sorted(verdicts.items())))
-        if base is not None and label != baseline:
-            shared = sorted(set(asked) & set(base))
-            d_all = np.array([float(asked[k].correct) - float(base[k].correct) for k in shared])
-            lost = [k for k in shared if (base[k].evidence_round or 0) >= 1]
-            d_lost = np.array([float(asked[k].correct) - float(base[k].correct) for k in lost])
-            m, lo_a, hi_a = _paired(d_all, n_boot, seed)
-            m2, lo_l, hi_l = _paired(d_lost, n_boot, seed)
-            tokens = (float(np.mean([asked[k].predicted_prompt_tokens
-                                     - base[k].predicted_prompt_tokens for k in shared]))
-                      if shared else float("nan"))
-            row = ResearchRow(**{**asdict(row), "shared": len(shared), "diff_recall": m,
-                                 "diff_recall_lo": lo_a, "diff_recall_hi": hi_a,
-                                 "baseline_discarded": len(lost),
-                                 "diff_on_baseline_discarded": m2,
-                                 "diff_on_baseline_discarded_lo": lo_l,
-                                 "diff_on_baseline_discarded_hi": hi_l,
-                                 "diff_billed_tokens": tokens})
-        rows.append(row)
+        rows.append(_row(arm[0], arm, by_arm[arm], base, baseline, "all", n_boot, seed))
+    for arm in order:
+        base_arm = _baseline_arm(arm, by_arm, baseline)
+        if base_arm is None:
+            continue
+        base = by_arm[base_arm]
+        by_verdict: dict[str, set[QuestionKey]] = {}
+        for k, r in base.items():
+            by_verdict.setdefault(_verdict(r), set()).add(k)
+        if len(by_verdict) < 2:
+            continue
+        for verdict, keys in sorted(by_verdict.items()):
+            asked = {k: r for k, r in by_arm[arm].items() if k in keys}
+            if asked:
+                rows.append(_row(arm[0], arm, asked, {k: base[k] for k in keys}, baseline,
+                                 f"{baseline} {verdict}", n_boot, seed))
     return rows
 
 
 def format_markdown(rows: Sequence[ResearchRow], baseline: str) -> str:
     """The comparison as a markdown table (95 %: Wilson per arm, paired bootstrap)."""
-    out = ["| research | arm | questions | recall | recall, discarded [95 % CI] (n) "
+    out = ["| research | arm | sessions | questions | recall | recall, discarded [95 % CI] (n) "
            f"| billed tokens/q | fits | verdicts | vs {baseline}: recall diff [95 % CI] "
            f"(shared) | on facts {baseline} lost [95 % CI] (n) | tokens diff |",
-           "| --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- | --- | ---: |"]
+           "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- | --- | ---: |"]
     for r in rows:
         paired = (f"{r.diff_recall:+.3f} [{r.diff_recall_lo:+.3f}, {r.diff_recall_hi:+.3f}] "
                   f"({r.shared})" if r.shared else "")
@@ -173,7 +208,8 @@ def format_markdown(rows: Sequence[ResearchRow], baseline: str) -> str:
                 if r.baseline_discarded else "")
         tokens = f"{r.diff_billed_tokens:+,.0f}" if r.shared else ""
         out.append(
-            f"| {r.research} | {r.arm} | {r.questions} | {r.recall:.3f} | {r.recall_discarded:.3f} "
+            f"| {r.research} | {r.arm} | {r.subset} | {r.questions} | {r.recall:.3f} | "
+            f"{r.recall_discarded:.3f} "
             f"[{r.recall_discarded_lo:.3f}, {r.recall_discarded_hi:.3f}] ({r.discarded}) | "
             f"{r.billed_tokens:,.0f} | {r.fits_window_share:.0%} | {r.verdicts} | {paired} | "
             f"{lost} | {tokens} |")

@@ -76,10 +76,13 @@ def plot_search_front(front: pd.DataFrame) -> plt.Figure:
 
 def plot_research_compare(compare: pd.DataFrame, baseline: str = "production") -> plt.Figure:
     """Held-out comparison: recall on discarded evidence and billed tokens per research label
-    (left, right), and each label's paired recall difference from the baseline (middle)."""
+    (left, right), and each label's paired recall difference from the baseline (middle); one
+    bar per row of the table, so the per-verdict subsets (``subset``) get bars of their own."""
     with plt.rc_context(STYLE):
         compare = compare.reset_index(drop=True)
-        labels = [f"{r.research}\n{r.arm}" for r in compare.itertuples()]
+        subsets = (compare["subset"] if "subset" in compare else pd.Series(["all"] * len(compare)))
+        labels = [f"{r.research}\n{r.arm}" + ("" if subset == "all" else f"\nsessions: {subset}")
+                  for r, subset in zip(compare.itertuples(), subsets)]
         fig, (left, middle, right) = plt.subplots(
             1, 3, figsize=(15, 1.6 + 0.9 * len(compare)), sharey=True)
         y = list(range(len(compare)))

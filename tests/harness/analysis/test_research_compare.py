@@ -94,3 +94,33 @@ def test_command_writes_its_tables(tmp_path):
     assert main([str(run), "--out", str(tmp_path / "out")]) == 0
     assert "+0.500" in (tmp_path / "out" / "research_compare.md").read_text()
     assert (tmp_path / "out" / "research_compare.csv").exists()
+
+
+def test_rows_split_by_what_production_did_per_session():
+    # Session i0 (q0-q9): production kept its frames (valid), read 5 of 10 discarded facts at
+    # 50,000 tokens; the research arm reads the same 5 at 80,000. Session i1 (q10-q19):
+    # production handed over to the stand-in summary (0 of 10) at 120,000; research reads 4 at
+    # 80,000. Pooled: +4/20 = +0.20 at -5,000 tokens; split: +0.0 at +30,000 where production
+    # was valid, +0.40 at -40,000 where it handed over.
+    rounds = [1] * 20
+    prod = (_rows("production", [True] * 5 + [False] * 5, rounds[:10], 50_000)
+            + [replace(r, item_id="i1", question_id=f"q{10 + k}") for k, r in enumerate(
+                _rows("production", [False] * 10, rounds[:10], 120_000, valid=False,
+                      stand_in=True))])
+    rec = (_rows(RECOMMENDED, [True] * 5 + [False] * 5, rounds[:10], 80_000)
+           + [replace(r, item_id="i1", question_id=f"q{10 + k}") for k, r in enumerate(
+               _rows(RECOMMENDED, [True] * 4 + [False] * 6, rounds[:10], 80_000))])
+    rows = {(r.research, r.subset): r for r in compare_research(prod + rec, n_boot=500)}
+    assert set(rows) == {(label, subset) for label in ("production", RECOMMENDED)
+                         for subset in ("all", "production valid", "production stand-in")}
+    pooled = rows[(RECOMMENDED, "all")]
+    assert pooled.diff_on_baseline_discarded == pytest.approx(0.20)
+    assert pooled.diff_billed_tokens == pytest.approx(-5_000)
+    valid = rows[(RECOMMENDED, "production valid")]
+    assert valid.questions == 10 and valid.diff_on_baseline_discarded == pytest.approx(0.0)
+    assert valid.diff_billed_tokens == pytest.approx(30_000)
+    handed = rows[(RECOMMENDED, "production stand-in")]
+    assert handed.diff_on_baseline_discarded == pytest.approx(0.40)
+    assert handed.diff_billed_tokens == pytest.approx(-40_000)
+    assert rows[("production", "production stand-in")].verdicts == "stand-in 10"
+    assert "| production valid |" in format_markdown(list(rows.values()), "production")
