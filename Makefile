@@ -24,8 +24,10 @@ results:
 demo: setup
 	$(PY) -m snapcompact.cli.demo --out out/demo
 
+# The suite on every core (pytest-xdist; at most 4 workers: each holds up to ~2 GB at its peak).
+# `$(PY) -m pytest -q` runs it in one process.
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses 4
 
 # Static checks CI runs before the tests: ruff (pycodestyle, pyflakes, import order, docstrings on
 # the library's public names) on library and harness, mypy on the library ([tool.mypy] files).
