@@ -17,6 +17,7 @@ from evals.items import prompts
 from evals.items.datasets import load_dataset
 from evals.items.qa_items import Question
 from evals.items.sessions import SessionItem, as_session
+from evals.readers.provider import reader_metadata
 from evals.replay.contexts import Context, build_context, fill_images
 from evals.send.client import Request
 from evals.send.price_map import max_input_tokens, price_of
@@ -31,7 +32,7 @@ from evals.store.records import (
     record_key,
 )
 from evals.support.console import console
-from snapcompact.compaction import user_question
+from snapcompact.compaction import user_question, with_cache_breakpoint
 from snapcompact.pricing import cache_uses, count_text_tokens
 
 QA_READER = "qa"
@@ -101,12 +102,6 @@ class Planned:
                    if data_url is not None else [dict(m) for m in self.context.messages])
         messages = [*context, user_question(self.question_text)]
         if self.cache_mark:
-            # local on purpose: snapcompact.compaction exports a function named like its
-            # submodule cache_breakpoint, and loading that submodule before anyone asked the
-            # package for the function leaves the module under the function's name (found by
-            # tests/harness/send/test_prompt_cache.py when this import was at the top)
-            from snapcompact.compaction import with_cache_breakpoint
-
             messages = with_cache_breakpoint(messages, len(context), MARKER)
         return messages
 
@@ -155,10 +150,6 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                 params["tool_choice"] = "none"
         metadata: dict[str, Any] = {}
         if model.offline_reader:
-            # local: the offline reader (rapidfuzz, ~50 modules, ~0.2 s to import) loads only for
-            # model=ocr
-            from evals.readers.provider import reader_metadata
-
             metadata = reader_metadata(
                 evidence=question.evidence, answers=question.answers,
                 seen_sizes=list(context.seen_px), billed_prompt_tokens=prompt_tokens,

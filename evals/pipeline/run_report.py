@@ -55,8 +55,7 @@ def summarize(records: Iterable[Record], table: ShapeTable | None = None) -> lis
     ``table`` places target models on model lines (the library's table by default). A run
     without question rows (nothing recorded yet) has no summary.
     """
-    # local: evals.analysis.aggregate brings pandas (~360 modules, 0.55-1.5 s to import on 2 busy
-    # cores), which nothing else on a run's path loads; a run pays for it once, after its requests
+    # local (cost): aggregate brings pandas, +0.45-0.57 s that nothing else on a run's path loads
     from evals.analysis.aggregate import QA_READERS, arm_labels, records_frame
     from evals.analysis.aggregate import summarize as summarize_frame
 
