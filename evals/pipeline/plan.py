@@ -67,10 +67,10 @@ class Planned:
     question_text: str
     params: Mapping[str, Any]
     metadata: Mapping[str, Any]
-    text_tokens: int  # the whole request: context text + question
+    text_tokens: int  # the request's text: the context's text + the question
     predicted_completion_tokens: int
     predicted_cost_usd: float | None  # the target model's dollars (input + output bound)
-    spend_predicted_usd: float  # what the budget reserves: what calling model_id costs
+    predicted_spend_usd: float  # what the budget reserves: what calling model_id costs
     evidence_round: int
     # the provider's prompt cache (evals.send.prompt_cache): this request's predicted use of it,
     # the target's dollars with it, and how the request asks for it
@@ -113,7 +113,7 @@ class Planned:
             frame_hashes=self.context.pixel_hashes,  # the cache keys on pixels, not PNG bytes
             metadata=dict(self.metadata),
             predicted_prompt_tokens=self.predicted_prompt_tokens,
-            predicted_cost_usd=self.spend_predicted_usd,
+            predicted_cost_usd=self.predicted_spend_usd,
         )
 
 
@@ -128,11 +128,11 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
     questions = item.questions[: spec.max_questions_per_item]
     texts = [prompts.question_text(q.question) for q in questions]
     q_tokens_of = [count_text_tokens(t, model.target_model).tokens for t in texts]
-    prefix = context.text_tokens + context.predicted_image_tokens
+    prefix = context.text_tokens_without_question + context.predicted_image_tokens
     uses = (cache_uses(plan.rule, prefix, [prefix + q for q in q_tokens_of]) if plan.on
             else [None] * len(questions))
     for question, text, q_tokens, use in zip(questions, texts, q_tokens_of, uses, strict=True):
-        text_tokens = context.text_tokens + q_tokens
+        text_tokens = context.text_tokens_without_question + q_tokens
         prompt_tokens = text_tokens + context.predicted_image_tokens
         completion = spec.reader.answer_max_tokens
         target_cost = _dollars(model.price_model, prompt_tokens, completion)
@@ -168,7 +168,7 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
             item=item, question=question, context=context, model_id=model.model_for(QA_READER),
             question_text=text, params=params, metadata=metadata, text_tokens=text_tokens,
             predicted_completion_tokens=completion, predicted_cost_usd=target_cost,
-            spend_predicted_usd=spend,
+            predicted_spend_usd=spend,
             evidence_round=context.discarded_round[item.evidence_index[question.question_id]],
             cache_use=use, predicted_cost_cached_usd=cached_cost, cache_mark=plan.mark))
     return out
@@ -239,7 +239,8 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
             note = f"; skipped: {context.skipped}" if context.skipped else ""
             log(f"  {item.item_id} {arm.label}: {context.compactions} compactions, "
                 f"{len(context.frame_hashes)} frames, "
-                f"{context.text_tokens + context.predicted_image_tokens:,} context tokens "
+                f"{context.text_tokens_without_question + context.predicted_image_tokens:,} "
+                f"context tokens "
                 f"({time.perf_counter() - begun:.1f} s){note}")
             groups.append(plan_questions(item, context, spec, ocr_dir))
     # The offline reader: round-robin (it transcribes a frame once; two questions about the
