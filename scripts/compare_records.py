@@ -25,7 +25,7 @@ RUN_SPECIFIC = frozenset({
     "latency_s",             # how long the answer took (a cache hit keeps the first one's)
     "cached",                # whether the response cache answered
     "attempts",              # HTTP attempts (0 for a cache hit)
-    "spend_predicted_usd",   # what this run spent (nothing for a cache hit)
+    "predicted_spend_usd",   # what this run spent (nothing for a cache hit)
 })
 
 

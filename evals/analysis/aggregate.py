@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -182,6 +184,43 @@ def decided_shape(strategy: str, shape: str, requested: str, target_model: str,
         return shape
 
 
+#: Table columns renamed for one spelling of predicted / reported (``predicted_<quantity>...``):
+#: old -> new, per table; None: the column repeated another one and is dropped.
+RENAMED_COLUMNS: dict[str, dict[str, str | None]] = {
+    "records": {"billed_tokens_predicted": None, "cost_predicted_usd": None,
+                "billed_tokens_reported": "reported_prompt_tokens_by_provider",
+                "cost_reported_usd": "reported_cost_by_provider_usd"},
+    "summary": {"tokens_predicted": "predicted_prompt_tokens",
+                "tokens_reported": "reported_prompt_tokens",
+                "completion_tokens_reported": "reported_completion_tokens",
+                "cost_predicted_usd": "predicted_cost_usd",
+                "cost_reported_usd": "reported_cost_usd",
+                "recall_per_1k_tokens_reported": "recall_per_1k_reported_tokens",
+                "text_tokens_same_questions": "text_predicted_prompt_tokens_same_questions"},
+    "decisions": {"tokens_predicted": "predicted_prompt_tokens"},
+}
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A table ``snapcompact-eval-table`` wrote (``records``, ``summary`` or ``decisions``, as
+    .parquet or .csv), with columns of older runs renamed to today's spelling (warned about).
+
+    Why: results committed or kept from earlier runs stay readable by the notebooks and plots
+    after a column is renamed.
+    """
+    path = Path(path)
+    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    renamed = RENAMED_COLUMNS.get(path.stem, {})
+    old = [c for c in renamed if c in frame.columns]
+    if old:
+        warnings.warn(f"{path.name}: column(s) {', '.join(old)} in the old spelling; read as "
+                      f"{', '.join(str(renamed[c] or '(dropped: a repeat)') for c in old)}",
+                      FutureWarning, stacklevel=2)
+        frame = frame.drop(columns=[c for c in old if renamed[c] is None])
+        frame = frame.rename(columns={c: renamed[c] for c in old if renamed[c] is not None})
+    return frame
+
+
 def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     """One row per measurement, every record field plus derived columns (line, reader_id, ...).
 
@@ -214,13 +253,15 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     df["reader_id"] = df["model"].map(reader_id)
     lines = {m: model_line(m, table) for m in df["target_model"].unique()}
     df["line"] = df["target_model"].map(lines)
-    df["billed_tokens_predicted"] = df["predicted_prompt_tokens"].astype(float)
-    df["billed_tokens_reported"] = pd.to_numeric(df["reported_prompt_tokens"], errors="coerce")
-    df["cost_predicted_usd"] = pd.to_numeric(df["predicted_cost_usd"], errors="coerce")
-    df["cost_reported_usd"] = pd.to_numeric(df["reported_cost_usd"], errors="coerce")
+    df["predicted_cost_usd"] = pd.to_numeric(df["predicted_cost_usd"], errors="coerce")
     # The offline reader bills nothing and echoes the prediction as its "usage": not a report.
+    # The record columns keep what was recorded; the *_by_provider columns hold real reports.
     offline = df["reader_id"] == OFFLINE_PROVIDER
-    df.loc[offline, ["billed_tokens_reported", "cost_reported_usd"]] = np.nan
+    df["reported_prompt_tokens_by_provider"] = pd.to_numeric(df["reported_prompt_tokens"],
+                                                             errors="coerce")
+    df["reported_cost_by_provider_usd"] = pd.to_numeric(df["reported_cost_usd"], errors="coerce")
+    df.loc[offline, ["reported_prompt_tokens_by_provider",
+                     "reported_cost_by_provider_usd"]] = np.nan
     df["ok"] = df["error"].isna() & df["skipped"].isna()
     df["discarded"] = pd.to_numeric(df["evidence_round"], errors="coerce").fillna(0) >= 1
     for name in ("em", "f1"):
@@ -298,7 +339,7 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
         means = scores.mean() if len(scores) else pd.Series(np.nan, index=scores.columns)
         recall_lo, recall_hi = wilson_interval(float(means["correct"]), len(scores), alpha)
         em_lo, em_hi = wilson_interval(float(means["em"]), len(scores), alpha)
-        reported = ok["billed_tokens_reported"]
+        reported = ok["reported_prompt_tokens_by_provider"]
         row = dict(zip(GROUP_COLUMNS, key))
         row.update(
             reader_label=reader_label(row["reader_id"]),
@@ -311,12 +352,12 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
             recall=means["correct"], recall_lo=recall_lo, recall_hi=recall_hi,
             em=means["em"], em_lo=em_lo, em_hi=em_hi,
             f1=means["f1"], f1_lo=lo[2], f1_hi=hi[2],
-            tokens_predicted=ok["billed_tokens_predicted"].mean(),
-            tokens_reported=reported.mean(), reported_share=reported.notna().mean(),
-            completion_tokens_reported=pd.to_numeric(
+            predicted_prompt_tokens=ok["predicted_prompt_tokens"].mean(),
+            reported_prompt_tokens=reported.mean(), reported_share=reported.notna().mean(),
+            reported_completion_tokens=pd.to_numeric(
                 ok["reported_completion_tokens"], errors="coerce").mean(),
-            cost_predicted_usd=ok["cost_predicted_usd"].mean(),
-            cost_reported_usd=ok["cost_reported_usd"].mean(),
+            predicted_cost_usd=ok["predicted_cost_usd"].mean(),
+            reported_cost_usd=ok["reported_cost_by_provider_usd"].mean(),
             recall_discarded=discarded["correct"].mean() if len(discarded) else np.nan,
             n_discarded=len(discarded),
             compactions_mean=rows["compactions"].mean(),
@@ -327,11 +368,11 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
         row.update(_what_production_did(rows))
         # a skipped context still has a bill: the uncompacted history, for the reader
         skipped = rows[rows["skipped"].notna()]
-        row["tokens_skipped_context"] = (skipped["billed_tokens_predicted"].mean()
+        row["tokens_skipped_context"] = (skipped["predicted_prompt_tokens"].mean()
                                          if len(skipped) else np.nan)
         row.update(_next_turns(rows, ok))
-        row["recall_per_1k_tokens"] = _per_1k(row["recall"], row["tokens_predicted"])
-        row["recall_per_1k_tokens_reported"] = _per_1k(row["recall"], row["tokens_reported"])
+        row["recall_per_1k_tokens"] = _per_1k(row["recall"], row["predicted_prompt_tokens"])
+        row["recall_per_1k_reported_tokens"] = _per_1k(row["recall"], row["reported_prompt_tokens"])
         out.append(row)
     summary = pd.DataFrame(out)
     summary = _add_compression(summary, qa[qa["ok"]], qa)
@@ -342,10 +383,10 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
     ranked = summary[~summary["production"].isin(PRODUCTION_UNSENT)]
     for idx in ranked.groupby(["reader_id", "target_model"]).groups.values():
         part = summary.loc[idx]
-        summary.loc[idx, "on_frontier"] = pareto_mask(part["tokens_predicted"].to_numpy(),
+        summary.loc[idx, "on_frontier"] = pareto_mask(part["predicted_prompt_tokens"].to_numpy(),
                                                       part["recall"].to_numpy())
     return summary.sort_values(["reader_id", "target_model", "strategy", "policy",
-                                "tokens_predicted"], ignore_index=True)
+                                "predicted_prompt_tokens"], ignore_index=True)
 
 
 def _counts(cells: Iterable[object]) -> dict[str, int]:
@@ -419,7 +460,7 @@ def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
         return {**nan, "stable_prefix_tokens": stable}
     rule = prompt_cache_rule(str(first["target_model"]), api=first.get("api") or None)
     # the context before the question: the request minus the question's own tokens
-    context = int(round(ok["billed_tokens_predicted"].mean()))
+    context = int(round(ok["predicted_prompt_tokens"].mean()))
     units = next_turns_units(rule, context, int(round(stable)), k=NEXT_TURNS)
     return {"stable_prefix_tokens": stable, "next_turns_usd_uncached": units.uncached * price,
             "next_turns_usd_cached": units.cached * price,
@@ -555,8 +596,8 @@ def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame,
                     & (text["reader_id"] == row["reader_id"])]
         if base.empty:  # a text arm answered by another reader still measures text tokens
             base = text[text["target_model"] == row["target_model"]]
-        img_q = image.groupby(UNIT)["billed_tokens_predicted"].mean()
-        txt_q = base.groupby(UNIT)["billed_tokens_predicted"].mean()
+        img_q = image.groupby(UNIT)["predicted_prompt_tokens"].mean()
+        txt_q = base.groupby(UNIT)["predicted_prompt_tokens"].mean()
         shared = img_q.index.intersection(txt_q.index)
         if len(shared) == 0:
             ratio.append(np.nan), text_tokens.append(np.nan), text_recall.append(np.nan)
@@ -566,7 +607,7 @@ def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame,
         answered = base[base["ok"]] if "ok" in base else base
         text_recall.append(answered.groupby(UNIT)["correct"].mean().reindex(shared).mean()
                            if len(answered) else np.nan)
-    summary["text_tokens_same_questions"] = text_tokens
+    summary["text_predicted_prompt_tokens_same_questions"] = text_tokens
     summary["compression_vs_text"] = ratio
     summary["compression_baseline"] = baseline_name
     summary["text_recall_same_questions"] = text_recall
@@ -615,7 +656,7 @@ class Candidate:
     recall: float
     recall_lo: float
     recall_hi: float
-    tokens_predicted: float
+    predicted_prompt_tokens: float
     recall_per_1k_tokens: float
     #: paired comparison with the best-recall shape: questions shared, interval of the
     #: difference (best - this), share of resamples where this shape was at least as good
@@ -665,7 +706,7 @@ class Decision:
             "reader_label": reader_label(self.reader_id),
             "target_models": ",".join(self.target_models), "winner": w.shape,
             "winner_frame_size": w.frame_size, "recall": w.recall, "recall_lo": w.recall_lo,
-            "recall_hi": w.recall_hi, "tokens_predicted": w.tokens_predicted,
+            "recall_hi": w.recall_hi, "predicted_prompt_tokens": w.predicted_prompt_tokens,
             "recall_per_1k_tokens": w.recall_per_1k_tokens, "n_questions": w.n_questions,
             "best_recall_shape": self.best_recall.label, "tie": ",".join(self.tie),
             "not_significantly_below_best": ",".join(
@@ -748,15 +789,15 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
         s = per_q.loc[(shape, size)]
         scores[(shape, size)] = s
         recall_lo, recall_hi = wilson_interval(float(s.mean()), len(s), alpha)
-        tokens = part["billed_tokens_predicted"].mean()
+        tokens = part["predicted_prompt_tokens"].mean()
         candidates.append(Candidate(
             shape=shape, frame_size=int(size), n_questions=len(s), recall=float(s.mean()),
-            recall_lo=recall_lo, recall_hi=recall_hi, tokens_predicted=float(tokens),
+            recall_lo=recall_lo, recall_hi=recall_hi, predicted_prompt_tokens=float(tokens),
             recall_per_1k_tokens=_per_1k(float(s.mean()), float(tokens)),
             measured_on=_measured_on(part)))
     if not candidates:
         raise ValueError(f"model line {line!r} ({reader}): every request errored")
-    best = max(candidates, key=lambda c: (c.recall, -c.tokens_predicted, c.label))
+    best = max(candidates, key=lambda c: (c.recall, -c.predicted_prompt_tokens, c.label))
     compared = []
     for c in candidates:
         a, b = scores[(best.shape, best.frame_size)], scores[(c.shape, c.frame_size)]
@@ -777,8 +818,8 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
                               p_not_below=float((boots <= 0).mean()),
                               significantly_below=bool(lo > 0)))
     eligible = [c for c in compared if not c.significantly_below and c.shared_questions > 0]
-    winner = max(eligible, key=lambda c: (c.recall_per_1k_tokens, c.recall, -c.tokens_predicted,
-                                          c.label))
+    winner = max(eligible, key=lambda c: (c.recall_per_1k_tokens, c.recall,
+                                          -c.predicted_prompt_tokens, c.label))
     tie = tuple(c.label for c in eligible) if len(eligible) > 1 else ()
     seeds = tuple(sorted(int(s) for s in rows["seed"].unique()))
     errors = int((~rows["ok"]).sum())
@@ -819,7 +860,7 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
         line=line, reader_id=reader,
         target_models=tuple(sorted(rows["target_model"].unique())), winner=winner,
         best_recall=next(c for c in compared if c.label == best.label),
-        candidates=tuple(sorted(compared, key=lambda c: c.tokens_predicted)), tie=tie,
+        candidates=tuple(sorted(compared, key=lambda c: c.predicted_prompt_tokens)), tie=tie,
         flags=tuple(flags), seeds=seeds, errors=errors, notes=tuple(notes))
 
 

@@ -90,18 +90,18 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
         colors = _shape_colors(all_labels)
         handles: dict[str, object] = {}
         for ax, ((reader, target), part) in zip(axes, groups):
-            part = part.sort_values("tokens_predicted")
+            part = part.sort_values("predicted_prompt_tokens")
             for label, row in zip(_labels(part), part.itertuples()):
                 err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
                 not_sent = getattr(row, "production", "") in PRODUCTION_UNSENT
                 handles[label] = ax.errorbar(
-                    row.tokens_predicted, row.recall, yerr=err,
+                    row.predicted_prompt_tokens, row.recall, yerr=err,
                     fmt="x" if not_sent else "s" if row.strategy != "snapcompact" else "o",
                     color=colors[label], markersize=7, alpha=0.55 if not_sent else 1.0,
                     capsize=3, elinewidth=1.2, label=label)
-            front = part[part["on_frontier"]].sort_values("tokens_predicted")
+            front = part[part["on_frontier"]].sort_values("predicted_prompt_tokens")
             handles["Pareto frontier"] = ax.step(
-                front["tokens_predicted"], front["recall"], where="post", color="0.35",
+                front["predicted_prompt_tokens"], front["recall"], where="post", color="0.35",
                 linestyle="--", linewidth=1.2, zorder=0, label="Pareto frontier")[0]
             ax.set_xscale("log")
             _plain_log_axis(ax.xaxis)
@@ -111,7 +111,8 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
             ax.set_ylim(-0.03, 1.03)
             ax.grid(True, which="major", alpha=0.3)
             ax.set_title(target if one_reader else f"{target}\nanswers by {reader_label(reader)}")
-        mean_tokens = summary.assign(label=all_labels).groupby("label")["tokens_predicted"].mean()
+        mean_tokens = (summary.assign(label=all_labels).groupby("label")
+                       ["predicted_prompt_tokens"].mean())
         order = sorted((k for k in handles if k not in ("text-only", "Pareto frontier")),
                        key=lambda k: mean_tokens[k])
         order += [k for k in ("text-only", "Pareto frontier") if k in handles]
@@ -135,7 +136,8 @@ def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
         for ax, reader in zip(axes, readers):
             part = summary[summary["reader_id"] == reader].copy()
             part["label"] = _labels(part)
-            order = (part.groupby("label")["tokens_predicted"].mean().sort_values().index.tolist())
+            order = (part.groupby("label")["predicted_prompt_tokens"].mean().sort_values()
+                     .index.tolist())
             targets = sorted(part["target_model"].unique())
             step = 0.7 / max(len(targets), 1)
             for k, target in enumerate(targets):
@@ -166,7 +168,7 @@ def plot_billing_drift(records: pd.DataFrame) -> plt.Figure:
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8.5, 5.0))
         ok = records[records["ok"]]
-        have = ok[ok["billed_tokens_reported"].notna()]
+        have = ok[ok["reported_prompt_tokens_by_provider"].notna()]
         if have.empty:
             ax.text(0.5, 0.5, "no provider-reported prompt tokens in these records\n"
                     f"({len(ok):,} requests)", ha="center", va="center", transform=ax.transAxes)
@@ -177,9 +179,10 @@ def plot_billing_drift(records: pd.DataFrame) -> plt.Figure:
             several = have["reader_id"].nunique() > 1
             groups = have.groupby(["reader_id", "target_model"], sort=True)
             for k, ((reader, target), part) in enumerate(groups):
-                drift = 100 * (part["billed_tokens_reported"] / part["billed_tokens_predicted"] - 1)
+                drift = 100 * (part["reported_prompt_tokens_by_provider"]
+                               / part["predicted_prompt_tokens"] - 1)
                 name = f"{target} via {reader}" if several else target
-                ax.scatter(part["billed_tokens_predicted"], drift, s=36, marker=markers[k % 8],
+                ax.scatter(part["predicted_prompt_tokens"], drift, s=36, marker=markers[k % 8],
                            facecolors="none", edgecolors=_PALETTE[k % len(_PALETTE)],
                            linewidths=1.3, label=f"{name} (median {drift.median():+.1f} %)")
             ax.axhline(0, color="0.3", linestyle="--", linewidth=1, label="reported = predicted")
@@ -240,7 +243,7 @@ def plot_recall_per_1k(summary: pd.DataFrame) -> plt.Figure:
             colors = ["0.2" if s != "snapcompact" else _PALETTE[0] for s in part["strategy"]]
             ax.barh(part["label"], part["recall_per_1k_tokens"], color=colors)
             for y, (value, tokens) in enumerate(zip(part["recall_per_1k_tokens"],
-                                                    part["tokens_predicted"])):
+                                                    part["predicted_prompt_tokens"])):
                 if np.isfinite(value):
                     ax.text(value, y, f"  {value:.3f} ({tokens:,.0f} tok)", va="center",
                             fontsize=9)

@@ -94,7 +94,7 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                      "compactions | context tokens/q: text + image | compression | "
                      "recall per 1k tok | frontier |"),
                     "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | :---: |"]
-            for row in rows.sort_values("tokens_predicted").itertuples():
+            for row in rows.sort_values("predicted_prompt_tokens").itertuples():
                 skipped = f" ({row.n_skipped} skipped)" if row.n_skipped else ""
                 if not row.n_questions and row.n_skipped:
                     out.append(f"| {row.arm_label}{skipped} | 0 | skipped: "
@@ -109,7 +109,7 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                     f"{_fmt(row.compactions_mean, '.1f')} | "
                     f"{_fmt(row.text_tokens, ',.0f')} + "
                     f"{_fmt(row.predicted_image_tokens, ',.0f')} = "
-                    f"{_fmt(row.tokens_predicted, ',.0f')} | "
+                    f"{_fmt(row.predicted_prompt_tokens, ',.0f')} | "
                     f"{_fmt(row.compression_vs_text, '.2f')}x{base} | "
                     f"{_fmt(row.recall_per_1k_tokens)} | {'yes' if row.on_frontier else ''} |")
             out.append("")
@@ -118,7 +118,7 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                 ("| arm | verdict | contexts | methods (passes) | frame cap | frames by shape | "
                  "text edges (chars) | truncated (chars) | agent's count (tokens) | fits |"),
                 "| --- | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
-        for row in part.sort_values(["production", "tokens_predicted"]).itertuples():
+        for row in part.sort_values(["production", "predicted_prompt_tokens"]).itertuples():
             out.append(
                 f"| {row.arm_label} | {row.production} | {row.n_contexts} | "
                 f"{row.methods_per_context} | {_fmt(row.frame_cap_max, '.0f')} | "
@@ -159,7 +159,7 @@ def _next_turn_lines(summary: pd.DataFrame) -> list[str]:
         for row in part.sort_values("next_turns_usd_cached").itertuples():
             label = arm_label(row.strategy, row.policy, row.shape, row.frame_size,
                               row.shape_requested, row.context_window)
-            out.append(f"| {label} | {_fmt(row.tokens_predicted, ',.0f')} | "
+            out.append(f"| {label} | {_fmt(row.predicted_prompt_tokens, ',.0f')} | "
                        f"{_fmt(row.stable_prefix_tokens, ',.0f')} | "
                        f"{_fmt(row.next_turns_usd_uncached, '.4f')} | "
                        f"{_fmt(row.next_turns_usd_cached, '.4f')} | "
@@ -175,7 +175,7 @@ def _decision_lines(decisions: Sequence[Decision]) -> list[str]:
         out += [f"### {d.line}: {w.label}  (answers by {reader_label(d.reader_id)})", "",
                 f"- target models: {', '.join(d.target_models)}",
                 (f"- winner {w.label}: recall {w.recall:.3f} [{w.recall_lo:.3f}, "
-                 f"{w.recall_hi:.3f}], {w.tokens_predicted:,.0f} tokens/question, "
+                 f"{w.recall_hi:.3f}], {w.predicted_prompt_tokens:,.0f} tokens/question, "
                  f"{w.recall_per_1k_tokens:.3f} recall per 1k tokens, {w.n_questions} questions"),
                 f"- measured on: {w.measured_on or 'the frames of the rows'}"]
         for c in d.candidates:
@@ -189,9 +189,10 @@ def _decision_lines(decisions: Sequence[Decision]) -> list[str]:
                 verdict = "not compared (no shared questions)"
             out.append(
                 f"  - {c.label}: recall {c.recall:.3f} [{c.recall_lo:.3f}, {c.recall_hi:.3f}], "
-                f"{c.tokens_predicted:,.0f} tok/q, {c.recall_per_1k_tokens:.3f}/1k; best minus "
-                f"this [{_fmt(c.diff_lo)}, {_fmt(c.diff_hi)}] on {c.shared_questions} questions: "
-                f"{verdict}" + (f"; measured on {c.measured_on}" if c.measured_on else ""))
+                f"{c.predicted_prompt_tokens:,.0f} tok/q, {c.recall_per_1k_tokens:.3f}/1k; "
+                f"best minus this [{_fmt(c.diff_lo)}, {_fmt(c.diff_hi)}] on "
+                f"{c.shared_questions} questions: {verdict}"
+                + (f"; measured on {c.measured_on}" if c.measured_on else ""))
         out += [f"- note: {n}" for n in d.notes]
         out += [f"- THIN EVIDENCE: {f}" for f in d.flags]
         out.append("")
@@ -332,7 +333,7 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     (out / "model_shapes.toml").write_text(proposal.text)
     (out / "model_shapes.diff").write_text(proposal.diff())
     if plots:
-        # local: matplotlib (~0.5 s to import) loads only when plots are drawn
+        # local (cost): matplotlib and the plots, +0.92 s, load only when plots are drawn
         import matplotlib
 
         matplotlib.use("Agg")  # headless PNGs, whatever the environment's default

@@ -128,7 +128,7 @@ def evidence_text(decision: Decision) -> str:
     w = decision.winner
     text = (f"{reader_label(decision.reader_id)}: {w.label} recall {w.recall:.3f} "
             f"[{w.recall_lo:.3f}, {w.recall_hi:.3f}] over {w.n_questions} questions, "
-            f"{w.tokens_predicted:,.0f} predicted tokens/question, "
+            f"{w.predicted_prompt_tokens:,.0f} predicted tokens/question, "
             f"seeds {','.join(map(str, decision.seeds))}")
     if w.measured_on:
         text += f"; measured on {w.measured_on}"

@@ -17,6 +17,7 @@ from evals.items import prompts
 from evals.items.datasets import load_dataset
 from evals.items.qa_items import Question
 from evals.items.sessions import SessionItem, as_session
+from evals.readers.provider import reader_metadata
 from evals.replay.contexts import Context, build_context, fill_images
 from evals.send.client import Request
 from evals.send.price_map import max_input_tokens, price_of
@@ -31,7 +32,7 @@ from evals.store.records import (
     record_key,
 )
 from evals.support.console import console
-from snapcompact.compaction import user_question
+from snapcompact.compaction import user_question, with_cache_breakpoint
 from snapcompact.pricing import cache_uses, count_text_tokens
 
 QA_READER = "qa"
@@ -66,10 +67,10 @@ class Planned:
     question_text: str
     params: Mapping[str, Any]
     metadata: Mapping[str, Any]
-    text_tokens: int  # the whole request: context text + question
+    text_tokens: int  # the request's text: the context's text + the question
     predicted_completion_tokens: int
     predicted_cost_usd: float | None  # the target model's dollars (input + output bound)
-    spend_predicted_usd: float  # what the budget reserves: what calling model_id costs
+    predicted_spend_usd: float  # what the budget reserves: what calling model_id costs
     evidence_round: int
     # the provider's prompt cache (evals.send.prompt_cache): this request's predicted use of it,
     # the target's dollars with it, and how the request asks for it
@@ -101,12 +102,6 @@ class Planned:
                    if data_url is not None else [dict(m) for m in self.context.messages])
         messages = [*context, user_question(self.question_text)]
         if self.cache_mark:
-            # local on purpose: snapcompact.compaction exports a function named like its
-            # submodule cache_breakpoint, and loading that submodule before anyone asked the
-            # package for the function leaves the module under the function's name (found by
-            # tests/harness/send/test_prompt_cache.py when this import was at the top)
-            from snapcompact.compaction import with_cache_breakpoint
-
             messages = with_cache_breakpoint(messages, len(context), MARKER)
         return messages
 
@@ -118,7 +113,7 @@ class Planned:
             frame_hashes=self.context.pixel_hashes,  # the cache keys on pixels, not PNG bytes
             metadata=dict(self.metadata),
             predicted_prompt_tokens=self.predicted_prompt_tokens,
-            predicted_cost_usd=self.spend_predicted_usd,
+            predicted_cost_usd=self.predicted_spend_usd,
         )
 
 
@@ -133,11 +128,11 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
     questions = item.questions[: spec.max_questions_per_item]
     texts = [prompts.question_text(q.question) for q in questions]
     q_tokens_of = [count_text_tokens(t, model.target_model).tokens for t in texts]
-    prefix = context.text_tokens + context.predicted_image_tokens
+    prefix = context.text_tokens_without_question + context.predicted_image_tokens
     uses = (cache_uses(plan.rule, prefix, [prefix + q for q in q_tokens_of]) if plan.on
             else [None] * len(questions))
     for question, text, q_tokens, use in zip(questions, texts, q_tokens_of, uses, strict=True):
-        text_tokens = context.text_tokens + q_tokens
+        text_tokens = context.text_tokens_without_question + q_tokens
         prompt_tokens = text_tokens + context.predicted_image_tokens
         completion = spec.reader.answer_max_tokens
         target_cost = _dollars(model.price_model, prompt_tokens, completion)
@@ -155,10 +150,6 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                 params["tool_choice"] = "none"
         metadata: dict[str, Any] = {}
         if model.offline_reader:
-            # local: the offline reader (rapidfuzz, ~50 modules, ~0.2 s to import) loads only for
-            # model=ocr
-            from evals.readers.provider import reader_metadata
-
             metadata = reader_metadata(
                 evidence=question.evidence, answers=question.answers,
                 seen_sizes=list(context.seen_px), billed_prompt_tokens=prompt_tokens,
@@ -177,7 +168,7 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
             item=item, question=question, context=context, model_id=model.model_for(QA_READER),
             question_text=text, params=params, metadata=metadata, text_tokens=text_tokens,
             predicted_completion_tokens=completion, predicted_cost_usd=target_cost,
-            spend_predicted_usd=spend,
+            predicted_spend_usd=spend,
             evidence_round=context.discarded_round[item.evidence_index[question.question_id]],
             cache_use=use, predicted_cost_cached_usd=cached_cost, cache_mark=plan.mark))
     return out
@@ -248,7 +239,8 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
             note = f"; skipped: {context.skipped}" if context.skipped else ""
             log(f"  {item.item_id} {arm.label}: {context.compactions} compactions, "
                 f"{len(context.frame_hashes)} frames, "
-                f"{context.text_tokens + context.predicted_image_tokens:,} context tokens "
+                f"{context.text_tokens_without_question + context.predicted_image_tokens:,} "
+                f"context tokens "
                 f"({time.perf_counter() - begun:.1f} s){note}")
             groups.append(plan_questions(item, context, spec, ocr_dir))
     # The offline reader: round-robin (it transcribes a frame once; two questions about the

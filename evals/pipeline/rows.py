@@ -59,7 +59,8 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
             s = score(answer, question.answers)
             em, f1, correct, abstained = s.em, s.f1, s.correct, s.abstained
     evidence_round = context.discarded_round[item.evidence_index[question.question_id]]
-    text_tokens = p.text_tokens if p is not None else context.text_tokens
+    # the request's text; a context asked nothing (skipped) reports the context's text alone
+    text_tokens = p.text_tokens if p is not None else context.text_tokens_without_question
     prompt_tokens = text_tokens + context.predicted_image_tokens
     extra: dict[str, Any] = {"note": OCR_NOTE} if model.offline_reader else {}
     return Record(
@@ -125,7 +126,7 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         seen_px=tuple(tuple(s) for s in context.seen_px),
         image_tokens_per_frame=tuple(context.image_tokens),
         predicted_completion_tokens=spec.reader.answer_max_tokens,
-        spend_predicted_usd=p.spend_predicted_usd if p is not None else 0.0,
+        predicted_spend_usd=p.predicted_spend_usd if p is not None else 0.0,
         prompt_version=prompts.PROMPT_VERSION,
         model_shapes_sha256=v.model_shapes_sha256,
         reader_version=offline_reader_version() if model.offline_reader else None,

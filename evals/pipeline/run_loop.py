@@ -48,6 +48,7 @@ from typing import Any
 from evals.pipeline.plan import QA_READER, Plan, Planned, build_plan
 from evals.pipeline.rows import OCR_NOTE, RecordSink, make_record
 from evals.pipeline.run_report import format_plan, format_summary, summarize
+from evals.readers.provider import parse_request, reading_of, register
 from evals.send.client import (
     EvalClient,
     Progress,
@@ -209,10 +210,6 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
                 if spec.model.offline_reader else None)
 
     def store_reading(p: Planned) -> dict[str, Any] | None:
-        # local: the offline reader (rapidfuzz, ~50 modules, ~0.2 s to import) loads only for
-        # model=ocr
-        from evals.readers.provider import parse_request, reading_of
-
         request = p.request(data_url)
         reading = reading_of(parse_request(request.model, request.messages, request.metadata))
         return readings.put(reading) if reading is not None and readings is not None else None
@@ -267,10 +264,6 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     if spec.model.offline_reader:
-        # local: the offline reader (rapidfuzz, ~50 modules, ~0.2 s to import) loads only for
-        # model=ocr
-        from evals.readers.provider import register
-
         register()
 
     import_litellm()

@@ -33,8 +33,8 @@ SUMMARY_COLUMNS = (
     "production", "reader_id", "models", "target_model", "line", "strategy", "policy", "shape",
     "frame_size", "shape_requested", "context_window", "research", "n_questions", "n_rows",
     "n_skipped", "n_errors", "recall", "recall_discarded", "n_discarded", "f1",
-    "compactions_mean", "frames_max", "tokens_predicted", "tokens_skipped_context",
-    "cost_predicted_usd")
+    "compactions_mean", "frames_max", "predicted_prompt_tokens", "tokens_skipped_context",
+    "predicted_cost_usd")
 
 
 def _plain(value: Any) -> Any:
@@ -55,8 +55,7 @@ def summarize(records: Iterable[Record], table: ShapeTable | None = None) -> lis
     ``table`` places target models on model lines (the library's table by default). A run
     without question rows (nothing recorded yet) has no summary.
     """
-    # local: evals.analysis.aggregate brings pandas (~360 modules, 0.55-1.5 s to import on 2 busy
-    # cores), which nothing else on a run's path loads; a run pays for it once, after its requests
+    # local (cost): aggregate brings pandas, +0.45-0.57 s that nothing else on a run's path loads
     from evals.analysis.aggregate import QA_READERS, arm_labels, records_frame
     from evals.analysis.aggregate import summarize as summarize_frame
 
@@ -85,10 +84,10 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
         rounds = f"{r['compactions_mean']:.1f}" if r["compactions_mean"] is not None else "-"
         frames = f"{r['frames_max']:.0f}" if r["frames_max"] is not None else "-"
         # an arm whose every question was skipped shows the bill of the context it would send
-        tokens = r["tokens_predicted"] if r["tokens_predicted"] is not None else r.get(
-            "tokens_skipped_context")
+        tokens = (r["predicted_prompt_tokens"] if r["predicted_prompt_tokens"] is not None
+                  else r.get("tokens_skipped_context"))
         tokens = f"{tokens:,.0f}" if tokens is not None else "-"
-        usd = f"{r['cost_predicted_usd']:.4f}" if r["cost_predicted_usd"] is not None else "-"
+        usd = f"{r['predicted_cost_usd']:.4f}" if r["predicted_cost_usd"] is not None else "-"
         lines.append(
             f"{r['arm']:<38} {r['production']:<9} {r['n_questions']:>4} {r['n_skipped']:>4} "
             f"{r['n_errors']:>3} {recall} {disc:>6} {rounds:>6} {frames:>6} {tokens:>8} "

@@ -67,7 +67,7 @@ class Context:
     seen_px: tuple[tuple[int, int], ...]
     image_tokens: tuple[int, ...]
     bill_rules: tuple[str, ...]
-    text_tokens: int  # the context's text (the question is counted per request)
+    text_tokens_without_question: int  # the context's text; the question is added per request
     text_token_method: str
     compactions: int
     frames_evicted: int
@@ -244,7 +244,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         seen_px=tuple((b.seen_width, b.seen_height) for b in bill.images),
         image_tokens=tuple(b.tokens for b in bill.images),
         bill_rules=tuple(sorted({b.rule_id for b in bill.images})),
-        text_tokens=bill.text_tokens, text_token_method=bill.text_token_method,
+        text_tokens_without_question=bill.text_tokens, text_token_method=bill.text_token_method,
         compactions=replay.compactions,
         frames_evicted=max(0, replay.frames_seen() - replay.frames_in_archive()),
         text_tail_chars=_archive_text_chars(replay.final_archive()),

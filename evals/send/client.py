@@ -560,7 +560,7 @@ class EvalClient:
             seen.add(key)
         return DryRunSummary(
             requests=count,
-            cache_hits_expected=hits,
+            predicted_cache_hits=hits,
             predicted_prompt_tokens=tokens,
             predicted_prompt_tokens_to_send=tokens_to_send,
             predicted_cost_usd=cost,

@@ -70,7 +70,7 @@ class DryRunSummary:
     """What a run would do, before it does it (all predicted; cache hits cost nothing)."""
 
     requests: int
-    cache_hits_expected: int
+    predicted_cache_hits: int
     predicted_prompt_tokens: int
     predicted_prompt_tokens_to_send: int
     predicted_cost_usd: float
@@ -78,7 +78,7 @@ class DryRunSummary:
 
     @property
     def requests_to_send(self) -> int:
-        return self.requests - self.cache_hits_expected
+        return self.requests - self.predicted_cache_hits
 
 
 def format_dry_run(summary: DryRunSummary, limit_usd: float | None = None) -> str:
@@ -86,7 +86,7 @@ def format_dry_run(summary: DryRunSummary, limit_usd: float | None = None) -> st
     lines = [
         "dry run (predicted, nothing sent)",
         f"  requests             {summary.requests:>12,}",
-        f"  cache hits expected  {summary.cache_hits_expected:>12,}",
+        f"  cache hits predicted {summary.predicted_cache_hits:>12,}",
         f"  requests to send     {summary.requests_to_send:>12,}",
         f"  prompt tokens        {summary.predicted_prompt_tokens:>12,}"
         f"   ({summary.predicted_prompt_tokens_to_send:,} to send)",
@@ -323,7 +323,7 @@ class Budget:
                 detail = (
                     f" ({plan.requests_to_send:,} requests to send, "
                     f"{plan.predicted_prompt_tokens_to_send:,} predicted prompt tokens, "
-                    f"{plan.cache_hits_expected:,} cache hits)"
+                    f"{plan.predicted_cache_hits:,} cache hits)"
                 )
             raise BudgetExceeded(
                 f"predicted cost ${predicted:.4f} exceeds the budget ${self.limit_usd:.4f}"

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 from importlib.metadata import PackageNotFoundError, version
 
+from evals.readers.ocr import engine_version
+
 __all__ = ["ANSWER_PACKAGES", "dependency_versions"]
 
 #: Distribution names (as pip knows them) whose version is recorded in every row.
@@ -23,10 +25,7 @@ NOT_INSTALLED = "not installed"
 
 def _tesseract() -> str:
     """The OCR engine and its language data, as the offline reader reports them."""
-    try:
-        # local and guarded: the OCR engine is optional (ImportError / OSError when absent)
-        from evals.readers.ocr import engine_version
-
+    try:  # the OCR engine is optional (ImportError / OSError when absent)
         return engine_version()
     except (ImportError, OSError, RuntimeError, ValueError, IndexError):
         return "unavailable"

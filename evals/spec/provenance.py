@@ -8,11 +8,14 @@ renderer and reader; analysis groups and filters on these instead of trusting a 
 from __future__ import annotations
 
 import functools
+import hashlib
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import evals.readers as readers_pkg
+from evals.readers.ocr import engine_version
 from evals.spec.dependency_versions import dependency_versions
 from snapcompact.core import shape_table_sha256
 from snapcompact.pricing import model_shapes_sha256, pricing_table_sha256
@@ -73,18 +76,10 @@ def offline_reader_version() -> str:
     The response cache keys on the prompt, not on the reader's code: without this, a fix to
     the OCR reader would keep serving answers from the reader before the fix.
     """
-    import hashlib
-
-    # local: the readers package brings PIL and numpy; only the offline reader's hash needs it
-    import evals.readers as readers_pkg
-
     digest = hashlib.sha256()
     for path in sorted(Path(readers_pkg.__file__).parent.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    try:
-        # local and guarded: the OCR engine is optional (ImportError / OSError when absent)
-        from evals.readers.ocr import engine_version
-
+    try:  # the OCR engine is optional (ImportError / OSError when absent)
         engine = engine_version()
     except (ImportError, OSError, RuntimeError, ValueError):
         engine = "engine unavailable"

@@ -63,7 +63,7 @@ class Record:
     frame_px: tuple[tuple[int, int], ...]  # (width, height) per frame
     frame_hashes: tuple[str, ...]
     history_chars: int
-    text_tokens: int  # question/instruction text (plus the history in the text arm)
+    text_tokens: int  # the request's text: context text + question (a skipped row: the context's)
     text_token_method: str
     predicted_image_tokens: int
     predicted_prompt_tokens: int
@@ -111,7 +111,7 @@ class Record:
     seen_px: tuple[tuple[int, int], ...] = ()  # (width, height) each image is read at
     image_tokens_per_frame: tuple[int, ...] = ()
     predicted_completion_tokens: int = 0  # the reader's answer cap
-    spend_predicted_usd: float = 0.0  # dollars the budget reserved for the request
+    predicted_spend_usd: float = 0.0  # dollars the budget reserved for the request
     # --- versions of what shaped the request -------------------------------------------------
     prompt_version: str = ""
     model_shapes_sha256: str = ""
@@ -219,11 +219,14 @@ _EXTRA_TO_FIELD = {
     "settings": "settings", "summarizer": "summarizer", "prompt_version": "prompt_version",
     "model_shapes_sha256": "model_shapes_sha256",
     "predicted_completion_tokens": "predicted_completion_tokens",
-    "spend_predicted_usd": "spend_predicted_usd", "cache_key": "cache_key",
+    "spend_predicted_usd": "predicted_spend_usd", "cache_key": "cache_key",
     "replay_warnings": "replay_warnings", "reader_version": "reader_version", "reading": "reading",
     "kind": "question_kind",
 }
 _QUESTION_META = ("depth", "template", "place")
+#: Schema 3 fields renamed since (one word per thing: ``predicted_`` / ``reported_`` first):
+#: old name -> new name. A row with an old name is read with a ``FutureWarning``.
+RENAMED_FIELDS: Mapping[str, str] = {"spend_predicted_usd": "predicted_spend_usd"}
 #: Schema 2 fields that repeated another field under a second name (same value by construction).
 _SCHEMA2_DUPLICATES = {"frames_sent": "frames", "context_text_tokens": "text_tokens",
                        "context_image_tokens": "predicted_image_tokens",
@@ -231,9 +234,10 @@ _SCHEMA2_DUPLICATES = {"frames_sent": "frames", "context_text_tokens": "text_tok
 
 
 def upgrade_record(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A schema 1 or 2 row in schema 3's fields; a schema 3 row unchanged.
+    """A schema 1 or 2 row in schema 3's fields; a schema 3 row unchanged but for renamed fields.
 
-    Schema 2 coordinates move out of ``extra`` into their fields and the four duplicated token
+    A field in its old spelling (:data:`RENAMED_FIELDS`) is renamed, with a warning. Schema 2
+    coordinates move out of ``extra`` into their fields and the four duplicated token
     and frame counts are dropped after checking they agree with the field they repeat (a row
     where they disagree is refused: it was not written by this harness).
     """
@@ -242,6 +246,12 @@ def upgrade_record(data: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(version, int) or isinstance(version, bool) or version > SCHEMA_VERSION:
         raise ValueError(f"record schema_version {version!r} is newer than this reader "
                          f"({SCHEMA_VERSION}); upgrade snapcompact-evals")
+    for old_name, new_name in RENAMED_FIELDS.items():
+        if old_name in values:
+            warnings.warn(f"record field {old_name} is the old spelling; read as {new_name}",
+                          FutureWarning, stacklevel=2)
+            value = values.pop(old_name)
+            values.setdefault(new_name, value)
     if version == SCHEMA_VERSION:
         return values
     for old, kept in _SCHEMA2_DUPLICATES.items():

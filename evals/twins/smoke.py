@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hydra import compose, initialize_config_dir
+
+from evals.pipeline.run import run_config
 from evals.spec.config_files import CONFIG_DIR
 from evals.store.records import iter_records
 from evals.twins.anthropic import AnthropicTwin, BedrockConverseTwin
@@ -134,11 +137,6 @@ def run_against_twin(config: str, server: TwinServer, results_dir: Path, *,
                      workarounds: bool = True) -> Any:
     """Run ``config`` x ``experiment`` through the harness with ``api_base`` at its twin
     (with the route's ``WORKAROUNDS`` unless ``workarounds`` is False)."""
-    # local: Hydra and evals.pipeline.run (~0.9 s to import) load only when a twin run starts
-    from hydra import compose, initialize_config_dir
-
-    from evals.pipeline.run import run_config
-
     twin = twin_for(config)
     if twin is None:
         raise ValueError(f"model config {config!r} has no twin: "

@@ -27,6 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hydra import compose, initialize_config_dir
+
+from evals.pipeline.run import CONFIG_DIR, run_config
 from evals.store.records import iter_records
 from evals.twins.fake_server import FakeChatServer, FakeReply
 
@@ -79,11 +82,6 @@ def run_soak(work_dir: str | os.PathLike[str], *, questions: int, concurrency: i
              fault_rate: float = 0.2, seed: int = 0, latency_s: float = 0.02,
              extra_overrides: Sequence[str] = ()) -> SoakResult:
     """Run ``questions`` text-arm questions through the pipeline against a flaky server."""
-    # local: Hydra and evals.pipeline.run (~0.9 s to import) load only when a soak runs
-    from hydra import compose, initialize_config_dir
-
-    from evals.pipeline.run import CONFIG_DIR, run_config
-
     if questions < 2 or questions % 2:
         raise ValueError("questions must be an even number >= 2 (the tiny items ask two each)")
     work = Path(work_dir)

@@ -44,7 +44,7 @@ foveated policy) is unfolded and re-framed from its text.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from snapcompact.archive.dataurl import elide_data_urls
@@ -317,8 +317,64 @@ def compact(
     Research knobs of the foveated policy (defaults = the reference): ``text_edge_chars`` sizes
     each text edge (None = one frame capacity), ``middle_shape`` picks the dense middle's shape
     (:func:`~snapcompact.archive.plan.dense_companion`).
-    """
 
+    The steps, in order: check the arguments, read the previous archive, serialize the
+    messages, resolve the shape, build the new text, grow the archive by the policy, write the
+    reading guide, and project the tokens (rejecting an archive that would not shrink).
+    """
+    options = _checked_options(policy, max_frames, previous_summary, file_ops, serialize_options)
+    prev_archive, prev_preserve = _previous_archive(previous)
+    serialized, replaced_chars = _serialize(
+        messages, options, count_replaced=tokens_before is not None and kept_tokens is None)
+    prev_raw = _previous_text(prev_archive) if prev_archive else ""
+    high, frame_tokens, detail = _resolve(shape, _shape_probe(prev_raw, previous_summary,
+                                                              serialized),
+                                          model_id, api, provider, frame_size)
+    geo = geometry(high)
+    if geo.cols < 1 or geo.rows < 1:
+        raise ValueError(f"frame size {high.frame_size} px is too small for shape {high.name!r}")
+    included_summary = not prev_raw and bool(previous_summary)
+    new_text = _new_text(serialized, previous_summary if included_summary else None, high.font)
+
+    if policy == "foveated":
+        archive, acct, rendered = _compact_foveated(prev_archive, prev_raw, new_text, high,
+                                                    max_frames,
+                                                    detail, options.include_thinking, workers,
+                                                    text_edge_chars, middle_shape)
+    else:
+        archive, acct, rendered = _compact_pinned(prev_archive, prev_raw, new_text, high,
+                                                  _pinned_budget(provider, api, max_frames),
+                                                  detail, options.include_thinking, workers)
+    ops = file_ops or FileOperations()
+    lists = compute_file_lists(ops)
+    files = format_file_list(lists, ops.read)
+    text_chars = len(archive.text_head or "") + len(archive.text_tail or "")
+    summary = _reading_guide(archive, high, geo, files, text_chars, included_summary,
+                             options.include_thinking)
+    base = {k: v for k, v in prev_preserve.items() if k not in PROVIDER_COMPACTION_KEYS}
+    preserve = {**base, PRESERVE_KEY: archive.to_json()}
+    result = CompactionResult(
+        summary=summary,
+        short_summary=short_summary(archive.total_chars, len(archive.frames), text_chars),
+        details=lists, preserve_data=preserve, archive=archive, policy=policy, shape=high,
+        frame_token_estimate=frame_tokens, accounting=acct,
+        projected_tokens=0, rendered_frames=rendered, tokens_before=tokens_before,
+        first_kept_entry_id=first_kept_entry_id)
+    return _projected(result, tokens_before, kept_tokens, replaced_chars, prev_archive,
+                      previous_summary)
+
+
+def _pinned_budget(provider: str | None, api: str | None, max_frames: int | None) -> int:
+    """Frames a pinned archive may hold: the provider's frame budget, lowered to the caller's
+    ``max_frames`` (the foveated policy clamps ``max_frames`` itself, as the reference)."""
+    budget = provider_frame_budget(provider, api)
+    return budget if max_frames is None else min(budget, max_frames)
+
+
+def _checked_options(policy: object, max_frames: int | None, previous_summary: object,
+                     file_ops: object, serialize_options: Any) -> SerializeOptions:
+    """Refuse bad arguments before any work (a clear error naming the argument), and the
+    serialization options as :class:`SerializeOptions` whatever form the caller passed."""
     if policy not in POLICIES:
         raise ValueError(f"unknown archive policy {policy!r} (known: {', '.join(POLICIES)})")
     if max_frames is not None:
@@ -329,89 +385,90 @@ def compact(
     if file_ops is not None and not isinstance(file_ops, FileOperations):
         raise ValueError(f"file_ops must be FileOperations, got {type(file_ops).__name__}")
     if isinstance(serialize_options, SerializeOptions):
-        options = serialize_options
-    else:
-        options = SerializeOptions.from_mapping(serialize_options)
+        return serialize_options
+    return SerializeOptions.from_mapping(serialize_options)
 
+
+def _previous_archive(previous: object) -> tuple[Archive | None, dict[str, Any]]:
+    """The previous archive (None when there is none or it is empty) and the preserve data it
+    came in, whose other keys the new entry carries forward."""
     if isinstance(previous, Archive):
-        prev_archive: Archive | None = None if previous.is_empty else previous
-        prev_preserve: dict[str, Any] = {}
-    elif previous is None:
-        prev_archive, prev_preserve = None, {}
-    elif isinstance(previous, Mapping):
-        prev_archive, prev_preserve = get_preserved_archive(previous), dict(previous)
-    else:
-        raise ValueError("previous must be preserve data, an Archive or None, got "
-                         f"{type(previous).__name__}")
+        return (None if previous.is_empty else previous), {}
+    if previous is None:
+        return None, {}
+    if isinstance(previous, Mapping):
+        return get_preserved_archive(previous), dict(previous)
+    raise ValueError("previous must be preserve data, an Archive or None, got "
+                     f"{type(previous).__name__}")
 
-    # Parsed once: serialization and the replaced-token estimate both read the typed messages,
-    # and the parsed copy is let go before planning and drawing (the peak of a compaction).
+
+def _serialize(messages: Sequence[Any], options: SerializeOptions,
+               count_replaced: bool) -> tuple[str, int]:
+    """The messages as the reference serializes them, and (when ``count_replaced``) their
+    characters for the replaced-token estimate, else 0.
+
+    Parsed once, for both: the parsed copy is let go here, before planning and drawing (the
+    peak of a compaction).
+    """
     parsed = [message_from_json(m, i) for i, m in enumerate(list(messages))]
     serialized = serialize_conversation(parsed, options)
-    replaced_chars = (_message_chars(parsed) if tokens_before is not None and kept_tokens is None
-                      else 0)
-    del parsed
-    prev_raw = _previous_text(prev_archive) if prev_archive else ""
+    replaced_chars = _message_chars(parsed) if count_replaced else 0
+    return serialized, replaced_chars
+
+
+def _shape_probe(prev_raw: str, previous_summary: str | None, serialized: str) -> str:
+    """The text an automatic shape is chosen for: everything the new archive may hold (the
+    previous archive's text, else the previous summary, then the new messages)."""
     if prev_raw:
-        probe = f"{_to_plain(prev_raw)}{NEWLINE_GLYPH}{serialized}"
-    elif previous_summary:
-        probe = f"{previous_summary}{NEWLINE_GLYPH}{serialized}"
-    else:
-        probe = serialized
-    high, frame_tokens, detail = _resolve(shape, probe, model_id, api, provider, frame_size)
-    geo = geometry(high)
-    if geo.cols < 1 or geo.rows < 1:
-        raise ValueError(f"frame size {high.frame_size} px is too small for shape {high.name!r}")
+        return f"{_to_plain(prev_raw)}{NEWLINE_GLYPH}{serialized}"
+    if previous_summary:
+        return f"{previous_summary}{NEWLINE_GLYPH}{serialized}"
+    return serialized
 
-    new_text = normalize(serialized, high.font)
-    included_summary = not prev_raw and bool(previous_summary)
-    if included_summary:
-        head = f"[Summary of earlier history] {normalize(previous_summary or '', high.font)}"
+
+def _new_text(serialized: str, folded_summary: str | None, font: str) -> str:
+    """The printable text this compaction adds: the messages normalized for ``font``, behind
+    the previous summary when one is folded in (no previous archive text to carry it), with
+    data URLs elided."""
+    new_text = normalize(serialized, font)
+    if folded_summary:
+        head = f"[Summary of earlier history] {normalize(folded_summary, font)}"
         new_text = f"{head} [Recent conversation] {new_text}" if new_text else head
-    new_text = elide_data_urls(new_text)
+    return elide_data_urls(new_text)
 
-    if policy == "foveated":
-        archive, acct, rendered = _compact_foveated(prev_archive, prev_raw, new_text, high,
-                                                    max_frames,
-                                                       detail, options.include_thinking, workers,
-                                                    text_edge_chars, middle_shape)
-    else:
-        budget = provider_frame_budget(provider, api)
-        if max_frames is not None:
-            budget = min(budget, max_frames)
-        archive, acct, rendered = _compact_pinned(prev_archive, prev_raw, new_text, high, budget,
-                                                     detail, options.include_thinking, workers)
 
-    ops = file_ops or FileOperations()
-    lists = compute_file_lists(ops)
-    files = format_file_list(lists, ops.read)
-    text_chars = len(archive.text_head or "") + len(archive.text_tail or "")
+def _reading_guide(archive: Archive, high: Shape, geo: Any, files: str, text_chars: int,
+                   included_summary: bool, include_thinking: bool) -> str:
+    """The summary the entry stores: the reading guide for the frames (how to read them), or
+    the no-history line when the archive holds nothing at all."""
     if not archive.frames and not text_chars and not files:
-        summary = NO_HISTORY
-    else:
-        cols: list[int] = []
-        for f in archive.frames:
-            if f.cols not in cols:
-                cols.append(f.cols)
-        # The current shape's rows, unless some frame (a denser tier, a carried frame of
-        # another shape) holds more: "at most N rows" must stay true for every frame.
-        rows = max([geo.rows, *(f.rows for f in archive.frames)])
-        summary = render_guide(GuideFacts(
-            frame_count=len(archive.frames),
-            cols=" or ".join(map(str, cols)) if cols else str(geo.cols),
-            rows=rows, doc_columns=high.is_doc, sentence_ink=high.ink == "sent",
-            stopword_dim=high.stopword_dim, line_repeat=high.line_repeat,
-            included_previous_summary=included_summary, truncated_chars=archive.truncated_chars,
-            include_thinking=options.include_thinking, files=files))
-    base = {k: v for k, v in prev_preserve.items() if k not in PROVIDER_COMPACTION_KEYS}
-    preserve = {**base, PRESERVE_KEY: archive.to_json()}
-    result = CompactionResult(
-        summary=summary,
-        short_summary=short_summary(archive.total_chars, len(archive.frames), text_chars),
-        details=lists, preserve_data=preserve, archive=archive, policy=policy, shape=high,
-        frame_token_estimate=frame_tokens, accounting=acct,
-        projected_tokens=0, rendered_frames=rendered, tokens_before=tokens_before,
-        first_kept_entry_id=first_kept_entry_id)
+        return NO_HISTORY
+    cols: list[int] = []
+    for f in archive.frames:
+        if f.cols not in cols:
+            cols.append(f.cols)
+    # The current shape's rows, unless some frame (a denser tier, a carried frame of
+    # another shape) holds more: "at most N rows" must stay true for every frame.
+    rows = max([geo.rows, *(f.rows for f in archive.frames)])
+    return render_guide(GuideFacts(
+        frame_count=len(archive.frames),
+        cols=" or ".join(map(str, cols)) if cols else str(geo.cols),
+        rows=rows, doc_columns=high.is_doc, sentence_ink=high.ink == "sent",
+        stopword_dim=high.stopword_dim, line_repeat=high.line_repeat,
+        included_previous_summary=included_summary, truncated_chars=archive.truncated_chars,
+        include_thinking=include_thinking, files=files))
+
+
+def _projected(result: CompactionResult, tokens_before: int | None, kept_tokens: int | None,
+               replaced_chars: int, prev_archive: Archive | None,
+               previous_summary: str | None) -> CompactionResult:
+    """``result`` with the context size it leads to, so a caller can compare before and after;
+    :class:`CompactionRejected` when that is not smaller than ``tokens_before``.
+
+    Without ``kept_tokens`` the kept part is estimated as ``tokens_before`` minus the replaced
+    messages and the previous archive (or summary) they replace.
+    """
+    archive, summary, frame_tokens = result.archive, result.summary, result.frame_token_estimate
     if tokens_before is None and kept_tokens is None:
         return _with_projection(result, _archive_tokens(summary, archive, frame_tokens))
     if kept_tokens is None:
@@ -432,8 +489,6 @@ def compact(
 
 
 def _with_projection(result: CompactionResult, projected: int) -> CompactionResult:
-    from dataclasses import replace
-
     return replace(result, projected_tokens=projected)
 
 

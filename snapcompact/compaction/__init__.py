@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from snapcompact.core import lazy_exports
 
 if TYPE_CHECKING:
-    from snapcompact.compaction.cache_breakpoint import (
+    from snapcompact.compaction.cache_breakpoints import (
         CacheBreakpoint,
         cache_breakpoint,
         with_cache_breakpoint,
@@ -224,9 +224,9 @@ _WHERE: dict[str, str] = {
     "summarizer_chat_messages": "litellm_adapter",
     "SUPERSEDED_NOTICE": "pruning",
     "to_chat_messages": "chat",
-    "CacheBreakpoint": "cache_breakpoint",
-    "cache_breakpoint": "cache_breakpoint",
-    "with_cache_breakpoint": "cache_breakpoint",
+    "CacheBreakpoint": "cache_breakpoints",
+    "cache_breakpoint": "cache_breakpoints",
+    "with_cache_breakpoint": "cache_breakpoints",
     "to_wire_json": "context",
     "TokenEstimator": "tokens",
     "TEXT_TOKENIZERS": "settings",

@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from snapcompact.compaction.triggers import is_context_overflow
+
 __all__ = ["DEFAULT_RETRY_POLICY", "AbortSignal", "CompactionAborted", "RetryPolicy",
            "TransientError", "failure_kind", "guarded_complete", "is_transient", "run_awaitable",
            "run_candidates", "with_candidates"]
@@ -110,8 +112,6 @@ def failure_kind(exc: BaseException) -> str:
     loop in session-maintenance.ts:4858-4910 reads them): ``auth`` (401/403: next model, no
     retry), ``timeout`` (next model, no retry), ``overflow`` (the input does not fit: never
     retried), ``transient`` (retried), else ``other`` (next model, no retry)."""
-    from snapcompact.compaction.triggers import is_context_overflow
-
     status = _status(exc)
     name = type(exc).__name__
     if status in _AUTH_STATUS or "Authentication" in name or "PermissionDenied" in name:

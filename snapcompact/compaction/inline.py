@@ -33,6 +33,8 @@ from typing import Any
 from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
+from snapcompact.pricing import provider_image_budget, resolve_shape
+from snapcompact.render import frames, render_many
 
 __all__ = [
     "MAX_SYSTEM_PROMPT_FRAMES",
@@ -216,22 +218,16 @@ def _count_images(messages: Sequence[Mapping[str, Any]]) -> int:
 
 
 def _resolve(model: ModelInfo, options: InlineOptions) -> Any:
-    from snapcompact.pricing import resolve_shape
-
     return resolve_shape(model.id, api=model.api, provider=model.provider, shape=options.shape,
                          frame_size=options.frame_size)
 
 
 def _budget(model: ModelInfo, messages: Sequence[Mapping[str, Any]]) -> int:
-    from snapcompact.pricing import provider_image_budget
-
     return provider_image_budget(model.provider) - _count_images(messages)
 
 
 def _candidate(message: Mapping[str, Any], shape: Any,
                estimator: TokenEstimator) -> tuple[ToolResultCandidate, str]:
-    from snapcompact.render import frames
-
     text = tool_result_text(message.get("content"))
     tokens = estimator.count_text([text]) if text else 0
     is_error = message.get("isError") is True
@@ -241,8 +237,6 @@ def _candidate(message: Mapping[str, Any], shape: Any,
 
 def _prompt_candidate(target: SystemPromptTarget | None, shape: Any,
                       estimator: TokenEstimator) -> PromptCandidate | None:
-    from snapcompact.render import frames
-
     if target is None:
         return None
     return PromptCandidate(estimator.count_text([target.text]), frames(target.text, shape))
@@ -321,8 +315,6 @@ class InlineRequest:
 
 
 def _default_render(text: str, shape: Any, max_frames: int | None) -> list[Any]:
-    from snapcompact.render import render_many
-
     return render_many(text, shape, max_frames=max_frames)
 
 

@@ -29,11 +29,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from snapcompact.archive import PRESERVE_KEY, compute_file_lists, upsert_file_operations
+from snapcompact.compaction.context import to_wire_json
 from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.provider_history import (
     OPENAI_REMOTE_COMPACTION_KEY,
     RESPONSES_HISTORY_TYPE,
 )
+from snapcompact.compaction.strategies import CompactionPayload, cumulative_file_ops
 
 __all__ = [
     "OPENAI_REMOTE_COMPACTION_KEY",
@@ -246,10 +249,6 @@ def compact_openai_remote(prep: Any, responses_compact: ResponsesCompactFn, mode
     provider, is replayed instead), the summarized and split-turn messages and the kept ones. The
     entry's summary is a fixed line plus the cumulative ``<files>`` list; no local LLM call.
     """
-    from snapcompact.archive import compute_file_lists, upsert_file_operations
-    from snapcompact.compaction.context import to_wire_json
-    from snapcompact.compaction.strategies import CompactionPayload, cumulative_file_ops
-
     previous = prep.previous_compaction
     prev_preserve = dict(previous.preserve_data or {}) if previous is not None else {}
     prev_history = replacement_history(prev_preserve, model.provider)
@@ -266,8 +265,6 @@ def compact_openai_remote(prep: Any, responses_compact: ResponsesCompactFn, mode
     lists = compute_file_lists(ops)
     preserve = {k: v for k, v in prev_preserve.items() if k not in (OPENAI_REMOTE_COMPACTION_KEY,
                                                                     "anthropicCompaction")}
-    from snapcompact.archive import PRESERVE_KEY
-
     preserve.pop(PRESERVE_KEY, None)  # a previous frame archive is not carried into a summary
     return CompactionPayload(
         summary=upsert_file_operations(remote_compaction_summary(), lists, ops.read),

@@ -44,6 +44,7 @@ from snapcompact.compaction.hooks import BeforeCompactEvent, HookCompaction, Hoo
 from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.pipeline import CompactionOutcome, CompactionPipeline
 from snapcompact.compaction.session import Session
+from snapcompact.compaction.session_check import check_message
 from snapcompact.compaction.settings import Settings
 from snapcompact.compaction.summarize import CompleteFn
 
@@ -311,8 +312,6 @@ def load_session_messages(path: str | Path) -> list[dict[str, Any]]:
     returned (:func:`~snapcompact.compaction.session_check.check_message`): a bad one is a
     ``ValueError`` naming the file and its line (tree) or entry (list).
     """
-    from snapcompact.compaction.session_check import check_message
-
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"session file {p} does not exist")

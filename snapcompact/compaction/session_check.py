@@ -22,6 +22,8 @@ import binascii
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from snapcompact.archive import message_from_json
+
 __all__ = ["IMAGE_SIGNATURES", "MAX_DEPTH", "check_message"]
 
 #: Deepest nesting of JSON values accepted in a message (real tool arguments stay far below).
@@ -97,8 +99,6 @@ def _check_agent_role(message: Mapping[str, Any], role: str, where: str) -> None
 
 def check_message(message: Any, where: str) -> None:
     """``ValueError`` starting with ``where`` if ``message`` cannot be replayed; else None."""
-    from snapcompact.archive import message_from_json
-
     if not isinstance(message, Mapping):
         raise ValueError(f"{where}: a message must be a JSON object, got {_kind(message)}")
     role = message.get("role")

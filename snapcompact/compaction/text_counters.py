@@ -39,13 +39,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from snapcompact.compaction.settings import TEXT_TOKENIZERS
-from snapcompact.compaction.tokens import byte_estimate, utf8_len
-
-if TYPE_CHECKING:
-    from snapcompact.compaction.tokens import TokenEstimator
+from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator, byte_estimate, utf8_len
+from snapcompact.pricing import tiktoken_encoding
 
 __all__ = [
     "CLAUDE_FALLBACK_SCALES",
@@ -91,8 +88,6 @@ _CACHE_SIZE = 1 << 16
 
 
 def _tiktoken_count(name: str) -> Callable[[str], int]:
-    from snapcompact.pricing import tiktoken_encoding
-
     enc = tiktoken_encoding(name)
     if enc is None:
         raise RuntimeError(f"the {name} tokenizer is not available offline (needs tiktoken and "
@@ -273,7 +268,5 @@ def estimator_for(model_id: str | None, setting: str = "auto",
                   base: TokenEstimator | None = None) -> tuple[TokenEstimator, str]:
     """``base`` (default: the bytes/4 estimator) counting text as :func:`text_counter_for`
     says, and the ``text_token_method`` to record with its numbers."""
-    from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR
-
     counter, method = text_counter_for(model_id, setting)
     return replace(base or DEFAULT_ESTIMATOR, count_text=counter), method

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from snapcompact.pricing.billing import CONFIDENCES, pricing_toml_text
+from snapcompact.pricing.model_table import api_family
 
 __all__ = ["CACHE_MODES", "CacheUse", "PromptCacheRule", "cache_uses", "parse_prompt_cache_rules",
            "prompt_cache_rule", "prompt_cache_rules"]
@@ -199,8 +200,6 @@ def prompt_cache_rule(model_id: str, *, api: str | None = None) -> PromptCacheRu
         if rule.matches(model_id):
             return rule
     if api is not None:
-        from snapcompact.pricing.model_table import api_family
-
         family = api_family(api)
         return next((r for r in rules if r.family_default == family), None)
     return None

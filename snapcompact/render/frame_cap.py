@@ -15,6 +15,8 @@ big without paginating; otherwise the exact page count decides.
 from __future__ import annotations
 
 from snapcompact.core import Shape, geometry
+from snapcompact.render.renderer import paginate
+from snapcompact.text import normalize
 
 __all__ = ["TooManyFrames", "check_frame_count", "checked_pages"]
 
@@ -34,9 +36,6 @@ def checked_pages(text: str, shape: Shape, max_frames: int) -> list[str]:
     The text is normalized once, for the bound and the pages both, so a caller that goes on to
     draw the pages (``render_pages``) pays for normalization and pagination only once.
     """
-    from snapcompact.render import paginate
-    from snapcompact.text import normalize
-
     if isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 1:
         raise ValueError(f"the frame cap must be an integer >= 1, got {max_frames!r}")
     if not isinstance(text, str):

@@ -33,8 +33,8 @@ from snapcompact.core import (
     geometry,
     get_shape,
 )
-from snapcompact.render import layout
-from snapcompact.render.fonts import Atlas, atlas
+from snapcompact.render import layout, silver, silver_table
+from snapcompact.render.fonts import Atlas, atlas, load_font
 from snapcompact.render.parallel import parallel_map
 from snapcompact.render.png import (
     BAND,
@@ -47,6 +47,7 @@ from snapcompact.render.png import (
     encode_rgb,
 )
 from snapcompact.render.silver_glyph import pixel_size
+from snapcompact.text import dim_stopwords, normalize, wrap
 
 #: Bumped whenever a change alters any frame's pixels (cache keys include it).
 RENDERER_VERSION = "1"
@@ -177,9 +178,6 @@ def _draw_indexed(
     # draws glyph by glyph in text order, each writing only its inked pixels, so every pixel
     # ends with the value of the last glyph (in text order) that inked it: bitmap ink carries
     # the text index of its cell, fallback pixels the index of their glyph.
-    from snapcompact.render import silver
-    from snapcompact.render.fonts import load_font
-
     text_index = np.arange(cps.size, dtype=np.int64)
     cell_owner = np.full(rows * grid_cols, -1, dtype=np.int64)
     cell_owner[cells.cells[~missing]] = text_index[~missing]
@@ -215,7 +213,6 @@ def _draw_indexed(
 
 
 def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.ndarray:
-    from snapcompact.render import silver
     cw, ch, repeat = shape.cell_width, shape.cell_height, shape.line_repeat
     inks = PALETTE[cells.ink]
     # Black or dim ink on white (no pale band): every channel blends alike, so one is drawn.
@@ -283,6 +280,7 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         png = encode_grey(drawn[:, :, 0]) if drawn.shape[2] == 1 else encode_rgb(drawn)
         height = cells.used_rows * shape.line_repeat * shape.cell_height
     elif shape.stretches:
+        # local (cost): stretch runs ldconfig at import, +14-28 ms on the renderer's 217 ms
         from snapcompact.render.stretch import stretch_frame
 
         natural_cell = NATURAL_CELL[shape.font]
@@ -328,8 +326,6 @@ def render(text: str, shape: Shape | str, size: int | None = None) -> Frame:
 
 def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
     """Normalize ``text`` and split it into the page texts ``render_many`` draws."""
-    from snapcompact.text import normalize
-
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
     shape = _as_shape(shape, size)
@@ -348,8 +344,6 @@ def paginate(normalized: str, shape: Shape) -> list[str]:
     ``pages`` is ``paginate(normalize(text, shape.font), shape)``; a caller that needs the
     normalized text anyway (the CLI's frame cap) normalizes once and paginates here.
     """
-    from snapcompact.text import dim_stopwords, wrap
-
     geo = geometry(shape)
     if not normalized:
         return []
@@ -395,7 +389,7 @@ def warm_caches(shape: Shape, page_texts: Sequence[str] = ()) -> None:
     """Load what every page of ``shape`` draws with, before forking workers so it is loaded once.
 
     That is the font atlas and, for the Silver shape or when a page holds a code point the
-    bitmap font lacks, the Silver module and its stored glyphs at the shape's pixel sizes.
+    bitmap font lacks, Silver's stored glyphs at the shape's pixel sizes.
     """
     if shape.font == "silver":
         sizes = [pixel_size(shape.cell_width, shape.cell_height)]
@@ -407,12 +401,6 @@ def warm_caches(shape: Shape, page_texts: Sequence[str] = ()) -> None:
         if not any(_needs_silver(page, font_atlas) for page in page_texts):
             return
         sizes = [pixel_size(*cell, units) for units in (1, 2)]
-    from snapcompact.render import (  # noqa: F401  (imported to be inherited)
-        silver,
-        silver_fallback,
-        silver_table,
-    )
-
     for px in sizes:
         silver_table.table(px)
     if shape.font == "silver":

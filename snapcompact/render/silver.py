@@ -67,6 +67,8 @@ from snapcompact.core import (
     fonts_dir,
     is_wide,  # noqa: F401  (re-exported: wide glyphs span two cells)
 )
+from snapcompact.render import silver_table  # pre-rasterized glyphs, when the size is stored
+from snapcompact.render.silver_fallback import stored_sprites  # every sprite at once, when stored
 from snapcompact.render.silver_glyph import (  # noqa: F401  (re-exported: part of silver's API)
     COLORED_COVERAGE,
     DESIGN_PX,
@@ -450,10 +452,6 @@ def rasterize_many(cps: Iterable[int], px: float) -> dict[int, SilverGlyph]:
     wanted = list(dict.fromkeys(int(cp) for cp in cps))
     missing = [cp for cp in wanted if (cp, key_px) not in _CACHE]
     if missing:
-        from snapcompact.render import (
-            silver_table,  # pre-rasterized glyphs, when the size is stored
-        )
-
         made = silver_table.glyphs(missing, key_px) or _rasterize_batch(missing, size)
         for cp, glyph in zip(missing, made):
             _CACHE[(cp, key_px)] = glyph
@@ -730,10 +728,6 @@ def fallback_pixels(
                          f"{ink_arr.min()}..{ink_arr.max()}")
     # One sprite per distinct (code point, wide, ink); key = cp << 9 | wide << 8 | ink.
     distinct, which = _distinct((cp_arr << 9) | (wide_arr.astype(np.int64) << 8) | ink_arr)
-    from snapcompact.render.silver_fallback import (
-        stored_sprites,  # every sprite at once, when stored
-    )
-
     stored = stored_sprites(distinct, cell_w, cell_h, int(ascent))
     if stored is not None:
         flat, order, values = place_arrays(tuple(canvas_shape), *stored, which, xs, cell_tops)

@@ -39,6 +39,7 @@ import numpy as np
 
 from snapcompact.core import FONTS, NEWLINE_GLYPH, check_text
 from snapcompact.text import code_points as rules
+from snapcompact.text.ansi import strip_ansi
 from snapcompact.text.code_points import FALLBACK, font_table, shared_entries
 from snapcompact.text.code_points import codepoints as _codepoints
 from snapcompact.text.code_points import from_codepoints as _text
@@ -138,8 +139,6 @@ def _input_cps(text: str) -> np.ndarray:
     surrogates = not text.isascii() and _SURROGATE.search(text) is not None
     chars = _join_surrogate_pairs(text) if surrogates else text
     if "\x1b" in chars:
-        from snapcompact.text.ansi import strip_ansi  # its patterns compile on first use only
-
         chars = strip_ansi(chars)
         if surrogates:
             chars = _join_surrogate_pairs(chars)

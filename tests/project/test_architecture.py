@@ -298,3 +298,13 @@ def test_every_public_name_resolves_and_the_static_imports_agree(package):
                 if isinstance(node, ast.ImportFrom) and id(node) in _type_checking_nodes(tree)
                 for alias in node.names}
     assert declared == set(module.__all__)
+
+
+@pytest.mark.parametrize("package", sorted(p for p in PACKAGES if LAZY.get(p) and p != LIBRARY))
+def test_no_public_name_is_also_the_name_of_a_submodule(package):
+    """Importing a submodule binds it on its package under its own name, so a public name that
+    is also a submodule's name resolves to the function or to the module depending on what was
+    imported first (cache_breakpoint's module was once named cache_breakpoint). The top-level
+    package is left out: its ``render`` is both the function and the stage package."""
+    submodules = {m.rpartition(".")[2] for m in MODULES if m.rpartition(".")[0] == package}
+    assert sorted(set(LAZY[package]) & submodules) == []

@@ -141,9 +141,9 @@ def test_summary_recall_cost_and_compression_vs_text() -> None:
     img = s.loc["image"]
     assert img["recall"] == pytest.approx(0.75)
     assert img["f1"] == pytest.approx(0.75 + 0.25 * 0.25)
-    assert img["tokens_predicted"] == 2000 and img["tokens_reported"] == 2100
+    assert img["predicted_prompt_tokens"] == 2000 and img["reported_prompt_tokens"] == 2100
     assert img["recall_per_1k_tokens"] == pytest.approx(0.375)
-    assert img["cost_predicted_usd"] == pytest.approx(0.006)
+    assert img["predicted_cost_usd"] == pytest.approx(0.006)
     assert img["compression_vs_text"] == pytest.approx(5.0)
     assert img["text_recall_same_questions"] == pytest.approx(0.95)
     assert img["recall_lo"] < 0.75 < img["recall_hi"]
@@ -153,7 +153,7 @@ def test_summary_recall_cost_and_compression_vs_text() -> None:
 def test_offline_reader_usage_is_not_a_provider_report() -> None:
     # snapocr echoes the predicted tokens back as usage and bills $0: neither is a report.
     df = frame(shape_rows("8on22-bw", [True], 2000, reported=2000, reported_cost_usd=0.0))
-    assert df["billed_tokens_reported"].isna().all() and df["cost_reported_usd"].isna().all()
+    assert df["reported_prompt_tokens_by_provider"].isna().all() and df["reported_cost_by_provider_usd"].isna().all()
     assert df["reported_prompt_tokens"].tolist() == [2000]  # the raw field is kept
 
 
@@ -311,3 +311,23 @@ def test_windows_are_separate_arms_and_decided_at_the_largest() -> None:
     d = decide(recs)["claude"]
     assert d.winner.recall == pytest.approx(0.5)  # the 200k rows, not the 32k ones
     assert any("decided at the 200,000-token window" in n for n in d.notes)
+
+
+def test_tables_of_older_runs_read_with_todays_column_names(tmp_path):
+    """summary/records tables written before predicted_/reported_ came first still read: the old
+    column is renamed (or dropped where it repeated a record column), with a warning."""
+    import pandas as pd
+
+    from evals.analysis.aggregate import read_table
+
+    pd.DataFrame({"tokens_predicted": [1000.0], "cost_reported_usd": [0.5],
+                  "recall": [0.75]}).to_csv(tmp_path / "summary.csv", index=False)
+    with pytest.warns(FutureWarning, match="tokens_predicted, cost_reported_usd"):
+        summary = read_table(tmp_path / "summary.csv")
+    assert list(summary.columns) == ["predicted_prompt_tokens", "reported_cost_usd", "recall"]
+    pd.DataFrame({"predicted_prompt_tokens": [10], "billed_tokens_predicted": [10.0],
+                  "billed_tokens_reported": [12.0]}).to_parquet(tmp_path / "records.parquet")
+    with pytest.warns(FutureWarning, match="dropped"):
+        records = read_table(tmp_path / "records.parquet")
+    assert list(records.columns) == ["predicted_prompt_tokens",
+                                     "reported_prompt_tokens_by_provider"]

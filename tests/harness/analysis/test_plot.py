@@ -83,7 +83,7 @@ def test_frontier_and_text_arm_appear_in_the_tokens_plot(tables) -> None:
 
 def test_drift_plot_says_when_nothing_was_reported(tables) -> None:
     df, _ = tables
-    fig = plot_billing_drift(df.assign(billed_tokens_reported=float("nan")))
+    fig = plot_billing_drift(df.assign(reported_prompt_tokens_by_provider=float("nan")))
     texts = _texts(fig)
     assert any("no provider-reported prompt tokens" in t for t in texts)
     assert any("offline OCR reader" in t for t in texts)

@@ -60,7 +60,7 @@ def test_console_summary_is_the_tables_summary() -> None:
     for arm, row in console.items():
         table_row = tables.loc[arm]
         for name in ("production", "n_questions", "n_errors", "n_skipped", "recall",
-                     "n_discarded", "compactions_mean", "tokens_predicted"):
+                     "n_discarded", "compactions_mean", "predicted_prompt_tokens"):
             assert row[name] == pytest.approx(table_row[name]), (arm, name)
 
     # the printed lines carry the same figures

@@ -167,7 +167,7 @@ def test_context_bill_is_the_documented_bill_of_every_sent_frame_plus_text(tmp_p
     assert sorted(t["function"]["name"] for t in context.tools) == names and names
     joined = "\n".join(texts) + "\n" + json.dumps([dict(t) for t in context.tools],
                                                   separators=(",", ":"))
-    assert context.text_tokens == count_text_tokens(joined, model.target_model).tokens
+    assert context.text_tokens_without_question == count_text_tokens(joined, model.target_model).tokens
 
 
 def test_strategies_keep_what_they_promise(tmp_path, session_item):
@@ -184,7 +184,7 @@ def test_strategies_keep_what_they_promise(tmp_path, session_item):
         kept = trunc.discarded_round[where] == 0
         assert (json.dumps(question.evidence)[1:-1] in text) == kept
         assert json.dumps(question.evidence)[1:-1] in json.dumps(full.messages)
-    assert trunc.text_tokens < full.text_tokens
+    assert trunc.text_tokens_without_question < full.text_tokens_without_question
 
 
 def test_full_is_skipped_with_a_reason_when_it_exceeds_the_window(tmp_path, session_item):
@@ -349,7 +349,7 @@ def test_dry_run_prints_the_prediction_and_sends_nothing(tmp_path, capsys):
     assert re.search(rf"requests\s+{result.summary.requests}\n", out)
     assert "claude-opus-4-7 via anthropic-messages" in out
     # 2 questions x 4 arms (full, truncate, two snapcompact shapes), none cached
-    assert result.summary.requests == 8 and result.summary.cache_hits_expected == 0
+    assert result.summary.requests == 8 and result.summary.predicted_cache_hits == 0
     assert result.summary.predicted_cost_to_send_usd > 0
 
 

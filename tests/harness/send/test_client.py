@@ -272,7 +272,7 @@ def test_budget_refuses_before_and_stops_during_a_run(tmp_path, server):
     budget = Budget(1.0)
     client = make_client(tmp_path, budget=budget)
     summary = client.plan(requests)
-    assert (summary.requests, summary.cache_hits_expected) == (5, 0)
+    assert (summary.requests, summary.predicted_cache_hits) == (5, 0)
     assert summary.predicted_cost_to_send_usd == pytest.approx(2.0)
     with pytest.raises(BudgetExceeded, match=r"\$2\.0000 exceeds the budget \$1\.0000"):
         budget.check(summary)
@@ -285,7 +285,7 @@ def test_budget_refuses_before_and_stops_during_a_run(tmp_path, server):
     assert all(r.attempts == 0 for r in refused)
     assert budget.spent_usd == pytest.approx(0.8)  # unpriced model: the prediction counts
     # The two answers are now cached: the plan of a rerun expects them as free hits.
-    assert client.plan(requests).cache_hits_expected == 2
+    assert client.plan(requests).predicted_cache_hits == 2
 
 
 def test_keys_never_reach_cache_files_or_errors(tmp_path, server):

@@ -12,7 +12,7 @@ from evals.send.dollar_budget import Budget, BudgetExceeded, DryRunSummary, form
 def plan(cost_to_send: float, hits: int = 2) -> DryRunSummary:
     return DryRunSummary(
         requests=10,
-        cache_hits_expected=hits,
+        predicted_cache_hits=hits,
         predicted_prompt_tokens=15_000,
         predicted_prompt_tokens_to_send=12_000,
         predicted_cost_usd=cost_to_send * 1.25,
@@ -34,7 +34,7 @@ def test_refuses_a_run_predicted_past_the_limit_with_the_numbers():
 
 def test_cache_hits_are_free():
     # 10 requests at $0.25 would exceed $2, but 8 of them are cached: only $0.50 to send.
-    summary = DryRunSummary(requests=10, cache_hits_expected=8, predicted_prompt_tokens=10_000,
+    summary = DryRunSummary(requests=10, predicted_cache_hits=8, predicted_prompt_tokens=10_000,
                             predicted_prompt_tokens_to_send=2_000, predicted_cost_usd=2.5,
                             predicted_cost_to_send_usd=0.5)
     Budget(2.0).check(summary)
@@ -108,7 +108,7 @@ def test_bad_amounts_are_rejected(bad):
 def test_dry_run_summary_text():
     text = format_dry_run(plan(0.75), limit_usd=0.5)
     assert "requests                       10" in text
-    assert "cache hits expected             2" in text
+    assert "cache hits predicted            2" in text
     assert "requests to send                8" in text
     assert "15,000" in text and "12,000 to send" in text
     assert "$     0.7500" in text and "EXCEEDS" in text

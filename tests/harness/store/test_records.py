@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 
@@ -103,7 +104,7 @@ def _schema2_row() -> dict:
                       predicted_prompt_tokens=3342).to_json()
     for name in ("model_config", "api", "provider", "price_model", "shape_requested", "image_detail",
                  "context_window", "settings", "summarizer", "bill_rules", "seen_px",
-                 "image_tokens_per_frame", "predicted_completion_tokens", "spend_predicted_usd",
+                 "image_tokens_per_frame", "predicted_completion_tokens", "predicted_spend_usd",
                  "prompt_version", "model_shapes_sha256", "reader_version", "cache_key",
                  "replay_warnings", "question_kind", "question_meta", "reading"):
         row.pop(name)
@@ -143,3 +144,17 @@ def test_a_row_from_a_newer_schema_is_refused_naming_the_version() -> None:
     row["schema_version"] = 4
     with pytest.raises(ValueError, match="schema_version 4 is newer"):
         Record.from_json(row)
+
+
+def test_a_row_with_the_old_spend_field_name_reads_with_a_warning(tmp_path) -> None:
+    """``spend_predicted_usd`` (runs before the predicted_/reported_ spelling) is read as
+    ``predicted_spend_usd``, with a warning naming the new spelling."""
+    row = make_record().to_json()
+    row["spend_predicted_usd"] = row.pop("predicted_spend_usd")
+    row["spend_predicted_usd"] = 0.25
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.warns(FutureWarning, match="spend_predicted_usd is the old spelling; read as "
+                                           "predicted_spend_usd"):
+        (rec,) = iter_records(path)
+    assert rec.predicted_spend_usd == 0.25

@@ -860,7 +860,7 @@ def test_billing_drift_plot_has_the_twins_reports(smoke_runs):
 
     records = [r for _, recs, _, _ in smoke_runs.values() for r in recs]
     frame = records_frame(records, shape_rules())
-    assert frame["billed_tokens_reported"].notna().all()
+    assert frame["reported_prompt_tokens_by_provider"].notna().all()
     fig = plot_billing_drift(frame)
     (ax,) = fig.axes
     assert len(ax.collections) == len({(r.model, r.target_model) for r in records})
