@@ -139,7 +139,7 @@ def _ref_process(
 def bench_process(
     path: str, variants: list[str], repeat: int, upstream: Path | None, baseline: Path | None
 ) -> None:
-    header = (f"{'variant':20} {'frames':>6} {'ours s':>7} {'ref s':>7} {'ratio':>6} "
+    header = (f"{'shape':20} {'frames':>6} {'ours s':>7} {'ref s':>7} {'ratio':>6} "
               f"{'peak MB':>8} {'ref MB':>7} {'ours cpu':>8} {'ref cpu':>8} {'cpu ratio':>9}")
     if baseline:
         header += f" {'base s':>7} {'base MB':>7} {'base cpu':>8} {'speedup':>7} {'cpu sp.':>7}"
@@ -215,7 +215,7 @@ def bench_upstream_inprocess(upstream: Path, path: str, variant: str, repeat: in
 
 def bench_inprocess(path: str, n_chars: int, variants: list[str], repeat: int,
                     upstream: Path | None, baseline: Path | None) -> None:
-    header = f"{'variant':20} {'frames':>6} {'Mchar/s':>8} {'ms/frame':>9} {'peak MB':>8}"
+    header = f"{'shape':20} {'frames':>6} {'Mchar/s':>8} {'ms/frame':>9} {'peak MB':>8}"
     if upstream:
         header += f" {'ref Mchar/s':>11} {'ref ms/frame':>12} {'ratio':>6}"
     if baseline:
