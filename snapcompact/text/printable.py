@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -357,6 +357,10 @@ def piece_scan_counts(piece: str, fonts: tuple[str, ...], *, first: bool = False
     check_text(piece)
     if "\x1b" in piece or (not piece.isascii() and _SURROGATE.search(piece) is not None):
         return None
+    if not (first or last):
+        counts = _interior_counts(piece, fonts)
+        if counts is not None:
+            return counts
     before = "" if first else _SENTINEL + "\n"
     after = "" if last else "\n" + _SENTINEL
     cps = _collapse(_codepoints(before + piece + after))
@@ -365,6 +369,110 @@ def piece_scan_counts(piece: str, fonts: tuple[str, ...], *, first: bool = False
     counts = _counts_of(cps, fonts)
     sentinels = int(not first) + int(not last)
     return counts - _sentinel_counts(sentinels, fonts) if sentinels else counts
+
+
+def _interior_counts(piece: str, fonts: tuple[str, ...]) -> ScanCounts | None:
+    """:func:`piece_scan_counts` of a piece inside the text, summed per character instead of
+    over numpy arrays (a probe counts every new section of a long session, most of them a few
+    hundred characters, where the arrays' fixed cost dominates); None when the piece is made of
+    whitespace runs only (its two line breaks then collapse into one run).
+
+    The same sum: in ``"a\\n" + piece + "\\na"`` each character outside a whitespace run counts
+    as itself, a run inside the piece as the newline glyph (it holds a line break), one space
+    (real whitespace) or nothing, and the runs at the two edges merge with the line breaks
+    around the piece into one newline glyph each; the two ``a`` are taken off again.
+    """
+    runs = _run_pattern(piece.isascii())
+    outside = runs.sub("", piece)
+    if not outside:
+        return None
+    table = _packed_counts(fonts)
+    total = sum(map(table.chars.__getitem__, outside), 2 * table.chars[NEWLINE_GLYPH])
+    inner = runs.findall(piece)
+    if inner and runs.match(piece) is not None:
+        del inner[0]  # merged with the line break before the piece (counted above)
+    if inner and runs.match(piece[-1]) is not None:
+        del inner[-1]  # and the one after it
+    total += sum(map(table.runs.__getitem__, inner))
+    values = table.unpack(total)
+    n = len(fonts)
+    return ScanCounts(fonts, values[:n], values[n:2 * n], values[2 * n], values[2 * n + 1])
+
+
+class _Packed:
+    """Counts of one character (or one collapsed run) packed into one integer, fields of
+    :data:`_FIELD_BITS` bits (graphic per font, fallback per font, wide, counted), so a piece's
+    counts are one sum over its characters; each value comes from :func:`_counts_of` itself."""
+
+    def __init__(self, fonts: tuple[str, ...]) -> None:
+        self.fonts = fonts
+        self.width = 2 * len(fonts) + 2
+        packed = self
+
+        class Chars(dict[str, int]):
+            def __missing__(self, ch: str) -> int:
+                c = _counts_of(np.array([ord(ch)], dtype=np.uint32), packed.fonts)
+                value = self[ch] = packed.pack((*c.graphic, *c.fallback, c.wide, c.counted))
+                return value
+
+        class Runs(dict[str, int]):
+            def __missing__(self, run: str) -> int:
+                breaks = _flag_pattern(rules.LINE_BREAK).search(run) is not None
+                spaces = _flag_pattern(rules.REAL_SPACE).search(run) is not None
+                value = (packed.chars[NEWLINE_GLYPH] if breaks else packed.chars[" "] if spaces
+                         else 0)
+                if len(self) < 4096:
+                    self[run] = value
+                return value
+
+        self.chars: dict[str, int] = Chars()
+        self.runs: dict[str, int] = Runs()
+
+    def pack(self, values: tuple[int, ...]) -> int:
+        total = 0
+        for k, v in enumerate(values):
+            if not 0 <= v < 1 << 16:
+                raise ValueError(f"one character's count out of range: {values}")
+            total |= v << (_FIELD_BITS * k)
+        return total
+
+    def unpack(self, total: int) -> tuple[int, ...]:
+        mask = (1 << _FIELD_BITS) - 1
+        return tuple((total >> (_FIELD_BITS * k)) & mask for k in range(self.width))
+
+
+#: Bits per packed field: room for a count of 2**48 characters.
+_FIELD_BITS = 48
+
+
+@cache
+def _packed_counts(fonts: tuple[str, ...]) -> _Packed:
+    return _Packed(fonts)
+
+
+def _class_of(flag: int, ascii: bool = False) -> str:
+    """A regex character class of the code points whose table entry has ``flag`` (of the ASCII
+    ones only with ``ascii``: a shorter class for an ASCII text)."""
+    at = np.flatnonzero((shared_entries()[:0x80 if ascii else None] & flag) != 0)
+    if at.size == 0:
+        return "[^\\s\\S]"
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(at) != 1) + 1))
+    ends = np.concatenate((starts[1:] - 1, [at.size - 1]))
+    spans = (f"{re.escape(chr(at[a]))}-{re.escape(chr(at[b]))}" if a != b
+             else re.escape(chr(at[a])) for a, b in zip(starts, ends))
+    return "[" + "".join(spans) + "]"
+
+
+@cache
+def _run_pattern(ascii: bool = False) -> re.Pattern[str]:
+    """Maximal runs of whitespace / format characters (what :func:`_collapse` collapses); with
+    ``ascii``, for a text of ASCII characters only."""
+    return re.compile(_class_of(rules.IN_RUN, ascii) + "+")
+
+
+@cache
+def _flag_pattern(flag: int) -> re.Pattern[str]:
+    return re.compile(_class_of(flag))
 
 
 @lru_cache(maxsize=64)
