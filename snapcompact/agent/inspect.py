@@ -79,6 +79,12 @@ def _prepare_out(out: str) -> Path:
     return folder
 
 
+def _has_image_part(message: Any) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        part.get("type") == "image_url" for part in content)
+
+
 def compact_session_file(req: CompactRequest) -> dict[str, Any]:
     """Replay ``req.session`` and write the next turn's context; returns the summary."""
     if req.strategy not in AGENT_STRATEGIES:
@@ -106,7 +112,8 @@ def compact_session_file(req: CompactRequest) -> dict[str, Any]:
     bill = bill_request(chat, req.model, api=api, provider=provider)
     maint = replay.maintenance
     assert maint is not None
-    written = copy.deepcopy(chat)
+    # Only messages with an image part are rewritten below: copy those, share the rest.
+    written = [copy.deepcopy(m) if _has_image_part(m) else m for m in chat]
     count = 0
     for message in written:
         content = message.get("content")

@@ -31,6 +31,7 @@ ASCII folds were found by diffing every code point); the full-code-space parity 
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -292,15 +293,15 @@ class ScanCounts:
     def __add__(self, other: ScanCounts) -> ScanCounts:
         if other.fonts != self.fonts:
             raise ValueError(f"scan counts for fonts {self.fonts} and {other.fonts} do not add")
-        return ScanCounts(self.fonts, tuple(a + b for a, b in zip(self.graphic, other.graphic)),
-                          tuple(a + b for a, b in zip(self.fallback, other.fallback)),
+        return ScanCounts(self.fonts, tuple(map(operator.add, self.graphic, other.graphic)),
+                          tuple(map(operator.add, self.fallback, other.fallback)),
                           self.wide + other.wide, self.counted + other.counted)
 
     def __sub__(self, other: ScanCounts) -> ScanCounts:
         if other.fonts != self.fonts:
             raise ValueError(f"scan counts for fonts {self.fonts} and {other.fonts} do not add")
-        return ScanCounts(self.fonts, tuple(a - b for a, b in zip(self.graphic, other.graphic)),
-                          tuple(a - b for a, b in zip(self.fallback, other.fallback)),
+        return ScanCounts(self.fonts, tuple(map(operator.sub, self.graphic, other.graphic)),
+                          tuple(map(operator.sub, self.fallback, other.fallback)),
                           self.wide - other.wide, self.counted - other.counted)
 
     def renderability(self, font: str) -> Renderability:
@@ -357,10 +358,9 @@ def piece_scan_counts(piece: str, fonts: tuple[str, ...], *, first: bool = False
     check_text(piece)
     if "\x1b" in piece or (not piece.isascii() and _SURROGATE.search(piece) is not None):
         return None
-    if not (first or last):
-        counts = _interior_counts(piece, fonts)
-        if counts is not None:
-            return counts
+    counts = _summed_counts(piece, fonts, first, last)
+    if counts is not None:
+        return counts
     before = "" if first else _SENTINEL + "\n"
     after = "" if last else "\n" + _SENTINEL
     cps = _collapse(_codepoints(before + piece + after))
@@ -371,26 +371,31 @@ def piece_scan_counts(piece: str, fonts: tuple[str, ...], *, first: bool = False
     return counts - _sentinel_counts(sentinels, fonts) if sentinels else counts
 
 
-def _interior_counts(piece: str, fonts: tuple[str, ...]) -> ScanCounts | None:
-    """:func:`piece_scan_counts` of a piece inside the text, summed per character instead of
-    over numpy arrays (a probe counts every new section of a long session, most of them a few
-    hundred characters, where the arrays' fixed cost dominates); None when the piece is made of
-    whitespace runs only (its two line breaks then collapse into one run).
+def _summed_counts(piece: str, fonts: tuple[str, ...], first: bool,
+                   last: bool) -> ScanCounts | None:
+    """:func:`piece_scan_counts` summed per character instead of over numpy arrays (a probe
+    counts every new section of a long session, most of them a few hundred characters, where the
+    arrays' fixed cost dominates); None where the sum needs the array path: a piece made of
+    whitespace runs only, or whose first (``first``) or last (``last``) character outside them
+    is the newline glyph, which the edge trim would take too.
 
     The same sum: in ``"a\\n" + piece + "\\na"`` each character outside a whitespace run counts
     as itself, a run inside the piece as the newline glyph (it holds a line break), one space
-    (real whitespace) or nothing, and the runs at the two edges merge with the line breaks
-    around the piece into one newline glyph each; the two ``a`` are taken off again.
+    (real whitespace) or nothing, and a run at an edge merges with the line break beside the
+    piece into one newline glyph; the two ``a`` are taken off again. At the text's own edge
+    (``first``, ``last``) there is no line break: the run there collapses and is trimmed away.
     """
     runs = _run_pattern(piece.isascii())
     outside = runs.sub("", piece)
-    if not outside:
+    if not outside or (first and outside[0] == NEWLINE_GLYPH) or (
+            last and outside[-1] == NEWLINE_GLYPH):
         return None
     table = _packed_counts(fonts)
-    total = sum(map(table.chars.__getitem__, outside), 2 * table.chars[NEWLINE_GLYPH])
+    total = sum(map(table.chars.__getitem__, outside),
+                (2 - first - last) * table.chars[NEWLINE_GLYPH])
     inner = runs.findall(piece)
     if inner and runs.match(piece) is not None:
-        del inner[0]  # merged with the line break before the piece (counted above)
+        del inner[0]  # merged with the line break before the piece (counted above), or trimmed
     if inner and runs.match(piece[-1]) is not None:
         del inner[-1]  # and the one after it
     total += sum(map(table.runs.__getitem__, inner))
