@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import base64
 import copy
+import gc
 import json
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +82,23 @@ def _prepare_out(out: str) -> Path:
     return folder
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block (and back as it was after it).
+
+    Why: a replay allocates millions of short-lived containers and keeps the whole session
+    alive, so the collector's passes over the young objects cost a sixth of a long replay's time
+    while finding almost nothing (the replay's objects are freed by reference counting; the
+    peak memory measured the same with it off). Nothing here decides anything."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _has_image_part(message: Any) -> bool:
     content = message.get("content")
     return isinstance(content, list) and any(
@@ -94,6 +114,11 @@ def compact_session_file(req: CompactRequest) -> dict[str, Any]:
         raise ValueError(f"strategy {req.strategy!r} needs an LLM to summarize; this command runs "
                          "offline (use the library with a completion function, or the eval "
                          "harness with summarizer=)")
+    with _collector_paused():
+        return _compact_session_file(req)
+
+
+def _compact_session_file(req: CompactRequest) -> dict[str, Any]:
     messages = load_session_messages(req.session)
     provider, api = req.provider, req.api
     if provider is None and api is None:
