@@ -126,6 +126,25 @@ def _is_protected(message: Mapping[str, Any], call: Mapping[str, Any] | None,
             or strip_read_selector(path) in protected_paths)
 
 
+#: Per (protected tools, protected paths as given): message id -> (message, its call, protected?).
+_PROTECTED: dict[tuple[tuple[str, ...], type, tuple[str, ...]],
+                 dict[int, tuple[Mapping[str, Any], Mapping[str, Any] | None, bool]]] = {}
+#: ``read_supersede_key`` per call block object (kept alive with its answer): the per-turn
+#: passes ask it of the same tail calls turn after turn, and blocks are never changed in place.
+_SUPERSEDE_KEYS: dict[int, tuple[Mapping[str, Any], str | None]] = {}
+
+
+def _supersede_key(call: Mapping[str, Any]) -> str | None:
+    hit = _SUPERSEDE_KEYS.get(id(call))
+    if hit is not None and hit[0] is call:
+        return hit[1]
+    key = read_supersede_key(call)
+    if len(_SUPERSEDE_KEYS) > 100_000:
+        _SUPERSEDE_KEYS.clear()
+    _SUPERSEDE_KEYS[id(call)] = (call, key)
+    return key
+
+
 def read_supersede_key(call: Mapping[str, Any]) -> str | None:
     """The key a read is superseded by: the bare path, or ``path\0selector``; None when exempt."""
     if call.get("name") != "read":
@@ -200,6 +219,12 @@ class _Scan:
         self.estimator = estimator
         self._settings = settings
         self._protected_paths = protected_paths
+        # Whether a result is protected depends on its message, its call and these two settings
+        # only: remembered across the per-turn passes (per message object, its call checked).
+        if len(_PROTECTED) > 64:
+            _PROTECTED.clear()
+        self._protected_memo = _PROTECTED.setdefault(
+            (settings.protected_tools, type(protected_paths), tuple(protected_paths)), {})
         self.superseded: set[int] = set()
         self.useless: set[int] = set()
         if supersede:
@@ -211,7 +236,7 @@ class _Scan:
                 call = self.call(entry)
                 if call is None or self.protected(entry):
                     continue
-                key = read_supersede_key(call)
+                key = _supersede_key(call)
                 if key is None:
                     continue
                 base = key.split("\0", 1)[0]
@@ -238,7 +263,16 @@ class _Scan:
         return self.calls.get(call_id)
 
     def protected(self, entry: MessageEntry) -> bool:
-        return _is_protected(entry.message, self.call(entry), self._settings, self._protected_paths)
+        message, call = entry.message, self.call(entry)
+        memo = self._protected_memo
+        hit = memo.get(id(message))
+        if hit is not None and hit[0] is message and hit[1] is call:
+            return hit[2]
+        protected = _is_protected(message, call, self._settings, self._protected_paths)
+        if len(memo) > 100_000:
+            memo.clear()
+        memo[id(message)] = (message, call, protected)
+        return protected
 
     def tokens(self, entry: Entry) -> int:
         return estimate_entry_tokens(entry, self.estimator)
