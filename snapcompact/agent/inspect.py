@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import copy
 import gc
-import json
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +33,7 @@ from snapcompact.compaction import (
     load_settings,
     to_chat_messages,
 )
+from snapcompact.core import indented_json
 
 #: Strategies whose first method needs a language model (this command has none).
 LLM_STRATEGIES: tuple[str, ...] = ("context-full", "handoff", "shake")
@@ -151,7 +151,8 @@ def _compact_session_file(req: CompactRequest) -> dict[str, Any]:
                 (folder / name).write_bytes(png)
                 part["image_url"]["url"] = name
                 count += 1
-    (folder / "context.json").write_text(json.dumps(written, ensure_ascii=False, indent=1) + "\n",
+    # json.dumps(written, ensure_ascii=False, indent=1), written faster (same text).
+    (folder / "context.json").write_text(indented_json(written, indent=1) + "\n",
                                          encoding="utf-8")
     session = replay.pipeline.session
     session.path = folder / "session.jsonl"
