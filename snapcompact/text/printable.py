@@ -385,18 +385,18 @@ def _summed_counts(piece: str, fonts: tuple[str, ...], first: bool,
     piece into one newline glyph; the two ``a`` are taken off again. At the text's own edge
     (``first``, ``last``) there is no line break: the run there collapses and is trimmed away.
     """
-    runs = _run_pattern(piece.isascii())
-    outside = runs.sub("", piece)
+    folded = piece.translate(_run_folds())  # each run character as "\n", " " or U+200B
+    outside = _FOLDED_RUN.sub("", folded)
     if not outside or (first and outside[0] == NEWLINE_GLYPH) or (
             last and outside[-1] == NEWLINE_GLYPH):
         return None
     table = _packed_counts(fonts)
     total = sum(map(table.chars.__getitem__, outside),
                 (2 - first - last) * table.chars[NEWLINE_GLYPH])
-    inner = runs.findall(piece)
-    if inner and runs.match(piece) is not None:
+    inner = _FOLDED_RUN.findall(folded)
+    if inner and folded[0] in _FOLDED_RUN_CHARS:
         del inner[0]  # merged with the line break before the piece (counted above), or trimmed
-    if inner and runs.match(piece[-1]) is not None:
+    if inner and folded[-1] in _FOLDED_RUN_CHARS:
         del inner[-1]  # and the one after it
     total += sum(map(table.runs.__getitem__, inner))
     values = table.unpack(total)
@@ -420,12 +420,10 @@ class _Packed:
                 value = self[ch] = packed.pack((*c.graphic, *c.fallback, c.wide, c.counted))
                 return value
 
-        class Runs(dict[str, int]):
+        class Runs(dict[str, int]):  # keyed by the folded run (see _run_folds)
             def __missing__(self, run: str) -> int:
-                breaks = _flag_pattern(rules.LINE_BREAK).search(run) is not None
-                spaces = _flag_pattern(rules.REAL_SPACE).search(run) is not None
-                value = (packed.chars[NEWLINE_GLYPH] if breaks else packed.chars[" "] if spaces
-                         else 0)
+                value = (packed.chars[NEWLINE_GLYPH] if "\n" in run else packed.chars[" "]
+                         if " " in run else 0)
                 if len(self) < 4096:
                     self[run] = value
                 return value
@@ -455,29 +453,28 @@ def _packed_counts(fonts: tuple[str, ...]) -> _Packed:
     return _Packed(fonts)
 
 
-def _class_of(flag: int, ascii: bool = False) -> str:
-    """A regex character class of the code points whose table entry has ``flag`` (of the ASCII
-    ones only with ``ascii``: a shorter class for an ASCII text)."""
-    at = np.flatnonzero((shared_entries()[:0x80 if ascii else None] & flag) != 0)
-    if at.size == 0:
-        return "[^\\s\\S]"
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(at) != 1) + 1))
-    ends = np.concatenate((starts[1:] - 1, [at.size - 1]))
-    spans = (f"{re.escape(chr(at[a]))}-{re.escape(chr(at[b]))}" if a != b
-             else re.escape(chr(at[a])) for a, b in zip(starts, ends))
-    return "[" + "".join(spans) + "]"
+#: A run of folded run characters (:func:`_run_folds`), and those characters.
+_FOLDED_RUN_CHARS = "\n \u200b"
+_FOLDED_RUN = re.compile("[\n \u200b]+")
 
 
 @cache
-def _run_pattern(ascii: bool = False) -> re.Pattern[str]:
-    """Maximal runs of whitespace / format characters (what :func:`_collapse` collapses); with
-    ``ascii``, for a text of ASCII characters only."""
-    return re.compile(_class_of(rules.IN_RUN, ascii) + "+")
+def _run_folds() -> dict[int, str]:
+    """Every whitespace / format code point (what :func:`_collapse` collapses) -> ``"\\n"`` when
+    it is a line break, ``" "`` when it is real whitespace, else U+200B (a format character):
+    a folded run tells what it collapses to, and runs are found with a three-character class."""
+    entries = shared_entries()
+    for ch, fold in (("\n", "\n"), (" ", " "), ("\u200b", "\u200b")):
+        if _fold_of(int(entries[ord(ch)])) != fold:
+            raise AssertionError(f"code point table: {ch!r} is not the run character it stands for")
+    return {cp: _fold_of(int(entries[cp]))
+            for cp in np.flatnonzero((entries & rules.IN_RUN) != 0).tolist()}
 
 
-@cache
-def _flag_pattern(flag: int) -> re.Pattern[str]:
-    return re.compile(_class_of(flag))
+def _fold_of(flags: int) -> str | None:
+    if not flags & rules.IN_RUN:
+        return None
+    return "\n" if flags & rules.LINE_BREAK else " " if flags & rules.REAL_SPACE else "\u200b"
 
 
 @lru_cache(maxsize=64)
