@@ -391,8 +391,12 @@ def _summed_counts(piece: str, fonts: tuple[str, ...], first: bool,
             last and outside[-1] == NEWLINE_GLYPH):
         return None
     table = _packed_counts(fonts)
-    total = sum(map(table.chars.__getitem__, outside),
-                (2 - first - last) * table.chars[NEWLINE_GLYPH])
+    try:
+        total = sum(map(table.chars.__getitem__, outside))
+    except KeyError:
+        table.learn(outside)  # the characters not seen yet, all at once
+        total = sum(map(table.chars.__getitem__, outside))
+    total += (2 - first - last) * table.chars[NEWLINE_GLYPH]
     inner = _FOLDED_RUN.findall(folded)
     if inner and folded[0] in _FOLDED_RUN_CHARS:
         del inner[0]  # merged with the line break before the piece (counted above), or trimmed
@@ -407,18 +411,12 @@ def _summed_counts(piece: str, fonts: tuple[str, ...], first: bool,
 class _Packed:
     """Counts of one character (or one collapsed run) packed into one integer, fields of
     :data:`_FIELD_BITS` bits (graphic per font, fallback per font, wide, counted), so a piece's
-    counts are one sum over its characters; each value comes from :func:`_counts_of` itself."""
+    counts are one sum over its characters."""
 
     def __init__(self, fonts: tuple[str, ...]) -> None:
         self.fonts = fonts
         self.width = 2 * len(fonts) + 2
         packed = self
-
-        class Chars(dict[str, int]):
-            def __missing__(self, ch: str) -> int:
-                c = _counts_of(np.array([ord(ch)], dtype=np.uint32), packed.fonts)
-                value = self[ch] = packed.pack((*c.graphic, *c.fallback, c.wide, c.counted))
-                return value
 
         class Runs(dict[str, int]):  # keyed by the folded run (see _run_folds)
             def __missing__(self, run: str) -> int:
@@ -428,8 +426,30 @@ class _Packed:
                     self[run] = value
                 return value
 
-        self.chars: dict[str, int] = Chars()
+        #: Character -> its packed counts (:meth:`learn` adds characters).
+        self.chars: dict[str, int] = {}
+        self.learn(NEWLINE_GLYPH + " ")
         self.runs: dict[str, int] = Runs()
+
+    def learn(self, text: str) -> None:
+        """Add the packed counts of the characters of ``text`` not known yet: per character,
+        what :func:`_counts_of` counts of it alone (the same tests, element by element)."""
+        new = sorted(set(text).difference(self.chars))
+        if not new:
+            return
+        cps = np.array([ord(c) for c in new], dtype=np.uint32)
+        columns = []
+        for font in self.fonts:
+            kinds = font_table(font).kinds(cps)
+            columns.append((kinds == rules.KEEP) | (kinds == rules.FOLD) | (kinds == FALLBACK))
+        columns += [font_table(font).kinds(cps) == FALLBACK for font in self.fonts]
+        entries = shared_entries()[cps]
+        counted = ((entries & rules.KIND_MASK) != rules.MARKER) & (cps != _SPACE)
+        counted &= (entries & rules.UNRENDERABLE) == 0
+        columns += [counted & ((entries & rules.WIDE) != 0), counted]
+        rows = np.stack(columns, axis=1).astype(np.int64).tolist()
+        for ch, row in zip(new, rows):
+            self.chars[ch] = self.pack(tuple(row))
 
     def pack(self, values: tuple[int, ...]) -> int:
         total = 0
