@@ -161,6 +161,25 @@ def _tool_result(entry: Entry) -> MessageEntry | None:
     return entry if isinstance(entry, MessageEntry) and entry.role == "toolResult" else None
 
 
+#: Per entry object: (the tool-result entry, already pruned?, flagged useless?), or None for
+#: any other entry; the per-turn passes read the same tail entries turn after turn, and
+#: entries never change in place.
+_RESULT_FACTS: dict[int, tuple[Entry, tuple[MessageEntry, bool, bool] | None]] = {}
+
+
+def _result_facts(entry: Entry) -> tuple[MessageEntry, bool, bool] | None:
+    hit = _RESULT_FACTS.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit[1]
+    result = _tool_result(entry)
+    facts = None if result is None else (
+        result, _already_pruned(result.message), result.message.get("useless") is True)
+    if len(_RESULT_FACTS) > 100_000:
+        _RESULT_FACTS.clear()
+    _RESULT_FACTS[id(entry)] = (entry, facts)
+    return facts
+
+
 #: Whether a result message is already pruned, per message object: the per-turn passes ask it
 #: of the same tail results turn after turn (messages in entries are never changed in place;
 #: pruning swaps in a new message).
@@ -230,9 +249,10 @@ class _Scan:
         if supersede:
             seen: set[str] = set()
             for i in reversed(self.results):
-                entry = _tool_result(path[i])
-                if entry is None or _already_pruned(entry.message):
+                facts = _result_facts(path[i])
+                if facts is None or facts[1]:
                     continue
+                entry = facts[0]
                 call = self.call(entry)
                 if call is None or self.protected(entry):
                     continue
@@ -245,10 +265,10 @@ class _Scan:
                 seen.add(key)
         if useless:
             for i in self.results:
-                entry = _tool_result(path[i])
-                if (entry is None or entry.message.get("useless") is not True
-                    or _already_pruned(entry.message)):
+                facts = _result_facts(path[i])
+                if facts is None or not facts[2] or facts[1]:
                     continue
+                entry = facts[0]
                 if (entry.message.get("isError") is True or i in self.superseded
                     or self.protected(entry)):
                     continue
@@ -333,12 +353,13 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
     saved = 0
     # Newest first, down to the boundary: results before it are never candidates.
     for i in reversed(scan.results):
-        entry = _tool_result(path[i])
-        if entry is None:
+        facts = _result_facts(path[i])
+        if facts is None:
             continue
+        entry = facts[0]
         tokens = scan.tokens(entry)
         warm_suffix = warm is not None and scan.suffix(i) > warm
-        skip = _already_pruned(entry.message) or warm_suffix
+        skip = facts[1] or warm_suffix
         if not skip:
             if i in scan.superseded:
                 chosen.append((entry, SUPERSEDED_NOTICE, "superseded"))
