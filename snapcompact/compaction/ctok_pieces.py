@@ -34,7 +34,9 @@ position that no vocabulary piece spans. Two such positions are used:
   ``⟨eow⟩`` and ``⟨bow⟩`` is read from those streams, and where they are not (an ASCII number, an
   ideograph, an emoji: they write no border marker), the two pieces are counted as one.
 
-The first piece of a text keeps the message-start rules (the frame's absorbed leading space);
+A plain ASCII word (lowercase, or capitalized) is written without running the stream rules:
+its marked form is ``⟨bow⟩word⟨eow⟩`` (``⟨shift⟩`` in front when capitalized) in every place a
+piece can stand. The first piece of a text keeps the message-start rules (the frame's absorbed leading space);
 the trailing newlines are priced on the whole text, as ctok does. The module asserts the
 stream shapes it relies on and falls back to ``ctok.token_count`` if one does not hold.
 """
@@ -50,6 +52,8 @@ __all__ = ["piecewise_ctok_counter"]
 #: A single space with a non-space character on each side: a candidate cut.
 _SPACE_CUT = re.compile(r"(?<=\S) (?=\S)")
 _NEWLINE_RUN = re.compile(r"\n+")
+#: A whole ASCII word, lowercase or capitalized (two letters or more: no all-caps reading).
+_PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+")
 #: Where a piece starts: the message start (with or without a raw leading space), after a
 #: single space, after a newline run. Where it ends: the message end or a newline run, or a space.
 _START, _START_RAW_SPACE, _AFTER_SPACE, _AFTER_NEWLINE = 0, 1, 2, 3
@@ -87,6 +91,12 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
     def piece(text: str, start: int, end: int) -> tuple[int, bool, bool] | None:
         """(tiling cost, opens with ⟨bow⟩, closes with ⟨eow⟩) of one piece in its place, or None
         when its stream does not have the expected shape."""
+        if start != _START_RAW_SPACE and _PLAIN_WORD.fullmatch(text):
+            # A lowercase ASCII word is written ⟨bow⟩word⟨eow⟩ wherever it stands, a capitalized
+            # one ⟨shift⟩⟨bow⟩word⟨eow⟩ (ctok's case and boundary rules for a whole word run).
+            lowered = text.lower()
+            s = (BOW_G if lowered == text else SHIFT_G + BOW_G) + lowered + EOW_G
+            return tiling_cost(s), start == _AFTER_SPACE, end == _BEFORE_SPACE
         head = " " if start == _AFTER_SPACE else "\n" if start == _AFTER_NEWLINE else ""
         tail = " " if end == _BEFORE_SPACE else ""
         s = stream_norm(head + text + tail, model, raw_head_space=start == _START_RAW_SPACE)
