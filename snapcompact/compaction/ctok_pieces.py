@@ -36,9 +36,10 @@ position that no vocabulary piece spans. Two such positions are used:
 
 A plain ASCII word (lowercase, or capitalized) is written without running the stream rules:
 its marked form is ``⟨bow⟩word⟨eow⟩`` (``⟨shift⟩`` in front when capitalized) in every place a
-piece can stand. The first piece of a text keeps the message-start rules (the frame's absorbed leading space);
-the trailing newlines are priced on the whole text, as ctok does. The module asserts the
-stream shapes it relies on and falls back to ``ctok.token_count`` if one does not hold.
+piece can stand. The first piece of a text keeps the message-start rules (the frame's absorbed
+leading space); the trailing newlines are priced on the whole text, as ctok does. The module
+checks the stream shapes it relies on and falls back to ``ctok.token_count`` if one does not
+hold.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any
 
 __all__ = ["indented_json"]

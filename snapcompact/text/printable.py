@@ -484,16 +484,16 @@ def _run_folds() -> dict[int, str]:
     it is a line break, ``" "`` when it is real whitespace, else U+200B (a format character):
     a folded run tells what it collapses to, and runs are found with a three-character class."""
     entries = shared_entries()
-    for ch, fold in (("\n", "\n"), (" ", " "), ("\u200b", "\u200b")):
-        if _fold_of(int(entries[ord(ch)])) != fold:
+    for ch in ("\n", " ", "\u200b"):
+        flags = int(entries[ord(ch)])
+        if not flags & rules.IN_RUN or _fold_of(flags) != ch:
             raise AssertionError(f"code point table: {ch!r} is not the run character it stands for")
     return {cp: _fold_of(int(entries[cp]))
             for cp in np.flatnonzero((entries & rules.IN_RUN) != 0).tolist()}
 
 
-def _fold_of(flags: int) -> str | None:
-    if not flags & rules.IN_RUN:
-        return None
+def _fold_of(flags: int) -> str:
+    """What a run character with these table flags folds to (U+200B: a format character)."""
     return "\n" if flags & rules.LINE_BREAK else " " if flags & rules.REAL_SPACE else "\u200b"
 
 
