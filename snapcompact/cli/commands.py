@@ -53,7 +53,9 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _print(value: object) -> None:
     # Like JSON.stringify: lone surrogates (a cut through an astral character) are escaped.
-    text = json.dumps(value, indent=1, ensure_ascii=False)
+    from snapcompact.core import indented_json
+
+    text = indented_json(value, indent=1)  # json.dumps(value, indent=1, ensure_ascii=False)
     text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     sys.stdout.write(text + "\n")
 

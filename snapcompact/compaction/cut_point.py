@@ -36,7 +36,7 @@ from snapcompact.compaction.entries import (
     MessageEntry,
     MetadataEntry,
 )
-from snapcompact.compaction.path_index import _CUT_POINT_ROLES, BranchIndex, index_of
+from snapcompact.compaction.path_index import _CUT_POINT_ROLES, BranchIndex, BranchSlice, index_of
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator
 
 __all__ = [
@@ -277,11 +277,18 @@ class CompactionPreparation:
     keep_recent_tokens: int
     previous_compaction: CompactionEntry | None
     window_start: int
-    #: The entries summarized whole, then the split turn's prefix (empty unless split), then
-    #: the entries kept (from the cut on).
-    summarized_entries: tuple[Entry, ...] = field(default=(), repr=False)
+    #: The entries summarized whole (as a :class:`~.path_index.BranchSlice` of the branch
+    #: list when prepared from it: ``summarized_entries`` reads it), then the split turn's
+    #: prefix (empty unless split), then the entries kept (from the cut on).
+    summarized_window: tuple[Entry, ...] | BranchSlice = field(default=(), repr=False)
     prefix_entries: tuple[Entry, ...] = field(default=(), repr=False)
     kept_entries: tuple[Entry, ...] = field(default=(), repr=False)
+
+    @property
+    def summarized_entries(self) -> tuple[Entry, ...]:
+        """The entries summarized whole, as they were when the preparation was made."""
+        window = self.summarized_window
+        return window if isinstance(window, tuple) else window.entries()
 
     @cached_property
     def kept_entry_ids(self) -> tuple[str, ...]:
@@ -387,15 +394,19 @@ def prepare_compaction(path: Sequence[Entry], keep_recent_tokens: int, *,
         return None
     summarize_end = cut.turn_start_index if cut.is_split_turn and cut.turn_start_index is not None \
         else cut.first_kept_index
-    summarized = tuple(path[start:summarize_end])
     prefix = tuple(path[summarize_end:cut.first_kept_index]) if cut.is_split_turn else ()
-    if not any(map(_is_message_bearing, summarized)) and not any(
+    if not any(_is_message_bearing(path[i]) for i in range(start, summarize_end)) and not any(
             map(_is_message_bearing, prefix)):
         return None
+    # The summarized window is the whole history since the last compaction: from the index's
+    # own list it is copied only when read (most passes never read it), else copied now.
+    summarized: tuple[Entry, ...] | BranchSlice = (
+        index.slice(start, summarize_end) if index is not None and path is index.path
+        else tuple(path[start:summarize_end]))
     return CompactionPreparation(
         first_kept_entry_id=path[cut.first_kept_index].id, first_kept_index=cut.first_kept_index,
         is_split_turn=cut.is_split_turn,
         tokens_before=max(estimate, measured_prompt_tokens or 0), keep_recent_tokens=keep,
         previous_compaction=previous, window_start=start,
-        summarized_entries=summarized, prefix_entries=prefix,
+        summarized_window=summarized, prefix_entries=prefix,
         kept_entries=tuple(path[cut.first_kept_index:]))

@@ -31,6 +31,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
+from weakref import WeakSet
 
 from snapcompact.compaction.context import estimate_entry_tokens
 from snapcompact.compaction.entries import (
@@ -47,7 +48,7 @@ from snapcompact.compaction.tokens import TokenEstimator
 if TYPE_CHECKING:
     from snapcompact.compaction.session import Session
 
-__all__ = ["BranchIndex", "BranchList", "TokenTotals", "index_of"]
+__all__ = ["BranchIndex", "BranchList", "BranchSlice", "TokenTotals", "index_of"]
 
 #: Token totals are kept for at most this many estimators per session (a pipeline uses one).
 _MAX_ESTIMATORS = 4
@@ -140,6 +141,43 @@ def _has_settled_usage(entry: Entry) -> bool:
             and isinstance(entry.message.get("usage"), Mapping))
 
 
+class BranchSlice:
+    """Entries ``[start, end)`` of the index's own branch list as they were when the slice was
+    taken, copied only when read.
+
+    Why: a maintenance pass prepares a compaction (the summarized window is the whole history
+    since the last one) many times per session and mostly never reads the window's entries;
+    copying it every time made a long replay quadratic. The branch list only changes by appends
+    (past ``end``) and by swaps, which the index reports here first (:meth:`BranchIndex.replaced`
+    calls :meth:`swapping`), so :meth:`entries` returns exactly the copy taken at the start.
+    """
+
+    __slots__ = ("_path", "_start", "_end", "_before", "_entries", "__weakref__")
+
+    def __init__(self, path: list[Entry], start: int, end: int) -> None:
+        self._path: list[Entry] | None = path
+        self._start, self._end = start, end
+        #: Position -> the entry it held when the slice was taken (only swapped positions).
+        self._before: dict[int, Entry] = {}
+        self._entries: tuple[Entry, ...] | None = None
+
+    def swapping(self, position: int, old: Entry) -> None:
+        """The entry at ``position`` (``old``) is about to be swapped out."""
+        if self._entries is None and self._start <= position < self._end:
+            self._before.setdefault(position, old)
+
+    def entries(self) -> tuple[Entry, ...]:
+        """The entries as they were when the slice was taken."""
+        if self._entries is None:
+            assert self._path is not None
+            taken = self._path[self._start:self._end]
+            for position, old in self._before.items():
+                taken[position - self._start] = old
+            self._entries = tuple(taken)
+            self._path, self._before = None, {}
+        return self._entries
+
+
 class TokenTotals:
     """Prefix sums over the branch for one estimator: ``context[i]`` = tokens the entries before
     position ``i`` add to the LLM context (compactions count 0), ``messages[i]`` = tokens of the
@@ -229,6 +267,8 @@ class BranchIndex:
         self.calls_version = 0
         #: Caches derived from this branch by other modules (cleared with the index).
         self.memo: dict[Any, Any] = {}
+        #: Slices of ``path`` not read yet (told of every swap before it happens).
+        self._slices: WeakSet[BranchSlice] = WeakSet()
 
     # ------------------------------------------------------------------ upkeep
 
@@ -270,6 +310,8 @@ class BranchIndex:
             i = self.position.get(entry_id)
             if i is None:
                 continue
+            for taken in self._slices:
+                taken.swapping(i, self.path[i])
             list.__setitem__(self.path, i, new)
             self.swapped.append(i)
             first = i if first is None else min(first, i)
@@ -314,12 +356,21 @@ class BranchIndex:
         self._stale = False
         self.rebuilds += 1
         self.swapped = []
+        # Slices taken of the old list stay right: that list is never changed again.
+        self._slices = WeakSet()
         self.call_log = []
         self.memo = {}
         for entry in chain:
             self._add(entry)
 
     # ------------------------------------------------------------------ facts
+
+    def slice(self, start: int, end: int) -> BranchSlice:
+        """Entries ``[start, end)`` of the current branch as they are now, copied on first read
+        (:class:`BranchSlice`)."""
+        taken = BranchSlice(self.sync(), start, end)
+        self._slices.add(taken)
+        return taken
 
     def snapshot(self) -> BranchList:
         """A copy of the current branch that remembers this index and the session version."""

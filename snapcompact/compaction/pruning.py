@@ -126,6 +126,25 @@ def _is_protected(message: Mapping[str, Any], call: Mapping[str, Any] | None,
             or strip_read_selector(path) in protected_paths)
 
 
+#: Per (protected tools, protected paths as given): message id -> (message, its call, protected?).
+_PROTECTED: dict[tuple[tuple[str, ...], type, tuple[str, ...]],
+                 dict[int, tuple[Mapping[str, Any], Mapping[str, Any] | None, bool]]] = {}
+#: ``read_supersede_key`` per call block object (kept alive with its answer): the per-turn
+#: passes ask it of the same tail calls turn after turn, and blocks are never changed in place.
+_SUPERSEDE_KEYS: dict[int, tuple[Mapping[str, Any], str | None]] = {}
+
+
+def _supersede_key(call: Mapping[str, Any]) -> str | None:
+    hit = _SUPERSEDE_KEYS.get(id(call))
+    if hit is not None and hit[0] is call:
+        return hit[1]
+    key = read_supersede_key(call)
+    if len(_SUPERSEDE_KEYS) > 100_000:
+        _SUPERSEDE_KEYS.clear()
+    _SUPERSEDE_KEYS[id(call)] = (call, key)
+    return key
+
+
 def read_supersede_key(call: Mapping[str, Any]) -> str | None:
     """The key a read is superseded by: the bare path, or ``path\0selector``; None when exempt."""
     if call.get("name") != "read":
@@ -140,6 +159,25 @@ def read_supersede_key(call: Mapping[str, Any]) -> str | None:
 
 def _tool_result(entry: Entry) -> MessageEntry | None:
     return entry if isinstance(entry, MessageEntry) and entry.role == "toolResult" else None
+
+
+#: Per entry object: (the tool-result entry, already pruned?, flagged useless?), or None for
+#: any other entry; the per-turn passes read the same tail entries turn after turn, and
+#: entries never change in place.
+_RESULT_FACTS: dict[int, tuple[Entry, tuple[MessageEntry, bool, bool] | None]] = {}
+
+
+def _result_facts(entry: Entry) -> tuple[MessageEntry, bool, bool] | None:
+    hit = _RESULT_FACTS.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit[1]
+    result = _tool_result(entry)
+    facts = None if result is None else (
+        result, _already_pruned(result.message), result.message.get("useless") is True)
+    if len(_RESULT_FACTS) > 100_000:
+        _RESULT_FACTS.clear()
+    _RESULT_FACTS[id(entry)] = (entry, facts)
+    return facts
 
 
 #: Whether a result message is already pruned, per message object: the per-turn passes ask it
@@ -200,18 +238,25 @@ class _Scan:
         self.estimator = estimator
         self._settings = settings
         self._protected_paths = protected_paths
+        # Whether a result is protected depends on its message, its call and these two settings
+        # only: remembered across the per-turn passes (per message object, its call checked).
+        if len(_PROTECTED) > 64:
+            _PROTECTED.clear()
+        self._protected_memo = _PROTECTED.setdefault(
+            (settings.protected_tools, type(protected_paths), tuple(protected_paths)), {})
         self.superseded: set[int] = set()
         self.useless: set[int] = set()
         if supersede:
             seen: set[str] = set()
             for i in reversed(self.results):
-                entry = _tool_result(path[i])
-                if entry is None or _already_pruned(entry.message):
+                facts = _result_facts(path[i])
+                if facts is None or facts[1]:
                     continue
+                entry = facts[0]
                 call = self.call(entry)
                 if call is None or self.protected(entry):
                     continue
-                key = read_supersede_key(call)
+                key = _supersede_key(call)
                 if key is None:
                     continue
                 base = key.split("\0", 1)[0]
@@ -220,10 +265,10 @@ class _Scan:
                 seen.add(key)
         if useless:
             for i in self.results:
-                entry = _tool_result(path[i])
-                if (entry is None or entry.message.get("useless") is not True
-                    or _already_pruned(entry.message)):
+                facts = _result_facts(path[i])
+                if facts is None or not facts[2] or facts[1]:
                     continue
+                entry = facts[0]
                 if (entry.message.get("isError") is True or i in self.superseded
                     or self.protected(entry)):
                     continue
@@ -238,7 +283,16 @@ class _Scan:
         return self.calls.get(call_id)
 
     def protected(self, entry: MessageEntry) -> bool:
-        return _is_protected(entry.message, self.call(entry), self._settings, self._protected_paths)
+        message, call = entry.message, self.call(entry)
+        memo = self._protected_memo
+        hit = memo.get(id(message))
+        if hit is not None and hit[0] is message and hit[1] is call:
+            return hit[2]
+        protected = _is_protected(message, call, self._settings, self._protected_paths)
+        if len(memo) > 100_000:
+            memo.clear()
+        memo[id(message)] = (message, call, protected)
+        return protected
 
     def tokens(self, entry: Entry) -> int:
         return estimate_entry_tokens(entry, self.estimator)
@@ -299,12 +353,13 @@ def prune_tool_outputs(path: Sequence[Entry], settings: PruneSettings = _DEFAULT
     saved = 0
     # Newest first, down to the boundary: results before it are never candidates.
     for i in reversed(scan.results):
-        entry = _tool_result(path[i])
-        if entry is None:
+        facts = _result_facts(path[i])
+        if facts is None:
             continue
+        entry = facts[0]
         tokens = scan.tokens(entry)
         warm_suffix = warm is not None and scan.suffix(i) > warm
-        skip = _already_pruned(entry.message) or warm_suffix
+        skip = facts[1] or warm_suffix
         if not skip:
             if i in scan.superseded:
                 chosen.append((entry, SUPERSEDED_NOTICE, "superseded"))

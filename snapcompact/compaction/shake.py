@@ -325,6 +325,10 @@ class _ShakeScan:
         self.with_regions: list[int] = []  # sorted positions with regions
         self.results_of_call: dict[str, list[int]] = {}  # call id -> positions of its results
         self.useless_with_regions: list[int] = []
+        #: What eliding the regions would save, per position, summed over ``with_regions`` and
+        #: ``useless_with_regions``: a pass below ``min_savings`` learns it without listing them.
+        self.savings = _PositionSums()
+        self.useless_savings = _PositionSums()
 
     def _read(self, entry: Entry, calls: Mapping[str, Mapping[str, Any]]
               ) -> tuple[int, tuple[ShakeRegion, ...], str | None, bool]:
@@ -361,13 +365,16 @@ class _ShakeScan:
             self.regions.append(regions)
             self.call_ids.append(call_id)
             self.useless.append(useless)
-        for sorted_list, was, now in ((self.with_regions, had, bool(regions)),
-                                      (self.useless_with_regions, had_useless,
-                                       bool(regions) and useless)):
+        saving = _savings(regions)
+        for sorted_list, sums, was, now in (
+                (self.with_regions, self.savings, had, bool(regions)),
+                (self.useless_with_regions, self.useless_savings, had_useless,
+                 bool(regions) and useless)):
             if was and not now:
                 del sorted_list[bisect_left(sorted_list, p)]
             elif now and not was:
                 insort(sorted_list, p)
+            sums.set(p, saving if now else 0)
 
     def update(self, index: BranchIndex, path: Sequence[Entry]) -> None:
         calls = index.calls()
@@ -390,10 +397,19 @@ class _ShakeScan:
         next(running)  # running[dirty] itself, kept
         self.running.extend(running)
 
-    def collect(self, start: int, protect_tokens: int) -> list[ShakeRegion]:
+    def _aged(self, protect_tokens: int) -> int:
         total = self.running[-1]
         # after(i) = total - running[i + 1] >= protect  <=>  running[i + 1] <= total - protect
-        aged = max(0, bisect_right(self.running, total - protect_tokens) - 1)
+        return max(0, bisect_right(self.running, total - protect_tokens) - 1)
+
+    def saved(self, start: int, protect_tokens: int) -> int:
+        """What eliding :meth:`collect`'s regions saves (without listing them)."""
+        aged = self._aged(protect_tokens)
+        return (self.savings.between(start, aged)
+                + self.useless_savings.between(max(start, aged), len(self.tokens)))
+
+    def collect(self, start: int, protect_tokens: int) -> list[ShakeRegion]:
+        aged = self._aged(protect_tokens)
         regions: list[ShakeRegion] = []
         with_regions = self.with_regions
         for p in with_regions[bisect_left(with_regions, start):bisect_left(with_regions, aged)]:
@@ -404,8 +420,54 @@ class _ShakeScan:
         return regions
 
 
+def _savings(regions: Sequence[ShakeRegion]) -> int:
+    return sum(max(0, r.tokens - PLACEHOLDER_TOKEN_ESTIMATE) for r in regions)
+
+
+class _PositionSums:
+    """Values by branch position with sums over position ranges, both in O(log n) (a Fenwick
+    tree over the positions, grown as the branch grows)."""
+
+    __slots__ = ("_tree", "_values")
+
+    def __init__(self) -> None:
+        self._values: list[int] = []
+        self._tree: list[int] = [0]  # 1-based
+
+    def set(self, p: int, value: int) -> None:
+        values, tree = self._values, self._tree
+        while len(values) <= p:  # grow by one position: its node sums its own range
+            values.append(0)
+            k = len(values)
+            low = k - (k & -k)
+            tree.append(self._prefix(k - 1) - self._prefix(low))
+        delta = value - values[p]
+        if not delta:
+            return
+        values[p] = value
+        k = p + 1
+        while k < len(tree):
+            tree[k] += delta
+            k += k & -k
+
+    def _prefix(self, n: int) -> int:
+        """Sum of the values at positions below ``n``."""
+        tree, total = self._tree, 0
+        n = min(n, len(tree) - 1)
+        while n > 0:
+            total += tree[n]
+            n -= n & -n
+        return total
+
+    def between(self, lo: int, hi: int) -> int:
+        """Sum of the values at positions ``lo <= p < hi``."""
+        return self._prefix(hi) - self._prefix(lo) if hi > lo else 0
+
+
 def _indexed_regions(index: BranchIndex, path: Sequence[Entry], config: ShakeConfig,
                      estimator: TokenEstimator) -> list[ShakeRegion]:
+    """The eligible regions from the index's scan; [] when they save less than
+    ``config.min_savings`` (found from the scan's sums, without listing them)."""
     key = ("shake", config.protected_tools, config.protect_skill_reads,
            config.protect_artifact_reads, config.protected_paths, config.fence_min_tokens,
            id(estimator))
@@ -417,6 +479,8 @@ def _indexed_regions(index: BranchIndex, path: Sequence[Entry], config: ShakeCon
     start = 0
     if config.keep_boundary_id is not None:
         start = index.position.get(config.keep_boundary_id, 0)
+    if scan.saved(start, config.protect_tokens) < config.min_savings:
+        return []
     return scan.collect(start, config.protect_tokens)
 
 

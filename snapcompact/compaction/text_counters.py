@@ -104,16 +104,19 @@ def ctok_available() -> bool:
 
 def _ctok_count(version: str, strip_trailing_ascii_space: bool = False) -> Callable[[str], int]:
     try:
-        import ctok
-        from ctok.constants import PAD
+        import ctok  # noqa: F401
     except ImportError as exc:
         raise RuntimeError("the Claude tokenizer needs the ctok package (pip install "
                            "ctok==1.3.0; on Python 3.11 add --ignore-requires-python "
                            "--no-deps)") from exc
-    frame = sum(1 for piece in ctok.tokenize("a", version) if piece == PAD)
+    from snapcompact.compaction.ctok_pieces import piecewise_ctok_counter
+
+    # ctok.token_count(text, version) less the single-message frame, summed over pieces that
+    # tile on their own and memoized (exact: see ctok_pieces).
+    content = piecewise_ctok_counter(version)
     if strip_trailing_ascii_space:
-        return lambda text: int(ctok.token_count(text.rstrip(" \t\n\r"), version)) - frame
-    return lambda text: int(ctok.token_count(text, version)) - frame
+        return lambda text: content(text.rstrip(" \t\n\r"))
+    return content
 
 
 def _scaled(base: Callable[[str], int], scale: float) -> Callable[[str], int]:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         js_slice,
         utf16_len,
     )
+    from snapcompact.core.json_text import indented_json
     from snapcompact.core.lazy import lazy_exports  # noqa: F811
     from snapcompact.core.shapes import (
         FONTS,
@@ -64,6 +65,7 @@ _WHERE: dict[str, str] = {
     "Geometry": "shapes",
     "geometry": "shapes",
     "get_shape": "shapes",
+    "indented_json": "json_text",
     "is_wide": "glyphs",
     "js_number_to_string": "js",
     "js_round": "js",
@@ -108,6 +110,7 @@ __all__ = [
     "check_text",
     "estimate_text_tokens",
     "fonts_dir",
+    "indented_json",
     "geometry",
     "get_shape",
     "is_wide",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Mapping
 
 from snapcompact.core import Shape, check_frame_size, get_shape
@@ -152,6 +153,21 @@ def resolve_shape(
         raise ValueError(f"unknown table {table!r} (known: {', '.join(TABLES)})")
     if frame_size is not None:
         check_frame_size(frame_size)
+    if all(v is None or isinstance(v, str) for v in (api, provider, shape)):
+        return _resolved(model_id, api, provider, shape, frame_size, table)
+    return _resolve(model_id, api, provider, shape, frame_size, table)
+
+
+#: A compaction replay asks for the same model's shape several times per maintenance pass; the
+#: answer depends only on the arguments and the shipped tables (ResolvedShape is frozen).
+@lru_cache(maxsize=256)
+def _resolved(model_id: str, api: str | None, provider: str | None, shape: str | None,
+              frame_size: int | None, table: Table) -> ResolvedShape:
+    return _resolve(model_id, api, provider, shape, frame_size, table)
+
+
+def _resolve(model_id: str, api: str | None, provider: str | None, shape: str | None,
+             frame_size: int | None, table: Table) -> ResolvedShape:
     wire = api_for(api, provider)
     family = api_family(wire)
     if shape not in (None, "auto"):

@@ -31,9 +31,10 @@ ASCII folds were found by diffing every code point); the full-code-space parity 
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -291,15 +292,15 @@ class ScanCounts:
     def __add__(self, other: ScanCounts) -> ScanCounts:
         if other.fonts != self.fonts:
             raise ValueError(f"scan counts for fonts {self.fonts} and {other.fonts} do not add")
-        return ScanCounts(self.fonts, tuple(a + b for a, b in zip(self.graphic, other.graphic)),
-                          tuple(a + b for a, b in zip(self.fallback, other.fallback)),
+        return ScanCounts(self.fonts, tuple(map(operator.add, self.graphic, other.graphic)),
+                          tuple(map(operator.add, self.fallback, other.fallback)),
                           self.wide + other.wide, self.counted + other.counted)
 
     def __sub__(self, other: ScanCounts) -> ScanCounts:
         if other.fonts != self.fonts:
             raise ValueError(f"scan counts for fonts {self.fonts} and {other.fonts} do not add")
-        return ScanCounts(self.fonts, tuple(a - b for a, b in zip(self.graphic, other.graphic)),
-                          tuple(a - b for a, b in zip(self.fallback, other.fallback)),
+        return ScanCounts(self.fonts, tuple(map(operator.sub, self.graphic, other.graphic)),
+                          tuple(map(operator.sub, self.fallback, other.fallback)),
                           self.wide - other.wide, self.counted - other.counted)
 
     def renderability(self, font: str) -> Renderability:
@@ -356,6 +357,9 @@ def piece_scan_counts(piece: str, fonts: tuple[str, ...], *, first: bool = False
     check_text(piece)
     if "\x1b" in piece or (not piece.isascii() and _SURROGATE.search(piece) is not None):
         return None
+    counts = _summed_counts(piece, fonts, first, last)
+    if counts is not None:
+        return counts
     before = "" if first else _SENTINEL + "\n"
     after = "" if last else "\n" + _SENTINEL
     cps = _collapse(_codepoints(before + piece + after))
@@ -364,6 +368,132 @@ def piece_scan_counts(piece: str, fonts: tuple[str, ...], *, first: bool = False
     counts = _counts_of(cps, fonts)
     sentinels = int(not first) + int(not last)
     return counts - _sentinel_counts(sentinels, fonts) if sentinels else counts
+
+
+def _summed_counts(piece: str, fonts: tuple[str, ...], first: bool,
+                   last: bool) -> ScanCounts | None:
+    """:func:`piece_scan_counts` summed per character instead of over numpy arrays (a probe
+    counts every new section of a long session, most of them a few hundred characters, where the
+    arrays' fixed cost dominates); None where the sum needs the array path: a piece made of
+    whitespace runs only, or whose first (``first``) or last (``last``) character outside them
+    is the newline glyph, which the edge trim would take too.
+
+    The same sum: in ``"a\\n" + piece + "\\na"`` each character outside a whitespace run counts
+    as itself, a run inside the piece as the newline glyph (it holds a line break), one space
+    (real whitespace) or nothing, and a run at an edge merges with the line break beside the
+    piece into one newline glyph; the two ``a`` are taken off again. At the text's own edge
+    (``first``, ``last``) there is no line break: the run there collapses and is trimmed away.
+    """
+    folded = piece.translate(_run_folds())  # each run character as "\n", " " or U+200B
+    outside = _FOLDED_RUN.sub("", folded)
+    if not outside or (first and outside[0] == NEWLINE_GLYPH) or (
+            last and outside[-1] == NEWLINE_GLYPH):
+        return None
+    table = _packed_counts(fonts)
+    try:
+        total = sum(map(table.chars.__getitem__, outside))
+    except KeyError:
+        table.learn(outside)  # the characters not seen yet, all at once
+        total = sum(map(table.chars.__getitem__, outside))
+    total += (2 - first - last) * table.chars[NEWLINE_GLYPH]
+    inner = _FOLDED_RUN.findall(folded)
+    if inner and folded[0] in _FOLDED_RUN_CHARS:
+        del inner[0]  # merged with the line break before the piece (counted above), or trimmed
+    if inner and folded[-1] in _FOLDED_RUN_CHARS:
+        del inner[-1]  # and the one after it
+    total += sum(map(table.runs.__getitem__, inner))
+    values = table.unpack(total)
+    n = len(fonts)
+    return ScanCounts(fonts, values[:n], values[n:2 * n], values[2 * n], values[2 * n + 1])
+
+
+class _Packed:
+    """Counts of one character (or one collapsed run) packed into one integer, fields of
+    :data:`_FIELD_BITS` bits (graphic per font, fallback per font, wide, counted), so a piece's
+    counts are one sum over its characters."""
+
+    def __init__(self, fonts: tuple[str, ...]) -> None:
+        self.fonts = fonts
+        self.width = 2 * len(fonts) + 2
+        packed = self
+
+        class Runs(dict[str, int]):  # keyed by the folded run (see _run_folds)
+            def __missing__(self, run: str) -> int:
+                value = (packed.chars[NEWLINE_GLYPH] if "\n" in run else packed.chars[" "]
+                         if " " in run else 0)
+                if len(self) < 4096:
+                    self[run] = value
+                return value
+
+        #: Character -> its packed counts (:meth:`learn` adds characters).
+        self.chars: dict[str, int] = {}
+        self.learn(NEWLINE_GLYPH + " ")
+        self.runs: dict[str, int] = Runs()
+
+    def learn(self, text: str) -> None:
+        """Add the packed counts of the characters of ``text`` not known yet: per character,
+        what :func:`_counts_of` counts of it alone (the same tests, element by element)."""
+        new = sorted(set(text).difference(self.chars))
+        if not new:
+            return
+        cps = np.array([ord(c) for c in new], dtype=np.uint32)
+        columns = []
+        for font in self.fonts:
+            kinds = font_table(font).kinds(cps)
+            columns.append((kinds == rules.KEEP) | (kinds == rules.FOLD) | (kinds == FALLBACK))
+        columns += [font_table(font).kinds(cps) == FALLBACK for font in self.fonts]
+        entries = shared_entries()[cps]
+        counted = ((entries & rules.KIND_MASK) != rules.MARKER) & (cps != _SPACE)
+        counted &= (entries & rules.UNRENDERABLE) == 0
+        columns += [counted & ((entries & rules.WIDE) != 0), counted]
+        rows = np.stack(columns, axis=1).astype(np.int64).tolist()
+        for ch, row in zip(new, rows):
+            self.chars[ch] = self.pack(tuple(row))
+
+    def pack(self, values: tuple[int, ...]) -> int:
+        total = 0
+        for k, v in enumerate(values):
+            if not 0 <= v < 1 << 16:
+                raise ValueError(f"one character's count out of range: {values}")
+            total |= v << (_FIELD_BITS * k)
+        return total
+
+    def unpack(self, total: int) -> tuple[int, ...]:
+        mask = (1 << _FIELD_BITS) - 1
+        return tuple((total >> (_FIELD_BITS * k)) & mask for k in range(self.width))
+
+
+#: Bits per packed field: room for a count of 2**48 characters.
+_FIELD_BITS = 48
+
+
+@cache
+def _packed_counts(fonts: tuple[str, ...]) -> _Packed:
+    return _Packed(fonts)
+
+
+#: A run of folded run characters (:func:`_run_folds`), and those characters.
+_FOLDED_RUN_CHARS = "\n \u200b"
+_FOLDED_RUN = re.compile("[\n \u200b]+")
+
+
+@cache
+def _run_folds() -> dict[int, str]:
+    """Every whitespace / format code point (what :func:`_collapse` collapses) -> ``"\\n"`` when
+    it is a line break, ``" "`` when it is real whitespace, else U+200B (a format character):
+    a folded run tells what it collapses to, and runs are found with a three-character class."""
+    entries = shared_entries()
+    for ch in ("\n", " ", "\u200b"):
+        flags = int(entries[ord(ch)])
+        if not flags & rules.IN_RUN or _fold_of(flags) != ch:
+            raise AssertionError(f"code point table: {ch!r} is not the run character it stands for")
+    return {cp: _fold_of(int(entries[cp]))
+            for cp in np.flatnonzero((entries & rules.IN_RUN) != 0).tolist()}
+
+
+def _fold_of(flags: int) -> str:
+    """What a run character with these table flags folds to (U+200B: a format character)."""
+    return "\n" if flags & rules.LINE_BREAK else " " if flags & rules.REAL_SPACE else "\u200b"
 
 
 @lru_cache(maxsize=64)

@@ -208,3 +208,25 @@ def test_an_outside_leaf_assignment_and_a_reload_rebuild_the_index(tmp_path) -> 
     check(session)
     reloaded = Session.load(tmp_path / "s.jsonl", fsync=False)
     check(reloaded)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_preparation_of_the_live_branch_reads_the_entries_it_was_made_from(seed: int) -> None:
+    """Made from the index's own list, a preparation copies the summarized window only when read;
+    read after later changes (prunes swapping entries in place, appends, leaf moves), it must
+    hold what a preparation of a plain copy taken at that moment holds."""
+    driver = Driver(100 + seed)
+    for _ in range(8):
+        driver.turn()
+    made = []
+    for _ in range(40):
+        live = driver.session.branch_index.sync()
+        prep = prepare_compaction(live, 50)
+        if prep is not None:
+            made.append((prep, prepare_compaction(list(live), 50)))
+        driver.step()
+    assert len(made) >= 10
+    assert any(not isinstance(prep.summarized_window, tuple) for prep, _ in made)
+    for prep, expected in made:
+        assert prep.summarized_entries == expected.summarized_entries
+        assert prep == expected

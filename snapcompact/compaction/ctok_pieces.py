@@ -1,0 +1,175 @@
+"""ctok's Claude token count, summed over pieces of the text that tile on their own, memoized.
+
+Why: ``ctok`` (the Claude counter, :mod:`text_counters`) is pure Python at ~60k characters a
+second, and a long session holds millions of characters: counting each message once still took
+~40 % of a 60,000-message replay. Natural text repeats words and lines, so a memo of what a
+*piece* of text costs gives the same count without redoing the work, provided the count of a
+text is exactly the sum of the counts of its pieces. This module cuts a text only where that
+holds for ctok 1.3.0's model, and computes each piece with ctok's own functions (the same
+normalization, marked stream and min-cost tiling ``ctok.token_count`` runs), so the result is
+ctok's count, not an approximation; ``tests/compaction/test_ctok_pieces.py`` compares the two on
+mixed, non-Latin and adversarial texts.
+
+How ctok counts (read from its source): the text is NFC-normalized (:func:`ctok.normalize.nfc`),
+turned into a *marked stream* (word boundaries, case and absorbed spaces written in as marker
+characters: ``stream_norm``), and the stream is tiled at minimum cost over the vocabulary
+(``engine.min_vocab_tile``, every piece costing one token, a character no piece covers costing
+its byte-floor tiling); a run of trailing newlines is priced against the frame
+(``engine.frame_tail``). The count is the tiling cost plus that tail (plus the message frame,
+which :mod:`text_counters` subtracts).
+
+Where the sum is exact. A minimum-cost tiling splits into independent tilings at any stream
+position that no vocabulary piece spans. Two such positions are used:
+
+- *Line breaks*: every vocabulary piece holding a newline is made of newlines only, so a
+  maximal newline run is tiled on its own. What the stream writes for the text on either side
+  depends on the whitespace run around the newlines only through that run's first two and last
+  characters; a line is computed as ``"\\n" + line`` (which puts the same run in front of it; the
+  frame's ``⟨bow⟩`` and the newline that this writes first are dropped again).
+- *Single spaces between two non-space characters* whose streams meet as ``…⟨eow⟩`` and
+  ``⟨bow⟩…`` (possibly with case markers before the ``⟨bow⟩``): ctok's seam rule deletes that
+  space, and no vocabulary piece holds ``⟨eow⟩`` anywhere but at its end, so the tiling splits
+  right after it. Each side is computed with the space kept (``piece + " "``, ``" " + piece``),
+  which gives its runs the same neighbours as in the whole text; whether the two edges are
+  ``⟨eow⟩`` and ``⟨bow⟩`` is read from those streams, and where they are not (an ASCII number, an
+  ideograph, an emoji: they write no border marker), the two pieces are counted as one.
+
+A plain ASCII word (lowercase, or capitalized) is written without running the stream rules:
+its marked form is ``⟨bow⟩word⟨eow⟩`` (``⟨shift⟩`` in front when capitalized) in every place a
+piece can stand. The first piece of a text keeps the message-start rules (the frame's absorbed
+leading space); the trailing newlines are priced on the whole text, as ctok does. The module
+checks the stream shapes it relies on and falls back to ``ctok.token_count`` if one does not
+hold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+__all__ = ["piecewise_ctok_counter"]
+
+#: A single space with a non-space character on each side: a candidate cut.
+_SPACE_CUT = re.compile(r"(?<=\S) (?=\S)")
+_NEWLINE_RUN = re.compile(r"\n+")
+#: A whole ASCII word, lowercase or capitalized (two letters or more: no all-caps reading).
+_PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+")
+#: Where a piece starts: the message start (with or without a raw leading space), after a
+#: single space, after a newline run. Where it ends: the message end or a newline run, or a space.
+_START, _START_RAW_SPACE, _AFTER_SPACE, _AFTER_NEWLINE = 0, 1, 2, 3
+_BEFORE_END, _BEFORE_SPACE = 0, 1
+#: Distinct pieces remembered per counter (a piece is a word or a short group of words).
+PIECE_CACHE_SIZE = 1 << 18
+
+
+def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
+    """``text -> ctok.token_count(text, version)`` minus the message frame (content tokens),
+    computed piece by piece with a memo (see the module docstring)."""
+    import ctok
+    from ctok.constants import BOW_G, CAPS_G, EOW_G, MARKER_GLYPHS, SHIFT_G
+    from ctok.engine import char_cost, frame_tail, min_vocab_tile
+    from ctok.main import _family, _model
+    from ctok.normalize import nfc, raw_head_space, stream_norm
+
+    model = _model(_family(version))
+    frame = model.message_overhead
+    newline_head = (BOW_G if model.frame_bow else "") + "\n"
+    opens_word = re.compile(f"[{SHIFT_G}{CAPS_G}]*{BOW_G}")
+    trie = model.trie
+
+    def tiling_cost(s: str) -> int:
+        if not s:
+            return 0
+
+        def unit_floor(j: int) -> int:
+            ch = s[j]
+            return 1 if ch in MARKER_GLYPHS else char_cost(model, ch)
+
+        return int(min_vocab_tile(s, trie, unit_floor)[0])
+
+    @lru_cache(maxsize=PIECE_CACHE_SIZE)
+    def piece(text: str, start: int, end: int) -> tuple[int, bool, bool] | None:
+        """(tiling cost, opens with ⟨bow⟩, closes with ⟨eow⟩) of one piece in its place, or None
+        when its stream does not have the expected shape."""
+        if start != _START_RAW_SPACE and _PLAIN_WORD.fullmatch(text):
+            # A lowercase ASCII word is written ⟨bow⟩word⟨eow⟩ wherever it stands, a capitalized
+            # one ⟨shift⟩⟨bow⟩word⟨eow⟩ (ctok's case and boundary rules for a whole word run).
+            lowered = text.lower()
+            s = (BOW_G if lowered == text else SHIFT_G + BOW_G) + lowered + EOW_G
+            return tiling_cost(s), start == _AFTER_SPACE, end == _BEFORE_SPACE
+        head = " " if start == _AFTER_SPACE else "\n" if start == _AFTER_NEWLINE else ""
+        tail = " " if end == _BEFORE_SPACE else ""
+        s = stream_norm(head + text + tail, model, raw_head_space=start == _START_RAW_SPACE)
+        if start == _AFTER_SPACE:
+            if s[:1] != " ":
+                return None
+            s = s[1:]
+        elif start == _AFTER_NEWLINE:
+            if not s.startswith(newline_head):
+                return None
+            s = s[len(newline_head):]
+        closes = False
+        if end == _BEFORE_SPACE:
+            if s[-1:] != " ":
+                return None
+            s = s[:-1]
+            closes = s[-1:] == EOW_G
+        opens = start == _AFTER_SPACE and opens_word.match(s) is not None
+        return tiling_cost(s), opens, closes
+
+    @lru_cache(maxsize=64)
+    def newline_run(n: int) -> int:
+        return tiling_cost("\n" * n)
+
+    def line_cost(line: str, start: int) -> int | None:
+        words = _SPACE_CUT.split(line)
+        end_of_line = _BEFORE_END
+        if len(words) == 1:
+            got = piece(line, start, end_of_line)
+            return None if got is None else got[0]
+        total = 0
+        group_start, group_from = start, 0
+        prev = piece(words[0], start, _BEFORE_SPACE)
+        if prev is None:
+            return None
+        for i in range(1, len(words)):
+            last = i == len(words) - 1
+            cur = piece(words[i], _AFTER_SPACE, end_of_line if last else _BEFORE_SPACE)
+            if cur is None:
+                return None
+            if prev[2] and cur[1]:  # ⟨eow⟩ | ⟨bow⟩: a cut; close the group before it
+                got = (prev if group_from == i - 1 else
+                       piece(" ".join(words[group_from:i]), group_start, _BEFORE_SPACE))
+                if got is None:
+                    return None
+                total += got[0]
+                group_start, group_from = _AFTER_SPACE, i
+            prev = cur
+        got = (prev if group_from == len(words) - 1 else
+               piece(" ".join(words[group_from:]), group_start, end_of_line))
+        if got is None:
+            return None
+        return total + got[0]
+
+    def count(text: str) -> int:
+        norm = nfc(text, fold_quotes=model.fold_quotes)
+        body = norm.rstrip("\n")
+        n_tail = len(norm) - len(body)
+        tail = len(frame_tail(n_tail, model)) if n_tail else 0
+        first = _START_RAW_SPACE if raw_head_space(text) else _START
+        total = 0
+        at = 0
+        start = first
+        for m in _NEWLINE_RUN.finditer(body):
+            got = line_cost(body[at:m.start()], start)
+            if got is None:
+                return int(ctok.token_count(text, version)) - frame
+            total += got + newline_run(m.end() - m.start())
+            at, start = m.end(), _AFTER_NEWLINE
+        got = line_cost(body[at:], start)
+        if got is None:
+            return int(ctok.token_count(text, version)) - frame
+        return total + got + tail
+
+    return count

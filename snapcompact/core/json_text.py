@@ -1,0 +1,108 @@
+"""``json.dumps(value, indent=n, ensure_ascii=False)``, written without the encoder's generators.
+
+Why: with ``indent`` the standard library encodes in pure Python, one generator step per token;
+the compact command's summary (a round per maintenance pass) and ``context.json`` of a long
+session run to millions of tokens, and that encoder took seconds of a replay. This writer walks
+the value once, appending to a list, and leaves strings, numbers and keys to the same encoding
+functions ``json`` uses, so the text is identical; anything it does not handle itself (another
+type, a cycle, a non-finite float rule) goes to ``json.dumps``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from json.encoder import encode_basestring
+from typing import Any
+
+__all__ = ["indented_json"]
+
+
+class _Unhandled(Exception):
+    """A value the writer leaves to ``json.dumps``."""
+
+
+def _float(value: float) -> str:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _Unhandled  # NaN / Infinity: json's own spelling and allow_nan rule
+    return float.__repr__(value)
+
+
+def _key(key: object) -> str:
+    if isinstance(key, str):
+        return encode_basestring(key)
+    if key is True:
+        return '"true"'
+    if key is False:
+        return '"false"'
+    if key is None:
+        return '"null"'
+    if isinstance(key, int):
+        return '"' + int.__repr__(key) + '"'
+    if isinstance(key, float):
+        return '"' + _float(key) + '"'
+    raise _Unhandled
+
+
+def indented_json(value: Any, indent: int = 1) -> str:
+    """The text ``json.dumps(value, indent=indent, ensure_ascii=False)`` returns."""
+    out: list[str] = []
+    append = out.append
+    pad = " " * indent
+    depth_limit = 900  # deeper values (or a cycle) go to json.dumps, which says what is wrong
+
+    def write(item: Any, level: int) -> None:
+        if isinstance(item, str):
+            append(encode_basestring(item))
+        elif item is None:
+            append("null")
+        elif item is True:
+            append("true")
+        elif item is False:
+            append("false")
+        elif isinstance(item, int):
+            append(int.__repr__(item))
+        elif isinstance(item, float):
+            append(_float(item))
+        elif isinstance(item, (list, tuple)):
+            if not item:
+                append("[]")
+                return
+            if level >= depth_limit:
+                raise _Unhandled
+            inner = "\n" + pad * (level + 1)
+            append("[")
+            first = True
+            for element in item:
+                append(inner if first else "," + inner)
+                first = False
+                write(element, level + 1)
+            append("\n" + pad * level + "]")
+        elif isinstance(item, dict):
+            if not item:
+                append("{}")
+                return
+            if level >= depth_limit:
+                raise _Unhandled
+            inner = "\n" + pad * (level + 1)
+            append("{")
+            first = True
+            for key, element in item.items():
+                append((inner if first else "," + inner) + _key(key) + ": ")
+                first = False
+                write(element, level + 1)
+            append("\n" + pad * level + "}")
+        else:
+            raise _Unhandled
+
+    # Millions of short strings and no cycles: the cyclic collector would only rescan them.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        write(value, 0)
+    except _Unhandled:
+        return json.dumps(value, indent=indent, ensure_ascii=False)
+    finally:
+        if collecting:
+            gc.enable()
+    return "".join(out)
