@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
+from snapcompact.compaction.ctok_pieces import piecewise_ctok_counter
 from snapcompact.compaction.settings import TEXT_TOKENIZERS
 from snapcompact.compaction.tokens import DEFAULT_ESTIMATOR, TokenEstimator, byte_estimate, utf8_len
 from snapcompact.pricing import tiktoken_encoding
@@ -109,7 +110,6 @@ def _ctok_count(version: str, strip_trailing_ascii_space: bool = False) -> Calla
         raise RuntimeError("the Claude tokenizer needs the ctok package (pip install "
                            "ctok==1.3.0; on Python 3.11 add --ignore-requires-python "
                            "--no-deps)") from exc
-    from snapcompact.compaction.ctok_pieces import piecewise_ctok_counter
 
     # ctok.token_count(text, version) less the single-message frame, summed over pieces that
     # tile on their own and memoized (exact: see ctok_pieces).
