@@ -40,15 +40,27 @@ piece can stand. The first piece of a text keeps the message-start rules (the fr
 leading space); the trailing newlines are priced on the whole text, as ctok does. The module
 checks the stream shapes it relies on and falls back to ``ctok.token_count`` if one does not
 hold.
+
+Below the piece memo, three exact memos for the pieces it misses (tens of thousands in a long
+session, each ~100 µs in ctok's stream step): the tiling cost of a marked stream (a function of
+that string alone: the same word is tiled once for its three places), and two of ctok's pure
+per-word helpers that its stream step calls for every run, ``mark_case`` (a word's case
+markers: a function of the word, the all-caps minimum and the head-mark flag) and
+``_marks_like_punct`` (one character's border kind). Those two are wrapped in place in
+``ctok.normalize`` (:data:`CACHED_HELPERS`; the original stays as ``__wrapped__``), so every ctok
+call in the process uses them; they read only their arguments and ctok's constant tables, and
+``tests/compaction/test_ctok_pieces.py`` checks each against the original on the corpus and
+compares the counter with ctok run on its original helpers.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["piecewise_ctok_counter"]
+__all__ = ["CACHED_HELPERS", "install_helper_caches", "piecewise_ctok_counter"]
 
 #: A single space with a non-space character on each side: a candidate cut.
 _SPACE_CUT = re.compile(r"(?<=\S) (?=\S)")
@@ -61,6 +73,18 @@ _START, _START_RAW_SPACE, _AFTER_SPACE, _AFTER_NEWLINE = 0, 1, 2, 3
 _BEFORE_END, _BEFORE_SPACE = 0, 1
 #: Distinct pieces remembered per counter (a piece is a word or a short group of words).
 PIECE_CACHE_SIZE = 1 << 18
+#: ctok.normalize's pure per-word helpers memoized in place -> memo size (None: one entry per
+#: distinct character, a bounded set).
+CACHED_HELPERS: dict[str, int | None] = {"mark_case": 1 << 18, "_marks_like_punct": None}
+
+
+def install_helper_caches() -> None:
+    """Wrap :data:`CACHED_HELPERS` in ``ctok.normalize`` with exact memos (once per process)."""
+    normalize = importlib.import_module("ctok.normalize")
+    for name, size in CACHED_HELPERS.items():
+        helper = getattr(normalize, name)
+        if not hasattr(helper, "cache_info"):
+            setattr(normalize, name, lru_cache(maxsize=size)(helper))
 
 
 def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
@@ -72,12 +96,14 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
     from ctok.main import _family, _model
     from ctok.normalize import nfc, raw_head_space, stream_norm
 
+    install_helper_caches()
     model = _model(_family(version))
     frame = model.message_overhead
     newline_head = (BOW_G if model.frame_bow else "") + "\n"
     opens_word = re.compile(f"[{SHIFT_G}{CAPS_G}]*{BOW_G}")
     trie = model.trie
 
+    @lru_cache(maxsize=PIECE_CACHE_SIZE)
     def tiling_cost(s: str) -> int:
         if not s:
             return 0
