@@ -190,15 +190,23 @@ def _cmd_serialize(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Set to a list by ``python -m snapcompact`` (which ends the process without teardown): the
+#: objects of a finished run are parked there instead of being freed one by one.
+KEEP_UNTIL_EXIT: list[object] | None = None
+
+
 def _cmd_compact(args: argparse.Namespace) -> int:
     from snapcompact.agent import CompactRequest, compact_session_file
 
-    _print(compact_session_file(CompactRequest(
+    summary = compact_session_file(CompactRequest(
         session=args.session, model=_model_id(args.model), out=str(_output_folder(args.out)),
         api=args.api,
         provider=args.provider, strategy=args.strategy, policy=args.policy,
         shape=None if args.shape in (None, "auto") else args.shape, frame_size=args.size,
-        context_window=args.context_window, settings=args.settings)))
+        context_window=args.context_window, settings=args.settings), keep_alive=KEEP_UNTIL_EXIT)
+    _print(summary)
+    if KEEP_UNTIL_EXIT is not None:
+        KEEP_UNTIL_EXIT.append(summary)
     return 0
 
 
