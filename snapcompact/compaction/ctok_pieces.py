@@ -32,7 +32,12 @@ position that no vocabulary piece spans. Two such positions are used:
   right after it. Each side is computed with the space kept (``piece + " "``, ``" " + piece``),
   which gives its runs the same neighbours as in the whole text; whether the two edges are
   ``⟨eow⟩`` and ``⟨bow⟩`` is read from those streams, and where they are not (an ASCII number, an
-  ideograph, an emoji: they write no border marker), the two pieces are counted as one.
+  ideograph, an emoji: they write no border marker), the two pieces are tiled as one. Their
+  joint stream is the two streams joined by the space: ctok splits text into runs reading one
+  character of state, the space is a run of its own on both sides, and no stream rule looks
+  further across it than the run beside it (contraction seams, word-opening quotes and border
+  markers all stop at the space run), while the seam rule, the one rule that rewrites across
+  it, is exactly the case that makes a cut.
 
 A plain ASCII word (lowercase, or capitalized) is written without running the stream rules:
 its marked form is ``⟨bow⟩word⟨eow⟩`` (``⟨shift⟩`` in front when capitalized) in every place a
@@ -115,15 +120,16 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
         return int(min_vocab_tile(s, trie, unit_floor)[0])
 
     @lru_cache(maxsize=PIECE_CACHE_SIZE)
-    def piece(text: str, start: int, end: int) -> tuple[int, bool, bool] | None:
-        """(tiling cost, opens with ⟨bow⟩, closes with ⟨eow⟩) of one piece in its place, or None
-        when its stream does not have the expected shape."""
+    def piece(text: str, start: int, end: int) -> tuple[str, bool, bool] | None:
+        """(marked stream, opens with ⟨bow⟩, closes with ⟨eow⟩) of one piece in its place (the
+        space on either side left out), or None when its stream does not have the expected
+        shape."""
         if start != _START_RAW_SPACE and _PLAIN_WORD.fullmatch(text):
             # A lowercase ASCII word is written ⟨bow⟩word⟨eow⟩ wherever it stands, a capitalized
             # one ⟨shift⟩⟨bow⟩word⟨eow⟩ (ctok's case and boundary rules for a whole word run).
             lowered = text.lower()
             s = (BOW_G if lowered == text else SHIFT_G + BOW_G) + lowered + EOW_G
-            return tiling_cost(s), start == _AFTER_SPACE, end == _BEFORE_SPACE
+            return s, start == _AFTER_SPACE, end == _BEFORE_SPACE
         head = " " if start == _AFTER_SPACE else "\n" if start == _AFTER_NEWLINE else ""
         tail = " " if end == _BEFORE_SPACE else ""
         s = stream_norm(head + text + tail, model, raw_head_space=start == _START_RAW_SPACE)
@@ -142,7 +148,7 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
             s = s[:-1]
             closes = s[-1:] == EOW_G
         opens = start == _AFTER_SPACE and opens_word.match(s) is not None
-        return tiling_cost(s), opens, closes
+        return s, opens, closes
 
     @lru_cache(maxsize=64)
     def newline_run(n: int) -> int:
@@ -153,30 +159,27 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
         end_of_line = _BEFORE_END
         if len(words) == 1:
             got = piece(line, start, end_of_line)
-            return None if got is None else got[0]
+            return None if got is None else tiling_cost(got[0])
+        # Words between two cuts form a group: its stream is theirs joined by the space (no
+        # stream rule looks across a single space further than the runs beside it, and the seam
+        # rule is what makes a cut), and it is tiled as one.
         total = 0
-        group_start, group_from = start, 0
         prev = piece(words[0], start, _BEFORE_SPACE)
         if prev is None:
             return None
+        group = [prev[0]]
         for i in range(1, len(words)):
             last = i == len(words) - 1
             cur = piece(words[i], _AFTER_SPACE, end_of_line if last else _BEFORE_SPACE)
             if cur is None:
                 return None
             if prev[2] and cur[1]:  # ⟨eow⟩ | ⟨bow⟩: a cut; close the group before it
-                got = (prev if group_from == i - 1 else
-                       piece(" ".join(words[group_from:i]), group_start, _BEFORE_SPACE))
-                if got is None:
-                    return None
-                total += got[0]
-                group_start, group_from = _AFTER_SPACE, i
+                total += tiling_cost(group[0] if len(group) == 1 else " ".join(group))
+                group = [cur[0]]
+            else:
+                group.append(cur[0])
             prev = cur
-        got = (prev if group_from == len(words) - 1 else
-               piece(" ".join(words[group_from:]), group_start, end_of_line))
-        if got is None:
-            return None
-        return total + got[0]
+        return total + tiling_cost(group[0] if len(group) == 1 else " ".join(group))
 
     def count(text: str) -> int:
         norm = nfc(text, fold_quotes=model.fold_quotes)
