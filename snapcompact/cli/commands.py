@@ -55,9 +55,22 @@ def _print(value: object) -> None:
     # Like JSON.stringify: lone surrogates (a cut through an astral character) are escaped.
     from snapcompact.core import indented_json
 
-    text = indented_json(value, indent=1)  # json.dumps(value, indent=1, ensure_ascii=False)
+    text = indented_json(value, indent=1) + "\n"  # json.dumps(value, indent=1, ensure_ascii=False)
+    buffer = getattr(sys.stdout, "buffer", None)
+    encoding = str(getattr(sys.stdout, "encoding", None)).lower().replace("_", "-")
+    if buffer is not None and os.linesep == "\n" and encoding in ("utf-8", "utf8"):
+        # The bytes the text layer would write: a text that encodes holds no surrogate, so this
+        # skips a regex pass over a summary that can run to tens of megabytes.
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            sys.stdout.flush()
+            buffer.write(data)
+            return
     text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(text)
 
 
 def _shape(name: str, size: int | None):
