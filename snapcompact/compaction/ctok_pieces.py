@@ -154,7 +154,6 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
     def newline_run(n: int) -> int:
         return tiling_cost("\n" * n)
 
-    @lru_cache(maxsize=PIECE_CACHE_SIZE)  # whole lines repeat too (~15 % of a session's)
     def line_cost(line: str, start: int) -> int | None:
         words = _SPACE_CUT.split(line)
         end_of_line = _BEFORE_END
