@@ -55,9 +55,22 @@ def _print(value: object) -> None:
     # Like JSON.stringify: lone surrogates (a cut through an astral character) are escaped.
     from snapcompact.core import indented_json
 
-    text = indented_json(value, indent=1)  # json.dumps(value, indent=1, ensure_ascii=False)
+    text = indented_json(value, indent=1) + "\n"  # json.dumps(value, indent=1, ensure_ascii=False)
+    buffer = getattr(sys.stdout, "buffer", None)
+    encoding = str(getattr(sys.stdout, "encoding", None)).lower().replace("_", "-")
+    if buffer is not None and os.linesep == "\n" and encoding in ("utf-8", "utf8"):
+        # The bytes the text layer would write: a text that encodes holds no surrogate, so this
+        # skips a regex pass over a summary that can run to tens of megabytes.
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            sys.stdout.flush()
+            buffer.write(data)
+            return
     text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(text)
 
 
 def _shape(name: str, size: int | None):
@@ -190,15 +203,23 @@ def _cmd_serialize(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Set to a list by ``python -m snapcompact`` (which ends the process without teardown): the
+#: objects of a finished run are parked there instead of being freed one by one.
+KEEP_UNTIL_EXIT: list[object] | None = None
+
+
 def _cmd_compact(args: argparse.Namespace) -> int:
     from snapcompact.agent import CompactRequest, compact_session_file
 
-    _print(compact_session_file(CompactRequest(
+    summary = compact_session_file(CompactRequest(
         session=args.session, model=_model_id(args.model), out=str(_output_folder(args.out)),
         api=args.api,
         provider=args.provider, strategy=args.strategy, policy=args.policy,
         shape=None if args.shape in (None, "auto") else args.shape, frame_size=args.size,
-        context_window=args.context_window, settings=args.settings)))
+        context_window=args.context_window, settings=args.settings), keep_alive=KEEP_UNTIL_EXIT)
+    _print(summary)
+    if KEEP_UNTIL_EXIT is not None:
+        KEEP_UNTIL_EXIT.append(summary)
     return 0
 
 

@@ -32,7 +32,12 @@ position that no vocabulary piece spans. Two such positions are used:
   right after it. Each side is computed with the space kept (``piece + " "``, ``" " + piece``),
   which gives its runs the same neighbours as in the whole text; whether the two edges are
   ``⟨eow⟩`` and ``⟨bow⟩`` is read from those streams, and where they are not (an ASCII number, an
-  ideograph, an emoji: they write no border marker), the two pieces are counted as one.
+  ideograph, an emoji: they write no border marker), the two pieces are tiled as one. Their
+  joint stream is the two streams joined by the space: ctok splits text into runs reading one
+  character of state, the space is a run of its own on both sides, and no stream rule looks
+  further across it than the run beside it (contraction seams, word-opening quotes and border
+  markers all stop at the space run), while the seam rule, the one rule that rewrites across
+  it, is exactly the case that makes a cut.
 
 A plain ASCII word (lowercase, or capitalized) is written without running the stream rules:
 its marked form is ``⟨bow⟩word⟨eow⟩`` (``⟨shift⟩`` in front when capitalized) in every place a
@@ -40,15 +45,27 @@ piece can stand. The first piece of a text keeps the message-start rules (the fr
 leading space); the trailing newlines are priced on the whole text, as ctok does. The module
 checks the stream shapes it relies on and falls back to ``ctok.token_count`` if one does not
 hold.
+
+Below the piece memo, three exact memos for the pieces it misses (tens of thousands in a long
+session, each ~100 µs in ctok's stream step): the tiling cost of a marked stream (a function of
+that string alone: the same word is tiled once for its three places), and two of ctok's pure
+per-word helpers that its stream step calls for every run, ``mark_case`` (a word's case
+markers: a function of the word, the all-caps minimum and the head-mark flag) and
+``_marks_like_punct`` (one character's border kind). Those two are wrapped in place in
+``ctok.normalize`` (:data:`CACHED_HELPERS`; the original stays as ``__wrapped__``), so every ctok
+call in the process uses them; they read only their arguments and ctok's constant tables, and
+``tests/compaction/test_ctok_pieces.py`` checks each against the original on the corpus and
+compares the counter with ctok run on its original helpers.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["piecewise_ctok_counter"]
+__all__ = ["CACHED_HELPERS", "install_helper_caches", "piecewise_ctok_counter"]
 
 #: A single space with a non-space character on each side: a candidate cut.
 _SPACE_CUT = re.compile(r"(?<=\S) (?=\S)")
@@ -61,6 +78,18 @@ _START, _START_RAW_SPACE, _AFTER_SPACE, _AFTER_NEWLINE = 0, 1, 2, 3
 _BEFORE_END, _BEFORE_SPACE = 0, 1
 #: Distinct pieces remembered per counter (a piece is a word or a short group of words).
 PIECE_CACHE_SIZE = 1 << 18
+#: ctok.normalize's pure per-word helpers memoized in place -> memo size (None: one entry per
+#: distinct character, a bounded set).
+CACHED_HELPERS: dict[str, int | None] = {"mark_case": 1 << 18, "_marks_like_punct": None}
+
+
+def install_helper_caches() -> None:
+    """Wrap :data:`CACHED_HELPERS` in ``ctok.normalize`` with exact memos (once per process)."""
+    normalize = importlib.import_module("ctok.normalize")
+    for name, size in CACHED_HELPERS.items():
+        helper = getattr(normalize, name)
+        if not hasattr(helper, "cache_info"):
+            setattr(normalize, name, lru_cache(maxsize=size)(helper))
 
 
 def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
@@ -72,12 +101,14 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
     from ctok.main import _family, _model
     from ctok.normalize import nfc, raw_head_space, stream_norm
 
+    install_helper_caches()
     model = _model(_family(version))
     frame = model.message_overhead
     newline_head = (BOW_G if model.frame_bow else "") + "\n"
     opens_word = re.compile(f"[{SHIFT_G}{CAPS_G}]*{BOW_G}")
     trie = model.trie
 
+    @lru_cache(maxsize=PIECE_CACHE_SIZE)
     def tiling_cost(s: str) -> int:
         if not s:
             return 0
@@ -89,15 +120,16 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
         return int(min_vocab_tile(s, trie, unit_floor)[0])
 
     @lru_cache(maxsize=PIECE_CACHE_SIZE)
-    def piece(text: str, start: int, end: int) -> tuple[int, bool, bool] | None:
-        """(tiling cost, opens with ⟨bow⟩, closes with ⟨eow⟩) of one piece in its place, or None
-        when its stream does not have the expected shape."""
+    def piece(text: str, start: int, end: int) -> tuple[str, bool, bool] | None:
+        """(marked stream, opens with ⟨bow⟩, closes with ⟨eow⟩) of one piece in its place (the
+        space on either side left out), or None when its stream does not have the expected
+        shape."""
         if start != _START_RAW_SPACE and _PLAIN_WORD.fullmatch(text):
             # A lowercase ASCII word is written ⟨bow⟩word⟨eow⟩ wherever it stands, a capitalized
             # one ⟨shift⟩⟨bow⟩word⟨eow⟩ (ctok's case and boundary rules for a whole word run).
             lowered = text.lower()
             s = (BOW_G if lowered == text else SHIFT_G + BOW_G) + lowered + EOW_G
-            return tiling_cost(s), start == _AFTER_SPACE, end == _BEFORE_SPACE
+            return s, start == _AFTER_SPACE, end == _BEFORE_SPACE
         head = " " if start == _AFTER_SPACE else "\n" if start == _AFTER_NEWLINE else ""
         tail = " " if end == _BEFORE_SPACE else ""
         s = stream_norm(head + text + tail, model, raw_head_space=start == _START_RAW_SPACE)
@@ -116,7 +148,7 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
             s = s[:-1]
             closes = s[-1:] == EOW_G
         opens = start == _AFTER_SPACE and opens_word.match(s) is not None
-        return tiling_cost(s), opens, closes
+        return s, opens, closes
 
     @lru_cache(maxsize=64)
     def newline_run(n: int) -> int:
@@ -127,30 +159,27 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
         end_of_line = _BEFORE_END
         if len(words) == 1:
             got = piece(line, start, end_of_line)
-            return None if got is None else got[0]
+            return None if got is None else tiling_cost(got[0])
+        # Words between two cuts form a group: its stream is theirs joined by the space (no
+        # stream rule looks across a single space further than the runs beside it, and the seam
+        # rule is what makes a cut), and it is tiled as one.
         total = 0
-        group_start, group_from = start, 0
         prev = piece(words[0], start, _BEFORE_SPACE)
         if prev is None:
             return None
+        group = [prev[0]]
         for i in range(1, len(words)):
             last = i == len(words) - 1
             cur = piece(words[i], _AFTER_SPACE, end_of_line if last else _BEFORE_SPACE)
             if cur is None:
                 return None
             if prev[2] and cur[1]:  # ⟨eow⟩ | ⟨bow⟩: a cut; close the group before it
-                got = (prev if group_from == i - 1 else
-                       piece(" ".join(words[group_from:i]), group_start, _BEFORE_SPACE))
-                if got is None:
-                    return None
-                total += got[0]
-                group_start, group_from = _AFTER_SPACE, i
+                total += tiling_cost(group[0] if len(group) == 1 else " ".join(group))
+                group = [cur[0]]
+            else:
+                group.append(cur[0])
             prev = cur
-        got = (prev if group_from == len(words) - 1 else
-               piece(" ".join(words[group_from:]), group_start, end_of_line))
-        if got is None:
-            return None
-        return total + got[0]
+        return total + tiling_cost(group[0] if len(group) == 1 else " ".join(group))
 
     def count(text: str) -> int:
         norm = nfc(text, fold_quotes=model.fold_quotes)

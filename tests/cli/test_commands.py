@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -64,3 +65,14 @@ def test_bad_input_exits_2_with_a_message(args, message, tmp_path) -> None:
     assert proc.returncode == 2
     assert message in proc.stderr.decode()
     assert "Traceback" not in proc.stderr.decode()
+
+
+def test_printed_json_escapes_a_lone_surrogate_as_json_stringify_does_and_keeps_order() -> None:
+    """JSON.stringify writes a lone surrogate as ``\\udXXX`` and astral characters as they are;
+    a summary without one goes out as its UTF-8 bytes, after what was printed before it."""
+    code = ("import sys\nfrom snapcompact.cli.commands import _print\n"
+            "print('before')\n_print({'a': 'x\\ud800y'})\n_print({'b': '東京😀'})\n"
+            "sys.stdout.write('after\\n')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
+                         env={**os.environ, "PYTHONIOENCODING": "utf-8"}).stdout
+    assert out == ('before\n{\n "a": "x\\ud800y"\n}\n{\n "b": "東京😀"\n}\nafter\n').encode()

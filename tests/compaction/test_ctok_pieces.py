@@ -9,14 +9,23 @@ ctok's stream rules treat specially (case markers, contractions, digit borders, 
 marker glyphs, stripped controls, curly quotes, odd spaces, newline runs, leading and trailing
 whitespace, words longer than any vocabulary piece) joined by the separators the counter cuts at
 and the ones it must not.
+
+The counter wraps two of ctok's pure helpers with memos in place (``CACHED_HELPERS``), which ctok
+itself then calls too; so the expectation is computed with ctok's original helpers put back for
+the call, and each memoized helper is compared with its original on every word and character of
+the texts.
 """
 
 from __future__ import annotations
 
 import gzip
+import importlib
 import json
 import random
+import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 
 import pytest
@@ -24,7 +33,26 @@ from locations import GOLDEN, REPO
 
 ctok = pytest.importorskip("ctok")
 
-from snapcompact.compaction.ctok_pieces import piecewise_ctok_counter  # noqa: E402
+from snapcompact.compaction.ctok_pieces import (  # noqa: E402
+    CACHED_HELPERS,
+    install_helper_caches,
+    piecewise_ctok_counter,
+)
+
+_NORMALIZE = importlib.import_module("ctok.normalize")
+
+
+@contextmanager
+def _original_helpers() -> Iterator[None]:
+    """ctok.normalize with its own helpers for the block (the memoized ones put back after)."""
+    wrapped = {name: getattr(_NORMALIZE, name) for name in CACHED_HELPERS}
+    for name, helper in wrapped.items():
+        setattr(_NORMALIZE, name, getattr(helper, "__wrapped__", helper))
+    try:
+        yield
+    finally:
+        for name, helper in wrapped.items():
+            setattr(_NORMALIZE, name, helper)
 
 
 def _frame(version: str) -> int:
@@ -32,7 +60,8 @@ def _frame(version: str) -> int:
 
 
 def _ctok_content(text: str, version: str) -> int:
-    return int(ctok.token_count(text, version)) - _frame(version)
+    with _original_helpers():
+        return int(ctok.token_count(text, version)) - _frame(version)
 
 
 @cache
@@ -121,3 +150,22 @@ def test_a_remembered_piece_counts_the_same_in_another_place() -> None:
     assert [count(t) for t in texts] == [_ctok_content(t, "3.0") for t in texts]
     assert [count(t) for t in reversed(texts)] == [_ctok_content(t, "3.0")
                                                     for t in reversed(texts)]
+
+
+def test_the_memoized_ctok_helpers_answer_as_the_originals() -> None:
+    install_helper_caches()
+    mark_case, marks_like_punct = _NORMALIZE.mark_case, _NORMALIZE._marks_like_punct
+    assert mark_case.__wrapped__ is not mark_case and marks_like_punct.__wrapped__
+    texts = _corpus_texts() + _mixed_texts() + _random_texts() + list(_ATOMS)
+    spans = {w for t in texts for w in re.findall(r"\w+|\S", ctok.normalize(t))}
+    spans |= {w.upper() for w in spans} | {w.title() for w in spans}
+    assert len(spans) > 2000
+    for span in sorted(spans):
+        for allcaps_min in (None, 2, 4):
+            for head_mark in (False, True):
+                for _ in range(2):  # a miss, then a hit
+                    assert mark_case(span, allcaps_min, head_mark=head_mark) == \
+                        mark_case.__wrapped__(span, allcaps_min, head_mark=head_mark), span
+    for ch in sorted({c for t in texts for c in t} | {"\ufe0f", "\u0301", "\u3001", "\ue000"}):
+        assert marks_like_punct(ch) == marks_like_punct.__wrapped__(ch), repr(ch)
+        assert marks_like_punct(ch) == marks_like_punct.__wrapped__(ch), repr(ch)
