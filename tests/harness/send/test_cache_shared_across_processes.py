@@ -14,23 +14,11 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from hydra_compose import compose_eval
+from mock_runs import Counting
 
 from evals.pipeline.run import run_config
 from evals.send.client import EvalClient, Request, RetryPolicy
 from evals.send.response_cache import ResponseCache, request_key
-
-
-class Counting:
-    """litellm.acompletion, counted."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def __call__(self, **kwargs):
-        from evals.send.client import import_litellm
-
-        self.calls += 1
-        return await import_litellm().acompletion(**kwargs)
 
 
 def _client(cache_root, completion):
