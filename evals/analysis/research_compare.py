@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -127,9 +128,7 @@ def _row(label: str, arm: ArmKey, asked: dict[QuestionKey, Record],
     disc = [r for r in rs if (r.evidence_round or 0) >= 1]
     hits = sum(r.correct for r in disc)
     lo, hi = wilson_interval(hits / len(disc) if disc else 0.0, len(disc))
-    verdicts: dict[str, int] = {}
-    for r in rs:
-        verdicts[_verdict(r)] = verdicts.get(_verdict(r), 0) + 1
+    verdicts = Counter(_verdict(r) for r in rs)
     row = ResearchRow(
         research=label, arm=f"{arm[1]} {arm[2]} @{arm[3] // 1000}k", questions=len(rs),
         recall=float(np.mean([r.correct for r in rs])),
