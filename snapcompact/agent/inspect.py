@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import base64
 import copy
-import gc
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +30,7 @@ from snapcompact.compaction import (
     load_settings,
     to_chat_messages,
 )
-from snapcompact.core import indented_json
+from snapcompact.core import collector_paused, indented_json
 
 #: Strategies whose first method needs a language model (this command has none).
 LLM_STRATEGIES: tuple[str, ...] = ("context-full", "handoff", "shake")
@@ -82,23 +79,6 @@ def _prepare_out(out: str) -> Path:
     return folder
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for the block (and back as it was after it).
-
-    Why: a replay allocates millions of short-lived containers and keeps the whole session
-    alive, so the collector's passes over the young objects cost a sixth of a long replay's time
-    while finding almost nothing (the replay's objects are freed by reference counting; the
-    peak memory measured the same with it off). Nothing here decides anything."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _has_image_part(message: Any) -> bool:
     content = message.get("content")
     return isinstance(content, list) and any(
@@ -119,7 +99,8 @@ def compact_session_file(req: CompactRequest, *,
         raise ValueError(f"strategy {req.strategy!r} needs an LLM to summarize; this command runs "
                          "offline (use the library with a completion function, or the eval "
                          "harness with summarizer=)")
-    with _collector_paused():
+    # the replay's millions of short-lived containers: see snapcompact.core.collector
+    with collector_paused():
         return _compact_session_file(req, keep_alive)
 
 

@@ -13,6 +13,7 @@ from snapcompact.core.lazy import lazy_exports
 if TYPE_CHECKING:
     from snapcompact.core.assets import fonts_dir
     from snapcompact.core.checks import check_text
+    from snapcompact.core.collector import collector_paused
     from snapcompact.core.estimate import CHARS_PER_TOKEN, estimate_text_tokens
     from snapcompact.core.glyphs import (
         DIM_OFF,
@@ -65,6 +66,7 @@ _WHERE: dict[str, str] = {
     "Geometry": "shapes",
     "geometry": "shapes",
     "get_shape": "shapes",
+    "collector_paused": "collector",
     "indented_json": "json_text",
     "is_wide": "glyphs",
     "js_number_to_string": "js",
@@ -110,6 +112,7 @@ __all__ = [
     "check_text",
     "estimate_text_tokens",
     "fonts_dir",
+    "collector_paused",
     "indented_json",
     "geometry",
     "get_shape",

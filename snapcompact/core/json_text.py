@@ -10,10 +10,11 @@ type, a cycle, a non-finite float rule) goes to ``json.dumps``.
 
 from __future__ import annotations
 
-import gc
 import json
 from json.encoder import encode_basestring
 from typing import Any
+
+from snapcompact.core.collector import collector_paused
 
 __all__ = ["indented_json"]
 
@@ -95,14 +96,9 @@ def indented_json(value: Any, indent: int = 1) -> str:
         else:
             raise _Unhandled
 
-    # Millions of short strings and no cycles: the cyclic collector would only rescan them.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        write(value, 0)
+        with collector_paused():  # millions of short strings, no cycles
+            write(value, 0)
     except _Unhandled:
         return json.dumps(value, indent=indent, ensure_ascii=False)
-    finally:
-        if collecting:
-            gc.enable()
     return "".join(out)
