@@ -52,6 +52,7 @@ class PhaseRow:
     arm: str
     target_tokens: int
     item_id: str
+    arm_slot: int  # the arm's place among its config's arms (how arms of two configs pair)
     arm_label: str
     compactions: int
     frames: int
@@ -91,9 +92,11 @@ def replay_rows(name: str, overrides: Sequence[str], lengths: Sequence[int],
             spec = RunSpec.from_config(cfg, base_dir=scratch)
             plan = build_plan(spec, Path(scratch) / "run", log=lambda _line: None,
                               summarizer=make_summarizer(spec))
+            slots: dict[str, int] = {}
             for item, context in plan.contexts:
+                slot = slots[item.item_id] = slots.get(item.item_id, -1) + 1
                 rows.append(PhaseRow(
-                    arm=name, target_tokens=length, item_id=item.item_id,
+                    arm=name, target_tokens=length, item_id=item.item_id, arm_slot=slot,
                     arm_label=context.arm.label, compactions=context.compactions,
                     frames=len(context.frame_hashes),
                     context_tokens=(context.text_tokens_without_question
@@ -106,10 +109,11 @@ def replay_rows(name: str, overrides: Sequence[str], lengths: Sequence[int],
 
 def summarize_phase(rows: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
     """Per arm: sessions, mean/min/max context tokens, frames, verdict counts, and the paired
-    mean difference against the first arm (same length, item and arm label) with a 95 %
+    mean difference against the first arm (same length, item and arm slot: two configs' first
+    arms pair even when they draw different shapes) with a 95 %
     percentile bootstrap interval over sessions."""
     order = list(dict.fromkeys(rows["arm"]))
-    key = ["target_tokens", "item_id", "arm_label"]
+    key = ["target_tokens", "item_id", "arm_slot"]
     base = rows[rows["arm"] == order[0]].set_index(key)["context_tokens"]
     rng = np.random.default_rng(seed)
     out: list[dict] = []

@@ -15,9 +15,10 @@ from evals.analysis.token_phase import PhaseRow, main, replay_rows, summarize_ph
 
 
 def _row(arm: str, length: int, item: str, tokens: int, *, frames: int = 17,
-         valid: bool | None = True, stand_in: bool = False, fits: bool = True) -> dict:
-    return asdict(PhaseRow(arm=arm, target_tokens=length, item_id=item,
-                           arm_label="snapcompact/foveated/auto", compactions=3, frames=frames,
+         valid: bool | None = True, stand_in: bool = False, fits: bool = True,
+         label: str = "snapcompact/foveated/auto") -> dict:
+    return asdict(PhaseRow(arm=arm, target_tokens=length, item_id=item, arm_slot=0,
+                           arm_label=label, compactions=3, frames=frames,
                            context_tokens=tokens, production_valid=valid,
                            summary_stand_in=stand_in, fits_window=fits, truncated_chars=0))
 
@@ -30,7 +31,8 @@ def test_paired_difference_is_session_by_session_against_the_first_arm():
         _row("production", 240_000, "a", 50_000),
         _row("production", 390_000, "a", 150_000, frames=0, valid=True, stand_in=True),
         _row("research", 390_000, "a", 90_000, frames=30),
-        _row("research", 240_000, "a", 90_000, frames=30),
+        # another shape drawn: still the same session's first arm
+        _row("research", 240_000, "a", 90_000, frames=30, label="snapcompact/foveated/8on16-bw"),
     ])
     base, other = summarize_phase(rows, n_boot=500).to_dict("records")
     assert (base["arm"], base["tokens_mean"], base["stand_in"]) == ("production", 100_000, 1)
