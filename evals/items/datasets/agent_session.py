@@ -230,18 +230,30 @@ def build_session(seed: int, index: int, target_tokens: int,
     return make_session_item(DATASET, messages, questions, seed, meta)
 
 
-def load_agent_session(*, seed: int = 0, n_items: int = 1, target_tokens: int = 80_000,
+def load_agent_session(*, seed: int = 0, n_items: int = 1,
+                       target_tokens: int | Sequence[int] = 80_000,
                        depths: Sequence[float] = DEFAULT_DEPTHS,
                        talk_share: float = 0.0) -> list[SessionItem]:
     """Generated agent sessions of about ``target_tokens`` (20k-400k), facts at ``depths``;
-    ``talk_share`` (0 to 0.9): the share of characters that is user and assistant prose."""
+    ``talk_share`` (0 to 0.9): the share of characters that is user and assistant prose.
+
+    A list of lengths gives item ``i`` the length ``target_tokens[i % len]``: where a session
+    ends relative to its last compaction decides what its questions are billed on, so a
+    comparison of settings is fair over a spread of lengths, not at one
+    (:mod:`evals.analysis.token_phase`)."""
     seed = check_seed(seed)
     n_items = check_int("n_items", n_items, minimum=1, maximum=1_000)
-    target_tokens = check_target_tokens(target_tokens, minimum=2_000,
-                                        maximum=MAX_SESSION_TOKENS)
+    if isinstance(target_tokens, Sequence) and not isinstance(target_tokens, str):
+        if not target_tokens:
+            raise ValueError("target_tokens: an empty list (give one length, or several)")
+        lengths = [check_target_tokens(n, minimum=2_000, maximum=MAX_SESSION_TOKENS)
+                   for n in target_tokens]
+    else:
+        lengths = [check_target_tokens(target_tokens, minimum=2_000,
+                                       maximum=MAX_SESSION_TOKENS)]
     depths = check_depths(depths)
     if (isinstance(talk_share, bool) or not isinstance(talk_share, (int, float))
             or not 0.0 <= talk_share <= 0.9):
         raise ValueError(f"talk_share must be a number in [0, 0.9], got {talk_share!r}")
-    return [build_session(seed, i, target_tokens, depths, float(talk_share))
+    return [build_session(seed, i, lengths[i % len(lengths)], depths, float(talk_share))
             for i in range(n_items)]

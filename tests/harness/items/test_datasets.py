@@ -525,3 +525,19 @@ def test_talkative_agent_session_carries_conversation_the_pruner_cannot_shrink()
         assert sum(q.evidence in json.dumps(m) for m in talky.messages) == 1
     with pytest.raises(ValueError, match="talk_share"):
         load_dataset("agent_session", target_tokens=20_000, talk_share=0.95)
+
+
+def test_agent_sessions_of_several_lengths_cycle_over_the_items():
+    # target_tokens as a list: item i is the session item i would be at length [i % 2] alone
+    from evals.items.datasets import load_dataset
+
+    mixed = load_dataset("agent_session", n_items=3, target_tokens=[20_000, 30_000],
+                         depths=(0.5,))
+    short = load_dataset("agent_session", n_items=3, target_tokens=20_000, depths=(0.5,))
+    long = load_dataset("agent_session", n_items=3, target_tokens=30_000, depths=(0.5,))
+    assert [m.item_id for m in mixed] == [short[0].item_id, long[1].item_id, short[2].item_id]
+    chars = [sum(_text_chars(m) for m in item.messages) for item in mixed]
+    assert chars[1] > 1.3 * chars[0] and chars[1] > 1.3 * chars[2]
+    for bad, what in (([], "empty list"), ([20_000, 10], "target_tokens")):
+        with pytest.raises(ValueError, match=what):
+            load_dataset("agent_session", n_items=2, target_tokens=bad)
