@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import time
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -292,7 +293,7 @@ class SessionMaintenance:
         each pass re-derived the same method order, threshold, shapes and prune settings."""
         hit = self._made.get(name)
         if hit is not None and len(hit[0]) == len(sources) and all(
-                a is b for a, b in zip(hit[0], sources)):
+                map(operator.is_, hit[0], sources)):
             return hit[1]
         value = make()
         self._made[name] = (sources, value)
