@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import time
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -265,6 +266,8 @@ class SessionMaintenance:
         self._probe_scan = ProbeScan()  # the probe's counts, kept across passes
         #: The preparation :meth:`_prepare` made last and the session version it was made at.
         self._prepared: tuple[CompactionPreparation | None, tuple[int, str | None]] | None = None
+        #: :meth:`_derived` values: name -> (the objects they were made from, value).
+        self._made: dict[str, tuple[tuple[Any, ...], Any]] = {}
 
     # ------------------------------------------------------------------ views
 
@@ -283,14 +286,34 @@ class SessionMaintenance:
         """The compaction settings (``compaction.methodOrder`` included)."""
         return self.pipeline.settings
 
+    def _derived(self, name: str, sources: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """``make()``, remembered while ``sources`` (frozen settings and model objects, which
+        every such value is a function of) are the same objects. A session above its threshold
+        runs a maintenance pass at every check point (39,555 in a 60,000-message replay), and
+        each pass re-derived the same method order, threshold, shapes and prune settings."""
+        hit = self._made.get(name)
+        if hit is not None and len(hit[0]) == len(sources) and all(
+                map(operator.is_, hit[0], sources)):
+            return hit[1]
+        value = make()
+        self._made[name] = (sources, value)
+        return value
+
     def method_order(self) -> tuple[str, ...]:
         """The configured preference list (the agent's default when none is set)."""
-        order = self.settings.compaction.method_order
-        return DEFAULT_METHOD_ORDER if order is None else resolve_method_order(order)
+        cs = self.settings.compaction
+        order: tuple[str, ...] = self._derived(
+            "method_order", (cs,), lambda: DEFAULT_METHOD_ORDER if cs.method_order is None
+            else resolve_method_order(cs.method_order))
+        return order
 
     def threshold(self) -> int:
         """Context tokens above which maintenance runs."""
-        return resolve_threshold_tokens(self.model.context_window, self.settings.compaction)
+        model, cs = self.model, self.settings.compaction
+        threshold: int = self._derived(
+            "threshold", (model, cs),
+            lambda: resolve_threshold_tokens(model.context_window, cs))
+        return threshold
 
     def window_budget(self) -> int:
         """``window - effective reserve``: what a compacted context must fit in."""
@@ -417,7 +440,8 @@ class SessionMaintenance:
         drop_useless = self.settings.compaction.drop_useless
         if not pruning.supersede_reads and not drop_useless:
             return 0
-        config = replace(pruning, cache_idle_seconds=PRUNE_IDLE_FLUSH_SECONDS)
+        config = self._derived("stale_prune", (pruning,), lambda: replace(
+            pruning, cache_idle_seconds=PRUNE_IDLE_FLUSH_SECONDS))
         result = prune_superseded_tool_results(
             self._branch(), config, idle_seconds=idle_seconds,
             drop_useless=drop_useless, protected_paths=self.pipeline.protected_paths,
@@ -428,8 +452,10 @@ class SessionMaintenance:
 
     def _prune_threshold(self) -> int:
         """The threshold prune (SM:659-700): every turn, outside the 8,000-token warm suffix."""
-        config = replace(self.settings.pruning, prune_useless=self.settings.compaction.drop_useless,
-                         cache_warm_suffix_tokens=PRUNE_CACHE_WARM_SUFFIX_TOKENS)
+        pruning, cs = self.settings.pruning, self.settings.compaction
+        config = self._derived("threshold_prune", (pruning, cs), lambda: replace(
+            pruning, prune_useless=cs.drop_useless,
+            cache_warm_suffix_tokens=PRUNE_CACHE_WARM_SUFFIX_TOKENS))
         result = prune_tool_outputs(self._branch(), config,
                                     protected_paths=self.pipeline.protected_paths,
                                     estimator=self.estimator,
@@ -658,10 +684,10 @@ class SessionMaintenance:
         if made is None or made[0] is not prep or made[1] != (self.session.version,
                                                               self.session.leaf_id):
             return None
-        sc = self.settings.snapcompact
-        fonts = tuple(dict.fromkeys(
-            resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
-                          shape=shape).shape.font for shape in (sc.shape, "silver16-bw")))
+        sc, model = self.settings.snapcompact, self.model
+        fonts = self._derived("probe_fonts", (model, sc), lambda: tuple(dict.fromkeys(
+            resolve_shape(model.id, api=model.api, provider=model.provider,
+                          shape=shape).shape.font for shape in (sc.shape, "silver16-bw"))))
         return self._probe_scan.counts(
             self.session.branch_index, prep.window_start, prep.first_kept_index,
             self._probe_head(prep), SerializeOptions(include_thinking=self.model.include_thinking),
@@ -669,9 +695,10 @@ class SessionMaintenance:
 
     def frame_cap(self, prep: CompactionPreparation) -> FrameCap:
         """The cap this pass gives snapcompact (``#computeSnapcompactMaxFrames``)."""
-        sc = self.settings.snapcompact
-        shape = resolve_shape(self.model.id, api=self.model.api, provider=self.model.provider,
-                              shape=sc.shape, frame_size=sc.frame_size).shape
+        sc, model = self.settings.snapcompact, self.model
+        shape = self._derived("cap_shape", (model, sc), lambda: resolve_shape(
+            model.id, api=model.api, provider=model.provider, shape=sc.shape,
+            frame_size=sc.frame_size).shape)
         window = self.model.context_window
         cap = snapcompact_max_frames(
             context_window=window,

@@ -51,6 +51,32 @@ def indented_json(value: Any, indent: int = 1) -> str:
     append = out.append
     pad = " " * indent
     depth_limit = 900  # deeper values (or a cycle) go to json.dumps, which says what is wrong
+    #: Per level: (the break before its first item, before the others, before the closer).
+    breaks: list[tuple[str, str, str]] = []
+
+    def breaks_at(level: int) -> tuple[str, str, str]:
+        while len(breaks) <= level:
+            n = len(breaks)
+            inner = "\n" + pad * (n + 1)
+            breaks.append((inner, "," + inner, "\n" + pad * n))
+        return breaks[level]
+
+    def scalar(item: Any) -> str | None:
+        """The text of a str, int (not a subclass), bool or None, else None: these are the
+        values a summary is made of, written here without a call of :func:`write` each (the
+        compact command's summary of a 60,000-message replay has millions)."""
+        kind = type(item)
+        if kind is str:
+            return encode_basestring(item)
+        if kind is int:
+            return int.__repr__(item)
+        if item is None:
+            return "null"
+        if item is True:
+            return "true"
+        if item is False:
+            return "false"
+        return None
 
     def write(item: Any, level: int) -> None:
         if isinstance(item, str):
@@ -71,28 +97,37 @@ def indented_json(value: Any, indent: int = 1) -> str:
                 return
             if level >= depth_limit:
                 raise _Unhandled
-            inner = "\n" + pad * (level + 1)
+            first, other, close = breaks_at(level)
             append("[")
-            first = True
+            sep = first
             for element in item:
-                append(inner if first else "," + inner)
-                first = False
-                write(element, level + 1)
-            append("\n" + pad * level + "]")
+                text = scalar(element)
+                if text is not None:
+                    append(sep + text)
+                else:
+                    append(sep)
+                    write(element, level + 1)
+                sep = other
+            append(close + "]")
         elif isinstance(item, dict):
             if not item:
                 append("{}")
                 return
             if level >= depth_limit:
                 raise _Unhandled
-            inner = "\n" + pad * (level + 1)
+            first, other, close = breaks_at(level)
             append("{")
-            first = True
+            sep = first
             for key, element in item.items():
-                append((inner if first else "," + inner) + _key(key) + ": ")
-                first = False
-                write(element, level + 1)
-            append("\n" + pad * level + "}")
+                name = encode_basestring(key) if type(key) is str else _key(key)
+                text = scalar(element)
+                if text is not None:
+                    append(sep + name + ": " + text)
+                else:
+                    append(sep + name + ": ")
+                    write(element, level + 1)
+                sep = other
+            append(close + "}")
         else:
             raise _Unhandled
 
