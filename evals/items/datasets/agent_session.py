@@ -240,7 +240,7 @@ def load_agent_session(*, seed: int = 0, n_items: int = 1,
     A list of lengths gives item ``i`` the length ``target_tokens[i % len]``: where a session
     ends relative to its last compaction decides what its questions are billed on, so a
     comparison of settings is fair over a spread of lengths, not at one
-    (:mod:`evals.analysis.token_phase`)."""
+    (:mod:`evals.pipeline.token_phase`)."""
     seed = check_seed(seed)
     n_items = check_int("n_items", n_items, minimum=1, maximum=1_000)
     if isinstance(target_tokens, Sequence) and not isinstance(target_tokens, str):

@@ -1,4 +1,4 @@
-"""Billed context tokens over session lengths (evals.analysis.token_phase).
+"""Billed context tokens over session lengths (evals.pipeline.token_phase).
 
 Expected figures are worked out by hand from the rows each test builds; the end-to-end case
 checks the screen against the harness's own dry run of the same config (its log line).
@@ -11,7 +11,7 @@ from dataclasses import asdict
 import pandas as pd
 import pytest
 
-from evals.analysis.token_phase import PhaseRow, main, replay_rows, summarize_phase
+from evals.pipeline.token_phase import PhaseRow, main, replay_rows, summarize_phase
 
 
 def _row(arm: str, length: int, item: str, tokens: int, *, frames: int = 17,
@@ -71,7 +71,7 @@ def test_the_screen_replays_what_the_harness_dry_run_builds(tmp_path):
     assert row.compactions >= 1 and row.fits_window
     from hydra import compose, initialize_config_dir
 
-    from evals.analysis.token_phase import CONFIG_DIR
+    from evals.pipeline.token_phase import CONFIG_DIR
     from evals.pipeline.plan import build_plan
     from evals.pipeline.run_loop import make_summarizer
     from evals.spec.run_spec import RunSpec

@@ -15,7 +15,7 @@ would not send, LLM summaries the offline stand-in wrote), and the paired differ
 the first arm, session by session, with a bootstrap interval. It answers the token half of the
 research objective cheaply; recall still needs the full runs (``research_compare``).
 
-    python -m evals.analysis.token_phase --arm production=research=production \\
+    python -m evals.pipeline.token_phase --arm production=research=production \\
         --arm recommended=research=recommended [--lengths 240000,...] [--out DIR] \\
         [-- OVERRIDE...]
 
