@@ -5,8 +5,9 @@ holds there depends on how far the session got since its last compaction: a sawt
 what a compaction leaves (frames, text edges, the kept tail) and the threshold that triggers the
 next one. Two settings compared on sessions of one length compare one point of each sawtooth,
 and which one looks cheaper is mostly luck of phase. Measured (2026-12-02, dry runs, 12 sessions
-at 240k-390k tokens): ``research=recommended`` of seeds 1-4 (all at 300k tokens) looked 3 %
-dearer than production; averaged over lengths it was 44 % dearer (116,536 vs 80,923).
+at 240k-390k tokens): ``research=full_archive`` (the recommendation of the time) looked 3 %
+dearer than production on held-out seeds 1-4, all at 300k tokens; averaged over lengths it is
+44 % dearer (116,536 vs 80,923).
 
 This screen replays each arm (``dry_run``: nothing is asked, nothing read, no key needed; a few
 seconds a session) over a range of session lengths and reports, per arm, the mean context
