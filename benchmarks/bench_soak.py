@@ -3,7 +3,7 @@
 Why: the harness promises that nothing paid for is lost and nothing is billed twice. This runs
 the real pipeline (plan, cache, client, records) through litellm's HTTP stack against the
 loopback server (``evals.twins.fake_server``) failing at random with 429 + Retry-After, 500, 503,
-answers slower than the 1 s client timeout, connection resets and 200 bodies cut halfway, then
+answers slower than the 3 s client timeout, connection resets and 200 bodies cut halfway, then
 reruns the same command (which must send nothing), and prints:
 
     requests sent / questions / rows / duplicate rows / lost / re-billed / truncated

@@ -40,10 +40,15 @@ SOAK_FAULTS = (
     FakeReply.rate_limited(retry_after=0.2),
     FakeReply.server_error(500),
     FakeReply.server_error(503),
-    FakeReply.slow(10.0),  # the soak client times out after 1 s, far before this answers
+    FakeReply.slow(10.0),  # the soak client times out after 3 s, far before this answers
     FakeReply.reset(),
     FakeReply.truncated(),
 )
+#: The client's timeout. An answer the server completes but a CPU-starved client reads after its
+#: timeout is sent again and counted as re-billed: at 1 s that happened once in 80 questions in
+#: a CI run with four test workers on two cores (2026-12-02); 3 s leaves the starved client
+#: room while the slow fault (10 s) still always times out.
+SOAK_TIMEOUT_S = 3
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,7 @@ def run_soak(work_dir: str | os.PathLike[str], *, questions: int, concurrency: i
     overrides = [
         "model=fake", "dataset=tiny", f"dataset.params.n_items={questions // 2}",
         "strategies=[full]", "reader=qa", f"model.concurrency={concurrency}", "progress=false",
-        "budget_usd=null", "timeout_s=1", "max_attempts=10", f"results_dir={work}",
+        "budget_usd=null", f"timeout_s={SOAK_TIMEOUT_S}", "max_attempts=10", f"results_dir={work}",
         *extra_overrides,
     ]
     with FakeChatServer(latency_s=latency_s, fault_rate=fault_rate, faults=SOAK_FAULTS,
