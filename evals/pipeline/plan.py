@@ -20,7 +20,7 @@ from evals.items.sessions import SessionItem, as_session
 from evals.readers.provider import reader_metadata
 from evals.replay.contexts import Context, build_context, fill_images
 from evals.send.client import Request
-from evals.send.price_map import max_input_tokens, price_of
+from evals.send.price_map import UnpricedModel, max_input_tokens, price_of, require_price
 from evals.send.prompt_cache import MARKER, cache_plan, prompt_cache_key
 from evals.spec.provenance import offline_reader_version
 from evals.spec.run_spec import RunSpec
@@ -50,6 +50,29 @@ def _dollars(price_model: str, prompt_tokens: int, completion_tokens: int,
         return price.dollars(prompt_tokens, completion_tokens)
     return price.dollars_cached(use, rule, completion_tokens)
 
+
+def check_prices(spec: RunSpec, log: Callable[[str], None] = console) -> tuple[str, ...]:
+    """Refuse a run whose dollars would be unknown, before anything is replayed or sent.
+
+    Every price model the run bills (the target's, and the summarizer's when one is set) must
+    have a price row; otherwise :class:`~evals.send.price_map.UnpricedModel` names it and the
+    closest priced ids. With ``allow_unpriced`` the run goes on: the ids are returned and a
+    warning says the dollars are unknown and the budget cannot guard them.
+    """
+    roles = [("model.price_model", spec.model.price_model)]
+    if spec.summarizer is not None:
+        roles.append(("summarizer.price_model", spec.summarizer.price_model))
+    unpriced: list[str] = []
+    for role, model in roles:
+        try:
+            require_price(model, role)
+        except UnpricedModel as exc:
+            if not spec.allow_unpriced:
+                raise
+            log(f"warning: {exc.problem}; allow_unpriced=true: its dollars are unknown and the "
+                "budget cannot guard them")
+            unpriced.append(model)
+    return tuple(unpriced)
 
 
 # --------------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.pipeline.plan import QA_READER, Plan, Planned, build_plan
+from evals.pipeline.plan import QA_READER, Plan, Planned, build_plan, check_prices
 from evals.pipeline.rows import OCR_NOTE, RecordSink, make_record
 from evals.pipeline.run_report import format_plan, format_summary, summarize
 from evals.readers.provider import parse_request, reading_of, register
@@ -268,6 +268,7 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
 
     import_litellm()
     _quiet_litellm()
+    check_prices(spec, log)
     if not spec.dry_run:
         check_environment(spec)
     v = versions()

@@ -139,15 +139,24 @@ def format_plan(plan: Plan, summary: DryRunSummary, spec: RunSpec) -> str:
     per_arm: dict[str, list[Planned]] = defaultdict(list)
     for p in plan.planned:
         per_arm[p.context.arm.label].append(p)
-    head, _, rest = format_dry_run(summary, spec.budget_usd).partition("\n")
+    unknown = any(p.predicted_cost_usd is None for p in plan.planned)
+    price_model = spec.model.price_model
+    # the offline reader's own requests are free whatever the target costs; a real model's
+    # spend is unknown with the target's price
+    head, _, rest = format_dry_run(
+        summary, spec.budget_usd,
+        unpriced=price_model if unknown and not spec.model.offline_reader else None,
+    ).partition("\n")
     if not spec.dry_run:
         head = "plan (predicted before anything is sent)"
     lines = [head + "\n" + rest,
              f"  rows already recorded {plan.skipped_done:>11,}   (skipped: resume)",
              (f"  target model         {spec.model.target_model}"
               f" via {spec.model.api or spec.model.provider}: {target_tokens:,} prompt tokens, "
-              f"${target_usd:,.4f} if sent to it (input + output bound)")]
-    lines.extend(_cache_lines(plan.planned, target_usd, spec))
+              + (f"dollars unknown: {price_model} has no price (allow_unpriced=true)"
+                 if unknown else f"${target_usd:,.4f} if sent to it (input + output bound)"))]
+    if not unknown:
+        lines.extend(_cache_lines(plan.planned, target_usd, spec))
     if spec.model.offline_reader:
         lines.append(f"  reader               {spec.model.name}: requests cost nothing "
                      f"({OCR_NOTE})")
@@ -157,6 +166,10 @@ def format_plan(plan: Plan, summary: DryRunSummary, spec: RunSpec) -> str:
         for label, ps in sorted(per_arm.items()):
             frames = sum(len(p.context.frame_hashes) for p in ps) / len(ps)
             tokens = sum(p.predicted_prompt_tokens for p in ps) / len(ps)
+            if unknown:
+                lines.append(f"            {label:<37} {len(ps):>8} {frames:>9.1f} "
+                             f"{tokens:>9.0f} {'unknown':>11} {'unknown':>11}")
+                continue
             usd = sum(p.predicted_cost_usd or 0.0 for p in ps)
             cached = sum(p.predicted_cost_cached_usd or 0.0 for p in ps)
             lines.append(f"            {label:<37} {len(ps):>8} {frames:>9.1f} "

@@ -81,8 +81,13 @@ class DryRunSummary:
         return self.requests - self.predicted_cache_hits
 
 
-def format_dry_run(summary: DryRunSummary, limit_usd: float | None = None) -> str:
-    """Human-readable dry-run report (what ``--dry-run`` prints)."""
+def format_dry_run(summary: DryRunSummary, limit_usd: float | None = None,
+                   unpriced: str | None = None) -> str:
+    """Human-readable dry-run report (what ``--dry-run`` prints).
+
+    ``unpriced`` names a model whose requests have no price (``allow_unpriced=true``): the
+    dollars are then printed as unknown and the budget as unable to guard them, never as $0.
+    """
     lines = [
         "dry run (predicted, nothing sent)",
         f"  requests             {summary.requests:>12,}",
@@ -90,6 +95,15 @@ def format_dry_run(summary: DryRunSummary, limit_usd: float | None = None) -> st
         f"  requests to send     {summary.requests_to_send:>12,}",
         f"  prompt tokens        {summary.predicted_prompt_tokens:>12,}"
         f"   ({summary.predicted_prompt_tokens_to_send:,} to send)",
+    ]
+    if unpriced is not None:
+        lines += [f"  cost, no answer kept      unknown   ({unpriced} has no price)",
+                  f"  cost to spend             unknown   ({unpriced} has no price)"]
+        if limit_usd is not None:
+            lines.append(f"  budget               ${limit_usd:>11,.4f}   (cannot guard an "
+                         "unknown cost)")
+        return "\n".join(lines)
+    lines += [
         f"  cost, no answer kept ${summary.predicted_cost_usd:>11,.4f}",
         f"  cost to spend        ${summary.predicted_cost_to_send_usd:>11,.4f}",
     ]

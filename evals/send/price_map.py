@@ -11,6 +11,7 @@ Tokens themselves come from the library (``snapcompact.pricing.billing.bill_imag
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -81,6 +82,50 @@ def price_of(model: str) -> TokenPrice:
                               output_per_token=float(row.get("output_cost_per_token") or 0.0),
                               source=_cost_map()[1])
     raise ValueError(f"no price for model {model!r} in litellm's bundled cost map")
+
+
+class UnpricedModel(ValueError):
+    """A model id with no price row: its dollars would be unknown, never $0."""
+
+    def __init__(self, role: str, model: str, near: list[str]) -> None:
+        self.role, self.model, self.near = role, model, list(near)
+        hint = (f"closest priced ids: {', '.join(self.near)}" if self.near
+                else "no priced id is close")
+        #: what is wrong, without the advice (a warning repeats it when the run goes on)
+        self.problem = f"{role}={model!r} has no price in litellm's bundled cost map ({hint})"
+        super().__init__(f"{self.problem}; fix the id, or set allow_unpriced=true to run with "
+                         "its cost unknown")
+
+
+def closest_priced(model: str, n: int = 3) -> list[str]:
+    """Up to ``n`` priced ids of the bundled cost map nearest to ``model`` in spelling.
+
+    Provider prefixes are compared without their prefix (``anthropic/claude-x`` as ``claude-x``),
+    so a bare id finds its family whichever way the map spells it.
+    """
+    cost_map, _ = _cost_map()
+    bare: dict[str, str] = {}
+    for key, row in cost_map.items():
+        if not isinstance(row, dict) or row.get("input_cost_per_token") is None:
+            continue
+        name = key
+        for prefix in _PREFIXES[1:]:
+            if key.startswith(prefix):
+                name = key[len(prefix):]
+                break
+        bare.setdefault(name, name)
+    return difflib.get_close_matches(model, list(bare), n=n, cutoff=0.6)
+
+
+def require_price(model: str, role: str = "model.price_model") -> TokenPrice:
+    """The price of ``model``, or :class:`UnpricedModel` naming it and the closest priced ids.
+
+    ``role`` names the config key the id came from, so the one-line refusal says what to fix.
+    """
+    try:
+        return price_of(model)
+    except ValueError:
+        raise UnpricedModel(role, model, closest_priced(model)) from None
 
 
 def max_input_tokens(model: str) -> int | None:

@@ -237,6 +237,7 @@ class EvalConfig(_Group):
     max_items: PositiveCount | None = None
     max_questions_per_item: PositiveCount | None = None
     budget_usd: Dollars | None = None
+    allow_unpriced: bool = False
     dry_run: bool = False
     prompt_cache: bool = True
     progress: bool = True
@@ -694,6 +695,8 @@ class RunSpec:
     #: the research knobs in effect (``research=NAME``); their settings are already merged
     #: into ``settings_overrides``, this names them for rows and labels
     research: ResearchSpec = field(default_factory=lambda: ResearchSpec())
+    #: run even when a price model has no price row (its dollars are then unknown, never $0)
+    allow_unpriced: bool = False
 
     @property
     def seed(self) -> int:
@@ -809,6 +812,7 @@ class RunSpec:
             max_items=raw.max_items,
             max_questions_per_item=raw.max_questions_per_item,
             budget_usd=raw.budget_usd,
+            allow_unpriced=raw.allow_unpriced,
             dry_run=raw.dry_run,
             prompt_cache=raw.prompt_cache,
             progress=raw.progress,

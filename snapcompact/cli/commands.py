@@ -169,6 +169,8 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
                              shape=args.shape, frame_size=args.size)
     _check_fits(resolved.shape)
     _print(resolved.to_json())
+    if resolved.fallback is not None:  # the JSON says it too; a script reading stdout may not
+        sys.stderr.write(f"note: fallback: {resolved.fallback}\n")
     return 0
 
 
@@ -178,6 +180,8 @@ def _cmd_bill(args: argparse.Namespace) -> int:
     bill = bill_image(_model_id(args.model), args.width, args.height, detail=args.detail,
                       api=args.api, provider=args.provider)
     _print(bill.to_json())
+    for note in bill.fallbacks:
+        sys.stderr.write(f"note: {note}\n")
     return 0
 
 

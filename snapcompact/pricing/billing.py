@@ -262,6 +262,10 @@ def family_image_detail(family: str) -> str | None:
 # Real provider rules
 
 
+#: How a note says the bill's rule is a family default for a model no rule matched.
+_FALLBACK = "fallback:"
+
+
 @dataclass(frozen=True)
 class ImageBill:
     """What one provider bills for one image, and how that was worked out."""
@@ -281,6 +285,11 @@ class ImageBill:
     family: str
     square_estimate: int
     notes: tuple[str, ...] = ()
+
+    @property
+    def fallbacks(self) -> tuple[str, ...]:
+        """The notes saying a default rule stood in for an unmeasured model (empty: none)."""
+        return tuple(n for n in self.notes if n.startswith(_FALLBACK))
 
     @property
     def estimate_gap(self) -> int:
@@ -506,7 +515,7 @@ def select_rule(model: str, api: str | None = None,
     family = api_family(api_for(api, provider))
     fallback = "anthropic" if family == "unknown" else family
     rule = next(r for r in table.rules if r.family_default == fallback)
-    return rule, f"fallback: unmeasured model {model!r} on {family} family -> {rule.id}"
+    return rule, f"{_FALLBACK} unmeasured model {model!r} on {family} family -> {rule.id}"
 
 
 def bill_image(

@@ -77,6 +77,10 @@ def ideal_shape(model_id: str, table: Table = "seed") -> IdealShape | None:
 ideal_shape_variant = ideal_shape
 
 
+#: How a resolution that matched no model rule starts its ``rule`` (see ``ResolvedShape.fallback``).
+_UNMEASURED = "unmeasured model"
+
+
 @dataclass(frozen=True)
 class ResolvedShape:
     """A shape ready to render and price: geometry, billing family, estimate and why."""
@@ -95,6 +99,13 @@ class ResolvedShape:
     def name(self) -> str:
         """Name of the resolved shape."""
         return self.shape.name
+
+    @property
+    def fallback(self) -> str | None:
+        """Why the shape is a family default (the model id matched no rule), or None."""
+        if self.forced or not self.rule.startswith(_UNMEASURED):
+            return None
+        return f"{self.model_id!r} matches no model rule: {self.rule} ({self.name})"
 
     @property
     def variant(self) -> str:
@@ -178,7 +189,7 @@ def _resolve(model_id: str, api: str | None, provider: str | None, shape: str | 
         fams = (shape_rules().family_shapes if table == "seed"
                 else shape_rules().reference_family_shapes)
         name, size = fams[family], None
-        rule = f"unmeasured model: {family} family default"
+        rule = f"{_UNMEASURED}: {family} family default"
     else:
         name, size, rule = ideal.name, ideal.frame_size, f"model rule {ideal.rule}"
     return _priced(get_shape(name, frame_size if frame_size is not None else size), family, rule,

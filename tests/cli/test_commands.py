@@ -76,3 +76,21 @@ def test_printed_json_escapes_a_lone_surrogate_as_json_stringify_does_and_keeps_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
                          env={**os.environ, "PYTHONIOENCODING": "utf-8"}).stdout
     assert out == ('before\n{\n "a": "x\\ud800y"\n}\n{\n "b": "東京😀"\n}\nafter\n').encode()
+
+
+def test_resolve_and_bill_say_their_fallback_on_stderr():
+    # an id no rule of the shape table or the billing table matches: both commands still answer
+    # (the reference falls back the same way) but say so where a human reads it
+    import subprocess
+    import sys
+
+    for verb in (["resolve", "--model", "acme-vision-1"],
+                 ["bill", "--model", "acme-vision-1", "--width", "1568", "--height", "700"]):
+        out = subprocess.run([sys.executable, "-m", "snapcompact", *verb], capture_output=True,
+                             text=True, check=False)
+        assert out.returncode == 0
+        assert out.stderr.startswith("note: fallback:"), verb
+        assert "acme-vision-1" in out.stderr
+    known = subprocess.run([sys.executable, "-m", "snapcompact", "resolve", "--model",
+                            "claude-sonnet-4-5"], capture_output=True, text=True, check=False)
+    assert known.returncode == 0 and known.stderr == ""

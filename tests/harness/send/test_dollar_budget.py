@@ -113,3 +113,15 @@ def test_dry_run_summary_text():
     assert "15,000" in text and "12,000 to send" in text
     assert "$     0.7500" in text and "EXCEEDS" in text
     assert "fits" in format_dry_run(plan(0.25), limit_usd=0.5)
+
+
+def test_dry_run_of_an_unpriced_model_says_unknown_never_zero():
+    from evals.send.dollar_budget import DryRunSummary, format_dry_run
+
+    summary = DryRunSummary(requests=3, predicted_cache_hits=0,
+                            predicted_prompt_tokens=300, predicted_prompt_tokens_to_send=300,
+                            predicted_cost_usd=0.0, predicted_cost_to_send_usd=0.0)
+    text = format_dry_run(summary, 5.0, unpriced="claude-sonet-4-5")
+    assert "$" not in text.replace("$     5.0000", "")  # only the budget itself is in dollars
+    assert "unknown   (claude-sonet-4-5 has no price)" in text
+    assert "fits" not in text
