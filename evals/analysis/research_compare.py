@@ -6,27 +6,35 @@ different question: on sessions the search never saw, does it read back more of 
 compactions discarded than production does, and at what billed cost? That needs the two runs
 paired question by question, with every context production would not send kept visible.
 
-Per research label (snapcompact rows that were asked: no error, not skipped):
+The unit of evidence is the session (``dataset, seed, item``): the questions of one session
+share its compaction history, so every interval that compares two labels is a paired cluster
+bootstrap over sessions (:mod:`evals.analysis.session_bootstrap`), printed with the number of
+sessions and the per-session record (wins-losses-ties of the research label). Per label:
 
-* recall on discarded evidence (``evidence_round >= 1`` in that arm) with a Wilson interval,
-  recall on every question, the mean billed prompt tokens, the share of contexts that fit the
-  window and the verdicts (valid / stand-in / not sent);
-* against the baseline label (default ``production``): a paired percentile bootstrap of the
-  difference in recall over the questions both were asked (same dataset, seed, item and
-  question), over all of them and over those the *baseline* lost to a compaction (the facts
-  production discarded), and the difference in mean billed tokens;
-* the same rows again per verdict the baseline had (``subset``: "production valid",
-  "production stand-in", ...) when it had more than one: a pooled win can come from the
-  sessions where production handed over to a summary alone.
+* recall on discarded evidence (``evidence_round >= 1`` in that arm): over several sessions
+  with a session-level bootstrap interval, within one session with Wilson's; recall on every
+  question, the mean billed prompt tokens, how many contexts fit the window (a row that does
+  not say counts as unknown, never as fitting) and the verdicts (valid / stand-in / not sent);
+* against the baseline label (default ``production``), over the questions both were asked
+  (same dataset, seed, item and question): the difference in recall over all of them and over
+  those the *baseline* lost to a compaction (the facts production discarded), and the
+  difference in mean billed tokens, each with its session-level interval and record;
+* the same rows per verdict the baseline had (``subset``: "production valid", "production
+  stand-in", ...). The markdown puts the sessions where production's own context was valid
+  first (the comparison a claim may rest on), the stand-in sessions apart (offline, production's
+  summary there is a fixed text naming no fact, so its recall is a floor, not production's), and
+  the pooled rows last, marked as mixing both.
 
     python -m evals.analysis.research_compare RUN_DIR... [--baseline production] [--out DIR]
 
-prints a markdown table and, with ``--out``, writes ``research_compare.csv`` and ``.md``.
+prints the markdown tables and, with ``--out``, writes ``research_compare.csv`` and ``.md`` and
+``research_sessions.csv`` (each session's own figures per label).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -36,18 +44,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evals.analysis.aggregate import (
-    bootstrap_means,
-    dedupe_records,
-    percentile_interval,
-    production_status,
-)
+from evals.analysis.aggregate import dedupe_records, production_status
 from evals.analysis.intervals import wilson_interval
+from evals.analysis.session_bootstrap import (
+    MIN_SESSIONS_FOR_CLAIM,
+    SessionDiff,
+    session_mean,
+    session_paired_bootstrap,
+)
 from evals.store.records import RECORDS_FILE, Record, iter_records
 
-__all__ = ["ResearchRow", "compare_research", "format_markdown", "main"]
+__all__ = ["ResearchRow", "claim_sentences", "compare_research", "format_markdown", "main",
+           "per_session"]
 
 QuestionKey = tuple[str, int, str, str]
+#: A session: (dataset, seed, item).
+SessionKey = tuple[str, int, str]
 #: An arm of a research run: (research label, policy, shape asked for, context window).
 ArmKey = tuple[str, str, str, int]
 
@@ -65,19 +77,30 @@ class ResearchRow:
     recall_discarded_lo: float
     recall_discarded_hi: float
     billed_tokens: float
-    fits_window_share: float
+    fits_window_share: float  # of the rows that say whether they fit (nan: none says)
     verdicts: str
     #: "all", or "<baseline> <verdict>": only the sessions where the baseline had that verdict
     subset: str = "all"
+    sessions: int = 0
+    #: how recall_discarded's interval was made: "session bootstrap" or "Wilson (1 session)"
+    recall_interval: str = ""
+    fits_window_unknown: int = 0  # rows that do not say whether their context fits
     shared: int = 0
+    shared_sessions: int = 0
     diff_recall: float = float("nan")
     diff_recall_lo: float = float("nan")
     diff_recall_hi: float = float("nan")
+    diff_recall_record: str = ""  # sessions where the label recalls more-less-same
     baseline_discarded: int = 0
+    baseline_discarded_sessions: int = 0
     diff_on_baseline_discarded: float = float("nan")
     diff_on_baseline_discarded_lo: float = float("nan")
     diff_on_baseline_discarded_hi: float = float("nan")
+    diff_on_baseline_discarded_record: str = ""
     diff_billed_tokens: float = float("nan")
+    diff_billed_tokens_lo: float = float("nan")
+    diff_billed_tokens_hi: float = float("nan")
+    diff_billed_tokens_record: str = ""  # sessions where the label bills more-less-same
 
 
 def _key(r: Record) -> QuestionKey:
@@ -106,14 +129,17 @@ def _baseline_arm(arm: ArmKey, arms: Iterable[ArmKey], baseline: str) -> ArmKey 
     return None
 
 
-def _paired(diffs: np.ndarray, n_boot: int, seed: int) -> tuple[float, float, float]:
-    """Mean of ``diffs`` and its 95 % percentile-bootstrap interval (nan when empty), with the
-    winner rule's resampling (:func:`evals.analysis.aggregate.bootstrap_means`)."""
-    if len(diffs) == 0:
-        return float("nan"), float("nan"), float("nan")
-    means = bootstrap_means(diffs, n_boot, np.random.default_rng(seed))[:, 0]
-    lo, hi = percentile_interval(means, 0.05)
-    return float(diffs.mean()), float(lo), float(hi)
+def _session(k: QuestionKey) -> SessionKey:
+    return k[:3]
+
+
+def _paired(asked: dict[QuestionKey, Record], base: dict[QuestionKey, Record],
+            keys: Sequence[QuestionKey], value, n_boot: int, seed: int) -> SessionDiff:
+    """``value(label's row) - value(baseline's row)`` over ``keys``, bootstrapped by session."""
+    return session_paired_bootstrap([_session(k) for k in keys],
+                                    [float(value(base[k])) for k in keys],
+                                    [float(value(asked[k])) for k in keys],
+                                    n_boot=n_boot, seed=seed)
 
 
 def _verdict(r: Record) -> str:
@@ -125,35 +151,48 @@ def _row(label: str, arm: ArmKey, asked: dict[QuestionKey, Record],
          seed: int) -> ResearchRow:
     """One label's figures over ``asked``, paired with ``base`` when it is another label."""
     rs = list(asked.values())
-    disc = [r for r in rs if (r.evidence_round or 0) >= 1]
-    hits = sum(r.correct for r in disc)
-    lo, hi = wilson_interval(hits / len(disc) if disc else 0.0, len(disc))
+    disc = {k: r for k, r in asked.items() if (r.evidence_round or 0) >= 1}
+    hits = sum(r.correct for r in disc.values())
+    disc_sessions = {_session(k) for k in disc}
+    if len(disc_sessions) >= 2:
+        spread = session_mean([_session(k) for k in disc],
+                              [float(r.correct) for r in disc.values()], n_boot=n_boot, seed=seed)
+        lo, hi, how = spread.lo, spread.hi, "session bootstrap"
+    else:
+        lo, hi = wilson_interval(hits / len(disc) if disc else 0.0, len(disc))
+        how = "Wilson (1 session)" if disc else ""
     verdicts = Counter(_verdict(r) for r in rs)
+    said = [r.fits_window for r in rs if r.fits_window is not None]
     row = ResearchRow(
         research=label, arm=f"{arm[1]} {arm[2]} @{arm[3] // 1000}k", questions=len(rs),
         recall=float(np.mean([r.correct for r in rs])),
         discarded=len(disc), recall_discarded=hits / len(disc) if disc else float("nan"),
         recall_discarded_lo=lo, recall_discarded_hi=hi,
         billed_tokens=float(np.mean([r.predicted_prompt_tokens for r in rs])),
-        fits_window_share=float(np.mean([r.fits_window is not False for r in rs])),
-        verdicts=", ".join(f"{k} {n}" for k, n in sorted(verdicts.items())), subset=subset)
+        fits_window_share=float(np.mean([f is True for f in said])) if said else float("nan"),
+        verdicts=", ".join(f"{k} {n}" for k, n in sorted(verdicts.items())), subset=subset,
+        sessions=len({_session(k) for k in asked}), recall_interval=how,
+        fits_window_unknown=len(rs) - len(said))
     if base is None or label == baseline:
         return row
     shared = sorted(set(asked) & set(base))
-    d_all = np.array([float(asked[k].correct) - float(base[k].correct) for k in shared])
     lost = [k for k in shared if (base[k].evidence_round or 0) >= 1]
-    d_lost = np.array([float(asked[k].correct) - float(base[k].correct) for k in lost])
-    m, lo_a, hi_a = _paired(d_all, n_boot, seed)
-    m2, lo_l, hi_l = _paired(d_lost, n_boot, seed)
-    tokens = (float(np.mean([asked[k].predicted_prompt_tokens
-                             - base[k].predicted_prompt_tokens for k in shared]))
-              if shared else float("nan"))
-    return ResearchRow(**{**asdict(row), "shared": len(shared), "diff_recall": m,
-                          "diff_recall_lo": lo_a, "diff_recall_hi": hi_a,
-                          "baseline_discarded": len(lost), "diff_on_baseline_discarded": m2,
-                          "diff_on_baseline_discarded_lo": lo_l,
-                          "diff_on_baseline_discarded_hi": hi_l,
-                          "diff_billed_tokens": tokens})
+    d_all = _paired(asked, base, shared, lambda r: r.correct, n_boot, seed)
+    d_lost = _paired(asked, base, lost, lambda r: r.correct, n_boot, seed)
+    d_tok = _paired(asked, base, shared, lambda r: r.predicted_prompt_tokens, n_boot, seed)
+    return ResearchRow(**{**asdict(row), "shared": len(shared),
+                          "shared_sessions": d_all.n_sessions, "diff_recall": d_all.mean,
+                          "diff_recall_lo": d_all.lo, "diff_recall_hi": d_all.hi,
+                          "diff_recall_record": d_all.record if shared else "",
+                          "baseline_discarded": len(lost),
+                          "baseline_discarded_sessions": d_lost.n_sessions,
+                          "diff_on_baseline_discarded": d_lost.mean,
+                          "diff_on_baseline_discarded_lo": d_lost.lo,
+                          "diff_on_baseline_discarded_hi": d_lost.hi,
+                          "diff_on_baseline_discarded_record": d_lost.record if lost else "",
+                          "diff_billed_tokens": d_tok.mean,
+                          "diff_billed_tokens_lo": d_tok.lo, "diff_billed_tokens_hi": d_tok.hi,
+                          "diff_billed_tokens_record": d_tok.record if shared else ""})
 
 
 def compare_research(records: Iterable[Record], *, baseline: str = "production",
@@ -193,26 +232,148 @@ def compare_research(records: Iterable[Record], *, baseline: str = "production",
     return rows
 
 
+def per_session(records: Iterable[Record], *, baseline: str = "production") -> pd.DataFrame:
+    """One row per (session, research label, arm): the figures behind every session-level
+    interval, so a per-session statement in prose has committed data under it."""
+    rows = []
+    for arm, asked in _asked(records).items():
+        by_session: dict[SessionKey, list[Record]] = {}
+        for k, r in asked.items():
+            by_session.setdefault(_session(k), []).append(r)
+        for (dataset, seed, item), rs in sorted(by_session.items()):
+            disc = [r for r in rs if (r.evidence_round or 0) >= 1]
+            rows.append({
+                "dataset": dataset, "seed": seed, "item_id": item, "research": arm[0],
+                "arm": f"{arm[1]} {arm[2]} @{arm[3] // 1000}k", "questions": len(rs),
+                "verdict": ", ".join(sorted({_verdict(r) for r in rs})),
+                "compactions": max((r.compactions or 0) for r in rs),
+                "frames": max((r.frames or 0) for r in rs),
+                "recall": float(np.mean([r.correct for r in rs])),
+                "discarded": len(disc),
+                "recall_discarded": (float(np.mean([r.correct for r in disc])) if disc
+                                     else float("nan")),
+                "billed_tokens": float(np.mean([r.predicted_prompt_tokens for r in rs])),
+                "text_token_method": ", ".join(sorted({str(r.text_token_method)
+                                                       for r in rs})),
+            })
+    return pd.DataFrame(rows)
+
+
+def _diff(mean: float, lo: float, hi: float, sessions: int, record: str, fmt: str) -> str:
+    """``+m [lo, hi] (n sessions; W-L-T)``, or the point alone when there is no interval."""
+    if math.isnan(mean):
+        return ""
+    if math.isnan(lo):
+        return f"{mean:{fmt}} (1 session: no interval)"
+    return f"{mean:{fmt}} [{lo:{fmt}}, {hi:{fmt}}] ({sessions} sessions; {record})"
+
+
+def _section_of(subset: str, baseline: str) -> tuple[int, str]:
+    """Where a subset's rows go in the markdown, and the section's heading."""
+    if subset == f"{baseline} valid":
+        return 0, (f"Sessions where {baseline}'s own context was valid (the comparison a claim "
+                   "may rest on)")
+    if subset == "all":
+        return 3, "All sessions pooled"
+    if subset == f"{baseline} stand-in":
+        return 1, (f"Sessions where {baseline} handed over to an LLM summary (offline the "
+                   "summary is the stand-in's fixed text naming no fact: its recall there is a "
+                   "floor, not what a real summarizer would keep; never a headline)")
+    return 2, f"Sessions where {baseline} was {subset.removeprefix(baseline + ' ')}"
+
+
+TABLE_NOTE = (
+    "95 % intervals. Comparisons: paired cluster bootstrap over sessions (a session's questions "
+    "share its compactions, so the session is the unit of evidence), with the number of "
+    "sessions and the record W-L-T: sessions where the label is higher-lower-equal (for "
+    "tokens: dearer-cheaper-equal). Per-arm recall: bootstrap over sessions, Wilson within one "
+    f"session. A finding needs >= {MIN_SESSIONS_FOR_CLAIM} sessions and an interval clear of 0. "
+    "fits: share of contexts within the window among rows that say (unknown: rows that do not). "
+    "Tokens: predicted billed prompt tokens per question (text counter and image rule as "
+    "recorded on each row).")
+
+
 def format_markdown(rows: Sequence[ResearchRow], baseline: str) -> str:
-    """The comparison as a markdown table (95 %: Wilson per arm, paired bootstrap)."""
-    out = ["| research | arm | sessions | questions | recall | recall, discarded [95 % CI] (n) "
-           f"| billed tokens/q | fits | verdicts | vs {baseline}: recall diff [95 % CI] "
-           f"(shared) | on facts {baseline} lost [95 % CI] (n) | tokens diff |",
-           "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- | --- | ---: |"]
+    """The comparison as markdown: one table per subset, production-valid sessions first."""
+    pooled_only = all(r.subset == "all" for r in rows)
+    sections: dict[tuple[int, str], list[ResearchRow]] = {}
     for r in rows:
-        paired = (f"{r.diff_recall:+.3f} [{r.diff_recall_lo:+.3f}, {r.diff_recall_hi:+.3f}] "
-                  f"({r.shared})" if r.shared else "")
-        lost = (f"{r.diff_on_baseline_discarded:+.3f} [{r.diff_on_baseline_discarded_lo:+.3f}, "
-                f"{r.diff_on_baseline_discarded_hi:+.3f}] ({r.baseline_discarded})"
-                if r.baseline_discarded else "")
-        tokens = f"{r.diff_billed_tokens:+,.0f}" if r.shared else ""
-        out.append(
-            f"| {r.research} | {r.arm} | {r.subset} | {r.questions} | {r.recall:.3f} | "
-            f"{r.recall_discarded:.3f} "
-            f"[{r.recall_discarded_lo:.3f}, {r.recall_discarded_hi:.3f}] ({r.discarded}) | "
-            f"{r.billed_tokens:,.0f} | {r.fits_window_share:.0%} | {r.verdicts} | {paired} | "
-            f"{lost} | {tokens} |")
+        key = (0, "All sessions") if pooled_only else _section_of(r.subset, baseline)
+        if not pooled_only and r.subset == "all":
+            key = (3, "All sessions pooled (mixes the subsets above: not a headline)")
+        sections.setdefault(key, []).append(r)
+    out = [TABLE_NOTE]
+    for (_, heading), part in sorted(sections.items()):
+        out += ["", f"### {heading}", "",
+                "| research | arm | subset | sessions | questions | recall | recall, discarded "
+                f"[95 %] (n) | billed tokens/q | fits | verdicts | vs {baseline}: recall diff "
+                f"| on facts {baseline} lost | tokens diff |",
+                "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- | --- | --- "
+                "| --- |"]
+        for r in part:
+            recall_d = (f"{r.recall_discarded:.3f} [{r.recall_discarded_lo:.3f}, "
+                        f"{r.recall_discarded_hi:.3f}] ({r.discarded})"
+                        if r.discarded else "")
+            fits = ("unknown" if math.isnan(r.fits_window_share)
+                    else f"{r.fits_window_share:.0%}")
+            if r.fits_window_unknown and not math.isnan(r.fits_window_share):
+                fits += f" ({r.fits_window_unknown} unknown)"
+            out.append(
+                f"| {r.research} | {r.arm} | {r.subset} | {r.sessions} | {r.questions} | "
+                f"{r.recall:.3f} | {recall_d} | {r.billed_tokens:,.0f} | {fits} | {r.verdicts} | "
+                + _diff(r.diff_recall, r.diff_recall_lo, r.diff_recall_hi, r.shared_sessions,
+                        r.diff_recall_record, "+.3f") + " | "
+                + _diff(r.diff_on_baseline_discarded, r.diff_on_baseline_discarded_lo,
+                        r.diff_on_baseline_discarded_hi, r.baseline_discarded_sessions,
+                        r.diff_on_baseline_discarded_record, "+.3f") + " | "
+                + _diff(r.diff_billed_tokens, r.diff_billed_tokens_lo, r.diff_billed_tokens_hi,
+                        r.shared_sessions, r.diff_billed_tokens_record, "+,.0f") + " |")
+    claims = claim_sentences(rows, baseline)
+    if claims:
+        out += ["", "### What the evidence supports", ""] + [f"- {c}" for c in claims]
     return "\n".join(out)
+
+
+def _strength(n: int, lo: float, hi: float) -> str:
+    if math.isnan(lo):
+        return "no session-level interval (one session): no claim"
+    clear = lo > 0 or hi < 0
+    if clear and n >= MIN_SESSIONS_FOR_CLAIM:
+        return "a finding (interval clear of 0)"
+    if clear:
+        return (f"interval clear of 0, but {n} < {MIN_SESSIONS_FOR_CLAIM} sessions: suggestive, "
+                "not a finding")
+    return "interval includes 0: no evidence of a difference"
+
+
+def claim_sentences(rows: Sequence[ResearchRow], baseline: str) -> list[str]:
+    """One sentence per claim a reader may draw, on the sessions a claim may rest on.
+
+    Comparisons use the baseline-valid subset when the table has one (else every session);
+    each sentence gives the estimate, its interval, the sessions and what that amounts to.
+    """
+    subsets = {r.subset for r in rows}
+    where = f"{baseline} valid" if f"{baseline} valid" in subsets else "all"
+    scope = (f"{baseline}-valid sessions" if where != "all" else "all sessions")
+    out = []
+    for r in rows:
+        if r.subset != where or r.research == baseline or not r.shared:
+            continue
+        who = f"{r.research} ({r.arm})"
+        for what, m, lo, hi, n, rec, fmt in (
+                (f"recall on the facts {baseline} discarded", r.diff_on_baseline_discarded,
+                 r.diff_on_baseline_discarded_lo, r.diff_on_baseline_discarded_hi,
+                 r.baseline_discarded_sessions, r.diff_on_baseline_discarded_record, "+.3f"),
+                ("recall on every question", r.diff_recall, r.diff_recall_lo, r.diff_recall_hi,
+                 r.shared_sessions, r.diff_recall_record, "+.3f"),
+                ("billed tokens per question", r.diff_billed_tokens, r.diff_billed_tokens_lo,
+                 r.diff_billed_tokens_hi, r.shared_sessions, r.diff_billed_tokens_record,
+                 "+,.0f")):
+            if math.isnan(m):
+                continue
+            out.append(f"{who} vs {baseline}, {what}, on {scope}: "
+                       f"{_diff(m, lo, hi, n, rec, fmt)}: {_strength(n, lo, hi)}.")
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -245,6 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         pd.DataFrame([asdict(r) for r in rows]).to_csv(args.out / "research_compare.csv",
                                                        index=False)
         (args.out / "research_compare.md").write_text(table + "\n", encoding="utf-8")
+        per_session(records, baseline=args.baseline).to_csv(
+            args.out / "research_sessions.csv", index=False)
     return 0
 
 

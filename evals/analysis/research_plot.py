@@ -105,7 +105,8 @@ def plot_research_compare(compare: pd.DataFrame, baseline: str = "production") -
                                     fmt="s", color="tab:green", capsize=4,
                                     label=f"facts {baseline} discarded")
         middle.axvline(0, color="0.3", linewidth=1)
-        middle.set_xlabel(f"paired recall difference from {baseline} [95 % bootstrap]")
+        middle.set_xlabel(f"paired recall difference from {baseline}\n"
+                          "[95 %, bootstrap over sessions]")
         handles, names = middle.get_legend_handles_labels()
         unique = dict(zip(names, handles))
         if unique:

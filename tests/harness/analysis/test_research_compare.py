@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import pandas as pd
 import pytest
 from record_rows import base_record
 
@@ -60,12 +61,19 @@ def test_paired_difference_on_the_facts_production_lost():
     assert other.shared == 20 and other.diff_recall == pytest.approx(0.30)
     assert other.baseline_discarded == 10
     assert other.diff_on_baseline_discarded == pytest.approx(0.60)
-    # every resample of six ones and four zeros lies in [0, 1]; the interval excludes 0
-    assert 0.0 < other.diff_on_baseline_discarded_lo < 0.6 < other.diff_on_baseline_discarded_hi
+    # the ten lost facts are all of session i0: one session has no between-session spread, so
+    # the comparison has no interval (a bootstrap over its questions would claim one)
+    assert other.baseline_discarded_sessions == 1
+    assert math.isnan(other.diff_on_baseline_discarded_lo)
+    assert other.diff_on_baseline_discarded_record == "1-0-0"
+    # over all 20 questions (two sessions, +0.6 and 0.0) the interval spans the two sessions
+    assert other.shared_sessions == 2 and other.diff_recall_record == "1-0-1"
+    assert (other.diff_recall_lo, other.diff_recall_hi) == (pytest.approx(0.0),
+                                                            pytest.approx(0.6))
     assert other.diff_billed_tokens == pytest.approx(-10_000)
     assert math.isnan(base.diff_recall)
     table = format_markdown([base, other], "production")
-    assert "+0.600" in table and "-10,000" in table
+    assert "+0.600 (1 session: no interval)" in table and "-10,000" in table
 
 
 def test_errored_rows_are_not_asked_and_arms_pair_by_policy_and_window():
@@ -94,6 +102,11 @@ def test_command_writes_its_tables(tmp_path):
     assert main([str(run), "--out", str(tmp_path / "out")]) == 0
     assert "+0.500" in (tmp_path / "out" / "research_compare.md").read_text()
     assert (tmp_path / "out" / "research_compare.csv").exists()
+    sessions = pd.read_csv(tmp_path / "out" / "research_sessions.csv")
+    # one session (item i0) per label: production read 1 of 2 questions, research both
+    assert sorted(zip(sessions.research, sessions.recall)) == [("production", 0.5),
+                                                                (RECOMMENDED, 1.0)]
+    assert list(sessions.billed_tokens.sort_values()) == [900.0, 1000.0]
 
 
 def test_rows_split_by_what_production_did_per_session():
@@ -124,3 +137,59 @@ def test_rows_split_by_what_production_did_per_session():
     assert handed.diff_billed_tokens == pytest.approx(-40_000)
     assert rows[("production", "production stand-in")].verdicts == "stand-in 10"
     assert "| production valid |" in format_markdown(list(rows.values()), "production")
+
+
+def _sessions(label: str, per_session: list[tuple[int, int, int]], *, valid: bool = True,
+              stand_in: bool = False) -> list:
+    """Rows of ``label``: one session per entry, (questions read of 10 discarded, tokens, -)."""
+    rows = []
+    for i, (read, tokens, _) in enumerate(per_session):
+        rows += [replace(r, item_id=f"s{i}", question_id=f"q{k}") for k, r in enumerate(
+            _rows(label, [True] * read + [False] * (10 - read), [1] * 10, tokens, valid=valid,
+                  stand_in=stand_in))]
+    return rows
+
+
+def test_session_level_interval_and_record_of_a_comparison():
+    # Four production-valid sessions of ten discarded facts. Research reads +2, +2, +2 and -2
+    # facts (of 10) against production: differences +0.2, +0.2, +0.2, -0.2; mean +0.1. A
+    # resample of four sessions draws k of the -0.2 session: its mean is 0.2 - 0.1 k, so the
+    # 2.5 % quantile is where P(k >= 3) ~ 0.05 (k = 3 with P(k>=3) = 0.0508: -0.1), the
+    # 97.5 % one k = 0 (+0.2, P = 0.316). Tokens: +1,000 on every session: dearer 4-0-0.
+    prod = _sessions("production", [(5, 50_000, 0)] * 4)
+    rec = _sessions(RECOMMENDED, [(7, 51_000, 0)] * 3 + [(3, 51_000, 0)])
+    rows = {(r.research, r.subset): r for r in compare_research(prod + rec, n_boot=4000)}
+    got = rows[(RECOMMENDED, "all")]
+    assert got.sessions == 4 and got.baseline_discarded_sessions == 4
+    assert got.diff_on_baseline_discarded == pytest.approx(0.1)
+    assert got.diff_on_baseline_discarded_record == "3-1-0"
+    assert got.diff_on_baseline_discarded_lo == pytest.approx(-0.1)
+    assert got.diff_on_baseline_discarded_hi == pytest.approx(0.2)
+    assert got.diff_billed_tokens_record == "4-0-0"
+    assert got.diff_billed_tokens_lo == got.diff_billed_tokens_hi == pytest.approx(1_000)
+    assert got.recall_interval == "session bootstrap"
+
+
+def test_markdown_leads_with_valid_sessions_and_says_what_is_supported():
+    prod = (_sessions("production", [(5, 50_000, 0)] * 3)
+            + [replace(r, item_id=f"h{r.item_id}") for r in _sessions(
+                "production", [(0, 90_000, 0)] * 2, valid=False, stand_in=True)])
+    rec = (_sessions(RECOMMENDED, [(7, 55_000, 0)] * 3)
+           + [replace(r, item_id=f"h{r.item_id}") for r in _sessions(
+               RECOMMENDED, [(6, 60_000, 0)] * 2)])
+    table = format_markdown(compare_research(prod + rec, n_boot=500), "production")
+    valid_at = table.index("own context was valid")
+    assert valid_at < table.index("handed over to an LLM summary") < table.index("pooled")
+    claims = table[table.index("What the evidence supports"):]
+    # three valid sessions, all +0.2: clear of 0 but short of the 20 sessions a finding needs
+    assert "on production-valid sessions: +0.200 [+0.200, +0.200] (3 sessions; 3-0-0)" in claims
+    assert "3 < 20 sessions: suggestive, not a finding" in claims
+    assert "+0.600" not in claims  # the stand-in sessions' gain is not in the claims
+
+
+def test_fits_counts_a_missing_value_as_unknown_not_as_fitting():
+    prod = _rows("production", [True, True], [1, 1], 1000)
+    prod = [replace(prod[0], fits_window=None), replace(prod[1], fits_window=False)]
+    (row,) = compare_research(prod)
+    assert row.fits_window_share == 0.0 and row.fits_window_unknown == 1
+    assert "0% (1 unknown)" in format_markdown([row], "production")
