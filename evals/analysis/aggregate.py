@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from evals.analysis.intervals import wilson_interval
+from evals.analysis.session_bootstrap import session_draws
 from evals.replay.conversation_bill import NEXT_TURNS, next_turns_units
 from evals.send.price_map import price_of
 from evals.store.records import Record, one_row_per_measurement
@@ -84,14 +85,16 @@ WINNER_RULE = (
     "asked for (auto: the shape production picks), with the frames they were measured on. "
     "Winner per model line (and reader): among those shapes, take "
     "the one with the highest recall (mean correct) as the reference. A shape is significantly "
-    "below it when, in a paired bootstrap over the questions both shapes were asked "
-    "({n_boot} resamples, seed {seed}), the {lo:g}th percentile of (reference recall - shape "
-    "recall) is above zero, i.e. the two-sided {conf:g}% interval of the difference excludes "
-    "zero. Among the shapes not significantly below the reference, the winner has the most "
-    "recall per 1k predicted billed tokens (ties: higher recall, then fewer tokens, then name). "
+    "below it when, in a paired bootstrap over the sessions both shapes were asked in (the "
+    "session is the unit of evidence: its questions share one compaction history; {n_boot} "
+    "resamples, seed {seed}), the {lo:g}th percentile of (reference recall - shape recall) is "
+    "above zero, i.e. the two-sided {conf:g}% interval of the difference excludes zero; with "
+    "one session there is no interval and no shape is significantly below. Among the shapes "
+    "not significantly below the reference, the winner has the most recall per 1k predicted "
+    "billed tokens (ties: higher recall, then fewer tokens, then name). "
     "More than one such shape is reported as a tie. Evidence is called thin when the winner "
-    "rests on fewer than {min_q} questions, a single seed, errored requests, or a recall "
-    "interval (Wilson score, {conf:g}%) overlapping another shape's."
+    "rests on fewer than {min_q} questions, fewer than 2 sessions, a single seed, errored "
+    "requests, or a recall interval (Wilson score, {conf:g}%) overlapping another shape's."
 )
 
 
@@ -310,6 +313,8 @@ def _check_settings(n_boot: int, alpha: float) -> None:
 # Per-shape summary
 
 UNIT = ["dataset", "item_id", "question_id"]
+#: What a session is in the per-question index (its questions share one compaction history).
+SESSION_UNIT = ["target_model", "dataset", "item_id"]
 
 
 def _question_scores(rows: pd.DataFrame, unit: list[str]) -> pd.DataFrame:
@@ -694,6 +699,7 @@ class Decision:
     seeds: tuple[int, ...]
     errors: int = 0
     notes: tuple[str, ...] = field(default=())
+    sessions: int = 0  # sessions (model, dataset, item) the winner was measured on
 
     @property
     def thin(self) -> bool:
@@ -715,6 +721,7 @@ class Decision:
                 c.label for c in self.candidates if c.significantly_below),
             "flags": "; ".join(self.flags), "seeds": ",".join(map(str, self.seeds)),
             "measured_on": w.measured_on, "notes": " | ".join(self.notes),
+            "sessions": self.sessions,
         }
 
 
@@ -810,9 +817,14 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
             compared.append(_with(c, shared_questions=0))
             continue
         diff = (a[shared] - b[shared]).to_numpy()
-        rng = np.random.default_rng(stable_seed(seed, line, reader, "paired", c.shape,
-                                                c.frame_size))
-        boots = bootstrap_means(diff, n_boot, rng)[:, 0]
+        # the unit of evidence is the session: resample sessions, not questions
+        sessions = list(zip(*(shared.get_level_values(k) for k in SESSION_UNIT), strict=True))
+        boots = session_draws(sessions, diff, n_boot=n_boot,
+                              seed=stable_seed(seed, line, reader, "paired", c.shape,
+                                               c.frame_size) % 2**32)
+        if boots is None:  # one session: no interval, so nothing is significantly below
+            compared.append(_with(c, shared_questions=len(shared)))
+            continue
         lo, hi = percentile_interval(boots, alpha)
         compared.append(_with(c, shared_questions=len(shared), diff_lo=float(lo), diff_hi=float(hi),
                               p_not_below=float((boots <= 0).mean()),
@@ -827,6 +839,9 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
     if winner.n_questions < min_questions:
         flags.append(f"few questions: {winner.label} rests on {winner.n_questions} "
                      f"(< {min_questions})")
+    sessions = int(ok[ok["shape"] == winner.shape].drop_duplicates(SESSION_UNIT).shape[0])
+    if sessions < 2:
+        flags.append(f"{sessions} session: no session-level interval")
     if len(seeds) == 1:
         flags.append(f"single seed ({seeds[0]})")
     if errors:
@@ -861,7 +876,7 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
         target_models=tuple(sorted(rows["target_model"].unique())), winner=winner,
         best_recall=next(c for c in compared if c.label == best.label),
         candidates=tuple(sorted(compared, key=lambda c: c.predicted_prompt_tokens)), tie=tie,
-        flags=tuple(flags), seeds=seeds, errors=errors, notes=tuple(notes))
+        flags=tuple(flags), seeds=seeds, errors=errors, notes=tuple(notes), sessions=sessions)
 
 
 def _with(c: Candidate, **changes) -> Candidate:

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MIN_SESSIONS_FOR_CLAIM", "SessionDiff", "session_mean", "session_paired_bootstrap"]
+__all__ = ["MIN_SESSIONS_FOR_CLAIM", "SessionDiff", "session_draws", "session_mean",
+           "session_paired_bootstrap"]
 
 #: Held-out sessions a comparison needs before it may be stated as a finding (issue 36).
 MIN_SESSIONS_FOR_CLAIM = 20
@@ -105,6 +106,20 @@ def _check(n_boot: int, alpha: float) -> None:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha!r}")
 
 
+def session_draws(sessions: Sequence[Hashable], values: Sequence[float], *, n_boot: int = 2000,
+                  seed: int = 0) -> np.ndarray | None:
+    """The ``n_boot`` question-weighted means of session resamples (None below two sessions).
+
+    For callers that need more than the interval (e.g. the share of resamples at or below 0).
+    """
+    _check(n_boot, 0.05)
+    sums, counts = _grouped(sessions, values)
+    if len(sums) < 2:
+        return None
+    draws = np.random.default_rng(seed).integers(0, len(sums), size=(n_boot, len(sums)))
+    return sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+
+
 def session_mean(sessions: Sequence[Hashable], values: Sequence[float], *, n_boot: int = 2000,
                  seed: int = 0, alpha: float = 0.05) -> SessionDiff:
     """Question-weighted mean of ``values`` (one per question), cluster-bootstrapped by session.
@@ -120,9 +135,8 @@ def session_mean(sessions: Sequence[Hashable], values: Sequence[float], *, n_boo
     own = sums / counts
     mean = float(sums.sum() / counts.sum())
     lo = hi = math.nan
-    if n >= 2:
-        draws = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-        stats = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    stats = session_draws(sessions, values, n_boot=n_boot, seed=seed)
+    if stats is not None:
         lo, hi = (float(q) for q in np.quantile(stats, [alpha / 2, 1 - alpha / 2]))
     return SessionDiff(mean=mean, lo=lo, hi=hi, n_sessions=n, n_questions=int(counts.sum()),
                        wins=int((own > 0).sum()), losses=int((own < 0).sum()),

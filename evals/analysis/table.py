@@ -5,7 +5,9 @@ Why one command: the decision (which shape each model line gets) and the evidenc
 the same invocation, so what is committed under ``results/`` always agrees with itself.
 
     snapcompact-eval-table results/runs --out results            # tables, plots, report, diff
-    snapcompact-eval-table results/runs --out results --apply    # ... and write the library table
+    snapcompact-eval-table results/runs --out results --dry-run  # ... and the rows to change
+    snapcompact-eval-table results/runs --out results --apply    # ... and write the rows the
+                                                                 # evidence supports (apply_gate)
 
 Records are found by walking the given files and directories (``evals.store.records.load_records``);
 nothing is read from their names.
@@ -38,6 +40,7 @@ from evals.analysis.aggregate import (
     rule_text,
     summarize,
 )
+from evals.analysis.apply_gate import format_verdicts, judge_changes
 from evals.analysis.write_model_shapes import (
     TableProposal,
     apply_table,
@@ -270,7 +273,7 @@ def _decision_preamble(df: pd.DataFrame, decisions: Sequence[Decision]) -> list[
 
 def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[Decision],
                  proposal: TableProposal, rule: str, applied: Path | None,
-                 passes: pd.DataFrame | None = None) -> str:
+                 passes: pd.DataFrame | None = None, verdicts: str = "") -> str:
     readers = sorted(df["reader_id"].unique())
     lines = [
         "# Compaction evaluation: recall per billed token", "",
@@ -294,20 +297,31 @@ def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[De
         *_decision_lines(decisions),
         "## Model -> shape table", "",
     ]
+    if verdicts:
+        lines += ["```", verdicts, "```", ""]
     lines += [f"- not written: {s}" for s in proposal.skipped]
     lines += [f"- warning: {w}" for w in proposal.warnings]
     diff = proposal.diff()
     lines += ["", "```diff", diff.rstrip("\n") or "(no change)", "```", ""]
-    lines.append(f"Applied to {applied}." if applied else
-                 "Not applied (pass --apply to write it into the library).")
+    lines.append(f"Applied to {applied} (the rows marked write above)." if applied else
+                 "Not applied (--apply writes the rows the gate accepts, --apply --force every "
+                 "row, --dry-run shows this diff only).")
     return "\n".join(lines) + "\n"
+
+
+#: Exit status of ``--apply`` when a proposed row was refused and kept (see apply_gate).
+EXIT_REFUSED = 3
 
 
 def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
         n_boot: int = 2000, seed: int = 0, alpha: float = 0.05, min_questions: int = 30,
         reader: str | None = None, table_path: str | Path | None = None,
-        plots: bool = True) -> str:
-    """Everything the command does; returns the report text."""
+        plots: bool = True, force: bool = False, verdicts_out: list | None = None) -> str:
+    """Everything the command does; returns the report text.
+
+    ``apply`` writes the rows :mod:`evals.analysis.apply_gate` accepts (``force``: every
+    proposed row); the verdicts are appended to ``verdicts_out`` when given.
+    """
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out}: is a file, not a folder")
@@ -340,9 +354,20 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
         from evals.analysis.plot import write_plots
 
         write_plots(summary, df, out / "plots")
-    applied = apply_table(proposal, table_path) if apply else None
+    verdicts = judge_changes(proposal, decisions, min_questions=min_questions)
+    if verdicts_out is not None:
+        verdicts_out.extend(verdicts)
+    applied = None
+    if apply:
+        accepted = {(v.change.line, v.change.reader_id) for v in verdicts if v.accepted}
+        writable = proposal if force else propose_table(
+            current, [d for d in decisions if (d.line, d.reader_id) in accepted],
+            reader=reader, provenance=provenance)
+        if any(c.changed for c in writable.changes):
+            applied = apply_table(writable, table_path)
     report = build_report(df, summary, decisions, proposal,
-                          rule_text(n_boot, seed, alpha, min_questions), applied, passes)
+                          rule_text(n_boot, seed, alpha, min_questions), applied, passes,
+                          format_verdicts(verdicts, force=force))
     (out / "report.md").write_text(report)
     return report
 
@@ -363,7 +388,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "recursively for records.jsonl)")
     parser.add_argument("--out", default="results", help="output directory (default: results)")
     parser.add_argument("--apply", action="store_true",
-                        help="write the regenerated model -> shape table into the library")
+                        help="write the rows of the regenerated model -> shape table that the "
+                             "evidence supports into the library (refused rows keep the "
+                             f"current entry; exit status {EXIT_REFUSED} when any was refused)")
+    parser.add_argument("--force", action="store_true",
+                        help="with --apply: write every proposed row, refused or not")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the rows that would change and the diff; write nothing "
+                             "into the library")
     parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--alpha", type=float, default=0.05,
@@ -377,10 +409,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "(default: the library's snapcompact/pricing/model_shapes.toml)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
     args = parser.parse_args(argv)
+    if args.force and not args.apply:
+        parser.error("--force only goes with --apply")
+    if args.dry_run and args.apply:
+        parser.error("--dry-run writes nothing: drop --apply (or --dry-run)")
+    verdicts: list = []
     try:
         report = run(args.results, out=args.out, apply=args.apply, n_boot=args.bootstrap,
                      seed=args.seed, alpha=args.alpha, min_questions=args.min_questions,
-                     reader=args.reader, table_path=args.table, plots=not args.no_plots)
+                     reader=args.reader, table_path=args.table, plots=not args.no_plots,
+                     force=args.force, verdicts_out=verdicts)
     except (ValueError, OSError, KeyError) as exc:
         if isinstance(exc, OSError) and exc.strerror:
             message = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
@@ -389,6 +427,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"snapcompact-eval-table: error: {message}", file=sys.stderr)
         return 2
     sys.stdout.write(report)
+    if args.apply or args.dry_run:
+        # the decision, where it is read even when the report goes to a file
+        sys.stderr.write(format_verdicts(verdicts, force=args.force) + "\n")
+        if args.dry_run:
+            diff = (Path(args.out) / "model_shapes.diff").read_text()
+            sys.stderr.write((diff or "(no change)\n"))
+    if args.apply and not args.force and any(not v.accepted for v in verdicts):
+        return EXIT_REFUSED
     return 0
 
 

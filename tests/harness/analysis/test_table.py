@@ -78,11 +78,75 @@ def test_runs_are_combined_from_several_paths(tmp_path, table_copy) -> None:
     assert set(pd.read_csv(out / "summary.csv")["shape"]) == {"8on22-bw", "11on16-bw"}
 
 
+def test_apply_refuses_a_tie_and_force_writes_it(tmp_path, table_copy, capsys) -> None:
+    # claude_run's 8on16-bw ties the current entry 11on16-bw (identical answers): the evidence
+    # does not say the current entry is worse, so --apply keeps it, says why and exits 3
+    append_records(tmp_path / "run" / "records.jsonl", claude_run())
+    before = table_copy.read_text()
+    args = [str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--table", str(table_copy),
+            *FAST]
+    assert main([*args, "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert "claude: 11on16-bw @ 1568 px -> 8on16-bw @ 1568 px" in err
+    assert '+shape = "8on16-bw"' in err  # the diff, though nothing is written
+    assert table_copy.read_text() == before
+    assert main([*args, "--apply"]) == 3
+    err = capsys.readouterr().err
+    assert "keep the current entry" in err
+    assert "no evidence to change: the current entry 11on16-bw is not significantly below" in err
+    assert "tie within its interval" in err
+    assert table_copy.read_text() == before
+    assert main([*args, "--apply", "--force"]) == 0
+    assert "write (--force), although: no evidence to change" in capsys.readouterr().err
+    assert parse_shape_rules(table_copy.read_text()).rules != parse_shape_rules(before).rules
+
+
+def test_apply_refuses_thin_evidence_few_sessions_and_zero_recall(tmp_path, table_copy,
+                                                                  capsys) -> None:
+    # the issue's smoke sweep: two questions of one session, recall 0 on both shapes
+    recs = synthetic(shape_rows("11on16-bw", [False, False], 1600),
+                     shape_rows("8on22-bw", [False, False], 900))
+    append_records(tmp_path / "run" / "records.jsonl", recs)
+    assert main([str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--table",
+                 str(table_copy), "--apply", *FAST]) == 3
+    err = capsys.readouterr().err
+    assert "claude: 11on16-bw @ 1568 px -> 8on22-bw @ 1568 px" in err
+    for reason in ("zero recall", "2 questions (< 30)", "1 session(s) (< 2)", "thin evidence"):
+        assert reason in err
+    assert table_copy.read_text() == library_table_path().read_text()
+
+
+def test_apply_refuses_a_frame_size_production_does_not_use(tmp_path, table_copy,
+                                                            capsys) -> None:
+    # 8on16-bw at 512 px clearly beats the current entry, over 25 sessions, but production
+    # draws claude-sonnet-4-5's frames at 1568 px (the reference table's claude row)
+    recs = synthetic(shape_rows("11on16-bw", misses(100, range(60)), 1600),
+                     shape_rows("8on16-bw", misses(100, range(2)), 900, frame_size=512))
+    append_records(tmp_path / "run" / "records.jsonl", recs)
+    assert main([str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--table",
+                 str(table_copy), "--apply", *FAST]) == 3
+    err = capsys.readouterr().err
+    assert f"frame size 512 px is not one production draws for {CLAUDE} (1568 px)" in err
+    assert "no evidence to change" not in err  # the current entry is significantly below
+
+
+def test_apply_writes_a_winner_that_clears_every_bar(tmp_path, table_copy) -> None:
+    # 8on16-bw at production's 1568 px reads 98 of 100 questions over 25 sessions, the current
+    # 11on16-bw 40: every session but the first differs, so the session-level interval is clear
+    recs = synthetic(shape_rows("11on16-bw", misses(100, range(60)), 1600, seeds=(0, 1)),
+                     shape_rows("8on16-bw", misses(100, range(2)), 900, seeds=(0, 1)))
+    append_records(tmp_path / "run" / "records.jsonl", recs)
+    assert main([str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--table",
+                 str(table_copy), "--apply", *FAST]) == 0
+    assert next(r for r in parse_shape_rules(table_copy.read_text()).rules
+                if r.name == "claude").shape == "8on16-bw"
+
+
 def test_apply_round_trips_through_the_library_loader(tmp_path, table_copy) -> None:
     append_records(tmp_path / "run" / "records.jsonl", claude_run())
     before = table_copy.read_text()
     assert main([str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--table",
-                 str(table_copy), "--apply", *FAST]) == 0
+                 str(table_copy), "--apply", "--force", *FAST]) == 0
     after = table_copy.read_text()
     assert after == (tmp_path / "out" / "model_shapes.toml").read_text()
     new, old = parse_shape_rules(after), parse_shape_rules(before)
