@@ -5,7 +5,7 @@ export HF_DATASETS_OFFLINE := 1
 export HF_HUB_OFFLINE := 1
 export OMP_THREAD_LIMIT := 1
 
-.PHONY: setup run results test lint bench demo golden slurm-check
+.PHONY: setup run results test lint bench demo golden slurm-check notebooks
 
 setup:
 	@bash scripts/setup.sh
@@ -19,6 +19,11 @@ results:
 	$(PY) -m evals.pipeline.run experiment=small_window
 	$(PY) -m evals.analysis.table results/runs/default results/runs/small_window --out results --seed 0 --bootstrap 2000
 	$(PY) -m evals.view results/runs/default results/runs/small_window --out results/view
+
+# Execute every notebook headless on the committed result tables; their figures go to
+# results/figures/ as PNG (scripts/run_notebooks.py).
+notebooks: setup
+	$(PY) scripts/run_notebooks.py
 
 # Render a sample text with all 17 shape variants into out/demo/.
 demo: setup

@@ -371,6 +371,7 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
             compaction_cost_tokens=ok["compaction_cost_tokens"].mean(),
         )
         row.update(_what_production_did(rows))
+        row.update(_sent_identity(rows))
         # a skipped context still has a bill: the uncompacted history, for the reader
         skipped = rows[rows["skipped"].notna()]
         row["tokens_skipped_context"] = (skipped["predicted_prompt_tokens"].mean()
@@ -392,6 +393,26 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
                                                       part["recall"].to_numpy())
     return summary.sort_values(["reader_id", "target_model", "strategy", "policy",
                                 "predicted_prompt_tokens"], ignore_index=True)
+
+
+def _sent_identity(rows: pd.DataFrame) -> dict[str, object]:
+    """What the arm sent, as one key (arms with equal keys sent byte-identical contexts on
+    every item), and whether any of its frames was drawn in the shape it asked for."""
+    hashes = (sorted({str(h) for h in rows["sent_hash"].dropna() if str(h)})
+              if "sent_hash" in rows else [])
+    key = hashlib.sha256("\n".join(hashes).encode()).hexdigest()[:16] if hashes else ""
+    drawn = rows["shape_asked_drawn"].dropna() if "shape_asked_drawn" in rows else pd.Series()
+    return {"sent_key": key,
+            "shape_asked_drawn": (bool(drawn.astype(bool).any()) if len(drawn) else None)}
+
+
+def same_context_groups(summary: pd.DataFrame) -> list[list[int]]:
+    """Index groups of summary rows (same reader and target) that sent the same contexts."""
+    if "sent_key" not in summary:
+        return []
+    keyed = summary[summary["sent_key"].astype(str) != ""]
+    groups = keyed.groupby(["reader_id", "target_model", "sent_key"], sort=True).groups
+    return [list(idx) for idx in groups.values() if len(idx) > 1]
 
 
 def _counts(cells: Iterable[object]) -> dict[str, int]:

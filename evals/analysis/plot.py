@@ -29,6 +29,7 @@ from evals.analysis.aggregate import (
     arm_labels,
     reader_label,
     recall_by_round,
+    same_context_groups,
 )
 
 STYLE = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
@@ -91,7 +92,14 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
         handles: dict[str, object] = {}
         for ax, ((reader, target), part) in zip(axes, groups):
             part = part.sort_values("predicted_prompt_tokens")
-            for label, row in zip(_labels(part), part.itertuples()):
+            labels = dict(zip(part.index, _labels(part)))
+            for idx in same_context_groups(part):  # one point for arms that sent one context
+                labels[idx[0]] = " = ".join(labels[i] for i in idx)
+                for i in idx[1:]:
+                    labels.pop(i)
+            part = part.loc[[i for i in part.index if i in labels]]
+            for label, row in zip((labels[i] for i in part.index), part.itertuples()):
+                colors.setdefault(label, colors[label.split(" = ")[0]])
                 err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
                 not_sent = getattr(row, "production", "") in PRODUCTION_UNSENT
                 handles[label] = ax.errorbar(
@@ -112,7 +120,10 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
             ax.grid(True, which="major", alpha=0.3)
             ax.set_title(target if one_reader else f"{target}\nanswers by {reader_label(reader)}")
         mean_tokens = (summary.assign(label=all_labels).groupby("label")
-                       ["predicted_prompt_tokens"].mean())
+                       ["predicted_prompt_tokens"].mean()).to_dict()
+        for merged in handles:
+            if " = " in merged:
+                mean_tokens[merged] = mean_tokens[merged.split(" = ")[0]]
         order = sorted((k for k in handles if k not in ("text-only", "Pareto frontier")),
                        key=lambda k: mean_tokens[k])
         order += [k for k in ("text-only", "Pareto frontier") if k in handles]

@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evals.analysis.aggregate import dedupe_records, production_status
+from evals.analysis.aggregate import dedupe_records, production_status, reader_id, reader_label
 from evals.analysis.intervals import wilson_interval
 from evals.analysis.session_bootstrap import (
     MIN_SESSIONS_FOR_CLAIM,
@@ -101,6 +101,7 @@ class ResearchRow:
     diff_billed_tokens_lo: float = float("nan")
     diff_billed_tokens_hi: float = float("nan")
     diff_billed_tokens_record: str = ""  # sessions where the label bills more-less-same
+    answered_by: str = ""  # the reader(s) of the rows (evals.analysis.aggregate.reader_label)
 
 
 def _key(r: Record) -> QuestionKey:
@@ -172,7 +173,8 @@ def _row(label: str, arm: ArmKey, asked: dict[QuestionKey, Record],
         fits_window_share=float(np.mean([f is True for f in said])) if said else float("nan"),
         verdicts=", ".join(f"{k} {n}" for k, n in sorted(verdicts.items())), subset=subset,
         sessions=len({_session(k) for k in asked}), recall_interval=how,
-        fits_window_unknown=len(rs) - len(said))
+        fits_window_unknown=len(rs) - len(said),
+        answered_by="; ".join(sorted({reader_label(reader_id(r.model)) for r in rs})))
     if base is None or label == baseline:
         return row
     shared = sorted(set(asked) & set(base))

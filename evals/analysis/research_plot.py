@@ -16,6 +16,8 @@ import math
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from evals.analysis.plot import STYLE
 
@@ -91,7 +93,10 @@ def plot_research_compare(compare: pd.DataFrame, baseline: str = "production") -
                compare["recall_discarded_hi"] - compare["recall_discarded"]]
         left.barh(y, compare["recall_discarded"], xerr=err, color=colors, capsize=4)
         left.set_yticks(y, labels)
-        left.set_xlabel("recall on discarded evidence [95 % Wilson]")
+        how = (sorted(set(compare["recall_interval"].dropna()) - {""})
+               if "recall_interval" in compare else [])
+        left.set_xlabel("recall on discarded evidence\n[95 %: "
+                        + (", ".join(how) if how else "Wilson") + "]")
         left.set_xlim(0, 1)
         for i, row in enumerate(compare.itertuples()):
             if isinstance(row.diff_recall, float) and not math.isnan(row.diff_recall):
@@ -105,6 +110,7 @@ def plot_research_compare(compare: pd.DataFrame, baseline: str = "production") -
                                     fmt="s", color="tab:green", capsize=4,
                                     label=f"facts {baseline} discarded")
         middle.axvline(0, color="0.3", linewidth=1)
+        middle.xaxis.set_major_locator(MaxNLocator(nbins=5))
         middle.set_xlabel(f"paired recall difference from {baseline}\n"
                           "[95 %, bootstrap over sessions]")
         handles, names = middle.get_legend_handles_labels()
@@ -117,6 +123,14 @@ def plot_research_compare(compare: pd.DataFrame, baseline: str = "production") -
         right.set_xlabel("mean billed prompt tokens per question")
         for ax in (left, middle, right):
             ax.grid(True, axis="x", alpha=0.3)
-        fig.suptitle("Research settings against production on held-out sessions", fontsize=13)
-        fig.tight_layout()
+        fig.legend([Patch(color="tab:red"), Patch(color="tab:blue")],
+                   [f"{baseline} (its knobs)", "research setting"], loc="upper right",
+                   ncol=2, frameon=False)
+        readers = (sorted(set(compare["answered_by"].dropna()) - {""})
+                   if "answered_by" in compare else [])
+        title = "Research settings against production on held-out sessions"
+        if readers:
+            title += "\nanswers by " + "; ".join(readers)
+        fig.suptitle(title, fontsize=13)
+        fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig

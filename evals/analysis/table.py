@@ -38,9 +38,11 @@ from evals.analysis.aggregate import (
     recall_by_round,
     records_frame,
     rule_text,
+    same_context_groups,
     summarize,
 )
 from evals.analysis.apply_gate import format_verdicts, judge_changes
+from evals.analysis.docs_blocks import check_docs, write_docs
 from evals.analysis.write_model_shapes import (
     TableProposal,
     apply_table,
@@ -116,6 +118,15 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                     f"{_fmt(row.compression_vs_text, '.2f')}x{base} | "
                     f"{_fmt(row.recall_per_1k_tokens)} | {'yes' if row.on_frontier else ''} |")
             out.append("")
+        for idx in same_context_groups(part):
+            names = [str(x) for x in part.loc[idx, "arm_label"]]
+            out += [f"**Same context**: {' = '.join(names)} sent byte-identical contexts "
+                    f"(same sent hash on every item): one measurement, not {len(names)}; "
+                    f"{', '.join(names[1:])}: same context as {names[0]}.", ""]
+        undrawn = part[part.get("shape_asked_drawn", pd.Series(dtype=object)) == False]  # noqa: E712
+        for row in undrawn.itertuples():
+            out += [f"**{row.arm_label}**: no frame drawn in the shape it asks for (drawn: "
+                    f"{row.frames_by_shape_per_context}); it does not measure that shape.", ""]
         out += ["#### What production did, per arm (means per context; one context per session)",
                 "",
                 ("| arm | verdict | contexts | methods (passes) | frame cap | frames by shape | "
@@ -372,6 +383,25 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     return report
 
 
+def _docs(root: Path, *, check: bool, write: bool) -> int:
+    """``--write-docs`` then (or only) ``--check``: see :mod:`evals.analysis.docs_blocks`."""
+    try:
+        if write:
+            changed = write_docs(root)
+            print(f"snapcompact-eval-table: generated blocks rewritten: "
+                  f"{', '.join(changed) or 'none changed'}")
+        problems = check_docs(root) if check else []
+    except (OSError, ValueError) as exc:
+        print(f"snapcompact-eval-table: error: {exc}", file=sys.stderr)
+        return 2
+    for line in problems:
+        print(f"snapcompact-eval-table: check: {line}", file=sys.stderr)
+    if check and not problems:
+        print("snapcompact-eval-table: check: every generated block matches the committed "
+              "tables")
+    return 1 if problems else 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error (no usage block); ``-h`` still prints the usage."""
 
@@ -384,8 +414,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="snapcompact-eval-table",
         description="Aggregate eval records into recall-per-token tables, plots and the "
                     "model -> shape table.")
-    parser.add_argument("results", nargs="+", help="records files or directories (searched "
+    parser.add_argument("results", nargs="*", help="records files or directories (searched "
                         "recursively for records.jsonl)")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="rewrite the generated blocks of README.md from the committed "
+                             "tables under results/ (evals.analysis.docs_blocks)")
+    parser.add_argument("--check", action="store_true",
+                        help="fail (exit 1) when a generated block of README.md is stale or "
+                             "quotes a table that is not committed")
+    parser.add_argument("--root", default=".", help="the checkout holding README.md and "
+                        "results/ (for --write-docs / --check; default: the current folder)")
     parser.add_argument("--out", default="results", help="output directory (default: results)")
     parser.add_argument("--apply", action="store_true",
                         help="write the rows of the regenerated model -> shape table that the "
@@ -409,6 +447,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "(default: the library's snapcompact/pricing/model_shapes.toml)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
     args = parser.parse_args(argv)
+    if args.check or args.write_docs:
+        return _docs(Path(args.root), check=args.check, write=args.write_docs)
+    if not args.results:
+        parser.error("give records files or directories (or --check / --write-docs)")
     if args.force and not args.apply:
         parser.error("--force only goes with --apply")
     if args.dry_run and args.apply:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from evals.store.records import (
     completed_keys,
     record_key,
 )
+from evals.store.sent_index import SentIndex
 from evals.support.console import console
 from snapcompact.compaction import user_question, with_cache_breakpoint
 from snapcompact.pricing import cache_uses, count_text_tokens
@@ -163,8 +164,9 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                        if use is not None else target_cost)
         params: dict[str, Any] = {**model.params,
                                   "max_tokens": completion + model.reasoning_headroom_tokens}
-        if plan.keyed:
-            params["prompt_cache_key"] = prompt_cache_key(item.item_id, context.arm.label)
+        if plan.keyed:  # an arm repeating another's context is asked exactly as that one
+            params["prompt_cache_key"] = prompt_cache_key(
+                item.item_id, context.same_context_as or context.arm.label)
         if context.tools:  # the context calls tools: declare them; the question needs none
             params["tools"] = [dict(t) for t in context.tools]
             if not model.model_for(QA_READER).startswith("bedrock/"):
@@ -232,6 +234,35 @@ class Plan:
     contexts: list[tuple[SessionItem, Context]] = field(default_factory=list)
 
 
+def same_context(context: Context, first_of: dict[str, str]) -> Context:
+    """``context`` marked ``same_context_as`` the first arm of its item that sent the same bytes.
+
+    ``first_of`` maps each sent hash seen so far for the item to its first arm's label (it is
+    updated). Two arms that send byte-identical contexts are one measurement: the second is
+    asked exactly as the first (same request, so the response cache answers it and nothing is
+    billed twice) and its rows say whose measurement they repeat.
+    """
+    if context.skipped is not None or not context.sent_hash:
+        return context
+    first = first_of.setdefault(context.sent_hash, context.arm.label)
+    if first == context.arm.label:
+        return context
+    return replace(context, same_context_as=first)
+
+
+def context_warnings(context: Context) -> list[str]:
+    """What a console line must say about an arm whose label is not what it measured."""
+    out = []
+    if context.same_context_as is not None:
+        out.append(f"same context as {context.same_context_as} (byte-identical: asked once, "
+                   f"recorded as same_context_as={context.same_context_as})")
+    if context.shape_asked_drawn is False:
+        drawn = ", ".join(f"{n} x {k}" for k, n in sorted((context.frames_by_shape or {}).items()))
+        out.append(f"no frame drawn in {context.shape_asked} (drawn: {drawn or context.shape}): "
+                   "this arm does not measure the shape it names")
+    return out
+
+
 def load_items(spec: RunSpec) -> list[SessionItem]:
     items = load_dataset(spec.dataset.name, **dict(spec.dataset.params))
     if spec.max_items is not None:
@@ -253,11 +284,19 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
     groups: list[list[Planned]] = []
     built: list[tuple[SessionItem, Context]] = []
     started = time.perf_counter()
+    index = SentIndex(spec.cache_dir.parent / "sent", run_dir.name, read_only=spec.dry_run)
     for item in items:
+        first_of: dict[str, str] = {}  # sent_hash -> the first arm that sends it
         for arm in spec.arms():
             begun = time.perf_counter()
             context = build_context(item, arm, spec, frames=frames, contexts=contexts,
                                     complete=summarizer, max_input_tokens=window)
+            context = same_context(context, first_of)
+            if context.same_context_as is None and context.skipped is None:
+                # another job of the sweep (same results_dir) may have sent it already
+                earlier = index.first(context.sent_hash, arm.label)
+                if earlier is not None:
+                    context = replace(context, same_context_as=earlier)
             built.append((item, context))
             note = f"; skipped: {context.skipped}" if context.skipped else ""
             log(f"  {item.item_id} {arm.label}: {context.compactions} compactions, "
@@ -265,6 +304,8 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
                 f"{context.text_tokens_without_question + context.predicted_image_tokens:,} "
                 f"context tokens "
                 f"({time.perf_counter() - begun:.1f} s){note}")
+            for warning in context_warnings(context):
+                log(f"  {item.item_id} {arm.label}: {warning}")
             groups.append(plan_questions(item, context, spec, ocr_dir))
     # The offline reader: round-robin (it transcribes a frame once; two questions about the
     # same frames at once would transcribe them twice). Real providers: consecutive, for their

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
+import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -96,6 +98,16 @@ class Context:
     #: an LLM method (handoff, soft) ran with the offline summarizer stand-in: the context is on
     #: production's path but holds the stand-in's fixed text where an LLM's summary would be
     summary_stand_in: bool = False
+    #: sha256 of what the context sends (messages, tool declarations, frames' PNG hashes), the
+    #: question excluded: two arms with the same value send byte-identical contexts
+    sent_hash: str = ""
+    #: the label of an earlier arm of the same item whose context is byte-identical (the plan
+    #: asks once and records this arm as the same measurement); None: a context of its own
+    same_context_as: str | None = None
+    #: the shape the arm asked for (resolved: ``auto`` -> the shape production picks) and
+    #: whether any frame was drawn in it (None: no frames, or not a snapcompact arm)
+    shape_asked: str = ""
+    shape_asked_drawn: bool | None = None
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -218,7 +230,9 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     # methods, rejections, frame caps and frames by shape from here (records keep the totals)
     stored["passes"] = list(passes)
     context_hash = contexts.put(stored) if contexts is not None else ""
-    names = sorted(set(_frame_shapes(replay, spec, arm)))
+    wanted, drawn_names = _frame_shapes(replay, spec, arm)
+    names = sorted(set(drawn_names))
+    sent_hash = _sent_hash(keyed, tools, hashes)
     drawn = "+".join(names) if names else TEXT_ARM
     sizes = {b.width for b in bill.images}
     skipped = None
@@ -262,6 +276,8 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         passes=passes,
         truncated_chars=archive.truncated_chars if archive is not None else 0,
         summary_stand_in=stand_in,
+        sent_hash=sent_hash, shape_asked=wanted,
+        shape_asked_drawn=(wanted in names) if (hashes and wanted) else None,
         stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model))
 
 
@@ -312,17 +328,28 @@ def _override_detail(messages: Sequence[dict[str, Any]], detail: str) -> None:
                 part["image_url"]["detail"] = detail
 
 
-def _frame_shapes(replay: Any, spec: RunSpec, arm: ArmSpec) -> list[str]:
-    """Shape names of the frames in the final archive, as drawn (the foveated middle is drawn
-    in the dense companion whatever shape was asked for; see
-    :func:`snapcompact.agent.frame_shape_name`)."""
-    archive = replay.final_archive()
-    if archive is None or not arm.is_snapcompact:
-        return []
+def _frame_shapes(replay: Any, spec: RunSpec, arm: ArmSpec) -> tuple[str, list[str]]:
+    """The shape the arm asked for (resolved) and the shape names of the frames in the final
+    archive, as drawn (the foveated middle is drawn in the dense companion whatever shape was
+    asked for; see :func:`snapcompact.agent.frame_shape_name`). ("", []) for other arms."""
+    if not arm.is_snapcompact:
+        return "", []
     model = spec.model
     wanted = resolve_shape(model.target_model, api=model.api, provider=model.provider,
                            shape=arm.shape.name, frame_size=arm.shape.frame_size).name
-    return [frame_shape_name(frame, wanted) for frame in archive.frames]
+    archive = replay.final_archive()
+    if archive is None:
+        return wanted, []
+    return wanted, [frame_shape_name(frame, wanted) for frame in archive.frames]
+
+
+def _sent_hash(keyed: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
+               frame_hashes: Sequence[str]) -> str:
+    """sha256 of what a context sends, the question excluded (see ``Context.sent_hash``)."""
+    payload = json.dumps({"messages": list(keyed), "tools": list(tools),
+                          "frames": list(frame_hashes)}, sort_keys=True, ensure_ascii=False,
+                         separators=(",", ":"), default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def fill_images(messages: Sequence[Mapping[str, Any]], hashes: Sequence[str],

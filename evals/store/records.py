@@ -133,6 +133,15 @@ class Record:
     #: an LLM method ran with the offline summarizer stand-in (configs/summarizer/offline.yaml):
     #: production's path, the stand-in's fixed text where an LLM's summary would be
     summary_stand_in: bool = False
+    #: sha256 of the context sent (question excluded): equal values, byte-identical contexts
+    sent_hash: str = ""
+    #: the arm (label) of the same item whose context was byte-identical: this row is that
+    #: arm's measurement again, asked once (None: a context of its own)
+    same_context_as: str | None = None
+    #: the shape the arm asked for (auto resolved) and whether any frame was drawn in it
+    #: (False: every frame came out in another shape; None: no frames / not snapcompact)
+    shape_asked: str = ""
+    shape_asked_drawn: bool | None = None
     # --- the question ------------------------------------------------------------------------
     # --- versions of the packages that change answers or prices (evals.spec.dependency_versions)
     dependency_versions: Mapping[str, str] = field(default_factory=dict)

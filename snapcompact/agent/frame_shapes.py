@@ -9,6 +9,7 @@ frames by the shape they were actually drawn in.
 
 from __future__ import annotations
 
+import base64
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -39,12 +40,29 @@ def frame_shape_name(frame: ArchiveFrame, preferred: str | Sequence[str] | None 
                 and bool(shape.stopword_dim) == bool(frame.stopword_dim)):
             matching.append((name, shape))
     # Shapes sharing a font and ink differ in cell pitch: the frame's grid (columns and rows)
-    # tells them apart at the shape's own frame size (8x13-bw and 8on16-bw both draw 8x13).
-    for name, shape in matching:
-        grid = geometry(shape)
-        if (grid.cols, grid.rows) == (frame.cols, frame.rows):
-            return name
+    # tells them apart at the size the frame was drawn (8x13-bw, 8on16-bw and 8on22-bw all
+    # draw 8x13, with the same columns at one width and different rows). The width is read
+    # from the PNG; a frame without one is compared at each shape's own frame size.
+    width = _png_width(frame.data)
+    for sized in (True, False):
+        for name, shape in matching:
+            if sized and width is None:
+                break
+            grid = geometry(shape.at_size(width) if sized else shape)
+            if (grid.cols, grid.rows) == (frame.cols, frame.rows):
+                return name
     return matching[0][0] if matching else "unknown"
+
+
+def _png_width(data: str) -> int | None:
+    """The width in the IHDR chunk of a base64 PNG (None when ``data`` is not one)."""
+    try:
+        head = base64.b64decode(data[:32], validate=True)
+    except (ValueError, TypeError):
+        return None
+    if len(head) < 24 or not head.startswith(b"\x89PNG\r\n\x1a\n") or head[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(head[16:20], "big")
 
 
 def frames_by_shape(frames: Iterable[ArchiveFrame],

@@ -111,6 +111,12 @@ def test_every_research_file_is_a_run_with_its_own_label(name) -> None:
     spec = RunSpec.from_config(compose_eval([f"research={name}"]))
     if name == "production":
         assert spec.research.label == "production" and spec.settings() == DEFAULT_SETTINGS
+    elif name == "swept_middle":
+        # the shape sweep's setting: production's knobs but the middle drawn in the asked shape
+        assert spec.research.label.startswith("swept_middle-")
+        snap = spec.settings().snapcompact
+        assert snap.frame_charge == DEFAULT_SETTINGS.snapcompact.frame_charge
+        assert snap.middle_shape == "same"
     else:
         # each shipped research point charges frames their bill (the knob every search point
         # that kept its frames needed) and is kept apart from production's rows by its label

@@ -223,8 +223,14 @@ def test_multirun_runs_one_job_per_shape(tmp_path, launcher):
     files = sorted((sweep / "smoke").glob("*/records.jsonl"))
     assert [f.parent.name for f in files] == ["model=mock,shape=11on16-bw",
                                               "model=mock,shape=6x6u-bw"]
+    asked = [{r.shape_requested for r in iter_records(f) if r.strategy == "snapcompact"}
+             for f in files]
+    assert asked == [{"11on16-bw"}, {"6x6u-bw"}]
+    # the shape column says what was drawn: at 512 px the foveated planner draws the single
+    # page of the 11on16-bw job in the denser 8on16-bw companion, and 6x6u-bw (denser than
+    # the companion) as asked; full/truncate send text
     shapes = [{r.shape for r in iter_records(f)} for f in files]
-    assert shapes == [{"11on16-bw", "text"}, {"6x6u-bw", "text"}]  # full/truncate: no frames
+    assert shapes == [{"8on16-bw", "text"}, {"6x6u-bw", "text"}]
     assert (sweep / "multirun.yaml").is_file()
 
 

@@ -1,0 +1,152 @@
+"""Figures in the README files written from the committed results, never typed by hand.
+
+Why: a figure copied by hand into prose drifts from the records it came from (a rerun, a fixed
+bill, a new session) and nothing notices. Each block of measured figures in ``README.md`` and
+``results/README.md`` sits between markers::
+
+    <!-- generated:NAME (snapcompact-eval-table --write-docs; do not edit) -->
+    ...
+    <!-- /generated:NAME -->
+
+and is rendered here from the committed tables under ``results/``. ``--write-docs`` rewrites
+the blocks; ``--check`` renders them again and fails on any block whose text differs (stale),
+any block a file is missing, or a block whose source table is not committed. Prose outside the
+blocks holds settings and definitions, not measurements.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["BLOCKS", "DocBlock", "check_docs", "render_block", "write_docs"]
+
+_OPEN = "<!-- generated:{name} (snapcompact-eval-table --write-docs; do not edit) -->"
+_CLOSE = "<!-- /generated:{name} -->"
+
+
+@dataclass(frozen=True)
+class DocBlock:
+    """One generated block: where it lives and the committed table it is rendered from."""
+
+    name: str
+    doc: str  # path of the markdown file, relative to the checkout
+    source: str  # the committed table it reads, relative to the checkout
+    render: Callable[[Path], str]
+
+
+def _num(value: object, spec: str) -> str:
+    try:
+        f = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if math.isnan(f) else format(f, spec)
+
+
+def _main_job_table(root: Path) -> str:
+    """Per arm and verdict: contexts, compactions, frames by shape drawn, tokens, recall."""
+    from evals.analysis.aggregate import arm_labels
+
+    summary = pd.read_csv(root / "results" / "summary.csv")
+    summary = summary.assign(arm_label=arm_labels(summary)).sort_values(
+        ["context_window", "strategy", "policy", "predicted_prompt_tokens"],
+        ascending=[False, True, True, True])
+    out = ["| arm | verdict | contexts | compactions | frames by shape drawn (per context) | "
+           "context tokens: text + image | recall [95 % Wilson] | recall, discarded (n) |",
+           "| --- | --- | ---: | ---: | --- | ---: | --- | --- |"]
+    for r in summary.itertuples():
+        if not r.n_questions and r.n_skipped:
+            out.append(f"| {r.arm_label} | {r.production} | {_num(r.n_contexts, '.0f')} | – | – | "
+                       f"skipped: {_num(r.tokens_skipped_context, ',.0f')} tokens, over the "
+                       "model's input window | – | – |")
+            continue
+        frames = r.frames_by_shape_per_context if isinstance(r.frames_by_shape_per_context,
+                                                             str) else "0"
+        out.append(
+            f"| {r.arm_label} | {r.production} | {_num(r.n_contexts, '.0f')} | "
+            f"{_num(r.compactions_mean, '.1f')} | {frames or '0'} | "
+            f"{_num(r.text_tokens, ',.0f')} + {_num(r.predicted_image_tokens, ',.0f')} | "
+            f"{_num(r.recall, '.2f')} [{_num(r.recall_lo, '.2f')}, {_num(r.recall_hi, '.2f')}] | "
+            f"{_num(r.recall_discarded, '.2f')} ({_num(r.n_discarded, '.0f')}) |")
+    return "\n".join(out)
+
+
+def _research_claims(root: Path) -> str:
+    """The held-out comparison's sentences, as research_compare wrote them."""
+    text = (root / "results" / "research" / "research_compare.md").read_text(encoding="utf-8")
+    marker = "### What the evidence supports"
+    if marker not in text:
+        raise ValueError("results/research/research_compare.md has no claims section: "
+                         "regenerate it with python -m evals.analysis.research_compare")
+    claims = text.split(marker, 1)[1].strip()
+    sessions = pd.read_csv(root / "results" / "research" / "research_sessions.csv")
+    base = sessions[sessions["research"] == "production"]
+    valid = int((base["verdict"] == "valid").sum())
+    head = (f"Held-out sessions: {base['seed'].nunique()} (production valid on {valid}, "
+            f"handed over to an LLM summary on {len(base) - valid}); per-session figures in "
+            "`results/research/research_sessions.csv`, tables in "
+            "`results/research/research_compare.md`.")
+    return head + "\n\n" + claims
+
+
+BLOCKS: tuple[DocBlock, ...] = (
+    DocBlock("main-job-table", "README.md", "results/summary.csv", _main_job_table),
+    DocBlock("research-claims", "README.md", "results/research/research_compare.md",
+             _research_claims),
+)
+
+
+def render_block(block: DocBlock, root: Path) -> str:
+    """The block's text with its markers."""
+    if not (root / block.source).is_file():
+        raise ValueError(f"{block.doc}: block {block.name} quotes {block.source}, which is not "
+                         "committed")
+    body = block.render(root).strip("\n")
+    return f"{_OPEN.format(name=block.name)}\n{body}\n{_CLOSE.format(name=block.name)}"
+
+
+def _span(text: str, name: str) -> tuple[int, int] | None:
+    m = re.search(rf"<!-- generated:{re.escape(name)}\b[^>]*-->.*?"
+                  rf"<!-- /generated:{re.escape(name)} -->", text, flags=re.S)
+    return (m.start(), m.end()) if m else None
+
+
+def write_docs(root: Path) -> list[str]:
+    """Rewrite every block in place; returns the names of the blocks that changed."""
+    changed = []
+    for block in BLOCKS:
+        path = root / block.doc
+        text = path.read_text(encoding="utf-8")
+        span = _span(text, block.name)
+        if span is None:
+            raise ValueError(f"{block.doc} has no generated:{block.name} markers")
+        new = text[:span[0]] + render_block(block, root) + text[span[1]:]
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(block.name)
+    return changed
+
+
+def check_docs(root: Path) -> list[str]:
+    """One line per problem: a block missing, stale, or quoting an uncommitted table."""
+    problems = []
+    for block in BLOCKS:
+        text = (root / block.doc).read_text(encoding="utf-8")
+        span = _span(text, block.name)
+        if span is None:
+            problems.append(f"{block.doc}: no generated:{block.name} block")
+            continue
+        try:
+            want = render_block(block, root)
+        except (OSError, ValueError) as exc:
+            problems.append(f"{block.doc}: {block.name}: {exc}")
+            continue
+        if text[span[0]:span[1]] != want:
+            problems.append(f"{block.doc}: block {block.name} is stale (differs from "
+                            f"{block.source}); run snapcompact-eval-table --write-docs")
+    return problems

@@ -1,0 +1,66 @@
+"""Arms that send the same bytes are one measurement: detected at planning, asked once, labelled.
+
+The smoke experiment at 512 px under the foveated policy draws its single frame in the dense
+companion 8on16-bw whatever shape the arm asks for (the archive's middle), so 11on16-bw and
+8on22-bw send byte-identical contexts: the case of issue 35.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hydra_compose import compose_eval
+from mock_runs import Counting, rows_of
+
+from evals.pipeline.run import run_config
+from evals.store.sent_index import SentIndex
+
+ARMS = ["experiment=smoke", "model=mock", "progress=false", "strategies=[snapcompact]",
+        "policies=[foveated]", "dataset.params.depths=[0.1,0.9]"]
+
+
+def test_identical_contexts_are_asked_once_and_labelled(tmp_path, capsys):
+    calls = Counting()
+    run_config(compose_eval([f"results_dir={tmp_path}", *ARMS, "shapes=[11on16-bw,8on22-bw]"]),
+               tmp_path / "run", base_dir=tmp_path, completion_fn=calls)
+    out = capsys.readouterr().out
+    rows = rows_of(tmp_path / "run")
+    first = [r for r in rows if r.shape_requested == "11on16-bw"]
+    second = [r for r in rows if r.shape_requested == "8on22-bw"]
+    assert len(first) == len(second) == 2
+    assert {r.sent_hash for r in first} == {r.sent_hash for r in second}
+    assert all(r.same_context_as is None for r in first)
+    assert {r.same_context_as for r in second} == {"snapcompact/foveated/11on16-bw@512"}
+    assert calls.calls == 2  # two questions, one context: the second arm came from the cache
+    assert "same context as snapcompact/foveated/11on16-bw@512" in out
+    # neither arm drew a frame in the shape it names: both are flagged, and rows say what was
+    # drawn, not what was asked
+    assert "no frame drawn in 11on16-bw (drawn: 1 x 8on16-bw)" in out
+    assert "no frame drawn in 8on22-bw (drawn: 1 x 8on16-bw)" in out
+    assert {r.shape for r in rows} == {"8on16-bw"}
+    assert {r.shape_asked_drawn for r in rows} == {False}
+
+
+def test_a_later_job_of_the_sweep_finds_the_earlier_one(tmp_path, capsys):
+    for shape in ("11on16-bw", "8on22-bw"):  # two jobs of a multirun: one process each
+        run_config(compose_eval([f"results_dir={tmp_path}", *ARMS, f"shapes=[{shape}]"]),
+                   tmp_path / f"shape={shape}", base_dir=tmp_path, completion_fn=Counting())
+    second = rows_of(tmp_path / "shape=8on22-bw")
+    assert {r.same_context_as for r in second} == {
+        "snapcompact/foveated/11on16-bw@512 (run shape=11on16-bw)"}
+    assert "same context as snapcompact/foveated/11on16-bw@512 (run shape=11on16-bw)" in \
+        capsys.readouterr().out
+
+
+def test_sent_index_first_writer_wins(tmp_path):
+    a = SentIndex(tmp_path, "run-a")
+    b = SentIndex(tmp_path, "run-b")
+    assert a.first("ab" * 32, "arm-1") is None  # first: recorded
+    assert a.first("ab" * 32, "arm-1") is None  # the same arm of the same run again: itself
+    assert b.first("ab" * 32, "arm-2") == "arm-1 (run run-a)"
+    assert json.loads((tmp_path / "ab" / f"{'ab' * 32}.json").read_text()) == {
+        "arm": "arm-1", "run": "run-a"}
+    dry = SentIndex(tmp_path, "run-c", read_only=True)
+    assert dry.first("cd" * 32, "arm-3") is None
+    assert not (tmp_path / "cd").exists()  # a dry run writes nothing
+    assert a.first("", "arm-1") is None
