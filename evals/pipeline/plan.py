@@ -33,8 +33,8 @@ from evals.store.records import (
 )
 from evals.store.sent_index import SentIndex
 from evals.support.console import console
-from snapcompact.compaction import user_question, with_cache_breakpoint
-from snapcompact.pricing import cache_uses, count_text_tokens
+from snapcompact.compaction import billed_text_tokens, user_question, with_cache_breakpoint
+from snapcompact.pricing import cache_uses
 
 QA_READER = "qa"
 
@@ -151,7 +151,7 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
     out: list[Planned] = []
     questions = item.questions[: spec.max_questions_per_item]
     texts = [prompts.question_text(q.question) for q in questions]
-    q_tokens_of = [count_text_tokens(t, model.target_model).tokens for t in texts]
+    q_tokens_of = [billed_text_tokens(t, model.target_model)[0] for t in texts]
     prefix = context.text_tokens_without_question + context.predicted_image_tokens
     uses = (cache_uses(plan.rule, prefix, [prefix + q for q in q_tokens_of]) if plan.on
             else [None] * len(questions))

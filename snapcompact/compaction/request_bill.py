@@ -20,7 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from snapcompact.compaction.text_counters import text_counter_for, tokenizer_family
 from snapcompact.pricing import ImageBill, bill_image, count_text_tokens
+from snapcompact.pricing.text_tokens import exact_encoding
 
 __all__ = ["RequestBill", "bill_request", "png_size", "request_images", "request_text"]
 
@@ -99,6 +101,23 @@ def request_images(messages: Sequence[Mapping[str, Any]]) -> list[tuple[bytes, s
     return out
 
 
+def billed_text_tokens(text: str, model: str) -> tuple[int, str]:
+    """Tokens of ``text`` as ``model``'s provider bills them, and how they were counted.
+
+    The model line's own tokenizer family when it has one (every Claude: claude-v3 and later
+    through ``ctok``, the agent's own counter; Kimi, Qwen, GLM, DeepSeek: their calibrated
+    estimates), OpenAI's exact tiktoken encoding for OpenAI models, else bytes/4, labelled as
+    the estimate it is. The method names the counter in every table that shows the tokens.
+    """
+    if tokenizer_family(model) is not None:
+        counter, method = text_counter_for(model, "auto")
+        return counter([text]), method
+    if exact_encoding(model) is not None:
+        counted = count_text_tokens(text, model)
+        return counted.tokens, counted.method
+    return (len(text.encode("utf-8")) + 3) // 4 if text else 0, "estimate:bytes4"
+
+
 def bill_request(messages: Sequence[Mapping[str, Any]], model: str, *, api: str | None = None,
                  provider: str | None = None, detail: str | None = None,
                  tools: Sequence[Mapping[str, Any]] = ()) -> RequestBill:
@@ -107,12 +126,12 @@ def bill_request(messages: Sequence[Mapping[str, Any]], model: str, *, api: str 
     text = request_text(messages)
     if tools:
         text += "\n" + json.dumps(list(tools), ensure_ascii=False, separators=(",", ":"))
-    counted = count_text_tokens(text, model)
+    text_tokens, text_method = billed_text_tokens(text, model)
     bills = []
     for png, own_detail in request_images(messages):
         width, height = png_size(png)
         bills.append(bill_image(model, width, height, own_detail or detail, api=api,
                                 provider=provider))
-    return RequestBill(text_tokens=counted.tokens, text_token_method=counted.method,
+    return RequestBill(text_tokens=text_tokens, text_token_method=text_method,
                        image_tokens=sum(b.tokens for b in bills), images=tuple(bills),
                        text_chars=len(text))

@@ -225,3 +225,25 @@ def test_claude_falls_back_to_a_labelled_estimate_without_ctok(monkeypatch) -> N
         assert counter([text]) == int(o200k([text]) * 1.19 + 0.5)
     finally:
         tc._cached_counter.cache_clear()
+
+
+def test_a_claude_request_is_billed_with_the_agents_claude_counter() -> None:
+    # The request bill counts a Claude line's text as Anthropic does (claude-v3 through ctok),
+    # not with an o200k proxy: on the corpus's plain user messages it equals the counts
+    # pi-agent-core recorded for claude-v3 (independent of this code).
+    from snapcompact.compaction import billed_text_tokens
+
+    plain = [(i, m["content"]) for i, m in enumerate(corpus()["messages"][:200])
+             if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    assert len(plain) >= 20
+    got = [billed_text_tokens(text, "claude-sonnet-4-5") for _, text in plain]
+    ref = [corpus()["counts"]["claude-v3"][i] for i, _ in plain]
+    exact = sum(g == r for (g, _), r in zip(got, ref, strict=True))
+    # claude-v3 through ctok is documented exact on 435 of 437 corpus messages (emoji
+    # sequences differ by 1-2 tokens): nearly all equal, none off by more than 2 tokens
+    assert exact >= 0.95 * len(plain)
+    assert all(abs(g - r) <= 2 for (g, _), r in zip(got, ref, strict=True))
+    assert {m for _, m in got} == {"estimate:claude-v3~ctok-v3"}
+    assert billed_text_tokens("hello world", "gpt-5") == (2, "exact:tiktoken:o200k_base")
+    # a model with neither a family nor an exact encoding: bytes/4, labelled as the estimate
+    assert billed_text_tokens("x" * 10, "gemini-2.5-flash") == (3, "estimate:bytes4")

@@ -135,7 +135,7 @@ def test_request_is_llm_messages_plus_the_question_byte_for_byte(tmp_path, sessi
 
 def test_context_bill_is_the_documented_bill_of_every_sent_frame_plus_text(tmp_path,
                                                                            session_item):
-    from snapcompact.pricing import count_text_tokens
+    from snapcompact.compaction import billed_text_tokens
 
     spec = spec_for(tmp_path, SMALL)
     store = FrameStore(tmp_path / "frames")
@@ -167,7 +167,7 @@ def test_context_bill_is_the_documented_bill_of_every_sent_frame_plus_text(tmp_p
     assert sorted(t["function"]["name"] for t in context.tools) == names and names
     joined = "\n".join(texts) + "\n" + json.dumps([dict(t) for t in context.tools],
                                                   separators=(",", ":"))
-    assert context.text_tokens_without_question == count_text_tokens(joined, model.target_model).tokens
+    assert context.text_tokens_without_question == billed_text_tokens(joined, model.target_model)[0]
 
 
 def test_strategies_keep_what_they_promise(tmp_path, session_item):
