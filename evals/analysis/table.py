@@ -55,6 +55,17 @@ from evals.store.records import load_records
 from snapcompact.pricing import parse_shape_rules
 
 
+#: Record fields that change from run to run of the same code on the same data.
+PER_RUN_COLUMNS = ("git_sha", "created_at", "latency_s")
+
+
+def _code_hashes(df: pd.DataFrame) -> str:
+    """The code that wrote the records: its content hash (``code_sha256``), not the commit."""
+    hashes = sorted({str(h) for h in df.get("code_sha256", pd.Series(dtype=str)).dropna()
+                     if str(h)})
+    return "sha256 " + ", ".join(h[:16] for h in hashes) if hashes else "hash not recorded"
+
+
 def _write_table(frame: pd.DataFrame, out: Path, stem: str) -> None:
     frame.to_parquet(out / f"{stem}.parquet", index=False)
     frame.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
@@ -290,7 +301,7 @@ def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[De
         "# Compaction evaluation: recall per billed token", "",
         (f"Records: {len(df)} measurements from {df['run_id'].nunique()} run(s) "
          f"({df.attrs.get('duplicates_dropped', 0)} duplicate rows dropped), "
-         f"git {', '.join(sorted(df['git_sha'].unique()))}."),
+         f"code {_code_hashes(df)}."),
         "Answers by: " + "; ".join(reader_label(r) for r in readers) + ".", "",
         "## Rule", "", rule, "",
         "## Per arm", "", *_summary_lines(summary),
@@ -346,7 +357,10 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
                   f"({', '.join(sorted(df['reader_id'].unique()))}); see results/README.md")
     proposal = propose_table(current, decisions, reader=reader, provenance=provenance)
     out.mkdir(parents=True, exist_ok=True)
-    _write_table(df, out, "records")
+    # what differs between two runs of the same code on the same data (the checkout's commit,
+    # when a row was written, how long it took) is left out of the committed table, so a
+    # rerun from a fresh clone reproduces it byte for byte; run folders keep every field
+    _write_table(df.drop(columns=[c for c in PER_RUN_COLUMNS if c in df]), out, "records")
     _write_table(summary, out, "summary")
     _write_table(recall_by_round(df), out, "recall_by_round")
     _write_table(recall_by_depth(df), out, "recall_by_depth")

@@ -78,6 +78,7 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         seed=item.seed,
         package_version=v.package_version,
         git_sha=v.git_sha,
+        code_sha256=v.code_sha256,
         shape_table_sha256=v.shape_table_sha256,
         pricing_table_sha256=v.pricing_table_sha256,
         renderer_version=v.renderer_version,

@@ -37,6 +37,9 @@ class Versions:
     model_shapes_sha256: str
     renderer_version: str
     dependency_versions: Mapping[str, str] = field(default_factory=dict)
+    #: content hash of the code (see :func:`code_sha256`): equal for any checkout or wheel of
+    #: the same code, unlike the commit, which also moves when only results change
+    code_sha256: str = ""
 
 
 @functools.lru_cache(maxsize=1)
@@ -48,7 +51,29 @@ def versions() -> Versions:
     except PackageNotFoundError:
         package = "unknown"
     return Versions(package, _git_sha(), shape_table_sha256(), pricing_table_sha256(),
-                    model_shapes_sha256(), RENDERER_VERSION, dependency_versions())
+                    model_shapes_sha256(), RENDERER_VERSION, dependency_versions(),
+                    code_sha256())
+
+
+_CODE_SUFFIXES = (".py", ".toml", ".yaml", ".json", ".bdf", ".txt")
+
+
+@functools.lru_cache(maxsize=1)
+def code_sha256() -> str:
+    """sha256 over the library's and the harness's files (path and bytes, sorted; bytecode
+    caches left out), configs included (``evals/configs`` links to them)."""
+    import evals
+    import snapcompact
+
+    digest = hashlib.sha256()
+    for package in (Path(snapcompact.__file__).parent, Path(evals.__file__).parent):
+        files = sorted(p for p in package.rglob("*")
+                       if p.is_file() and p.suffix in _CODE_SUFFIXES
+                       and "__pycache__" not in p.parts)
+        for path in files:
+            digest.update(f"{package.name}/{path.relative_to(package).as_posix()}\0".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def _git_sha() -> str:

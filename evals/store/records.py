@@ -135,6 +135,8 @@ class Record:
     summary_stand_in: bool = False
     #: sha256 of the context sent (question excluded): equal values, byte-identical contexts
     sent_hash: str = ""
+    #: content hash of the code that wrote the row (evals.spec.provenance.code_sha256)
+    code_sha256: str = ""
     #: the arm (label) of the same item whose context was byte-identical: this row is that
     #: arm's measurement again, asked once (None: a context of its own)
     same_context_as: str | None = None
