@@ -54,7 +54,6 @@ from evals.replay.passes import load_passes, pass_lines, passes_frame
 from evals.store.records import load_records
 from snapcompact.pricing import parse_shape_rules
 
-
 #: Record fields that change from run to run of the same code on the same data.
 PER_RUN_COLUMNS = ("git_sha", "created_at", "latency_s")
 

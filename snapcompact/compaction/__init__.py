@@ -93,7 +93,7 @@ if TYPE_CHECKING:
         tallied,
         truncating_hooks,
     )
-    from snapcompact.compaction.request_bill import bill_request, png_size
+    from snapcompact.compaction.request_bill import bill_request, billed_text_tokens, png_size
     from snapcompact.compaction.session import Session
     from snapcompact.compaction.settings import (
         DEFAULT_SETTINGS,

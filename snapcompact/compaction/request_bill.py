@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from snapcompact.compaction.text_counters import text_counter_for, tokenizer_family
-from snapcompact.pricing import ImageBill, bill_image, count_text_tokens
-from snapcompact.pricing.text_tokens import exact_encoding
+from snapcompact.pricing import ImageBill, bill_image, count_text_tokens, exact_encoding
 
 __all__ = ["RequestBill", "bill_request", "png_size", "request_images", "request_text"]
 

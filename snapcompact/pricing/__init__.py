@@ -68,7 +68,7 @@ if TYPE_CHECKING:
         resolve_shape_for_scan,
         resolve_shape_for_text,
     )
-    from snapcompact.pricing.text_tokens import count_text_tokens, tiktoken_encoding
+    from snapcompact.pricing.text_tokens import count_text_tokens, exact_encoding, tiktoken_encoding
 
 #: Public name -> the module that defines it (imported on first use, so importing one stage
 #: does not load the others).
@@ -84,6 +84,7 @@ _WHERE: dict[str, str] = {
     "prompt_cache_rules": "prompt_cache",
     "PromptCacheRule": "prompt_cache",
     "count_text_tokens": "text_tokens",
+    "exact_encoding": "text_tokens",
     "tiktoken_encoding": "text_tokens",
     "DEFAULT_PROVIDER_IMAGE_BUDGET": "budgets",
     "DETAILS": "billing",
@@ -150,6 +151,7 @@ __all__ = [
     "api_for",
     "bill_image",
     "count_text_tokens",
+    "exact_encoding",
     "family_image_detail",
     "frame_fits_provider",
     "frame_token_estimate",
