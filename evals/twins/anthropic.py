@@ -81,10 +81,10 @@ def _check_edges(images: list[DecodedImage], limits: dict[str, Any]) -> None:
 def _bill_claude(model: str, images: list[DecodedImage], texts: list[str],
                  answer: str, tool_calls: int) -> Billed:
     billed = [anthropic_image_tokens(model, im.width, im.height) for im in images]
-    return Billed(text_tokens=sum(text_tokens(t) for t in texts),
+    return Billed(text_tokens=sum(text_tokens(t, model) for t in texts),
                   image_tokens=tuple(t for t, _ in billed),
                   image_sizes=tuple((im.width, im.height) for im in images),
-                  completion_tokens=text_tokens(answer), tool_calls=tool_calls)
+                  completion_tokens=text_tokens(answer, model), tool_calls=tool_calls)
 
 
 @dataclass
@@ -246,7 +246,7 @@ class AnthropicTwin(WireTwin):
                                                            if isinstance(content, list)
                                                            else content)}]
         digest = prefix_digest(model, body.get("tools"), body.get("system"), head)
-        prefix = (sum(text_tokens(t) for t in texts[:n_texts])
+        prefix = (sum(text_tokens(t, model) for t in texts[:n_texts])
                   + sum(billed.image_tokens[:n_images]))
         read, written = self.prompt_cache.breakpoint(model, digest, prefix)
         return dataclasses.replace(billed, cache_read_tokens=read, cache_write_tokens=written)

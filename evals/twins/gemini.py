@@ -164,8 +164,9 @@ class GeminiTwin(WireTwin):
             _check_thought_signatures(contents)
         self.check_image_count(len(images))
         answer = self.answer_fn(texts)
-        billed = Billed(text_tokens=sum(text_tokens(t) for t in texts), image_tokens=tuple(tokens),
-                        image_sizes=tuple(images), completion_tokens=text_tokens(answer),
+        billed = Billed(text_tokens=sum(text_tokens(t, model) for t in texts),
+                        image_tokens=tuple(tokens),
+                        image_sizes=tuple(images), completion_tokens=text_tokens(answer, model),
                         tool_calls=tool_calls)
         billed = self._cached(model, body, boundaries, texts, billed)
         details = [{"modality": "TEXT", "tokenCount": billed.text_tokens}]
@@ -191,7 +192,7 @@ class GeminiTwin(WireTwin):
         import dataclasses
         import itertools
 
-        text_sums = [0, *itertools.accumulate(text_tokens(t) for t in texts)]
+        text_sums = [0, *itertools.accumulate(text_tokens(t, model) for t in texts)]
         image_sums = [0, *itertools.accumulate(billed.image_tokens)]
         start = [model, body.get("systemInstruction"), body.get("tools")]
         # the prefix before part i: the chain over parts 0..i-1

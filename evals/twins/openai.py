@@ -159,9 +159,10 @@ class OpenAITwin(WireTwin):
         elif "claude" in model:  # OpenRouter forwards Claude to Anthropic, usage included
             tokens = [anthropic_image_tokens(model.replace(".", "-"), im.width, im.height)[0]
                       for im, _ in images]
-        return Billed(text_tokens=sum(text_tokens(t) for t in texts), image_tokens=tuple(tokens),
+        return Billed(text_tokens=sum(text_tokens(t, model) for t in texts),
+                      image_tokens=tuple(tokens),
                       image_sizes=tuple((im.width, im.height) for im, _ in images),
-                      completion_tokens=text_tokens(answer), tool_calls=tool_calls)
+                      completion_tokens=text_tokens(answer, model), tool_calls=tool_calls)
 
     # -- POST /chat/completions ------------------------------------------------------------
     def chat(self, request: Any, body: dict[str, Any], match: Any):
@@ -251,7 +252,7 @@ class OpenAITwin(WireTwin):
         import dataclasses
         import itertools
 
-        text_sums = [0, *itertools.accumulate(text_tokens(t) for t in texts)]
+        text_sums = [0, *itertools.accumulate(text_tokens(t, model) for t in texts)]
         image_sums = [0, *itertools.accumulate(billed.image_tokens)]
         digests = digest_chain([model, body.get("tools")], body["messages"])
         points = [(digests[m - 1], text_sums[nt] + image_sums[ni]) for m, nt, ni in boundaries]

@@ -21,7 +21,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from snapcompact.pricing import count_text_tokens
+from snapcompact.compaction import billed_text_tokens
 
 __all__ = [
     "DecodedImage",
@@ -213,6 +213,8 @@ def gemini_image_tokens(model: str, width: int, height: int, resolution: str | N
 # text
 
 
-def text_tokens(text: str) -> int:
-    """Tokens of a text part: o200k_base when it loads offline, else ceil(characters / 4)."""
-    return count_text_tokens(text, "gpt-4o").tokens if text else 0
+def text_tokens(text: str, model: str = "gpt-4o") -> int:
+    """Tokens of a text part as ``model``'s provider counts them: the model line's tokenizer
+    (Claude's through ctok, OpenAI's exact encoding; see
+    :func:`snapcompact.compaction.billed_text_tokens`), bytes/4 for a line without one."""
+    return billed_text_tokens(text, model)[0] if text else 0
