@@ -365,6 +365,10 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     _write_table(recall_by_depth(df), out, "recall_by_depth")
     labelled = df.assign(arm_label=arm_labels(df))
     passes = passes_frame(labelled, load_passes(paths, df["context_hash"]))
+    if len(passes):  # in a stable order: the run's contexts finish in no fixed order
+        passes = passes.sort_values(
+            [c for c in ("context_window", "arm_label", "item_id", "pass_index") if c in passes],
+            kind="stable", ignore_index=True)
     passes.to_csv(out / "passes.csv", index=False)
     decision_frame = pd.DataFrame([d.to_row() for d in decisions])
     decision_frame.to_csv(out / "decisions.csv", index=False, float_format="%.6g")
