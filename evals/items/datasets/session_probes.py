@@ -156,7 +156,9 @@ def _counts(line: str) -> list[tuple[str, str, str | None]]:
 
 def _errors(line: str) -> list[tuple[str, str, str | None]]:
     m = _ERROR.search(line)
-    message = m.group(2).rstrip(",;") if m else ""
+    if m is None:
+        return []
+    message = m.group(2).rstrip(",;")
     if not 8 <= len(message) <= MAX_ERROR_CHARS:
         return []
     if sum(1 for w in message.split() if any(c.isalpha() for c in w)) < 3:
