@@ -11,6 +11,7 @@ rendered. Loaders (all deterministic by `seed` on one interpreter):
 - "agent_session": generated coding-agent sessions (user, tool calls, tool output) of 20k-200k
                  tokens with facts at chosen depths (returns session items)
 - "session":     a user's own session file plus a JSONL questions file (a session item)
+- "session-file": a user's own session file with probe questions drawn from its tool output
 
 Text items are packed into conversations by ``evals.items.sessions.as_session`` before replay.
 
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from evals.items.datasets.agent_session import load_agent_session
 from evals.items.datasets.common import CHARS_PER_TOKEN, MAX_TARGET_TOKENS, estimate_tokens
 from evals.items.datasets.needles import load_needles
+from evals.items.datasets.session_probes import load_session_file
 from evals.items.datasets.squad import SquadUnavailable, load_squad
 from evals.items.datasets.tiny import load_tiny
 from evals.items.datasets.tool_output import load_tool_output
@@ -35,6 +37,7 @@ from evals.items.sessions import SessionItem
 LOADERS: dict[str, Callable[..., list[QAItem] | list[SessionItem]]] = {
     "agent_session": load_agent_session,
     "session": load_user_session,
+    "session-file": load_session_file,
     "squad": load_squad,
     "needles": load_needles,
     "tool_output": load_tool_output,
