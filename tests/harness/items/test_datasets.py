@@ -77,7 +77,7 @@ def _load(name, squad_cache, **overrides):
 
 def test_registry_names():
     assert set(dataset_names()) == {"squad", "needles", "tool_output", "tiny", "agent_session",
-                                    "session"}
+                                    "session", "session-file"}
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
