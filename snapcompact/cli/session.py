@@ -42,11 +42,12 @@ def _settings(args: argparse.Namespace):
 
 
 def _load(path: str):
-    from snapcompact.compaction import Session
+    from snapcompact.compaction import read_session_file
 
-    if not Path(path).is_file():
-        raise ValueError(f"session file {path} does not exist")
-    return Session.load(path, fsync=False)
+    loaded = read_session_file(path)  # any format the agent reads; bad lines are warnings
+    for note in loaded.warnings:
+        sys.stderr.write(f"warning: {path}: {note}\n")
+    return loaded.session
 
 
 def _slim(value: Any) -> Any:
