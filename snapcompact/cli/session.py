@@ -199,7 +199,7 @@ def add_session_parser(sub: Any) -> None:
     """Register the ``session`` verb on the main parser's subcommands."""
     p = sub.add_parser("session",
                        help="inspect a session file: show | transcript | tree | prune (read only)")
-    p.add_argument("session", help="session JSONL file")
+    p.add_argument("session", help="session JSONL file (pi v1-v3, oh-my-pi/GJC or Claude Code)")
     p.add_argument("action", choices=sorted(_COMMANDS))
     p.add_argument("--settings",
                    help="settings file (TOML/JSON/YAML); default: the agent's user and project "

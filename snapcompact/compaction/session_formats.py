@@ -14,10 +14,11 @@ What the agent does, and therefore what happens here (behaviour ported from its
   ``splitlines()``: U+2028 occurs inside strings). Several values on one line are all kept (two
   objects joined without a newline). At a value that does not parse, the rest of that line is
   skipped and reading goes on at the next line; values before it on the line are kept.
-* pi v1 (header without ``version``) is migrated: each entry gets a fresh id and the previous
-  entry as parent; a compaction's ``firstKeptEntryIndex`` (an index into the file's records, the
-  header being record 0) becomes ``firstKeptEntryId``. v1/v2 ``hookMessage`` roles become
-  ``custom``. Ids here are deterministic (``v1-00001``...), the agent's are random.
+* pi v1 (header without ``version``, entries without ids) is migrated: each entry gets an id
+  and the previous entry as parent; a compaction's ``firstKeptEntryIndex`` (an index into the
+  file's records, the header being record 0) becomes ``firstKeptEntryId``. v1/v2
+  ``hookMessage`` roles become ``custom``. Ids here are deterministic (``v1-00001``...), the
+  agent's are random. This project's own tree files say version 1 but carry ids: kept as they are.
 * An entry whose parent is not in the file (its parent sat on a skipped line) starts the branch
   again: the agent's walk from the leaf stops at a missing parent, so the earlier entries are not
   in its context.
@@ -157,7 +158,9 @@ def _migrate_pi(records: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, di
     if not isinstance(version, int) or version >= 3:
         return records
     objs = [dict(obj) for _, obj in records]
-    if version < 2:
+    # This project's own session writer labels its tree files version 1 although every entry has
+    # an id and a parent: those are never re-id'd (a real v1 file has no entry ids at all).
+    if version < 2 and not any(isinstance(o.get("id"), str) for o in objs[1:]):
         previous: str | None = None
         for i, obj in enumerate(objs):
             if obj.get("type") == "session":
@@ -424,8 +427,7 @@ def read_session_file(path: str | Path) -> LoadedSession:
         raise ValueError(f"{p}: no JSON record could be read (an empty or unreadable file)")
     first = records[0][1]
     if first.get("type") == "session":
-        version = first.get("version", 1)
-        fmt = f"pi-v{version}" if version in (1, 2, 3) else f"pi-v{version}"
+        fmt = f"pi-v{first.get('version', 1)}"
         records = _replace_blob_images(_migrate_pi(records), notes)
         session = Session.from_records(p, records, fsync=False, orphans_as_roots=True)
     elif _is_claude(records):
