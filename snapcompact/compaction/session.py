@@ -182,8 +182,9 @@ class Session:
             if (orphans_as_roots and entry.parent_id is not None
                     and entry.parent_id not in session._by_id):
                 session.load_notes.append(
-                    f"line {n}: entry {entry.id!r} names parent {entry.parent_id!r}, which is not "
-                    "in the file; the branch starts again here (the agent's walk stops there too)")
+                    f"line {n}: entry {entry.id!r} names parent {entry.parent_id!r}, which no "
+                    "earlier line holds; the branch starts again here (the agent's walk from the "
+                    "leaf stops there too)")
                 entry = replace(entry, parent_id=None)
             try:
                 session._index(entry)

@@ -69,11 +69,25 @@ class LoadedSession:
     warnings: tuple[str, ...]
 
 
-def _parse_stream(text: str) -> tuple[list[tuple[int, Any]], list[str]]:
+def _decode_lines(raw: bytes, notes: list[str]) -> list[str]:
+    """The file's ``\\n`` lines as text; bytes that are not UTF-8 become U+FFFD (the agent's
+    ``TextDecoder`` does the same), with one note per such line."""
+    lines = []
+    for n, chunk in enumerate(raw.split(b"\n"), 1):
+        try:
+            lines.append(chunk.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            notes.append(f"line {n} is not valid UTF-8 ({exc.reason} at byte {exc.start}); "
+                         "undecodable bytes read as U+FFFD, as the agent's decoder does")
+            lines.append(chunk.decode("utf-8", errors="replace"))
+    return lines
+
+
+def _parse_stream(lines: list[str]) -> tuple[list[tuple[int, Any]], list[str]]:
     """pi's reader: every JSON value per ``\\n`` line; a bad value drops the rest of its line."""
     values: list[tuple[int, Any]] = []
     notes: list[str] = []
-    for n, line in enumerate(text.split("\n"), 1):
+    for n, line in enumerate(lines, 1):
         pos, end = 0, len(line)
         while True:
             while pos < end and line[pos] in _WS:
@@ -84,6 +98,7 @@ def _parse_stream(text: str) -> tuple[list[tuple[int, Any]], list[str]]:
                 value, pos = _DECODER.raw_decode(line, pos)
             except (ValueError, RecursionError) as exc:  # JSONDecodeError, huge ints, nesting
                 why = (f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
+                       else "nested too deeply to read" if isinstance(exc, RecursionError)
                        else str(exc) or type(exc).__name__)
                 notes.append(f"line {n} does not parse ({why}); the rest of the line is "
                              "skipped, as the agent does")
@@ -96,17 +111,18 @@ def _parse_stream(text: str) -> tuple[list[tuple[int, Any]], list[str]]:
     return values, notes
 
 
-def _parse_lines(text: str) -> tuple[list[tuple[int, Any]], list[str]]:
+def _parse_lines(lines: list[str]) -> tuple[list[tuple[int, Any]], list[str]]:
     """The Claude importer's reader: one ``JSON.parse`` per line; a line that fails is skipped."""
     values: list[tuple[int, Any]] = []
     notes: list[str] = []
-    for n, line in enumerate(text.split("\n"), 1):
+    for n, line in enumerate(lines, 1):
         if not line.strip(_WS):
             continue
         try:
             values.append((n, json.loads(line)))
         except (ValueError, RecursionError) as exc:
-            notes.append(f"line {n} does not parse ({exc}); skipped, as the agent's Claude "
+            why = "nested too deeply to read" if isinstance(exc, RecursionError) else str(exc)
+            notes.append(f"line {n} does not parse ({why}); skipped, as the agent's Claude "
                          "importer does")
     return values, notes
 
@@ -420,11 +436,16 @@ def read_session_file(path: str | Path) -> LoadedSession:
     if not p.is_file():
         raise ValueError(f"session file {p} does not exist")
     raw = p.read_bytes().removeprefix(b"\xef\xbb\xbf")
-    text = raw.decode("utf-8", errors="replace")
-    values, notes = _parse_stream(text)
+    if not raw.strip():
+        raise ValueError(f"{p}: the file is empty (a session file starts with a session header "
+                         "line)")
+    decoding: list[str] = []
+    lines = _decode_lines(raw, decoding)
+    values, notes = _parse_stream(lines)
+    notes[:0] = decoding
     records = _objects(values, notes)
     if not records:
-        raise ValueError(f"{p}: no JSON record could be read (an empty or unreadable file)")
+        raise ValueError(f"{p}: no line holds a JSON record ({'; '.join(notes[:3])})")
     first = records[0][1]
     if first.get("type") == "session":
         fmt = f"pi-v{first.get('version', 1)}"
@@ -432,14 +453,15 @@ def read_session_file(path: str | Path) -> LoadedSession:
         session = Session.from_records(p, records, fsync=False, orphans_as_roots=True)
     elif _is_claude(records):
         fmt = "claude-code"
-        values, notes = _parse_lines(text)
+        values, notes = _parse_lines(lines)
+        notes[:0] = decoding
         records = _objects(values, notes)
         session = Session.from_records(p, _claude_records(p, records, notes), fsync=False,
                                        orphans_as_roots=True)
     else:
-        raise ValueError(f"{p}: unknown session format: the first record is not a pi session "
-                         "header (type 'session') and no record is a Claude Code user/assistant "
-                         "line (type + uuid)")
+        raise ValueError(f"{p}: the first line must be a session header (type 'session', a pi "
+                         "session), and no line is a Claude Code user/assistant record (type + "
+                         "uuid): not a session format the agent reads")
     session.path = None  # read-only view: nothing is ever appended to the source file
     notes.extend(session.load_notes)
     return LoadedSession(session=session, format=fmt, warnings=tuple(notes))

@@ -103,10 +103,10 @@ def test_a_torn_value_keeps_what_came_before_it_on_the_line(tmp_path):
 def test_unknown_format_and_empty_file_are_clear_errors(tmp_path):
     f = tmp_path / "x.jsonl"
     f.write_text('{"hello": 1}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="unknown session format"):
+    with pytest.raises(ValueError, match="the first line must be a session header"):
         read_session_file(f)
     f.write_text("\n\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="no JSON record"):
+    with pytest.raises(ValueError, match="the file is empty"):
         read_session_file(f)
 
 
