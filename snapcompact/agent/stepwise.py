@@ -168,7 +168,8 @@ def _png_size(raw: bytes) -> tuple[int, int]:
 
 def _walk(content: Any, frames: list[bytes]) -> int:
     """Text characters of one message's content, as the oracle counts a request: text, tool
-    call arguments as JSON, thinking; images collected into ``frames``."""
+    call arguments as JSON, thinking; images collected into ``frames`` (an image still held as a
+    ``blob:sha256:`` reference has no bytes to collect and is skipped)."""
     if isinstance(content, str):
         return len(content)
     chars = 0
@@ -186,6 +187,8 @@ def _walk(content: Any, frames: list[bytes]) -> int:
             data = block.get("data")
             if not isinstance(data, str):
                 data = (block.get("source") or {}).get("data", "")
+            if isinstance(data, str) and data.startswith("blob:sha256:"):
+                continue  # a blob reference with no store: no image bytes (the agent drops it)
             frames.append(base64.b64decode(data))
     return chars
 

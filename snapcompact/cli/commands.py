@@ -281,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compact", help="replay a session through the compaction pipeline and "
                        "write the next turn's context")
-    p.add_argument("session", help="JSONL session tree, or a JSON list of agent messages")
+    p.add_argument("session", help="session JSONL (pi v1-v3, oh-my-pi/GJC or Claude Code; bad "
+                   "lines are warnings), or a JSON list of agent messages")
     p.add_argument("--model", required=True)
     p.add_argument("--api")
     p.add_argument("--provider")

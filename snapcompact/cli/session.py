@@ -42,11 +42,12 @@ def _settings(args: argparse.Namespace):
 
 
 def _load(path: str):
-    from snapcompact.compaction import Session
+    from snapcompact.compaction import read_session_file
 
-    if not Path(path).is_file():
-        raise ValueError(f"session file {path} does not exist")
-    return Session.load(path, fsync=False)
+    loaded = read_session_file(path)  # any format the agent reads; bad lines are warnings
+    for note in loaded.warnings:
+        sys.stderr.write(f"warning: {path}: {note}\n")
+    return loaded.session
 
 
 def _slim(value: Any) -> Any:
@@ -198,7 +199,7 @@ def add_session_parser(sub: Any) -> None:
     """Register the ``session`` verb on the main parser's subcommands."""
     p = sub.add_parser("session",
                        help="inspect a session file: show | transcript | tree | prune (read only)")
-    p.add_argument("session", help="session JSONL file")
+    p.add_argument("session", help="session JSONL file (pi v1-v3, oh-my-pi/GJC or Claude Code)")
     p.add_argument("action", choices=sorted(_COMMANDS))
     p.add_argument("--settings",
                    help="settings file (TOML/JSON/YAML); default: the agent's user and project "

@@ -95,6 +95,7 @@ if TYPE_CHECKING:
     )
     from snapcompact.compaction.request_bill import bill_request, billed_text_tokens, png_size
     from snapcompact.compaction.session import Session
+    from snapcompact.compaction.session_formats import LoadedSession, read_session_file
     from snapcompact.compaction.settings import (
         DEFAULT_SETTINGS,
         FRAME_CAP_BYTES,
@@ -199,6 +200,8 @@ _WHERE: dict[str, str] = {
     "litellm_chat": "litellm_adapter",
     "litellm_complete": "litellm_adapter",
     "load_session_messages": "replay",
+    "LoadedSession": "session_formats",
+    "read_session_file": "session_formats",
     "load_settings": "settings",
     "merge_settings": "settings",
     "MessageEntry": "entries",
@@ -314,6 +317,8 @@ __all__ = [
     "litellm_chat",
     "litellm_complete",
     "load_session_messages",
+    "LoadedSession",
+    "read_session_file",
     "load_settings",
     "merge_settings",
     "png_size",

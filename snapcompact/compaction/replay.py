@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -45,6 +46,7 @@ from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.pipeline import CompactionOutcome, CompactionPipeline
 from snapcompact.compaction.session import Session
 from snapcompact.compaction.session_check import check_message
+from snapcompact.compaction.session_formats import read_session_file
 from snapcompact.compaction.settings import Settings
 from snapcompact.compaction.summarize import CompleteFn
 
@@ -306,7 +308,9 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
 def load_session_messages(path: str | Path) -> list[dict[str, Any]]:
     """The messages of a session file, oldest first.
 
-    Accepts the pipeline's JSONL session tree (the active branch's message and custom-message
+    Accepts a JSONL session in any format the agent reads (pi v1-v3, oh-my-pi/GJC, Claude Code:
+    :func:`~snapcompact.compaction.session_formats.read_session_file`, whose repairs of bad lines
+    are issued as warnings naming the line; the active branch's message and custom-message
     entries; earlier compactions are not replayed, the replay decides its own) or a JSON list of
     agent messages (what ``snapcompact serialize`` reads). Every message is checked before it is
     returned (:func:`~snapcompact.compaction.session_check.check_message`): a bad one is a
@@ -328,7 +332,10 @@ def load_session_messages(path: str | Path) -> list[dict[str, Any]]:
         for i, message in enumerate(data):
             check_message(message, f"{p}: entry {i}")
         return [dict(m) for m in data]
-    session = Session.load(p)
+    loaded = read_session_file(p)
+    for note in loaded.warnings:
+        warnings.warn(f"{p}: {note}", stacklevel=2)
+    session = loaded.session
     out: list[dict[str, Any]] = []
     for entry in session.get_branch():
         if isinstance(entry, MessageEntry):

@@ -76,6 +76,8 @@ class Session:
         self.leaf_id: str | None = None
         self._leaf_moved = False
         self.source_lines: dict[str, int] = {}  # entry id -> line of the loaded file
+        #: What loading repaired (one note per line), see :meth:`from_records`.
+        self.load_notes: list[str] = []
         #: Bumped by every change (append, leaf move, replacement): equal versions, equal session.
         self.version = 0
         self._branch_index = BranchIndex(self)
@@ -147,6 +149,23 @@ class Session:
             records.append((n, obj))
         if not records or records[0][1].get("type") != "session":
             raise ValueError(f"{p}: the first line must be a session header")
+        return cls.from_records(p, records, id_factory=id_factory, clock=clock, fsync=fsync)
+
+    @classmethod
+    def from_records(cls, path: str | Path, records: Iterable[tuple[int, Mapping[str, Any]]], *,
+                     id_factory: Callable[[], str] | None = None,
+                     clock: Callable[[], float] | None = None, fsync: bool = True,
+                     orphans_as_roots: bool = False) -> Session:
+        """Build a session from parsed ``(line number, object)`` records, the header first.
+
+        ``orphans_as_roots`` makes an entry whose parent is not in the file a root (the agent's
+        branch walk stops at a missing parent, so what it sees is the same) instead of an error;
+        each such entry gets one note in ``session.load_notes`` naming its line.
+        """
+        p = Path(path)
+        records = list(records)
+        if not records or records[0][1].get("type") != "session":
+            raise ValueError(f"{p}: the first record must be a session header")
         session = cls(p, id_factory=id_factory, clock=clock, fsync=fsync,
                       _header=SessionHeader.from_json(records[0][1]))
         lines: dict[str, int] = {}
@@ -160,6 +179,13 @@ class Session:
                 session.version += 1
                 continue
             entry = entry_from_json(obj, f"{p}: line {n}")
+            if (orphans_as_roots and entry.parent_id is not None
+                    and entry.parent_id not in session._by_id):
+                session.load_notes.append(
+                    f"line {n}: entry {entry.id!r} names parent {entry.parent_id!r}, which no "
+                    "earlier line holds; the branch starts again here (the agent's walk from the "
+                    "leaf stops there too)")
+                entry = replace(entry, parent_id=None)
             try:
                 session._index(entry)
             except ValueError as exc:

@@ -88,6 +88,14 @@ CLAUDE_FALLBACK_SCALES: dict[str, tuple[str, float]] = {
 _CACHE_SIZE = 1 << 16
 
 
+#: The real fix when the Claude counter is missing: every ctok release declares Python >= 3.12,
+#: so pip leaves it out on 3.11 although it runs there (its one dependency, regex, comes with
+#: tiktoken).
+_CTOK_MISSING = ("the Claude token counter needs the ctok package, which is not installed (pip "
+                 "skips it on Python 3.11 because every ctok release declares Python >= 3.12; "
+                 "it runs on 3.11: pip install --no-deps --ignore-requires-python ctok==1.3.0)")
+
+
 def _tiktoken_count(name: str) -> Callable[[str], int]:
     enc = tiktoken_encoding(name)
     if enc is None:
@@ -107,9 +115,7 @@ def _ctok_count(version: str, strip_trailing_ascii_space: bool = False) -> Calla
     try:
         import ctok  # noqa: F401
     except ImportError as exc:
-        raise RuntimeError("the Claude tokenizer needs the ctok package (pip install "
-                           "ctok==1.3.0; on Python 3.11 add --ignore-requires-python "
-                           "--no-deps)") from exc
+        raise RuntimeError(_CTOK_MISSING) from exc
 
     # ctok.token_count(text, version) less the single-message frame, summed over pieces that
     # tile on their own and memoized (exact: see ctok_pieces).
@@ -145,7 +151,14 @@ def _fragment_counter(name: str) -> Callable[[str], int]:
     scaled = _scale_of(name)
     if scaled is not None:
         base, scale = scaled
-        return _fragment_counter(base) if scale == 1.0 else _scaled(_fragment_counter(base), scale)
+        try:
+            counter = _fragment_counter(base)
+        except RuntimeError as exc:
+            if name in CLAUDE_FALLBACK_SCALES:  # ctok missing and its stand-in unavailable too
+                raise RuntimeError(_CTOK_MISSING + f"; its stand-in ({base} x{scale}) is not "
+                                   f"available either: {exc}") from exc
+            raise
+        return counter if scale == 1.0 else _scaled(counter, scale)
     if name in CLAUDE_FAMILIES:
         return _ctok_count(CLAUDE_FAMILIES[name], strip_trailing_ascii_space=name == "claude-v5")
     raise ValueError(f"unknown text counter {name!r} (known: bytes4, o200k, cl100k, "

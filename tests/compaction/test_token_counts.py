@@ -227,6 +227,20 @@ def test_claude_falls_back_to_a_labelled_estimate_without_ctok(monkeypatch) -> N
         tc._cached_counter.cache_clear()
 
 
+def test_missing_ctok_and_no_stand_in_names_the_real_fix(monkeypatch) -> None:
+    # Every ctok release declares Python >= 3.12, so a plain install on 3.11 has none; when the
+    # o200k stand-in cannot load either (no BPE file offline) the error says how to install ctok,
+    # not only how to find tiktoken's file.
+    monkeypatch.setattr(tc, "ctok_available", lambda: False)
+    monkeypatch.setattr(tc, "tiktoken_encoding", lambda name: None)
+    tc._cached_counter.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match=r"--ignore-requires-python ctok==1\.3\.0"):
+            tc.counter_named("claude-v3")(["text"])
+    finally:
+        tc._cached_counter.cache_clear()
+
+
 def test_a_claude_request_is_billed_with_the_agents_claude_counter() -> None:
     # The request bill counts a Claude line's text as Anthropic does (claude-v3 through ctok),
     # not with an o200k proxy: on the corpus's plain user messages it equals the counts
