@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from snapcompact.compaction.text_counters import text_counter_for, tokenizer_family
+from snapcompact.compaction.tokens import byte_estimate
 from snapcompact.pricing import ImageBill, bill_image, count_text_tokens, exact_encoding
 
 __all__ = ["RequestBill", "bill_request", "png_size", "request_images", "request_text"]
@@ -114,7 +115,7 @@ def billed_text_tokens(text: str, model: str) -> tuple[int, str]:
     if exact_encoding(model) is not None:
         counted = count_text_tokens(text, model)
         return counted.tokens, counted.method
-    return (len(text.encode("utf-8")) + 3) // 4 if text else 0, "estimate:bytes4"
+    return byte_estimate([text]), "estimate:bytes4"
 
 
 def bill_request(messages: Sequence[Mapping[str, Any]], model: str, *, api: str | None = None,
