@@ -149,6 +149,8 @@ def make_summarizer(spec: RunSpec, *, completion_fn: Any = None) -> Callable[...
         return None
 
     model = spec.summarizer
+    if model.oracle is not None:  # bound per session by the replay (evals.replay.perfect_summary)
+        return _oracle_unbound(model.name)
     if spec.dry_run and not model.stand_in:
         return _DryRunSummarizer(model.name)
     client = make_client(spec, completion_fn=completion_fn, model=model)
@@ -165,6 +167,17 @@ def make_summarizer(spec: RunSpec, *, completion_fn: Any = None) -> Callable[...
         return {"text": response.answer or "",
                 "usage": {"input": response.prompt_tokens or 0,
                           "output": response.completion_tokens or 0}}
+
+    return complete
+
+
+def _oracle_unbound(name: str) -> Callable[..., Any]:
+    """The oracle summarizer needs a session's evidence lines: the replay binds it per session
+    (evals.replay.contexts.build_context); called anywhere else, it says so."""
+
+    def complete(system_prompt: str, user_prompt: str, *, max_tokens: int) -> dict[str, Any]:
+        raise RuntimeError(f"summarizer {name}: an oracle is bound to a session's evidence by "
+                           "build_context; it cannot summarize outside a session replay")
 
     return complete
 

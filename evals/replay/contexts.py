@@ -30,6 +30,7 @@ from typing import Any
 from evals.items.prompts import question_text
 from evals.items.sessions import SessionItem
 from evals.replay.conversation_bill import stable_prefix_tokens
+from evals.replay.perfect_summary import perfect_summarizer
 from evals.spec.run_spec import TEXT_ARM, ArmSpec, RunSpec
 from evals.store.pixel_keys import pixel_digest
 from evals.store.records import ContextStore, FrameStore
@@ -204,6 +205,9 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     # the item's questions, so the check holds for every one of them).
     longest = max((q.question for q in item.questions), key=len)
     final_prompt = user_question(question_text(longest))
+    oracle = spec.summarizer.oracle if spec.summarizer is not None else None
+    if oracle == "perfect":  # the same maintenance path; only the summary text is the oracle's
+        complete = perfect_summarizer(q.evidence for q in item.questions)
     with warnings.catch_warnings():  # fallbacks are kept in replay.warnings and the rows
         warnings.simplefilter("ignore", RuntimeWarning)
         replay = replay_agent_session(item.messages, model_info(spec), settings,
@@ -246,7 +250,8 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     stand_in = spec.summarizer is not None and spec.summarizer.stand_in and bool(llm_methods)
     valid, note = _production_verdict(replay, arm, fits, counted, bill.billed_tokens,
                                       spec.context_window,
-                                      stand_in_methods=llm_methods if stand_in else ())
+                                      stand_in_methods=llm_methods if stand_in else (),
+                                      oracle=oracle)
     archive = replay.final_archive()
     caps = [a.frame_cap.max_frames for p in replay.passes for a in p.attempts
             if a.frame_cap is not None]
@@ -286,11 +291,12 @@ def _stable_prefix(replay: Any, chat: Any, bill: Any, target_model: str) -> int:
 
 
 def _production_verdict(replay: Any, arm: ArmSpec, fits: bool, counted: int, billed: int,
-                        window: int, *, stand_in_methods: Sequence[str] = ()
-                        ) -> tuple[bool | None, str | None]:
+                        window: int, *, stand_in_methods: Sequence[str] = (),
+                        oracle: str | None = None) -> tuple[bool | None, str | None]:
     """Would production send this context? (True / False with why / None for the bounds).
 
-    ``stand_in_methods``: the LLM methods that ran with the offline summarizer stand-in.
+    ``stand_in_methods``: the LLM methods that ran with the offline summarizer stand-in;
+    ``oracle="perfect"``: that stand-in was the perfect summarizer (a ceiling, not a floor).
     Production takes the same path but sends its LLM's summary, not the stand-in's fixed text,
     so the row is not production's context: False, with the methods named.
     """
@@ -306,7 +312,11 @@ def _production_verdict(replay: Any, arm: ArmSpec, fits: bool, counted: int, bil
     if replay.offline_divergence:
         reasons.append("production would have run an LLM method (handoff / soft) this offline "
                        "run could not")
-    if stand_in_methods:
+    if stand_in_methods and oracle == "perfect":
+        reasons.append(f"production's path, but its {' / '.join(stand_in_methods)} summary was "
+                       "written by the perfect summarizer (an oracle keeping every evidence line "
+                       "it was shown): recall on what that summary would carry is a ceiling")
+    elif stand_in_methods:
         reasons.append(f"production's path, but its {' / '.join(stand_in_methods)} summary was "
                        "written by the offline stand-in (no language model): recall on what that "
                        "summary would carry is a floor")

@@ -132,6 +132,9 @@ class ModelConfig(_Group):
     # a summarizer that is not a language model (litellm's mock path): the summaries it writes
     # carry no facts, and the rows whose context holds one are labelled and never ranked
     stand_in: bool = False
+    # ``perfect``: the oracle summarizer (evals.replay.perfect_summary), bound per session to the
+    # questions' evidence lines; a stand-in (no language model), labelled as an upper bound
+    oracle: Literal["perfect"] | None = None
     concurrency: PositiveCount = 4
     rate_limit_rps: PositiveNumber | None = None
     tokens_per_minute: PositiveNumber | None = None
@@ -426,6 +429,7 @@ class ModelSpec:
     required_env: tuple[str, ...] = ()
     offline_reader: bool = False
     stand_in: bool = False  # a summarizer whose summaries no language model wrote (mock path)
+    oracle: str | None = None  # "perfect": the evidence-keeping oracle summarizer (an upper bound)
     concurrency: int = 4
     rate_limit_rps: float | None = None
     tokens_per_minute: float | None = None  # input tokens/minute (send.token_rate); None: no limit
@@ -454,6 +458,7 @@ class ModelSpec:
             required_env=tuple(model.required_env),
             offline_reader=model.offline_reader,
             stand_in=model.stand_in,
+            oracle=model.oracle,
             concurrency=model.concurrency,
             rate_limit_rps=model.rate_limit_rps,
             tokens_per_minute=model.tokens_per_minute,
@@ -722,9 +727,11 @@ class RunSpec:
         """A stable id of what this run measures (not of where or how it is run)."""
         material = {
             "experiment": self.experiment,
+            # ``oracle`` only when set (a summarizer's field, never a target's): ids of runs
+            # made before it existed stay the same, so they resume
             "model": {k: v for k, v in _dataclass_json(self.model).items()
                       if k not in ("concurrency", "rate_limit_rps", "tokens_per_minute",
-                                   "required_env")},
+                                   "required_env") and not (k == "oracle" and v is None)},
             "dataset": _dataclass_json(self.dataset),
             "reader": _dataclass_json(self.reader),
             "arms": [{**_dataclass_json(a), "shape": a.shape.id_json()} for a in self.arms()],
@@ -792,8 +799,11 @@ class RunSpec:
         if raw.model.stand_in:
             raise ValueError(f"model {raw.model.name!r} is a summarizer stand-in (stand_in: "
                              "true), which cannot answer questions: choose a reader model")
-        if summarizer is not None and summarizer.stand_in and "mock_response" not in \
-                summarizer.params:
+        if summarizer is not None and summarizer.oracle is not None and not summarizer.stand_in:
+            raise ValueError(f"summarizer {summarizer.name!r} is an oracle ({summarizer.oracle}) "
+                             "but not stand_in: true: no language model writes its summaries")
+        if summarizer is not None and summarizer.stand_in and summarizer.oracle is None and \
+                "mock_response" not in summarizer.params:
             raise ValueError(f"summarizer {summarizer.name!r} says stand_in: true but has no "
                              "params.mock_response: a stand-in must not call a model")
         if raw.results_dir is not None:
