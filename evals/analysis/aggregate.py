@@ -721,6 +721,7 @@ class Decision:
     errors: int = 0
     notes: tuple[str, ...] = field(default=())
     sessions: int = 0  # sessions (model, dataset, item) the winner was measured on
+    rows: int = 0  # records the decision was made from (every shape, errors included)
 
     @property
     def thin(self) -> bool:
@@ -897,7 +898,8 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
         target_models=tuple(sorted(rows["target_model"].unique())), winner=winner,
         best_recall=next(c for c in compared if c.label == best.label),
         candidates=tuple(sorted(compared, key=lambda c: c.predicted_prompt_tokens)), tie=tie,
-        flags=tuple(flags), seeds=seeds, errors=errors, notes=tuple(notes), sessions=sessions)
+        flags=tuple(flags), seeds=seeds, errors=errors, notes=tuple(notes), sessions=sessions,
+        rows=len(rows))
 
 
 def _with(c: Candidate, **changes) -> Candidate:

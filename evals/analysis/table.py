@@ -65,6 +65,15 @@ def _code_hashes(df: pd.DataFrame) -> str:
     return "sha256 " + ", ".join(h[:16] for h in hashes) if hashes else "hash not recorded"
 
 
+def table_provenance(df: pd.DataFrame) -> str:
+    """Who wrote a regenerated model -> shape table, from what: the newest record's date and the
+    code that wrote the records (dates and hashes of the records, so a rerun reproduces it)."""
+    dates = pd.to_datetime(df["created_at"], utc=True, errors="coerce").dropna() \
+        if "created_at" in df else pd.Series(dtype="datetime64[ns, UTC]")
+    newest = dates.max().strftime("%Y-%m-%d") if len(dates) else "date not recorded"
+    return f"snapcompact-eval-table, records up to {newest}, code {_code_hashes(df)}"
+
+
 def _write_table(frame: pd.DataFrame, out: Path, stem: str) -> None:
     frame.to_parquet(out / f"{stem}.parquet", index=False)
     frame.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
@@ -352,8 +361,7 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     summary = summarize(df, n_boot=n_boot, seed=seed, alpha=alpha)
     decisions = choose_winners(df, n_boot=n_boot, seed=seed, alpha=alpha,
                                min_questions=min_questions)
-    provenance = (f"snapcompact-eval-table over {len(df)} records "
-                  f"({', '.join(sorted(df['reader_id'].unique()))}); see results/README.md")
+    provenance = table_provenance(df)
     proposal = propose_table(current, decisions, reader=reader, provenance=provenance)
     out.mkdir(parents=True, exist_ok=True)
     # what differs between two runs of the same code on the same data (the checkout's commit,

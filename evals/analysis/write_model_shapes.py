@@ -139,6 +139,21 @@ def evidence_text(decision: Decision) -> str:
     return text
 
 
+#: What a table with measured rows says about the rows (and model ids) nobody measured.
+NOT_MEASURED = ("rows without an `evidence` key were not measured by this harness and keep the "
+                "entries above; a measured row applies to every model id its pattern matches, "
+                "including ids not among the models measured")
+
+
+def measured_text(provenance: str, decisions: Iterable[Decision]) -> str:
+    """``provenance`` followed by what each written row rests on: records, sessions, questions,
+    the model ids measured and the reader (the header the issue asks of a regenerated table)."""
+    parts = [f"{d.line}: {d.rows} records, {d.sessions} session(s), "
+             f"{d.winner.n_questions} questions, models {', '.join(d.target_models)}, "
+             f"reader {d.reader_id}" for d in decisions]
+    return f"{provenance}; " + "; ".join(parts) if parts else provenance
+
+
 def _reference_view(data: dict) -> dict[str, tuple[str, int | None]]:
     """What ``table="reference"`` resolves per row (shape, frame size; None = research size)."""
     view: dict[str, tuple[str, int | None]] = {}
@@ -208,8 +223,11 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
     if changes and provenance:
         meta = next((b for b in _blocks(lines) if b.kind == "table" and b.name == "meta"), None)
         if meta is not None:
-            _set_key(lines, meta, "measured", provenance)
-            expected["meta"]["measured"] = provenance
+            written = [d for name in sorted({c.line for c in changes}) for d in by_line[name]]
+            for key, value in (("measured", measured_text(provenance, written)),
+                               ("not_measured", NOT_MEASURED)):
+                _set_key(lines, meta, key, value)
+                expected["meta"][key] = value
     text = "".join(lines)
     if tomllib.loads(text) != expected:
         raise ValueError("model shape table: regenerated text does not parse to the intended data")

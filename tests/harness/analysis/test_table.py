@@ -218,3 +218,25 @@ def test_unmatched_models_and_conflicting_readers_are_not_written(tmp_path) -> N
 def test_missing_results_path_is_a_clear_error(tmp_path, capsys) -> None:
     assert main([str(tmp_path / "nope"), "--out", str(tmp_path / "o"), *FAST]) == 2
     assert "no such records file or directory" in capsys.readouterr().err
+
+
+def test_written_table_header_names_what_each_written_row_rests_on(tmp_path, table_copy) -> None:
+    # issue 36 item 4: the header states records, sessions, questions, models, the date and the
+    # code, for the rows written; rows nobody measured are said to be unmeasured
+    recs = synthetic(
+        shape_rows("11on16-bw", misses(60, range(3)), 1600, seeds=(0, 1),
+                   created_at="2026-11-02T10:00:00+00:00", code_sha256="ab" * 32),
+        shape_rows("8on16-bw", misses(60, range(3)), 1200, seeds=(0, 1),
+                   created_at="2026-11-03T09:00:00+00:00", code_sha256="ab" * 32),
+        shape_rows("6x6u-bw", misses(60, range(40)), 500, seeds=(0, 1),
+                   created_at="2026-11-01T09:00:00+00:00", code_sha256="ab" * 32))
+    append_records(tmp_path / "run" / "records.jsonl", recs)
+    assert main([str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--table",
+                 str(table_copy), "--apply", "--force", *FAST]) == 0
+    meta = tomllib.loads(table_copy.read_text())["meta"]
+    # 3 shapes x 60 questions x 2 seeds = 360 records; 4 questions per item = 15 sessions
+    assert meta["measured"] == (
+        "snapcompact-eval-table, records up to 2026-11-03, code sha256 abababababababab; "
+        f"claude: 360 records, 15 session(s), 60 questions, models {CLAUDE}, reader snapocr")
+    assert "were not measured" in meta["not_measured"]
+    assert "including ids not among the models measured" in meta["not_measured"]
