@@ -52,10 +52,11 @@ from evals.analysis.session_bootstrap import (
     session_mean,
     session_paired_bootstrap,
 )
-from evals.store.records import RECORDS_FILE, Record, iter_records
+from evals.store.records import RECORDS_FILE, Record, is_oracle_summarizer, iter_records
 
-__all__ = ["ResearchRow", "claim_sentences", "compare_research", "format_markdown", "main",
-           "per_session"]
+__all__ = ["CEILING", "ResearchRow", "bracket_rows", "bracket_sentences", "ceiling_label",
+           "claim_sentences", "compare_research", "format_markdown", "main", "per_session",
+           "research_label"]
 
 QuestionKey = tuple[str, int, str, str]
 #: A session: (dataset, seed, item).
@@ -104,6 +105,20 @@ class ResearchRow:
     answered_by: str = ""  # the reader(s) of the rows (evals.analysis.aggregate.reader_label)
 
 
+#: what the rows of a label whose summaries the oracle wrote are called (``<label> (...)``)
+CEILING = "perfect summarizer"
+
+
+def research_label(r: Record) -> str:
+    """The row's research label; ``production (perfect summarizer)`` when an oracle wrote its
+    summaries (summarizer=perfect: the ceiling of production's own summary, not production)."""
+    return f"{r.research} ({CEILING})" if is_oracle_summarizer(r.summarizer) else r.research
+
+
+def ceiling_label(baseline: str) -> str:
+    return f"{baseline} ({CEILING})"
+
+
 def _key(r: Record) -> QuestionKey:
     return (r.dataset, r.seed, r.item_id, r.question_id)
 
@@ -114,7 +129,7 @@ def _asked(records: Iterable[Record]) -> dict[ArmKey, dict[QuestionKey, Record]]
     for r in dedupe_records(list(records))[0]:
         if r.strategy != "snapcompact" or r.error is not None or r.skipped is not None:
             continue
-        arm = (r.research, r.policy, r.shape_requested, int(r.context_window or 0))
+        arm = (research_label(r), r.policy, r.shape_requested, int(r.context_window or 0))
         out.setdefault(arm, {})[_key(r)] = r
     return out
 
@@ -234,6 +249,31 @@ def compare_research(records: Iterable[Record], *, baseline: str = "production",
     return rows
 
 
+def bracket_rows(records: Iterable[Record], *, baseline: str = "production",
+                 n_boot: int = 2000, seed: int = 0) -> list[ResearchRow]:
+    """Every label against the baseline's ceiling, on the ceiling's questions.
+
+    With a run of the baseline under summarizer=perfect (label ``<baseline> (perfect
+    summarizer)``), the sessions where the baseline handed over to an LLM summary have a
+    bracket: the offline stand-in's fixed text is the floor of what production's summary keeps,
+    the oracle's (every evidence line its prompt showed) the ceiling. Each label (the floor
+    itself included) is paired with the ceiling question by question (``subset`` ``vs
+    <ceiling>``): a research setting that beats the ceiling would beat any summarizer
+    production could call there. No ceiling run: no rows.
+    """
+    by_arm = _asked(records)
+    top = ceiling_label(baseline)
+    rows = []
+    for ceiling in sorted(a for a in by_arm if a[0] == top):
+        base = by_arm[ceiling]
+        for arm in sorted(a for a in by_arm if a[0] != top and a[1] == ceiling[1]
+                          and a[3] == ceiling[3]):
+            asked = {k: r for k, r in by_arm[arm].items() if k in base}
+            if asked:
+                rows.append(_row(arm[0], arm, asked, base, top, f"vs {top}", n_boot, seed))
+    return rows
+
+
 def per_session(records: Iterable[Record], *, baseline: str = "production") -> pd.DataFrame:
     """One row per (session, research label, arm): the figures behind every session-level
     interval, so a per-session statement in prose has committed data under it."""
@@ -295,8 +335,38 @@ TABLE_NOTE = (
     "recorded on each row).")
 
 
-def format_markdown(rows: Sequence[ResearchRow], baseline: str) -> str:
-    """The comparison as markdown: one table per subset, production-valid sessions first."""
+def _table(part: Sequence[ResearchRow], against: str) -> list[str]:
+    """Markdown rows of one section; the differences are against label ``against``."""
+    out = ["| research | arm | subset | sessions | questions | recall | recall, discarded "
+           f"[95 %] (n) | billed tokens/q | fits | verdicts | vs {against}: recall diff "
+           f"| on facts {against} lost | tokens diff |",
+           "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- | --- | --- "
+           "| --- |"]
+    for r in part:
+        recall_d = (f"{r.recall_discarded:.3f} [{r.recall_discarded_lo:.3f}, "
+                    f"{r.recall_discarded_hi:.3f}] ({r.discarded})"
+                    if r.discarded else "")
+        fits = ("unknown" if math.isnan(r.fits_window_share)
+                else f"{r.fits_window_share:.0%}")
+        if r.fits_window_unknown and not math.isnan(r.fits_window_share):
+            fits += f" ({r.fits_window_unknown} unknown)"
+        out.append(
+            f"| {r.research} | {r.arm} | {r.subset} | {r.sessions} | {r.questions} | "
+            f"{r.recall:.3f} | {recall_d} | {r.billed_tokens:,.0f} | {fits} | {r.verdicts} | "
+            + _diff(r.diff_recall, r.diff_recall_lo, r.diff_recall_hi, r.shared_sessions,
+                    r.diff_recall_record, "+.3f") + " | "
+            + _diff(r.diff_on_baseline_discarded, r.diff_on_baseline_discarded_lo,
+                    r.diff_on_baseline_discarded_hi, r.baseline_discarded_sessions,
+                    r.diff_on_baseline_discarded_record, "+.3f") + " | "
+            + _diff(r.diff_billed_tokens, r.diff_billed_tokens_lo, r.diff_billed_tokens_hi,
+                    r.shared_sessions, r.diff_billed_tokens_record, "+,.0f") + " |")
+    return out
+
+
+def format_markdown(rows: Sequence[ResearchRow], baseline: str,
+                    bracket: Sequence[ResearchRow] = ()) -> str:
+    """The comparison as markdown: one table per subset, production-valid sessions first;
+    with ``bracket`` (:func:`bracket_rows`), the floor-ceiling section after them."""
     pooled_only = all(r.subset == "all" for r in rows)
     sections: dict[tuple[int, str], list[ResearchRow]] = {}
     for r in rows:
@@ -306,31 +376,16 @@ def format_markdown(rows: Sequence[ResearchRow], baseline: str) -> str:
         sections.setdefault(key, []).append(r)
     out = [TABLE_NOTE]
     for (_, heading), part in sorted(sections.items()):
-        out += ["", f"### {heading}", "",
-                "| research | arm | subset | sessions | questions | recall | recall, discarded "
-                f"[95 %] (n) | billed tokens/q | fits | verdicts | vs {baseline}: recall diff "
-                f"| on facts {baseline} lost | tokens diff |",
-                "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- | --- | --- "
-                "| --- |"]
-        for r in part:
-            recall_d = (f"{r.recall_discarded:.3f} [{r.recall_discarded_lo:.3f}, "
-                        f"{r.recall_discarded_hi:.3f}] ({r.discarded})"
-                        if r.discarded else "")
-            fits = ("unknown" if math.isnan(r.fits_window_share)
-                    else f"{r.fits_window_share:.0%}")
-            if r.fits_window_unknown and not math.isnan(r.fits_window_share):
-                fits += f" ({r.fits_window_unknown} unknown)"
-            out.append(
-                f"| {r.research} | {r.arm} | {r.subset} | {r.sessions} | {r.questions} | "
-                f"{r.recall:.3f} | {recall_d} | {r.billed_tokens:,.0f} | {fits} | {r.verdicts} | "
-                + _diff(r.diff_recall, r.diff_recall_lo, r.diff_recall_hi, r.shared_sessions,
-                        r.diff_recall_record, "+.3f") + " | "
-                + _diff(r.diff_on_baseline_discarded, r.diff_on_baseline_discarded_lo,
-                        r.diff_on_baseline_discarded_hi, r.baseline_discarded_sessions,
-                        r.diff_on_baseline_discarded_record, "+.3f") + " | "
-                + _diff(r.diff_billed_tokens, r.diff_billed_tokens_lo, r.diff_billed_tokens_hi,
-                        r.shared_sessions, r.diff_billed_tokens_record, "+,.0f") + " |")
-    claims = claim_sentences(rows, baseline)
+        out += ["", f"### {heading}", ""] + _table(part, baseline)
+    if bracket:
+        top = bracket[0].subset.removeprefix("vs ")
+        out += ["", f"### Bracket: {baseline}'s summary between the offline stand-in (floor) and "
+                f"a perfect summarizer (ceiling), on the sessions the ceiling ran", "",
+                f"`{top}`: {baseline}'s path with every summary written by an oracle that keeps "
+                "the evidence line of every question its prompt showed (an upper bound of any "
+                f"summarizer {baseline} could call there; never ranked). Differences are each "
+                "label minus the ceiling.", ""] + _table(bracket, top)
+    claims = claim_sentences(rows, baseline) + bracket_sentences(bracket)
     if claims:
         out += ["", "### What the evidence supports", ""] + [f"- {c}" for c in claims]
     return "\n".join(out)
@@ -378,6 +433,23 @@ def claim_sentences(rows: Sequence[ResearchRow], baseline: str) -> list[str]:
     return out
 
 
+def bracket_sentences(bracket: Sequence[ResearchRow]) -> list[str]:
+    """One sentence per label on where it stands against the ceiling (recall on the facts the
+    ceiling's path discarded)."""
+    out = []
+    for r in bracket:
+        top = r.subset.removeprefix("vs ")
+        m, lo, hi = (r.diff_on_baseline_discarded, r.diff_on_baseline_discarded_lo,
+                     r.diff_on_baseline_discarded_hi)
+        if math.isnan(m):
+            continue
+        n = r.baseline_discarded_sessions
+        out.append(f"{r.research} ({r.arm}) vs the ceiling {top}, recall on the facts its path "
+                   f"discarded: {_diff(m, lo, hi, n, r.diff_on_baseline_discarded_record, '+.3f')}"
+                   f": {_strength(n, lo, hi)}.")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.analysis.research_compare",
                                      description=__doc__.split("\n\n")[0])
@@ -401,11 +473,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"research_compare: {exc}", file=sys.stderr)
         return 2
-    table = format_markdown(rows, args.baseline)
+    bracket = bracket_rows(records, baseline=args.baseline, n_boot=args.bootstrap,
+                           seed=args.seed)
+    table = format_markdown(rows, args.baseline, bracket)
     print(table)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame([asdict(r) for r in rows]).to_csv(args.out / "research_compare.csv",
+        pd.DataFrame([asdict(r) for r in [*rows, *bracket]]).to_csv(
+            args.out / "research_compare.csv",
                                                        index=False)
         (args.out / "research_compare.md").write_text(table + "\n", encoding="utf-8")
         per_session(records, baseline=args.baseline).to_csv(

@@ -117,7 +117,8 @@ class Planned:
                           spec.model.target_model, c.shape, c.frame_size, QA_READER,
                           self.item.seed, c.arm.strategy, c.arm.policy,
                           c.arm.shape.name if c.arm.is_snapcompact else "",
-                          spec.context_window, spec.research.label)
+                          spec.context_window, spec.research.label,
+                          spec.summarizer.litellm_id if spec.summarizer is not None else None)
 
     def messages(self, data_url: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
         """The request: the context (placeholders, or images when ``data_url`` is given) and

@@ -51,6 +51,7 @@ from pydantic import (
 
 from evals.items.datasets import dataset_params
 from evals.spec.old_spellings import warn_old_config_key
+from evals.store.records import ORACLE_SUMMARIZER_PREFIX, is_oracle_summarizer
 from evals.support.redaction import is_secret_name
 from snapcompact.compaction import DEFAULT_SETTINGS, merge_settings
 from snapcompact.core import (
@@ -802,6 +803,12 @@ class RunSpec:
         if summarizer is not None and summarizer.oracle is not None and not summarizer.stand_in:
             raise ValueError(f"summarizer {summarizer.name!r} is an oracle ({summarizer.oracle}) "
                              "but not stand_in: true: no language model writes its summaries")
+        if summarizer is not None and summarizer.oracle is not None and \
+                not is_oracle_summarizer(summarizer.litellm_id):
+            raise ValueError(f"summarizer {summarizer.name!r} is an oracle ({summarizer.oracle}) "
+                             f"but its litellm_id {summarizer.litellm_id!r} does not start with "
+                             f"{ORACLE_SUMMARIZER_PREFIX!r}: its rows would share keys with a "
+                             "model's")
         if summarizer is not None and summarizer.stand_in and summarizer.oracle is None and \
                 "mock_response" not in summarizer.params:
             raise ValueError(f"summarizer {summarizer.name!r} says stand_in: true but has no "

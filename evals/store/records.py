@@ -175,7 +175,7 @@ class Record:
         return record_key(self.dataset, self.item_id, self.question_id, self.model,
                           self.target_model, self.shape, self.frame_size, self.reader, self.seed,
                           self.strategy, self.policy, self.shape_requested,
-                          self.context_window, self.research)
+                          self.context_window, self.research, self.summarizer)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -325,16 +325,33 @@ def _matches(value: Any, hint: Any) -> bool:
 def record_key(dataset: str, item_id: str, question_id: str, model: str, target_model: str,
                shape: str, frame_size: int, reader: str, seed: int, strategy: str = "",
                policy: str = "", shape_requested: str = "",
-               context_window: int | None = None, research: str = "production") -> tuple:
+               context_window: int | None = None, research: str = "production",
+               summarizer: str | None = None) -> tuple:
     """A measurement's identity. The arm's requested shape and the window are part of it: two
     arms can draw the same frames (the foveated middle is drawn in the companion shape whatever
     was asked for), and one session at two windows is two measurements. So are the research
     knobs (``research=NAME``: the same question under other knobs is another measurement);
-    production's keys carry no research part, so rows recorded before the knobs keep theirs."""
+    production's keys carry no research part, so rows recorded before the knobs keep theirs.
+    An oracle summarizer (``summarizer`` starting ``oracle/``) writes other summaries on the same
+    path, so its rows are other measurements too (``("summarizer", id)`` at the end); a language
+    model or the offline stand-in adds nothing, so every earlier key stays as it was."""
     key = (dataset, item_id, question_id, model, target_model, shape, int(frame_size), reader,
            int(seed), strategy, policy, shape_requested,
            int(context_window) if context_window is not None else None)
-    return key if research == "production" else (*key, research)
+    if research != "production":
+        key = (*key, research)
+    if is_oracle_summarizer(summarizer):
+        key = (*key, ("summarizer", summarizer))
+    return key
+
+
+#: litellm ids of summarizers that are oracles, not models (configs/summarizer/perfect.yaml)
+ORACLE_SUMMARIZER_PREFIX = "oracle/"
+
+
+def is_oracle_summarizer(summarizer: str | None) -> bool:
+    """Whether a row's summaries were written by an oracle (an upper bound), not a model."""
+    return summarizer is not None and summarizer.startswith(ORACLE_SUMMARIZER_PREFIX)
 
 
 Row = typing.TypeVar("Row")

@@ -14,7 +14,12 @@ import pytest
 from record_rows import base_record
 
 from evals.analysis.aggregate import dedupe_records
-from evals.analysis.research_compare import compare_research, format_markdown, main
+from evals.analysis.research_compare import (
+    bracket_rows,
+    compare_research,
+    format_markdown,
+    main,
+)
 from evals.store.records import append_records
 
 RECOMMENDED = "recommended-0a1b2c3d"
@@ -193,3 +198,43 @@ def test_fits_counts_a_missing_value_as_unknown_not_as_fitting():
     (row,) = compare_research(prod)
     assert row.fits_window_share == 0.0 and row.fits_window_unknown == 1
     assert "0% (1 unknown)" in format_markdown([row], "production")
+
+
+def test_perfect_summarizer_rows_bracket_production_on_handover_sessions():
+    # Two sessions where production handed over (stand-in). Floor (offline stand-in): 0 of 10
+    # discarded facts read in each. Ceiling (the same path, the oracle's summary): 6 and 4 of
+    # 10. Research: 7 and 5. Against the ceiling: floor -0.6 / -0.4 (mean -0.5, both sessions
+    # lower: 0-2-0), research +0.1 / +0.1 (2-0-0). The ceiling's rows are a label of their own
+    # (their keys differ from the floor's) and it is compared with the floor like any label.
+    floor = _sessions("production", [(0, 90_000, 0)] * 2, valid=False, stand_in=True)
+    ceiling = [replace(r, summarizer="oracle/perfect-summarizer", correct=k < read)
+               for read, part in ((6, floor[:10]), (4, floor[10:]))
+               for k, r in enumerate(part)]
+    rec = _sessions(RECOMMENDED, [(7, 60_000, 0), (5, 60_000, 0)])
+    kept, dropped = dedupe_records(floor + ceiling + rec)
+    assert dropped == 0 and len(kept) == 60
+    records = floor + ceiling + rec
+    top = "production (perfect summarizer)"
+    by_label = {(r.research, r.subset): r for r in compare_research(records, n_boot=500)}
+    assert by_label[(top, "all")].diff_on_baseline_discarded == pytest.approx(0.5)
+    bracket = {r.research: r for r in bracket_rows(records, n_boot=500)}
+    assert set(bracket) == {"production", RECOMMENDED}
+    assert bracket["production"].subset == f"vs {top}"
+    assert bracket["production"].diff_on_baseline_discarded == pytest.approx(-0.5)
+    assert bracket["production"].diff_on_baseline_discarded_record == "0-2-0"
+    assert bracket[RECOMMENDED].diff_on_baseline_discarded == pytest.approx(0.1)
+    assert bracket[RECOMMENDED].diff_on_baseline_discarded_record == "2-0-0"
+    table = format_markdown(compare_research(records, n_boot=500), "production",
+                            list(bracket.values()))
+    section = table[table.index("### Bracket"):]
+    assert f"vs {top}: recall diff" in section
+    assert (f"{RECOMMENDED} (foveated auto @200k) vs the ceiling {top}, recall on the facts its "
+            "path discarded: +0.100 [+0.100, +0.100] (2 sessions; 2-0-0)") in table
+
+
+def test_a_model_summarizer_keeps_the_key_an_oracle_changes_it():
+    row = _rows("production", [True], [1], 1000)[0]
+    assert replace(row, summarizer="anthropic/claude-haiku-4-5").key() == \
+        replace(row, summarizer=None).key()
+    oracle = replace(row, summarizer="oracle/perfect-summarizer").key()
+    assert oracle != row.key() and oracle[-1] == ("summarizer", "oracle/perfect-summarizer")

@@ -88,6 +88,17 @@ def test_an_oracle_that_is_not_a_stand_in_is_refused(tmp_path):
         RunSpec.from_config(cfg, base_dir=tmp_path)
 
 
+def test_an_oracle_whose_id_a_model_could_have_is_refused(tmp_path):
+    # the oracle's rows are told apart from a model's by their summarizer id (record keys)
+    from evals.spec.run_spec import RunSpec
+
+    cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", "experiment=smoke",
+                        "model=mock", "strategies=[handoff]", "summarizer=perfect",
+                        "summarizer.litellm_id=anthropic/claude-haiku-4-5"])
+    with pytest.raises(ValueError, match="does not start with 'oracle/'"):
+        RunSpec.from_config(cfg, base_dir=tmp_path)
+
+
 class _RealSummarizer:
     """litellm.acompletion where the summarizer's requests (no mock in the config: a model key
     is configured) get a model's answer through litellm's mock path; the reader's pass through."""
