@@ -8,10 +8,12 @@ bill, a new session) and nothing notices. Each block of measured figures in ``RE
     ...
     <!-- /generated:NAME -->
 
-and is rendered here from the committed tables under ``results/``. ``--write-docs`` rewrites
-the blocks; ``--check`` renders them again and fails on any block whose text differs (stale),
-any block a file is missing, or a block whose source table is not committed. Prose outside the
-blocks holds settings and definitions, not measurements.
+and is rendered here from the committed tables under ``results/`` (or, for computed tables such
+as the frame costs, from the rules they are computed from). ``--write-docs`` rewrites the blocks;
+``--check`` renders them again and fails on any block whose text differs (stale), any block a
+file is missing, a block whose source is not committed, or a figure typed in the prose outside
+the blocks (:func:`stray_figures`): prose holds settings and definitions, not measurements.
+Benchmark records (speed, memory) live in benchmarks/README.md, each with its command and date.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["BLOCKS", "DocBlock", "check_docs", "render_block", "write_docs"]
+__all__ = ["BLOCKS", "FIGURE", "SCANNED_DOCS", "DocBlock", "check_docs", "render_block",
+           "stray_figures", "write_docs"]
 
 _OPEN = "<!-- generated:{name} (snapcompact-eval-table --write-docs; do not edit) -->"
 _CLOSE = "<!-- /generated:{name} -->"
@@ -94,8 +97,16 @@ def _research_claims(root: Path) -> str:
     return head + "\n\n" + claims
 
 
+def _frame_costs(root: Path) -> str:
+    """Billed tokens and dollars per full frame (computed from the billing rules and prices)."""
+    from evals.analysis.frame_costs import build
+
+    return build(subheading="###")
+
+
 BLOCKS: tuple[DocBlock, ...] = (
     DocBlock("main-job-table", "README.md", "results/summary.csv", _main_job_table),
+    DocBlock("frame-costs", "README.md", "snapcompact/pricing/pricing.toml", _frame_costs),
     DocBlock("research-claims", "README.md", "results/research/research_compare.md",
              _research_claims),
 )
@@ -132,9 +143,48 @@ def write_docs(root: Path) -> list[str]:
     return changed
 
 
+#: the pages whose prose is scanned for figures typed outside a generated block
+SCANNED_DOCS: tuple[str, ...] = ("README.md", "results/README.md")
+
+#: what a measured figure looks like in prose: a ratio (``3.84x``), a signed difference
+#: (``+0.112``, ``-11,749``), a fraction with two or more decimals (``0.45``), an interval
+#: (``[0.28, 0.58]``). Settings and definitions (a 200k window, 95 %, version numbers, ranges of
+#: seeds such as ``13-52``) do not look like this; a setting that does goes in inline code.
+FIGURE = re.compile(
+    r"(?<![\w.])\d+\.\d+x\b"
+    r"|(?<![\w.\-])[+\u2212\-]\d[\d,]*(?:\.\d+)?(?![\w\-])"
+    r"|(?<![\w.$])0\.\d{2,}\b"
+    r"|\[\s*[+\u2212\-]?\d[\d.,]*\s*,\s*[+\u2212\-]?\d[\d.,]*\s*\]")
+
+
+def _blank(match: re.Match[str]) -> str:
+    """The match replaced by spaces, its newlines kept (line numbers stay true)."""
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def stray_figures(text: str) -> list[tuple[int, str]]:
+    """(line number, figure) for every figure-like number in ``text`` outside generated blocks,
+    fenced code and inline code: a measured figure typed by hand has no committed data under it."""
+    text = re.sub(r"<!-- generated:(\S+)\b[^>]*-->.*?<!-- /generated:\1 -->", _blank, text,
+                  flags=re.S)
+    text = re.sub(r"^```.*?^```", _blank, text, flags=re.S | re.M)
+    text = re.sub(r"`[^`\n]*`", _blank, text)
+    return [(n, m.group(0)) for n, line in enumerate(text.splitlines(), 1)
+            for m in FIGURE.finditer(line)]
+
+
 def check_docs(root: Path) -> list[str]:
-    """One line per problem: a block missing, stale, or quoting an uncommitted table."""
+    """One line per problem: a block missing, stale, or quoting an uncommitted table, or a
+    figure typed in the prose of a scanned page (:data:`SCANNED_DOCS`)."""
     problems = []
+    for doc in SCANNED_DOCS:
+        path = root / doc
+        if not path.is_file():
+            continue
+        for line, figure in stray_figures(path.read_text(encoding="utf-8")):
+            problems.append(f"{doc}:{line}: figure {figure!r} typed outside a generated block "
+                            "(no committed data behind it): generate it from a committed table "
+                            "or remove it")
     for block in BLOCKS:
         text = (root / block.doc).read_text(encoding="utf-8")
         span = _span(text, block.name)

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from locations import REPO
 
+from evals.analysis.docs_blocks import stray_figures
 from evals.analysis.table import main
 
-BLOCKS = ["main-job-table", "research-claims"]
+BLOCKS = ["main-job-table", "frame-costs", "research-claims"]
 
 
 @pytest.fixture()
@@ -21,6 +22,9 @@ def checkout(tmp_path: Path) -> Path:
     shutil.copy(REPO / "results" / "summary.csv", tmp_path / "results" / "summary.csv")
     for name in ("research_compare.md", "research_sessions.csv"):
         shutil.copy(REPO / "results" / "research" / name, tmp_path / "results" / "research" / name)
+    (tmp_path / "snapcompact" / "pricing").mkdir(parents=True)
+    shutil.copy(REPO / "snapcompact" / "pricing" / "pricing.toml",
+                tmp_path / "snapcompact" / "pricing" / "pricing.toml")
     return tmp_path
 
 
@@ -60,3 +64,46 @@ def test_a_missing_block_fails(checkout, capsys):
     readme.write_text(text[:start] + "+0.126 typed by hand" + text[end:])
     assert main(["--check", "--root", str(checkout)]) == 1
     assert "no generated:research-claims block" in capsys.readouterr().err
+
+
+def test_every_block_is_in_the_readme():
+    text = (REPO / "README.md").read_text()
+    for name in BLOCKS:
+        assert f"<!-- generated:{name} " in text and f"<!-- /generated:{name} -->" in text
+
+
+def test_a_hand_edited_frame_cost_is_caught(checkout, capsys):
+    readme = checkout / "README.md"
+    text = readme.read_text()
+    block = text[text.index("<!-- generated:frame-costs"):]
+    row = next(line for line in block.splitlines() if line.startswith("| 11on16-bw |"))
+    readme.write_text(text.replace(row, row.replace("$0.", "$1.", 1)))
+    assert main(["--check", "--root", str(checkout)]) == 1
+    assert "block frame-costs is stale" in capsys.readouterr().err
+
+
+def test_a_figure_typed_in_the_prose_is_caught_with_its_line(checkout, capsys):
+    readme = checkout / "README.md"
+    lines = readme.read_text().splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if line.startswith("## What is here"))
+    lines.insert(at + 1, "Recommended reads +0.126 more than production.\n")
+    readme.write_text("".join(lines))
+    assert main(["--check", "--root", str(checkout)]) == 1
+    err = capsys.readouterr().err
+    assert f"README.md:{at + 2}: figure '+0.126' typed outside a generated block" in err
+
+
+@pytest.mark.parametrize("prose", [
+    "a 200k window", "95 % intervals", "seeds 13-52 at 240k-380k tokens", "npm 18.2.11",
+    "Claude Sonnet 4.5", "`kill -9` ten times", "default `0.05`", "window minus max(15 %, 16,384)",
+    "```\nrecall 0.45 [0.28, 0.58]\n```"])
+def test_settings_and_definitions_are_not_figures(prose):
+    assert stray_figures(prose) == []
+
+
+@pytest.mark.parametrize("prose, figure", [
+    ("median 3.84x faster", "3.84x"), ("discarded recall +0.112 more", "+0.112"),
+    ("costs -11,749 tokens", "-11,749"), ("recall 0.45 on", "0.45"),
+    ("Wilson [0.28, 0.58] typed", "[0.28, 0.58]"), ("a \u22120.2 drop", "\u22120.2")])
+def test_measured_figures_are_found(prose, figure):
+    assert [f for _, f in stray_figures(prose)] == [figure]
