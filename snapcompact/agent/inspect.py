@@ -42,7 +42,7 @@ _PROVIDER_BY_PREFIX: tuple[tuple[str, str, str], ...] = (
     ("gemini-", "google", "google-generative-ai"),
 )
 
-__all__ = ["CompactRequest", "compact_session_file"]
+__all__ = ["CompactRequest", "compact_session_file", "model_for_request", "prepare_out"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class CompactRequest:
     settings: str | None = None
 
 
-def _prepare_out(out: str) -> Path:
+def prepare_out(out: str) -> Path:
     """The output folder (checked by the caller) with the files of an earlier run removed."""
     folder = Path(out)
     if not out or (folder.exists() and not folder.is_dir()):
@@ -77,6 +77,19 @@ def _prepare_out(out: str) -> Path:
         if (folder / name).exists():
             (folder / name).unlink()
     return folder
+
+
+def model_for_request(req: CompactRequest) -> tuple[ModelInfo, str | None, str | None]:
+    """(model, api, provider) of a request: the provider and wire API guessed from the model id
+    when neither is given; thinking is left out of archives for Anthropic's dialect."""
+    provider, api = req.provider, req.api
+    if provider is None and api is None:
+        for prefix, known_provider, known_api in _PROVIDER_BY_PREFIX:
+            if req.model.startswith(prefix):
+                provider, api = known_provider, known_api
+    model = ModelInfo(id=req.model, context_window=req.context_window, provider=provider,
+                      api=api, include_thinking=not (api or "").startswith("anthropic"))
+    return model, api, provider
 
 
 def _has_image_part(message: Any) -> bool:
@@ -108,16 +121,10 @@ def _compact_session_file(req: CompactRequest, keep_alive: list[Any] | None) -> 
     messages = load_session_messages(req.session)
     if keep_alive is not None:
         keep_alive.append(messages)
-    provider, api = req.provider, req.api
-    if provider is None and api is None:
-        for prefix, known_provider, known_api in _PROVIDER_BY_PREFIX:
-            if req.model.startswith(prefix):
-                provider, api = known_provider, known_api
-    model = ModelInfo(id=req.model, context_window=req.context_window, provider=provider,
-                      api=api, include_thinking=not (api or "").startswith("anthropic"))
+    model, api, provider = model_for_request(req)
     settings = agent_settings(req.strategy, load_settings(req.settings), shape=req.shape,
                               policy=req.policy, frame_size=req.frame_size)
-    folder = _prepare_out(req.out)
+    folder = prepare_out(req.out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         replay = replay_agent_session(messages, model, settings, strategy=req.strategy)

@@ -8,9 +8,11 @@ them the way the agent does, so the context a harness measures is one production
 
 What it reproduces, with where it lives upstream:
 
-* three check points: before a new user prompt, counting the prompt (SM:2498-2556); between
-  tool turns of one agent run (SM:2568-2720, no auto-continue); after the agent's turn ends,
-  with the stale-result and threshold prunes first (SM:2746-3254);
+* three check points: before a new user prompt, counting the prompt and, for a live session,
+  the provider's recorded count since the newest usage anchor (SM:2455-2556,
+  :mod:`.usage_anchor`); between tool turns of one agent run (SM:2568-2720, no
+  auto-continue); after the agent's turn ends, with the stale-result and threshold prunes
+  first (SM:2746-3254);
 * the ordered method list with the agent's usability rules (``compaction-methods.ts:44``,
   SM:187-203), each rejected method handing over to the next (SM:4142-4780);
 * snapcompact's own path: renderability scan, a frame cap sized from the window, and three
@@ -61,6 +63,7 @@ from snapcompact.agent.methods import (
 )
 from snapcompact.agent.probe import ParsedArchiveCache, ProbeScan
 from snapcompact.agent.rounds import MaintenanceRound, MethodAttempt
+from snapcompact.agent.usage_anchor import anchored_context_tokens
 from snapcompact.archive import (
     FileOperations,
     SerializeOptions,
@@ -365,12 +368,20 @@ class SessionMaintenance:
     def before_prompt(self, pending: Sequence[Mapping[str, Any]]) -> MaintenanceRound | None:
         """Pre-prompt check (SM:2498-2556): the context plus the pending prompt over the
         threshold compacts before the prompt is sent. No auto-continue (the prompt is the next
-        turn). The prompt is not appended here."""
+        turn). The prompt is not appended here. The context is the larger of the local count
+        and, with ``use_recorded_usage``, the provider-anchored one (SM:2455-2462,
+        :mod:`.usage_anchor`)."""
         if not self._enabled():
             return None
         pending_tokens = self.estimator.messages(list(pending))
         prepared = self.stored_tokens()
         context = prepared + pending_tokens
+        if self.use_recorded_usage:
+            anchored = anchored_context_tokens(
+                self.session.branch_index, self.estimator,
+                non_message_tokens=self.non_message_tokens, pending_tokens=pending_tokens)
+            if anchored is not None:
+                context = max(context, anchored)
         if context <= self.threshold():
             return None
         if self._promote():

@@ -11,7 +11,8 @@
                                     [--strategy snapcompact|truncate|full]
                                     [--policy pinned|foveated]
                                     [--shape NAME] [--size PX] [--context-window N]
-                                    [--settings FILE] --out DIR
+                                    [--settings FILE] [--steps K [--question TEXT]
+                                    [--system-chars N]] --out DIR
     python -m snapcompact session   SESSION {show|transcript|tree|prune}
                                     (see snapcompact.cli.session)
 
@@ -215,12 +216,28 @@ KEEP_UNTIL_EXIT: list[object] | None = None
 def _cmd_compact(args: argparse.Namespace) -> int:
     from snapcompact.agent import CompactRequest, compact_session_file
 
-    summary = compact_session_file(CompactRequest(
+    if args.steps is None:
+        for flag, value in (("--question", args.question), ("--system-chars", args.system_chars)):
+            if value is not None:
+                raise ValueError(f"{flag} belongs to the step protocol: add --steps K")
+    request = CompactRequest(
         session=args.session, model=_model_id(args.model), out=str(_output_folder(args.out)),
         api=args.api,
         provider=args.provider, strategy=args.strategy, policy=args.policy,
         shape=None if args.shape in (None, "auto") else args.shape, frame_size=args.size,
-        context_window=args.context_window, settings=args.settings), keep_alive=KEEP_UNTIL_EXIT)
+        context_window=args.context_window, settings=args.settings)
+    if args.steps is not None:
+        from snapcompact.agent.inspect_steps import StepsRequest, compact_session_steps, step_line
+
+        def show(row: dict) -> None:
+            sys.stderr.write(step_line(row) + "\n")
+            sys.stderr.flush()
+
+        summary = compact_session_steps(request, StepsRequest(
+            steps=args.steps, question="Continue." if args.question is None else args.question,
+            system_chars=args.system_chars or 0), on_row=show, keep_alive=KEEP_UNTIL_EXIT)
+    else:
+        summary = compact_session_file(request, keep_alive=KEEP_UNTIL_EXIT)
     _print(summary)
     if KEEP_UNTIL_EXIT is not None:
         KEEP_UNTIL_EXIT.append(summary)
@@ -294,6 +311,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, help="frame side in px")
     p.add_argument("--context-window", type=int, default=200_000)
     p.add_argument("--settings", help="settings file (.toml or .json)")
+    p.add_argument("--steps", type=int, metavar="K",
+                   help="the upstream-agent oracle's protocol instead of a live replay: resume "
+                   "at every K-th user message (one pre-prompt check, canned reply 'ok'); one "
+                   "line per step on stderr")
+    p.add_argument("--question", help="with --steps: the last resume's prompt "
+                   "(default Continue.)")
+    p.add_argument("--system-chars", type=int, metavar="N",
+                   help="with --steps: size of the agent's system prompt in characters "
+                   "(the oracle's omp: 7273)")
     p.add_argument("--out", required=True)
     p.set_defaults(func=_cmd_compact)
     from snapcompact.cli.session import add_session_parser
