@@ -422,8 +422,8 @@ def _docs(root: Path, *, check: bool, write: bool) -> int:
     for line in problems:
         print(f"snapcompact-eval-table: check: {line}", file=sys.stderr)
     if check and not problems:
-        print("snapcompact-eval-table: check: every generated block matches the committed "
-              "tables")
+        print("snapcompact-eval-table: check: every generated block matches its source and "
+              "no figure is typed outside one")
     return 1 if problems else 0
 
 
