@@ -6,6 +6,7 @@ The package is laid out as the pipeline runs (see ``docs/architecture.md``)::
                  -> pricing           (model -> shape, image -> billed tokens)
     archive                           (history -> frames archive -> request blocks)
     compaction                        (sessions, cut points, summaries, strategies, replay)
+    agent                             (the coding agent's session maintenance that drives them)
     cli                               (``python -m snapcompact``)
 
 The names below are the everyday entry points; each stage's package (``snapcompact.render``,

@@ -137,7 +137,7 @@ def _usage_tokens(usage: Mapping[str, Any] | None) -> int:
 
 def _archive_text_chars(archive: Any | None) -> int:
     """Characters of archive text sent as text (head and tail edges, the pinned policy's
-    unframed tail, gap notices): the text blocks :func:`snapcompact.archive.store.history_blocks`
+    unframed tail, gap notices): the text blocks :func:`snapcompact.archive.history.history_blocks`
     puts beside the frames."""
     if archive is None:
         return 0

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from snapcompact.agent.frame_shapes import frame_shape_name, frames_by_shape
     from snapcompact.agent.guards import snapcompact_rejection
     from snapcompact.agent.inspect import CompactRequest, compact_session_file
+    from snapcompact.agent.inspect_steps import StepsRequest, compact_session_steps, step_line
     from snapcompact.agent.maintenance import (
         COMPACTION_RECOVERY_BAND,
         SessionMaintenance,
@@ -66,6 +67,9 @@ if TYPE_CHECKING:
 _WHERE: dict[str, str] = {
     "CompactRequest": "inspect",
     "compact_session_file": "inspect",
+    "StepsRequest": "inspect_steps",
+    "compact_session_steps": "inspect_steps",
+    "step_line": "inspect_steps",
     "AGENT_STRATEGIES": "replay",
     "AgentReplay": "replay",
     "agent_settings": "replay",
@@ -103,6 +107,9 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "StepsRequest",
+    "compact_session_steps",
+    "step_line",
     "AGENT_STRATEGIES",
     "AgentReplay",
     "COMPACTION_METHODS",

@@ -28,8 +28,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from snapcompact.compaction import MessageEntry, TokenEstimator
-from snapcompact.compaction.cut_point import usage_context_tokens, usage_prompt_tokens
+from snapcompact.compaction import (
+    MessageEntry,
+    TokenEstimator,
+    usage_context_tokens,
+    usage_prompt_tokens,
+)
 
 __all__ = ["anchored_context_tokens", "is_usage_anchor", "prompt_tokens_of_usage"]
 

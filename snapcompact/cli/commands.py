@@ -227,7 +227,7 @@ def _cmd_compact(args: argparse.Namespace) -> int:
         shape=None if args.shape in (None, "auto") else args.shape, frame_size=args.size,
         context_window=args.context_window, settings=args.settings)
     if args.steps is not None:
-        from snapcompact.agent.inspect_steps import StepsRequest, compact_session_steps, step_line
+        from snapcompact.agent import StepsRequest, compact_session_steps, step_line
 
         def show(row: dict) -> None:
             sys.stderr.write(step_line(row) + "\n")

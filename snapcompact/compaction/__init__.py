@@ -45,6 +45,8 @@ if TYPE_CHECKING:
         entry_tokens,
         find_cut_point,
         prepare_compaction,
+        usage_context_tokens,
+        usage_prompt_tokens,
     )
     from snapcompact.compaction.entries import (
         BranchSummaryEntry,
@@ -210,6 +212,8 @@ _WHERE: dict[str, str] = {
     "NavigationOutcome": "pipeline",
     "png_size": "request_bill",
     "prepare_compaction": "cut_point",
+    "usage_context_tokens": "cut_point",
+    "usage_prompt_tokens": "cut_point",
     "prompt": "prompts",
     "prune_superseded_tool_results": "pruning",
     "prune_tool_outputs": "pruning",
@@ -248,6 +252,8 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "usage_context_tokens",
+    "usage_prompt_tokens",
     "truncating_hooks",
     "tallied",
     "replay_store",

@@ -30,7 +30,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from weakref import WeakSet
 
 from snapcompact.compaction.context import estimate_entry_tokens
@@ -45,10 +45,21 @@ from snapcompact.compaction.entries import (
 from snapcompact.compaction.provider_history import kept_tail_anchor
 from snapcompact.compaction.tokens import TokenEstimator
 
-if TYPE_CHECKING:
-    from snapcompact.compaction.session import Session
 
-__all__ = ["BranchIndex", "BranchList", "BranchSlice", "TokenTotals", "index_of"]
+class IndexedSession(Protocol):
+    """What an index reads of its session (:class:`~.session.Session` is one): the leaf, a
+    lookup by id and the version that every change bumps. A protocol, not an import, so the
+    index does not depend on the module that owns it."""
+
+    leaf_id: str | None
+    version: int
+
+    def get(self, entry_id: str) -> Entry:
+        """The entry with this id (``ValueError`` for an unknown id)."""
+        ...
+
+__all__ = ["BranchIndex", "BranchList", "BranchSlice", "IndexedSession", "TokenTotals",
+           "index_of"]
 
 #: Token totals are kept for at most this many estimators per session (a pipeline uses one).
 _MAX_ESTIMATORS = 4
@@ -243,7 +254,7 @@ class TokenTotals:
 class BranchIndex:
     """The current branch of one session, with running facts about it (see the module doc)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: IndexedSession) -> None:
         self.session = session
         self._stale = True
         self._leaf: str | None = None

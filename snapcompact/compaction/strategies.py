@@ -5,7 +5,7 @@
   turn gets a second, turn-prefix summary merged under "Turn Context (split turn)". The
   cumulative file list is upserted as a ``<files>`` tag.
 * ``snapcompact``: no LLM; the history is printed onto frames by
-  :func:`snapcompact.archive.store.compact`,
+  :func:`snapcompact.archive.compactor.compact`,
   which carries the previous archive forward. Needs a model with image input; otherwise, when the
   user gave custom instructions (they ask for a directed summary), or when the archive would not
   shrink the context, it falls back to context-full with a warning.
