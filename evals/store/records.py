@@ -204,8 +204,11 @@ class Record:
     extra: Mapping[str, Any] = field(default_factory=dict)  # free-form notes only
 
     def _calls_known_absent(self) -> bool:
-        """A row written before compaction calls were billed made none for sure: no LLM method
-        (handoff, soft, remote) ran in its replay and its strategy is not an LLM one."""
+        """A row written before compaction calls were billed made none for sure: ``truncate``
+        (its hook answers the nominal soft method with an empty summary, no request), or no LLM
+        method (handoff, soft, remote) ran in its replay and its strategy is not an LLM one."""
+        if self.strategy == "truncate":
+            return True
         return (self.strategy not in LLM_STRATEGIES
                 and not LLM_METHODS.intersection(self.methods_used or {}))
 

@@ -174,6 +174,9 @@ def test_a_row_written_before_the_bill_is_zero_only_when_no_llm_method_ran():
     assert old_snap.billed_tokens == old_snap.predicted_prompt_tokens
     assert math.isnan(old_handoff.compaction_tokens_per_question)
     assert math.isnan(old_handoff.billed_tokens)
+    # truncate's replay records the nominal soft method its hook answers with no request
+    old_truncate = replace(base_record(), strategy="truncate", methods_used={"soft": 3})
+    assert old_truncate.compaction_tokens_per_question == 0.0
 
 
 def test_research_comparison_bills_the_compaction_share_and_names_its_counter():
