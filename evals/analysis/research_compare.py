@@ -13,7 +13,8 @@ sessions and the per-session record (wins-losses-ties of the research label). Pe
 
 * recall on discarded evidence (``evidence_round >= 1`` in that arm): over several sessions
   with a session-level bootstrap interval, within one session with Wilson's; recall on every
-  question, the mean billed prompt tokens, how many contexts fit the window (a row that does
+  question, the mean billed tokens (the question's prompt tokens plus its share of its session's
+  compaction calls, shown beside them), how many contexts fit the window (a row that does
   not say counts as unknown, never as fitting) and the verdicts (valid / stand-in / not sent);
 * against the baseline label (default ``production``), over the questions both were asked
   (same dataset, seed, item and question): the difference in recall over all of them and over

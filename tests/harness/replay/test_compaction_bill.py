@@ -23,6 +23,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from evals.analysis.aggregate import records_frame, summarize
 from evals.analysis.research_compare import compare_research, format_markdown
+from evals.analysis.search_objectives import objectives_of
 from evals.analysis.table import _summary_lines
 from evals.items.datasets import load_dataset
 from evals.pipeline.run import run_config
@@ -202,3 +203,5 @@ def test_research_comparison_bills_the_compaction_share_and_names_its_counter():
     text = format_markdown([base, other], "production")
     assert "of which compaction calls (exact:test-counter)" in text
     assert "| 3,000 | 2,000 |" in text
+    # the search's token objective is the same billed figure
+    assert objectives_of(records[:10]).billed_tokens == pytest.approx(3000.0)
