@@ -15,8 +15,16 @@ Statistics, stated once:
   collapses. F1 is not binary: its interval is a percentile bootstrap over the units (``n_boot``
   resamples, seeded from ``seed`` and the group's own coordinates, so a group's interval does
   not depend on which other groups were loaded).
-* "Billed tokens" are prompt (input) tokens per question: ``predicted_prompt_tokens`` as the
-  library predicts them, and ``reported_prompt_tokens`` where the provider reported them (not
+* "Billed tokens" per question are the question request's prompt (input) tokens
+  (``predicted_prompt_tokens`` as the library predicts them) plus the question's share of its
+  session's compaction calls (``compaction_tokens_per_question``: the summary / handoff
+  requests' input and output, ``compaction_billed_tokens``, divided by the questions asked
+  after that context, ``context_questions``; the calls are made once per session, not per
+  question; see :class:`evals.store.records.Record`). Recall per 1k tokens, the frontier and
+  the winner rule read these. The compaction tokens are counted by the summarizer's model
+  line's counter and priced at its price model (``compaction_cost_usd``): where summarizer and
+  reader differ, the dollars compare them, the token sum adds two models' tokens.
+  ``reported_prompt_tokens`` is what the provider reported for the question request alone (not
   for the offline reader, whose "usage" only echoes the prediction back).
   Completion tokens are reported beside them; they do not depend on the shape.
 * The winner rule (``WINNER_RULE``) compares shapes with a *paired* bootstrap on the questions
@@ -91,7 +99,8 @@ WINNER_RULE = (
     "above zero, i.e. the two-sided {conf:g}% interval of the difference excludes zero; with "
     "one session there is no interval and no shape is significantly below. Among the shapes "
     "not significantly below the reference, the winner has the most recall per 1k predicted "
-    "billed tokens (ties: higher recall, then fewer tokens, then name). "
+    "billed tokens (a question's prompt tokens plus its share of its session's compaction "
+    "calls; ties: higher recall, then fewer tokens, then name). "
     "More than one such shape is reported as a tie. Evidence is called thin when the winner "
     "rests on fewer than {min_q} questions, fewer than 2 sessions, a single seed, errored "
     "requests, or a recall interval (Wilson score, {conf:g}%) overlapping another shape's."
@@ -235,6 +244,10 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     data = []
     for rec in rows:
         row = rec.to_json()
+        # the question's share of its session's compaction calls, and its bill with it
+        row["compaction_tokens_per_question"] = rec.compaction_tokens_per_question
+        row["billed_tokens"] = rec.billed_tokens
+        row["compaction_cost_usd_per_question"] = rec.compaction_cost_usd_per_question
         depth = (row.get("question_meta") or {}).get("depth")
         row["depth"] = float(depth) if isinstance(depth, (int, float)) else np.nan
         for name in ("frame_px", "frame_hashes", "gold_answers", "extra", "seen_px", "bill_rules",
@@ -257,6 +270,7 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     lines = {m: model_line(m, table) for m in df["target_model"].unique()}
     df["line"] = df["target_model"].map(lines)
     df["predicted_cost_usd"] = pd.to_numeric(df["predicted_cost_usd"], errors="coerce")
+    df["billed_cost_usd"] = df["predicted_cost_usd"] + df["compaction_cost_usd_per_question"]
     # The offline reader bills nothing and echoes the prediction as its "usage": not a report.
     # The record columns keep what was recorded; the *_by_provider columns hold real reports.
     offline = df["reader_id"] == OFFLINE_PROVIDER
@@ -369,7 +383,10 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
             text_tokens=ok["text_tokens"].mean(),
             predicted_image_tokens=ok["predicted_image_tokens"].mean(),
             compaction_cost_tokens=ok["compaction_cost_tokens"].mean(),
+            text_token_method="; ".join(sorted({str(m) for m in rows["text_token_method"].dropna()
+                                                if str(m)})),
         )
+        row.update(_compaction_bill(rows, ok))
         row.update(_what_production_did(rows))
         row.update(_sent_identity(rows))
         # a skipped context still has a bill: the uncompacted history, for the reader
@@ -377,7 +394,7 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
         row["tokens_skipped_context"] = (skipped["predicted_prompt_tokens"].mean()
                                          if len(skipped) else np.nan)
         row.update(_next_turns(rows, ok))
-        row["recall_per_1k_tokens"] = _per_1k(row["recall"], row["predicted_prompt_tokens"])
+        row["recall_per_1k_tokens"] = _per_1k(row["recall"], row["billed_tokens"])
         row["recall_per_1k_reported_tokens"] = _per_1k(row["recall"], row["reported_prompt_tokens"])
         out.append(row)
     summary = pd.DataFrame(out)
@@ -389,10 +406,45 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
     ranked = summary[~summary["production"].isin(PRODUCTION_UNSENT)]
     for idx in ranked.groupby(["reader_id", "target_model"]).groups.values():
         part = summary.loc[idx]
-        summary.loc[idx, "on_frontier"] = pareto_mask(part["predicted_prompt_tokens"].to_numpy(),
+        summary.loc[idx, "on_frontier"] = pareto_mask(part["billed_tokens"].to_numpy(),
                                                       part["recall"].to_numpy())
     return summary.sort_values(["reader_id", "target_model", "strategy", "policy",
                                 "predicted_prompt_tokens"], ignore_index=True)
+
+
+def _compaction_bill(rows: pd.DataFrame, ok: pd.DataFrame) -> dict[str, object]:
+    """The arm's compaction calls: per context (one per session; the bill is the session's,
+    paid once) and per question (each answered question's share), with the billed tokens per
+    question that include them. NaN where a row that ran an LLM method predates the bill."""
+    contexts = rows.drop_duplicates("item_id")
+
+    def per_context(name: str) -> float:
+        if name not in contexts:
+            return float("nan")
+        return float(pd.to_numeric(contexts[name], errors="coerce").mean())
+
+    def joined(name: str) -> str:
+        if name not in contexts:
+            return ""
+        return "; ".join(sorted({str(v) for v in contexts[name].dropna() if str(v)}))
+
+    share = pd.to_numeric(ok["compaction_tokens_per_question"], errors="coerce")
+    return {
+        "compaction_calls_per_context": per_context("compaction_calls"),
+        "compaction_input_tokens_per_context": per_context("compaction_input_tokens"),
+        "compaction_output_tokens_per_context": per_context("compaction_output_tokens"),
+        "compaction_billed_tokens_per_context": per_context("compaction_billed_tokens"),
+        "compaction_tokens_per_question": float(share.mean()) if len(share) else float("nan"),
+        "billed_tokens": float(pd.to_numeric(ok["billed_tokens"], errors="coerce").mean())
+        if len(ok) else float("nan"),
+        "compaction_cost_usd_per_question": float(pd.to_numeric(
+            ok["compaction_cost_usd_per_question"], errors="coerce").mean())
+        if len(ok) else float("nan"),
+        "billed_cost_usd": float(ok["billed_cost_usd"].mean()) if len(ok) else float("nan"),
+        "compaction_token_method": joined("compaction_token_method"),
+        "compaction_price_model": joined("compaction_price_model"),
+        "compaction_bill_notes": joined("compaction_bill_note"),
+    }
 
 
 def _sent_identity(rows: pd.DataFrame) -> dict[str, object]:
@@ -682,8 +734,10 @@ class Candidate:
     recall: float
     recall_lo: float
     recall_hi: float
-    predicted_prompt_tokens: float
-    recall_per_1k_tokens: float
+    predicted_prompt_tokens: float  # the question requests' prompt tokens
+    #: billed tokens per question: the prompt tokens plus the share of the compaction calls
+    billed_tokens: float
+    recall_per_1k_tokens: float  # recall per 1k billed tokens (compaction calls included)
     #: paired comparison with the best-recall shape: questions shared, interval of the
     #: difference (best - this), share of resamples where this shape was at least as good
     shared_questions: int = 0
@@ -735,6 +789,7 @@ class Decision:
             "target_models": ",".join(self.target_models), "winner": w.shape,
             "winner_frame_size": w.frame_size, "recall": w.recall, "recall_lo": w.recall_lo,
             "recall_hi": w.recall_hi, "predicted_prompt_tokens": w.predicted_prompt_tokens,
+            "billed_tokens": w.billed_tokens,
             "recall_per_1k_tokens": w.recall_per_1k_tokens, "n_questions": w.n_questions,
             "best_recall_shape": self.best_recall.label, "tie": ",".join(self.tie),
             "not_significantly_below_best": ",".join(
@@ -819,14 +874,16 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
         scores[(shape, size)] = s
         recall_lo, recall_hi = wilson_interval(float(s.mean()), len(s), alpha)
         tokens = part["predicted_prompt_tokens"].mean()
+        billed = part["billed_tokens"].mean()
         candidates.append(Candidate(
             shape=shape, frame_size=int(size), n_questions=len(s), recall=float(s.mean()),
             recall_lo=recall_lo, recall_hi=recall_hi, predicted_prompt_tokens=float(tokens),
-            recall_per_1k_tokens=_per_1k(float(s.mean()), float(tokens)),
+            billed_tokens=float(billed),
+            recall_per_1k_tokens=_per_1k(float(s.mean()), float(billed)),
             measured_on=_measured_on(part)))
     if not candidates:
         raise ValueError(f"model line {line!r} ({reader}): every request errored")
-    best = max(candidates, key=lambda c: (c.recall, -c.predicted_prompt_tokens, c.label))
+    best = max(candidates, key=lambda c: (c.recall, -c.billed_tokens, c.label))
     compared = []
     for c in candidates:
         a, b = scores[(best.shape, best.frame_size)], scores[(c.shape, c.frame_size)]
@@ -853,7 +910,7 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
                               significantly_below=bool(lo > 0)))
     eligible = [c for c in compared if not c.significantly_below and c.shared_questions > 0]
     winner = max(eligible, key=lambda c: (c.recall_per_1k_tokens, c.recall,
-                                          -c.predicted_prompt_tokens, c.label))
+                                          -c.billed_tokens, c.label))
     tie = tuple(c.label for c in eligible) if len(eligible) > 1 else ()
     seeds = tuple(sorted(int(s) for s in rows["seed"].unique()))
     errors = int((~rows["ok"]).sum())
@@ -897,7 +954,7 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
         line=line, reader_id=reader,
         target_models=tuple(sorted(rows["target_model"].unique())), winner=winner,
         best_recall=next(c for c in compared if c.label == best.label),
-        candidates=tuple(sorted(compared, key=lambda c: c.predicted_prompt_tokens)), tie=tie,
+        candidates=tuple(sorted(compared, key=lambda c: c.billed_tokens)), tie=tie,
         flags=tuple(flags), seeds=seeds, errors=errors, notes=tuple(notes), sessions=sessions,
         rows=len(rows))
 

@@ -59,14 +59,18 @@ def _main_job_table(root: Path) -> str:
     summary = summary.assign(arm_label=arm_labels(summary)).sort_values(
         ["context_window", "strategy", "policy", "predicted_prompt_tokens"],
         ascending=[False, True, True, True])
+    counters = sorted({m for cell in summary.get("compaction_token_method", pd.Series())
+                       .dropna() for m in str(cell).split("; ") if m})
+    counted = f"; {', '.join(counters)}" if counters else ""
     out = ["| arm | verdict | contexts | compactions | frames by shape drawn (per context) | "
-           "context tokens: text + image | recall [95 % Wilson] | recall, discarded (n) |",
-           "| --- | --- | ---: | ---: | --- | ---: | --- | --- |"]
+           f"context tokens: text + image | compaction calls: tokens/q (per context{counted}) | "
+           "recall [95 % Wilson] | recall, discarded (n) |",
+           "| --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- |"]
     for r in summary.itertuples():
         if not r.n_questions and r.n_skipped:
             out.append(f"| {r.arm_label} | {r.production} | {_num(r.n_contexts, '.0f')} | – | – | "
                        f"skipped: {_num(r.tokens_skipped_context, ',.0f')} tokens, over the "
-                       "model's input window | – | – |")
+                       "model's input window | – | – | – |")
             continue
         frames = r.frames_by_shape_per_context if isinstance(r.frames_by_shape_per_context,
                                                              str) else "0"
@@ -74,9 +78,20 @@ def _main_job_table(root: Path) -> str:
             f"| {r.arm_label} | {r.production} | {_num(r.n_contexts, '.0f')} | "
             f"{_num(r.compactions_mean, '.1f')} | {frames or '0'} | "
             f"{_num(r.text_tokens, ',.0f')} + {_num(r.predicted_image_tokens, ',.0f')} | "
+            f"{_compaction(r)} | "
             f"{_num(r.recall, '.2f')} [{_num(r.recall_lo, '.2f')}, {_num(r.recall_hi, '.2f')}] | "
             f"{_num(r.recall_discarded, '.2f')} ({_num(r.n_discarded, '.0f')}) |")
     return "\n".join(out)
+
+
+def _compaction(r: object) -> str:
+    """The question's share of its session's compaction calls and the session's bill
+    (summary.csv's ``compaction_*`` columns; a table written before them: not recorded)."""
+    share = getattr(r, "compaction_tokens_per_question", None)
+    per_context = getattr(r, "compaction_billed_tokens_per_context", None)
+    if _num(share, ",.0f") == "–":
+        return "not recorded"
+    return f"{_num(share, ',.0f')} ({_num(per_context, ',.0f')})"
 
 
 def _research_claims(root: Path) -> str:

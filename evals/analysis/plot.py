@@ -81,8 +81,18 @@ def _shape_colors(labels: list[str]) -> dict[str, tuple]:
     return colors
 
 
+def _with_billed(summary: pd.DataFrame) -> pd.DataFrame:
+    """``summary`` with ``billed_tokens`` (the question's prompt tokens plus its share of the
+    compaction calls); a table written before the compaction bill reads its prompt tokens."""
+    if "billed_tokens" in summary:
+        return summary
+    return summary.assign(billed_tokens=summary["predicted_prompt_tokens"])
+
+
 def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
-    """Recall against predicted billed tokens per question, one panel per model, with frontier."""
+    """Recall against billed tokens per question (compaction calls included), one panel per
+    model, with frontier."""
+    summary = _with_billed(summary)
     with plt.rc_context(STYLE):
         groups = list(summary.groupby(["reader_id", "target_model"], sort=True))
         one_reader = summary["reader_id"].nunique() == 1
@@ -91,7 +101,7 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
         colors = _shape_colors(all_labels)
         handles: dict[str, object] = {}
         for ax, ((reader, target), part) in zip(axes, groups):
-            part = part.sort_values("predicted_prompt_tokens")
+            part = part.sort_values("billed_tokens")
             labels = dict(zip(part.index, _labels(part)))
             for idx in same_context_groups(part):  # one point for arms that sent one context
                 labels[idx[0]] = " = ".join(labels[i] for i in idx)
@@ -103,24 +113,24 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
                 err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
                 not_sent = getattr(row, "production", "") in PRODUCTION_UNSENT
                 handles[label] = ax.errorbar(
-                    row.predicted_prompt_tokens, row.recall, yerr=err,
+                    row.billed_tokens, row.recall, yerr=err,
                     fmt="x" if not_sent else "s" if row.strategy != "snapcompact" else "o",
                     color=colors[label], markersize=7, alpha=0.55 if not_sent else 1.0,
                     capsize=3, elinewidth=1.2, label=label)
-            front = part[part["on_frontier"]].sort_values("predicted_prompt_tokens")
+            front = part[part["on_frontier"]].sort_values("billed_tokens")
             handles["Pareto frontier"] = ax.step(
-                front["predicted_prompt_tokens"], front["recall"], where="post", color="0.35",
+                front["billed_tokens"], front["recall"], where="post", color="0.35",
                 linestyle="--", linewidth=1.2, zorder=0, label="Pareto frontier")[0]
             ax.set_xscale("log")
             _plain_log_axis(ax.xaxis)
-            ax.set_xlabel("predicted billed prompt tokens per question: the whole compacted "
-                          "context (log scale)")
+            ax.set_xlabel("billed tokens per question: the whole compacted context plus "
+                          "its share of the compaction calls (log scale)")
             ax.set_ylabel("recall (share of questions correct)")
             ax.set_ylim(-0.03, 1.03)
             ax.grid(True, which="major", alpha=0.3)
             ax.set_title(target if one_reader else f"{target}\nanswers by {reader_label(reader)}")
         mean_tokens = (summary.assign(label=all_labels).groupby("label")
-                       ["predicted_prompt_tokens"].mean()).to_dict()
+                       ["billed_tokens"].mean()).to_dict()
         for merged in handles:
             if " = " in merged:
                 mean_tokens[merged] = mean_tokens[merged.split(" = ")[0]]
@@ -129,7 +139,7 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
         order += [k for k in ("text-only", "Pareto frontier") if k in handles]
         fig.legend([handles[k] for k in order], order, loc="upper left",
                    bbox_to_anchor=(1.0, 0.93), frameon=False, title="arm (fewest tokens first)")
-        title = ("Recall versus billed context tokens per question, 95 % Wilson intervals "
+        title = ("Recall versus billed tokens per question, 95 % Wilson intervals "
                  "(x: not sent by production, never ranked)")
         if one_reader:
             title += f"\nanswers by {_readers_title(summary)}"
@@ -244,7 +254,9 @@ def plot_recall_by_round(records: pd.DataFrame) -> plt.Figure:
 
 
 def plot_recall_per_1k(summary: pd.DataFrame) -> plt.Figure:
-    """Recall per 1k billed context tokens, one bar per arm, per target model."""
+    """Recall per 1k billed tokens (compaction calls included), one bar per arm, per target
+    model."""
+    summary = _with_billed(summary)
     with plt.rc_context(STYLE):
         groups = list(summary.groupby(["reader_id", "target_model"], sort=True))
         height = max(3.5, 1.2 + 0.4 * len(set(_labels(summary))))
@@ -254,11 +266,11 @@ def plot_recall_per_1k(summary: pd.DataFrame) -> plt.Figure:
             colors = ["0.2" if s != "snapcompact" else _PALETTE[0] for s in part["strategy"]]
             ax.barh(part["label"], part["recall_per_1k_tokens"], color=colors)
             for y, (value, tokens) in enumerate(zip(part["recall_per_1k_tokens"],
-                                                    part["predicted_prompt_tokens"])):
+                                                    part["billed_tokens"])):
                 if np.isfinite(value):
                     ax.text(value, y, f"  {value:.3f} ({tokens:,.0f} tok)", va="center",
                             fontsize=9)
-            ax.set_xlabel("recall per 1k billed context tokens")
+            ax.set_xlabel("recall per 1k billed tokens (context + share of compaction calls)")
             ax.grid(True, axis="x", alpha=0.3)
             ax.set_title(f"Recall per 1k context tokens: {target}\n"
                          f"answers by {reader_label(reader)}")

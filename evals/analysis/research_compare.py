@@ -13,7 +13,8 @@ sessions and the per-session record (wins-losses-ties of the research label). Pe
 
 * recall on discarded evidence (``evidence_round >= 1`` in that arm): over several sessions
   with a session-level bootstrap interval, within one session with Wilson's; recall on every
-  question, the mean billed prompt tokens, how many contexts fit the window (a row that does
+  question, the mean billed tokens (the question's prompt tokens plus its share of its session's
+  compaction calls, shown beside them), how many contexts fit the window (a row that does
   not say counts as unknown, never as fitting) and the verdicts (valid / stand-in / not sent);
 * against the baseline label (default ``production``), over the questions both were asked
   (same dataset, seed, item and question): the difference in recall over all of them and over
@@ -77,6 +78,8 @@ class ResearchRow:
     recall_discarded: float
     recall_discarded_lo: float
     recall_discarded_hi: float
+    #: billed tokens per question: the question's prompt tokens plus its share of its session's
+    #: compaction calls (evals.store.records.Record.billed_tokens)
     billed_tokens: float
     fits_window_share: float  # of the rows that say whether they fit (nan: none says)
     verdicts: str
@@ -103,6 +106,10 @@ class ResearchRow:
     diff_billed_tokens_hi: float = float("nan")
     diff_billed_tokens_record: str = ""  # sessions where the label bills more-less-same
     answered_by: str = ""  # the reader(s) of the rows (evals.analysis.aggregate.reader_label)
+    #: the share of billed_tokens that pays the session's compaction calls (summary / handoff
+    #: requests, input + output, once per session over the questions asked after the context)
+    compaction_tokens: float = float("nan")
+    compaction_token_method: str = ""  # the counter of the compaction calls ("" when none)
 
 
 #: what the rows of a label whose summaries the oracle wrote are called (``<label> (...)``)
@@ -184,7 +191,10 @@ def _row(label: str, arm: ArmKey, asked: dict[QuestionKey, Record],
         recall=float(np.mean([r.correct for r in rs])),
         discarded=len(disc), recall_discarded=hits / len(disc) if disc else float("nan"),
         recall_discarded_lo=lo, recall_discarded_hi=hi,
-        billed_tokens=float(np.mean([r.predicted_prompt_tokens for r in rs])),
+        billed_tokens=float(np.mean([r.billed_tokens for r in rs])),
+        compaction_tokens=float(np.mean([r.compaction_tokens_per_question for r in rs])),
+        compaction_token_method=", ".join(sorted({r.compaction_token_method for r in rs
+                                                  if r.compaction_token_method})),
         fits_window_share=float(np.mean([f is True for f in said])) if said else float("nan"),
         verdicts=", ".join(f"{k} {n}" for k, n in sorted(verdicts.items())), subset=subset,
         sessions=len({_session(k) for k in asked}), recall_interval=how,
@@ -196,7 +206,7 @@ def _row(label: str, arm: ArmKey, asked: dict[QuestionKey, Record],
     lost = [k for k in shared if (base[k].evidence_round or 0) >= 1]
     d_all = _paired(asked, base, shared, lambda r: r.correct, n_boot, seed)
     d_lost = _paired(asked, base, lost, lambda r: r.correct, n_boot, seed)
-    d_tok = _paired(asked, base, shared, lambda r: r.predicted_prompt_tokens, n_boot, seed)
+    d_tok = _paired(asked, base, shared, lambda r: r.billed_tokens, n_boot, seed)
     return ResearchRow(**{**asdict(row), "shared": len(shared),
                           "shared_sessions": d_all.n_sessions, "diff_recall": d_all.mean,
                           "diff_recall_lo": d_all.lo, "diff_recall_hi": d_all.hi,
@@ -294,7 +304,14 @@ def per_session(records: Iterable[Record], *, baseline: str = "production") -> p
                 "discarded": len(disc),
                 "recall_discarded": (float(np.mean([r.correct for r in disc])) if disc
                                      else float("nan")),
-                "billed_tokens": float(np.mean([r.predicted_prompt_tokens for r in rs])),
+                "billed_tokens": float(np.mean([r.billed_tokens for r in rs])),
+                "question_tokens": float(np.mean([r.predicted_prompt_tokens for r in rs])),
+                # the session's compaction calls (paid once) and its questions' share of them
+                "compaction_calls": max((r.compaction_calls or 0) for r in rs),
+                "compaction_billed_tokens": rs[0].compaction_billed_tokens,
+                "compaction_tokens_per_question": float(np.mean(
+                    [r.compaction_tokens_per_question for r in rs])),
+                "compaction_token_method": rs[0].compaction_token_method or "",
                 "text_token_method": ", ".join(sorted({str(r.text_token_method)
                                                        for r in rs})),
             })
@@ -331,17 +348,30 @@ TABLE_NOTE = (
     "tokens: dearer-cheaper-equal). Per-arm recall: bootstrap over sessions, Wilson within one "
     f"session. A finding needs >= {MIN_SESSIONS_FOR_CLAIM} sessions and an interval clear of 0. "
     "fits: share of contexts within the window among rows that say (unknown: rows that do not). "
-    "Tokens: predicted billed prompt tokens per question (text counter and image rule as "
-    "recorded on each row).")
+    "Billed tokens/q: the question's predicted prompt tokens (text counter and image rule as "
+    "recorded on each row) plus its share of its session's compaction calls (summary / handoff "
+    "requests, input + output, made once per session: the session's bill over the questions "
+    "asked after that context; snapcompact makes none), the column beside it.")
+
+
+def _counters(rows: Sequence[ResearchRow]) -> str:
+    """The counters of the compaction calls in ``rows`` (named in the column header)."""
+    names = sorted({m for r in rows for m in r.compaction_token_method.split(", ") if m})
+    return ", ".join(names) or "no call"
+
+
+def _num(value: float) -> str:
+    return "not recorded" if math.isnan(value) else f"{value:,.0f}"
 
 
 def _table(part: Sequence[ResearchRow], against: str) -> list[str]:
     """Markdown rows of one section; the differences are against label ``against``."""
     out = ["| research | arm | subset | sessions | questions | recall | recall, discarded "
-           f"[95 %] (n) | billed tokens/q | fits | verdicts | vs {against}: recall diff "
-           f"| on facts {against} lost | tokens diff |",
-           "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- | --- | --- "
-           "| --- |"]
+           f"[95 %] (n) | billed tokens/q | of which compaction calls ({_counters(part)}) | "
+           f"fits | verdicts | vs {against}: recall diff | on facts {against} lost | "
+           "billed tokens diff |",
+           "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | --- "
+           "| --- | --- |"]
     for r in part:
         recall_d = (f"{r.recall_discarded:.3f} [{r.recall_discarded_lo:.3f}, "
                     f"{r.recall_discarded_hi:.3f}] ({r.discarded})"
@@ -352,7 +382,8 @@ def _table(part: Sequence[ResearchRow], against: str) -> list[str]:
             fits += f" ({r.fits_window_unknown} unknown)"
         out.append(
             f"| {r.research} | {r.arm} | {r.subset} | {r.sessions} | {r.questions} | "
-            f"{r.recall:.3f} | {recall_d} | {r.billed_tokens:,.0f} | {fits} | {r.verdicts} | "
+            f"{r.recall:.3f} | {recall_d} | {r.billed_tokens:,.0f} | "
+            f"{_num(r.compaction_tokens)} | {fits} | {r.verdicts} | "
             + _diff(r.diff_recall, r.diff_recall_lo, r.diff_recall_hi, r.shared_sessions,
                     r.diff_recall_record, "+.3f") + " | "
             + _diff(r.diff_on_baseline_discarded, r.diff_on_baseline_discarded_lo,
@@ -423,7 +454,8 @@ def claim_sentences(rows: Sequence[ResearchRow], baseline: str) -> list[str]:
                  r.baseline_discarded_sessions, r.diff_on_baseline_discarded_record, "+.3f"),
                 ("recall on every question", r.diff_recall, r.diff_recall_lo, r.diff_recall_hi,
                  r.shared_sessions, r.diff_recall_record, "+.3f"),
-                ("billed tokens per question", r.diff_billed_tokens, r.diff_billed_tokens_lo,
+                ("billed tokens per question (compaction calls included)", r.diff_billed_tokens,
+                 r.diff_billed_tokens_lo,
                  r.diff_billed_tokens_hi, r.shared_sessions, r.diff_billed_tokens_record,
                  "+,.0f")):
             if math.isnan(m):

@@ -90,7 +90,8 @@ def objectives_of(rows: Iterable[Record]) -> SearchObjectives:
     if not discarded:
         reasons.append("no question about discarded evidence was asked")
     recall = (sum(r.correct for r in discarded) / len(discarded)) if discarded else math.nan
-    tokens = (sum(r.predicted_prompt_tokens for r in asked) / len(asked)) if asked else math.nan
+    # billed: the question requests plus their share of the compaction calls (Record.billed_tokens)
+    tokens = (sum(r.billed_tokens for r in asked) / len(asked)) if asked else math.nan
     return SearchObjectives(
         recall_discarded=recall, billed_tokens=tokens, feasible=not reasons,
         reason="; ".join(reasons) or None, n_rows=len(asked), n_discarded=len(discarded),

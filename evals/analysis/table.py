@@ -104,6 +104,45 @@ _SECTIONS = (
 )
 
 
+def _methods(rows: pd.DataFrame, column: str) -> str:
+    """The counters named in ``column`` of ``rows`` (a table header names what counted)."""
+    if column not in rows:
+        return "counter not recorded"
+    names = sorted({m for cell in rows[column].dropna() for m in str(cell).split("; ")
+                    if m and m != "nan"})
+    return ", ".join(names) or ("no call" if column == "compaction_token_method"
+                                else "counter not recorded")
+
+
+def _compaction_cell(row: object) -> str:
+    """``share/q (calls x, tokens per context)``: the question's share of its session's
+    compaction calls, and the session's bill it is the share of ("*": an estimate)."""
+    share = getattr(row, "compaction_tokens_per_question", float("nan"))
+    calls = getattr(row, "compaction_calls_per_context", float("nan"))
+    if pd.isna(share):
+        return "not recorded"
+    if pd.isna(calls) or not calls:
+        return _fmt(share, ",.0f")
+    mark = "*" if getattr(row, "compaction_bill_notes", "") else ""
+    count = f"{calls:.0f}" if float(calls).is_integer() else f"{calls:.1f}"
+    return (f"{_fmt(share, ',.0f')}{mark} ({count} calls, "
+            f"{_fmt(getattr(row, 'compaction_billed_tokens_per_context'), ',.0f')})")
+
+
+def _compaction_notes(rows: pd.DataFrame) -> list[str]:
+    """The estimate notes of the compaction figures marked "*", and their price."""
+    if "compaction_bill_notes" not in rows:
+        return []
+    out = []
+    for row in rows.itertuples():
+        if row.compaction_bill_notes:
+            out.append(f"\\* {row.arm_label}: {row.compaction_bill_notes}; priced at "
+                       f"{row.compaction_price_model or 'the target'}: "
+                       f"${_fmt(row.compaction_cost_usd_per_question, '.4f')}/q of "
+                       f"${_fmt(row.billed_cost_usd, '.4f')}/q billed.")
+    return out + [""] if out else []
+
+
 def _summary_lines(summary: pd.DataFrame) -> list[str]:
     out = []
     summary = summary.assign(arm_label=arm_labels(summary))
@@ -114,16 +153,18 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
             if rows.empty:
                 continue
             out += [f"#### {title}", ""] + ([text, ""] if text else [])
-            out += [("| arm | questions | recall [95 % CI] | recall, evidence discarded (n) | "
-                     "compactions | context tokens/q: text + image | compression | "
-                     "recall per 1k tok | frontier |"),
-                    "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | :---: |"]
-            for row in rows.sort_values("predicted_prompt_tokens").itertuples():
+            out += [(f"| arm | questions | recall [95 % CI] | recall, evidence discarded (n) | "
+                     f"compactions | question tokens/q: text + image (text: "
+                     f"{_methods(rows, 'text_token_method')}) | compaction calls: tokens/q "
+                     f"(per context; {_methods(rows, 'compaction_token_method')}) | "
+                     "billed tokens/q | compression | recall per 1k billed tok | frontier |"),
+                    "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: |"]
+            for row in rows.sort_values("billed_tokens").itertuples():
                 skipped = f" ({row.n_skipped} skipped)" if row.n_skipped else ""
                 if not row.n_questions and row.n_skipped:
                     out.append(f"| {row.arm_label}{skipped} | 0 | skipped: "
                                f"{_fmt(row.tokens_skipped_context, ',.0f')} tokens, over the "
-                               "model's input window | | | | | | |")
+                               "model's input window | | | | | | | | |")
                     continue
                 base = "" if row.compression_baseline == "full" else " (vs uncompacted)"
                 out.append(
@@ -134,9 +175,11 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                     f"{_fmt(row.text_tokens, ',.0f')} + "
                     f"{_fmt(row.predicted_image_tokens, ',.0f')} = "
                     f"{_fmt(row.predicted_prompt_tokens, ',.0f')} | "
+                    f"{_compaction_cell(row)} | {_fmt(row.billed_tokens, ',.0f')} | "
                     f"{_fmt(row.compression_vs_text, '.2f')}x{base} | "
                     f"{_fmt(row.recall_per_1k_tokens)} | {'yes' if row.on_frontier else ''} |")
             out.append("")
+            out += _compaction_notes(rows)
         for idx in same_context_groups(part):
             names = [str(x) for x in part.loc[idx, "arm_label"]]
             out += [f"**Same context**: {' = '.join(names)} sent byte-identical contexts "
@@ -163,7 +206,13 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
         if len(notes):
             out += ["", "Verdicts:"]
             out += [f"- {r.arm_label}: {r.production_notes}" for r in notes.itertuples()]
-        out += ["", ("Compression: `full`'s tokens / the arm's on the same questions; where "
+        out += ["", ("Billed tokens/q: the question's prompt tokens plus its share of its "
+                     "session's compaction calls (the summary / handoff requests' input and "
+                     "output, made once per session: the session's bill over the questions "
+                     "asked after that context; snapcompact and truncate make none), the "
+                     "compaction tokens counted by the summarizer's counter and priced at its "
+                     "price model. Recall per 1k billed tok and the frontier read them. "
+                     "Compression: `full`'s tokens / the arm's on the same questions; where "
                      "`full` was skipped (over the model's window), against the uncompacted "
                      "history's bill. Methods: accepted method -> passes per context (`none`: a "
                      "pass where every method failed). Text edges: archive characters sent as "
@@ -208,8 +257,10 @@ def _decision_lines(decisions: Sequence[Decision]) -> list[str]:
         out += [f"### {d.line}: {w.label}  (answers by {reader_label(d.reader_id)})", "",
                 f"- target models: {', '.join(d.target_models)}",
                 (f"- winner {w.label}: recall {w.recall:.3f} [{w.recall_lo:.3f}, "
-                 f"{w.recall_hi:.3f}], {w.predicted_prompt_tokens:,.0f} tokens/question, "
-                 f"{w.recall_per_1k_tokens:.3f} recall per 1k tokens, {w.n_questions} questions"),
+                 f"{w.recall_hi:.3f}], {w.billed_tokens:,.0f} billed tokens/question "
+                 f"({w.predicted_prompt_tokens:,.0f} of them the question's request), "
+                 f"{w.recall_per_1k_tokens:.3f} recall per 1k billed tokens, "
+                 f"{w.n_questions} questions"),
                 f"- measured on: {w.measured_on or 'the frames of the rows'}"]
         for c in d.candidates:
             if c.label == w.label:
@@ -222,7 +273,7 @@ def _decision_lines(decisions: Sequence[Decision]) -> list[str]:
                 verdict = "not compared (no shared questions)"
             out.append(
                 f"  - {c.label}: recall {c.recall:.3f} [{c.recall_lo:.3f}, {c.recall_hi:.3f}], "
-                f"{c.predicted_prompt_tokens:,.0f} tok/q, {c.recall_per_1k_tokens:.3f}/1k; "
+                f"{c.billed_tokens:,.0f} billed tok/q, {c.recall_per_1k_tokens:.3f}/1k; "
                 f"best minus this [{_fmt(c.diff_lo)}, {_fmt(c.diff_hi)}] on "
                 f"{c.shared_questions} questions: {verdict}"
                 + (f"; measured on {c.measured_on}" if c.measured_on else ""))

@@ -19,6 +19,7 @@ from evals.items.sessions import SessionItem
 from evals.pipeline.plan import QA_READER, Planned
 from evals.pipeline.scoring import score
 from evals.replay.contexts import Context
+from evals.send.price_map import price_of
 from evals.spec.provenance import Versions, offline_reader_version
 from evals.spec.run_spec import RunSpec
 from evals.store.records import (
@@ -164,9 +165,33 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
                                     else None),
         stable_prefix_tokens=context.stable_prefix_tokens,
         truncated_chars=context.truncated_chars,
+        **_compaction_fields(context, spec, len(item.questions)),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         extra=extra,
     )
+
+
+def _compaction_fields(context: Context, spec: RunSpec, questions: int) -> dict[str, Any]:
+    """The context's compaction calls as record fields (the session's figures, see
+    ``Record.compaction_billed_tokens``), priced at the summarizer's price model (the target's
+    when no summarizer is configured), so a cheap summarizer for a dear reader is billed at its
+    own price."""
+    bill = context.compaction_bill
+    priced_by = spec.summarizer if spec.summarizer is not None else spec.model
+    cost: float | None = 0.0
+    if bill.calls:
+        try:
+            cost = price_of(priced_by.price_model).dollars(bill.input_tokens,
+                                                            bill.output_tokens)
+        except ValueError:  # unpriced (allow_unpriced): unknown, never $0
+            cost = None
+    return {"compaction_calls": bill.calls, "compaction_input_tokens": bill.input_tokens,
+            "compaction_output_tokens": bill.output_tokens,
+            "compaction_billed_tokens": bill.billed_tokens,
+            "compaction_token_method": bill.token_method,
+            "compaction_price_model": priced_by.price_model if bill.calls else None,
+            "compaction_cost_usd": cost, "compaction_bill_note": bill.note,
+            "context_questions": questions}
 
 
 def _rule_id(spec: RunSpec) -> str | None:

@@ -49,6 +49,7 @@ from evals.pipeline.plan import QA_READER, Plan, Planned, build_plan, check_pric
 from evals.pipeline.rows import OCR_NOTE, RecordSink, make_record
 from evals.pipeline.run_report import format_plan, format_summary, summarize
 from evals.readers.provider import parse_request, reading_of, register
+from evals.replay.compaction_bill import summary_request
 from evals.send.client import (
     EvalClient,
     Progress,
@@ -158,8 +159,8 @@ def make_summarizer(spec: RunSpec, *, completion_fn: Any = None) -> Callable[...
     def complete(system_prompt: str, user_prompt: str, *, max_tokens: int) -> dict[str, Any]:
         request = Request(
             model=model.litellm_id,
-            messages=[{"role": "system", "content": system_prompt},
-                      {"role": "user", "content": user_prompt}],
+            # the request the compaction bill counts (evals.replay.compaction_bill)
+            messages=summary_request(system_prompt, user_prompt),
             params={**model.params, "max_tokens": max_tokens + model.reasoning_headroom_tokens})
         response = asyncio.run(client.complete(request))
         if response.error is not None:

@@ -34,7 +34,7 @@ SUMMARY_COLUMNS = (
     "frame_size", "shape_requested", "context_window", "research", "n_questions", "n_rows",
     "n_skipped", "n_errors", "recall", "recall_discarded", "n_discarded", "f1",
     "compactions_mean", "frames_max", "predicted_prompt_tokens", "tokens_skipped_context",
-    "predicted_cost_usd")
+    "predicted_cost_usd", "compaction_tokens_per_question", "billed_tokens", "billed_cost_usd")
 
 
 def _plain(value: Any) -> Any:
@@ -75,7 +75,8 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
     if offline_reader:
         lines.append(f"[{OCR_NOTE}]")
     header = (f"{'arm':<38} {'verdict':<9} {'n':>4} {'skip':>4} {'err':>3} {'recall':>6} "
-              f"{'disc.':>6} {'rounds':>6} {'frames':>6} {'tok/q':>8} {'$/q':>8}")
+              f"{'disc.':>6} {'rounds':>6} {'frames':>6} {'tok/q':>8} {'comp/q':>8} "
+              f"{'billed/q':>8} {'$/q':>8}")
     lines += [header, "-" * len(header)]
     order = {"valid": 0, "bound": 1, "stand-in": 2, "not sent": 3}
     for r in sorted(rows, key=lambda r: (order.get(r["production"], 4), r["arm"])):
@@ -88,16 +89,24 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
                   else r.get("tokens_skipped_context"))
         tokens = f"{tokens:,.0f}" if tokens is not None else "-"
         usd = f"{r['predicted_cost_usd']:.4f}" if r["predicted_cost_usd"] is not None else "-"
+        share, billed = r.get("compaction_tokens_per_question"), r.get("billed_tokens")
+        share = f"{share:,.0f}" if share is not None else "-"
+        billed = f"{billed:,.0f}" if billed is not None else "-"
+        if r.get("billed_cost_usd") is not None:
+            usd = f"{r['billed_cost_usd']:.4f}"
         lines.append(
             f"{r['arm']:<38} {r['production']:<9} {r['n_questions']:>4} {r['n_skipped']:>4} "
             f"{r['n_errors']:>3} {recall} {disc:>6} {rounds:>6} {frames:>6} {tokens:>8} "
-            f"{usd:>8}")
+            f"{share:>8} {billed:>8} {usd:>8}")
     lines.append("as in summary.csv: n = questions scored (seeds averaged, errored requests "
                  "apart in err); disc. = recall on questions whose evidence a compaction "
                  "discarded (evidence_round >= 1); rounds = compactions per context (mean); "
-                 "frames = the most over the arm's contexts; tok/q, $/q = predicted prompt "
-                 "tokens and dollars per question (an arm with every question skipped: the "
-                 "tokens of the context it would send); verdict: valid = production would send "
+                 "frames = the most over the arm's contexts; tok/q = predicted prompt tokens "
+                 "per question (an arm with every question skipped: the tokens of the context "
+                 "it would send); comp/q = the question's share of its session's compaction "
+                 "calls (summary / handoff requests, input + output, paid once per session); "
+                 "billed/q = tok/q + comp/q; $/q = dollars per question, the compaction share "
+                 "at the summarizer's price included; verdict: valid = production would send "
                  "this context (ranked), bound = full / truncate, stand-in = production's path "
                  "with the offline stand-in's summary where its LLM's would be (never ranked), "
                  "not sent = production would not (never ranked)")

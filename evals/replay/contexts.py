@@ -24,11 +24,12 @@ import hashlib
 import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evals.items.prompts import question_text
 from evals.items.sessions import SessionItem
+from evals.replay.compaction_bill import NO_CALLS, CallRecorder, CompactionBill, bill_calls
 from evals.replay.conversation_bill import stable_prefix_tokens
 from evals.replay.perfect_summary import perfect_summarizer
 from evals.spec.run_spec import TEXT_ARM, ArmSpec, RunSpec
@@ -75,7 +76,7 @@ class Context:
     compactions: int
     frames_evicted: int
     text_tail_chars: int
-    compaction_cost_tokens: int
+    compaction_cost_tokens: int  # what the summarizer reported as its usage (not the bill)
     discarded_round: tuple[int, ...]  # per session message
     context_hash: str
     replay_warnings: tuple[str, ...]
@@ -109,6 +110,9 @@ class Context:
     #: whether any frame was drawn in it (None: no frames, or not a snapcompact arm)
     shape_asked: str = ""
     shape_asked_drawn: bool | None = None
+    #: the compaction calls this replay made (summary / handoff requests), counted as billed:
+    #: the session's, paid once whatever the number of questions asked after the context
+    compaction_bill: CompactionBill = NO_CALLS
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -208,6 +212,8 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     oracle = spec.summarizer.oracle if spec.summarizer is not None else None
     if oracle == "perfect":  # the same maintenance path; only the summary text is the oracle's
         complete = perfect_summarizer(q.evidence for q in item.questions)
+    recorder = CallRecorder(complete) if complete is not None else None
+    complete = recorder if recorder is not None else complete
     with warnings.catch_warnings():  # fallbacks are kept in replay.warnings and the rows
         warnings.simplefilter("ignore", RuntimeWarning)
         replay = replay_agent_session(item.messages, model_info(spec), settings,
@@ -283,7 +289,33 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         summary_stand_in=stand_in,
         sent_hash=sent_hash, shape_asked=wanted,
         shape_asked_drawn=(wanted in names) if (hashes and wanted) else None,
-        stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model))
+        stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model),
+        compaction_bill=_compaction_bill(recorder, spec, replay.methods_used()))
+
+
+def _compaction_bill(recorder: CallRecorder | None, spec: RunSpec,
+                     methods: Mapping[str, int]) -> CompactionBill:
+    """The replay's summary requests, counted for the summarizer's model line (the target's
+    when no summarizer is configured: production summarizes with the session's model), with a
+    note when the figure is an estimate rather than a real request's bill."""
+    notes = []
+    if "remote" in methods:  # never in the harness: build_context injects no remote endpoint
+        notes.append("a remote compaction ran; its request did not go through the summarizer "
+                     "and is not billed here")
+    calls = recorder.calls if recorder is not None else []
+    summarizer = spec.summarizer
+    if calls and summarizer is not None:
+        if summarizer.oracle == "perfect":
+            notes.append("estimate: the prompts the perfect summarizer was given, as a real "
+                         "request would carry them, and its oracle summary as the output")
+        elif summarizer.stand_in:
+            notes.append("estimate: the real requests' input, the stand-in's fixed text as the "
+                         "output (a real summary is longer)")
+        elif spec.dry_run:
+            notes.append("estimate: a dry run's placeholder as the output")
+    target = summarizer if summarizer is not None else spec.model
+    bill = bill_calls(calls, target.target_model, api=target.api, provider=target.provider)
+    return replace(bill, note="; ".join(notes) or None)
 
 
 def _stable_prefix(replay: Any, chat: Any, bill: Any, target_model: str) -> int:

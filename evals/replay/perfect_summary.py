@@ -10,8 +10,10 @@ where it would call the model), so the only thing that changes is the summary te
 "Shown" is the summarizer's prompt as the library builds it (``serialize_for_summary``: tool
 results capped at 2,000 UTF-16 units, the previous summary included): a real summarizer cannot
 carry a fact it was never given, so this is the ceiling of production's summarizer, not of any
-compaction. It is an oracle: its rows are never production's context and never ranked; it bills
-no tokens (a real summary request would: see the compaction-cost columns of a real summarizer run).
+compaction. It is an oracle: its rows are never production's context and never ranked. It reports
+no usage of its own, but the replay bills its calls as a real request would carry them
+(:mod:`evals.replay.compaction_bill`: the prompt it was given as input, its summary as output),
+labelled an estimate in ``compaction_bill_note``.
 """
 
 from __future__ import annotations

@@ -33,8 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping
 
+from snapcompact.agent import LLM_METHODS
+
 SCHEMA_VERSION = 3
 RECORDS_FILE = "records.jsonl"
+#: The legacy strategies that always summarize with an LLM (the agent's methods that do are
+#: ``snapcompact.agent.LLM_METHODS``): their rows carry compaction calls.
+LLM_STRATEGIES = ("context-full", "handoff")
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,10 @@ class Record:
     evidence_round: int | None = None  # 0 = evidence in the kept tail, k = discarded by round k
     frames_evicted: int = 0  # frames of earlier rounds no longer in the archive
     text_tail_chars: int = 0  # the archive's verbatim text (head + tail) in the summary
-    compaction_cost_tokens: int = 0  # summarizer input + output over every round
+    #: what the summarizer *reported* as its usage over every round (input + output): litellm's
+    #: mock path reports a few dozen tokens, the oracle none. Not the bill: see
+    #: ``compaction_billed_tokens``.
+    compaction_cost_tokens: int = 0
     context_hash: str = ""  # contexts/<hh>/<sha256>.json: the request without the question
     skipped: str | None = None  # why the question was not asked (e.g. exceeds the window)
     # --- the arm and the target, every coordinate a field (schema 3) -------------------------
@@ -160,6 +168,31 @@ class Record:
     stable_prefix_tokens: int | None = None
     #: archive characters the compactions dropped (neither framed nor kept as text edges)
     truncated_chars: int = 0
+    # --- the arm's own compaction calls (evals.replay.compaction_bill) ------------------------
+    # A handoff or LLM (soft) summary is a request over the whole context it summarizes, input
+    # and output, uncached; snapcompact and truncate make none. These figures are the
+    # *session's* (one context per session and arm), repeated on every question row of that
+    # context: the bill is paid once, not once per question. A question's share is
+    # ``compaction_billed_tokens / context_questions``; the report's billed tokens per question
+    # are ``predicted_prompt_tokens + compaction_billed_tokens / context_questions``.
+    #: summary / handoff requests the replay made for this context (the session's)
+    compaction_calls: int = 0
+    #: their input: each request's text as the library built it, counted by the summarizer's
+    #: model line's counter (``snapcompact.compaction.billed_text_tokens``, as a question's text)
+    compaction_input_tokens: int = 0
+    #: their output: the returned summaries' text, counted the same way
+    compaction_output_tokens: int = 0
+    #: input + output: the session's compaction bill. None: a row written before compaction
+    #: calls were billed (the analysis reads 0 only when the row's methods show no LLM call)
+    compaction_billed_tokens: int | None = None
+    compaction_token_method: str | None = None  # the counter of the three figures above
+    compaction_price_model: str | None = None  # the summarizer's price model (its dollars)
+    compaction_cost_usd: float | None = None  # the session's compaction dollars at that price
+    #: why the compaction figures are an estimate (the offline stand-in's fixed text as output,
+    #: the perfect oracle's prompts and summary); None: a real summarizer's calls, counted
+    compaction_bill_note: str | None = None
+    #: questions asked after this context (the divisor of the per-question compaction share)
+    context_questions: int | None = None
     # --- context -----------------------------------------------------------------------------
     question: str = ""
     gold_answers: tuple[str, ...] = ()
@@ -169,6 +202,42 @@ class Record:
     created_at: str = ""
     schema_version: int = SCHEMA_VERSION
     extra: Mapping[str, Any] = field(default_factory=dict)  # free-form notes only
+
+    def _calls_known_absent(self) -> bool:
+        """A row written before compaction calls were billed made none for sure: ``truncate``
+        (its hook answers the nominal soft method with an empty summary, no request), or no LLM
+        method (handoff, soft, remote) ran in its replay and its strategy is not an LLM one."""
+        if self.strategy == "truncate":
+            return True
+        return (self.strategy not in LLM_STRATEGIES
+                and not LLM_METHODS.intersection(self.methods_used or {}))
+
+    def _share(self, total: float | None) -> float:
+        if total is None:
+            return 0.0 if self._calls_known_absent() else math.nan
+        if not total:
+            return 0.0
+        if not self.context_questions:
+            return math.nan
+        return total / self.context_questions
+
+    @property
+    def compaction_tokens_per_question(self) -> float:
+        """This question's share of its session's compaction bill:
+        ``compaction_billed_tokens / context_questions`` (the calls are made once per session,
+        not per question). NaN: not recorded on a row whose replay ran an LLM method."""
+        return self._share(self.compaction_billed_tokens)
+
+    @property
+    def billed_tokens(self) -> float:
+        """What a question costs as billed: its request's prompt tokens plus its share of the
+        session's compaction calls (``compaction_tokens_per_question``)."""
+        return self.predicted_prompt_tokens + self.compaction_tokens_per_question
+
+    @property
+    def compaction_cost_usd_per_question(self) -> float:
+        """This question's share of the session's compaction dollars (the summarizer's price)."""
+        return self._share(self.compaction_cost_usd)
 
     def key(self) -> tuple:
         """Identity of the measurement: a resumed run skips rows whose key is present."""

@@ -355,8 +355,24 @@
       row("context tokens", "text " + fmt(r.text_tokens) + " · image " + fmt(r.predicted_image_tokens) +
         " · billed " + fmt(r.predicted_prompt_tokens ?? q.billed_tokens)),
       row("prompt tokens", "predicted " + fmt(r.predicted_prompt_tokens) + " · reported " + reported),
-      row("compaction cost", f.compaction_cost_tokens === null ? "–" : fmt(f.compaction_cost_tokens) + " tokens"),
+      row("compaction calls", compactionBill(r, f)),
       row("item · question", r.dataset + " · " + r.item_id + " · " + r.question_id + " · seed " + r.seed));
+  }
+
+  // The session's summary / handoff requests (paid once per session) and this question's share
+  // of them (results/README.md, "Billed tokens and the compaction calls"); rows written before
+  // they were billed show what the summarizer reported.
+  function compactionBill(r, f) {
+    if (r.compaction_billed_tokens === null || r.compaction_billed_tokens === undefined) {
+      return f.compaction_cost_tokens === null ? "not recorded" :
+        "not billed (older row); the summarizer reported " + fmt(f.compaction_cost_tokens) + " tokens";
+    }
+    if (!r.compaction_calls) return "none (no summary request)";
+    const share = r.context_questions ? r.compaction_billed_tokens / r.context_questions : null;
+    return r.compaction_calls + " call(s): " + fmt(r.compaction_billed_tokens) + " tokens for the session (in " +
+      fmt(r.compaction_input_tokens) + " + out " + fmt(r.compaction_output_tokens) + ", " +
+      r.compaction_token_method + ")" + (share === null ? "" : " · " + fmt(Math.round(share)) +
+      " per question of " + r.context_questions) + (r.compaction_bill_note ? " · " + r.compaction_bill_note : "");
   }
 
   async function questionPanel(id, compact) {
