@@ -117,9 +117,11 @@ def summary_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def system_text(run: Path) -> str:
-    """omp's system prompt as its first captured request sent it."""
-    system = json.loads((run / "requests" / "001.json").read_text())["system"]
+def system_text(run: Path, summary: dict[str, Any]) -> str:
+    """omp's system prompt as the first step's prompt request sent it (not ``001.json``: when
+    the first step compacts with an LLM summary, that request is the summarization's)."""
+    n = summary["rows"][0]["request"]["n"]
+    system = json.loads((run / "requests" / f"{n:03d}.json").read_text())["system"]
     return system if isinstance(system, str) else "".join(b.get("text", "") for b in system)
 
 
@@ -152,7 +154,7 @@ def record(name: str, case: dict[str, Any]) -> None:
                "--out", str(run), "--settings", json.dumps(case["settings"])]
         subprocess.run(cmd, check=True)
         summary = json.loads((run / "summary.json").read_text())
-        system = system_text(run)
+        system = system_text(run, summary)
         golden = {"case": name, **case, **identity, "system_chars": len(system),
                   "system_tokens_claude_v3": claude_v3_tokens(system),
                   "rows": summary_rows(summary)}
