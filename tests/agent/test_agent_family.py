@@ -11,10 +11,11 @@ A step is identical when both sides have the same compactions so far, the same m
 latest compaction and the same number of frames in the request. The goal is >= 95 % of the
 steps identical and last archives within 2 % (total and truncated characters).
 
-MEASURED FLOORS, NOT THE GOAL: ``SAME_STEPS`` and ``ARCHIVE_DELTA`` below hold what the
-family measures today (``python scripts/parity_family_table.py``); the test fails when parity
-drops below them. Raise them when a fix makes more steps agree; each remaining difference is
-explained in docs/production-caller.md, "Step parity family".
+With the pre-prompt check reading the provider's recorded usage as the agent does (the usage
+anchor, snapcompact/agent/usage_anchor.py) every step of every case is identical
+(``python scripts/parity_family_table.py``: 210/210), so the tests below hold that: every step,
+and every last archive within the overflow line's wording (the only remaining difference,
+explained in docs/production-caller.md, "Step parity family").
 """
 
 from __future__ import annotations
@@ -32,30 +33,10 @@ from agent_family import (
 from snapcompact.agent.stepwise import plan_upstream_steps
 
 CASES = case_names()
-#: The archive's file list words its overflow line 4 characters longer than the agent's
-#: ("... (N more files omitted)", tests/agent/test_agent_parity.py): +4 of 25,012 at most here.
-OVERFLOW_WORDING = 0.0002
-#: MEASURED FLOOR (not the goal): identical steps per case today. Raise, never lower, when a
-#: fix lands (the goal is every case at >= 95 % of its steps).
-SAME_STEPS: dict[str, int] = {
-    "gen101-100k-32k": 17, "gen102-300k-64k": 23, "gen103-600k-128k": 23,
-    "gen104-1500k-200k": 22, "gen105-200k-64k": 25, "gen106-900k-128k": 24,
-    "gen107-450k-32k": 20,  # every generated step identical (181/210 in all, 86.2 %)
-    "gjc03-200k": 4, "gjc03-32k": 2, "gjc04-200k": 4, "gjc04-32k": 4,
-    "kimchi-200k": 6, "kimchi-32k": 5, "kimchi-64k-keep10k": 2,
-}
-#: MEASURED FLOOR (not the goal): |delta| of the last archive the agent sent, per case with
-#: an archive on both sides at that step (total, truncated), as fractions; the goal is 0.02.
-ARCHIVE_DELTA: dict[str, tuple[float, float]] = {
-    **{name: (OVERFLOW_WORDING, 0.0) for name in (
-        "gen101-100k-32k", "gen102-300k-64k", "gen103-600k-128k", "gen104-1500k-200k",
-        "gen105-200k-64k", "gen106-900k-128k", "gen107-450k-32k")},
-    # the agent compacted more often on these (its pre-prompt count is the recorded usage):
-    # its last archive holds more of the session than the port's
-    "gjc03-200k": (0.385, 0.0), "gjc04-200k": (0.213, 0.0), "kimchi-64k-keep10k": (0.083, 0.0),
-}
-#: The goal of issue 37, for the report line of the family test.
-GOAL_SAME_SHARE = 0.95
+#: The last archive's characters may differ by the overflow line's wording only: the port words
+#: "... (N more files omitted)" 4 characters longer than the agent (tests/agent/test_agent_parity.py),
+#: per omitted-files line, a few such lines on the real files (+0.07 % on gjc03-32k, the most).
+ARCHIVE_TOLERANCE = 0.001
 #: The current goldens' seeds/sizes (tests/golden/agent): the family must not repeat them.
 CURRENT_GENERATED = {(22, 60_000), (22, 262_000)}
 
@@ -91,19 +72,20 @@ def test_step_plan_matches_the_oracle(case: str) -> None:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_identical_steps_do_not_drop_below_the_measured_floor(case: str) -> None:
+def test_every_step_is_identical(case: str) -> None:
     _session(case)
     result = compare(case)
-    assert result.same >= SAME_STEPS[case], (
-        f"{case}: {result.same}/{result.steps} steps identical, the floor is "
-        f"{SAME_STEPS[case]} (first difference at step {result.first_diff})")
+    assert result.same == result.steps, (
+        f"{case}: {result.same}/{result.steps} steps identical (first difference at step "
+        f"{result.first_diff})")
 
 
-@pytest.mark.parametrize("case", sorted(ARCHIVE_DELTA))
-def test_last_archive_within_the_measured_floor(case: str) -> None:
+@pytest.mark.parametrize("case", CASES)
+def test_last_archive_within_the_overflow_wording(case: str) -> None:
     _session(case)
     result = compare(case)
-    assert result.archives == "both"
-    total, truncated = ARCHIVE_DELTA[case]
-    assert abs(result.total_delta or 0.0) <= total, result
-    assert abs(result.truncated_delta or 0.0) <= truncated, result
+    if result.archives != "both":
+        assert result.archives == "none", result  # an archive on one side only is a difference
+        return
+    assert abs(result.total_delta or 0.0) <= ARCHIVE_TOLERANCE, result
+    assert abs(result.truncated_delta or 0.0) <= ARCHIVE_TOLERANCE, result
