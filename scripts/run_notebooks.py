@@ -30,6 +30,9 @@ def run_notebook(path: Path, results: Path, out: Path) -> list[Path]:
     """Execute ``path`` against ``results`` and write its figures under ``out``."""
     os.environ["SNAPCOMPACT_RESULTS"] = str(results)
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    # the kernel imports this checkout's code, whatever the venv's editable install points to
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()

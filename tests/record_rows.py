@@ -100,3 +100,37 @@ def research_arm(run, research, shape, recalls, tokens, *, seed=100, frame_size=
             context_window=200_000, correct=bool(correct), evidence_round=0 if correct is None
             else 1, predicted_prompt_tokens=tokens, **changes))
     return rows
+
+
+AGENT_TARGETS = (CLAUDE, "openai/gpt-5")
+FULL_TOKENS = 352_110
+
+
+def _agent_arm(target, shape, asked, tokens, missed, *, window=200_000, policy="foveated",
+               valid=True, rounds=6, n=40, **kw):
+    rows = shape_rows(shape, misses(n, missed), tokens, target=target, strategy="snapcompact",
+                      policy=policy, shape_requested=asked, context_window=window,
+                      production_valid=valid, fits_window=True, **kw)
+    return [replace(r, evidence_round=k % rounds) for k, r in enumerate(rows)]
+
+
+def agent_run_records() -> list[Record]:
+    """Rows shaped like the default run, for two model lines (``AGENT_TARGETS``): production
+    arms at 200k and 32k, a pinned arm production would not send, ``truncate``, and ``full``
+    skipped over the 200k window (``FULL_TOKENS`` per question)."""
+    out = []
+    for target in AGENT_TARGETS:
+        out += _agent_arm(target, "11on16-bw", "auto", 59_508, range(33))
+        out += _agent_arm(target, "8on22-bw", "8on22-bw", 59_699, range(33))
+        out += _agent_arm(target, "8on16-bw", "auto", 16_626, range(75), window=32_000, rounds=60)
+        out += _agent_arm(target, "11on16-bw", "auto", 118_452, range(25), policy="pinned",
+                          valid=False)
+        out += shape_rows("text", misses(40, range(34)), 48_775, target=target, frame_size=0,
+                          arm="text", reader="text_qa", model="snapocr/text-qa",
+                          strategy="truncate", context_window=200_000, production_valid=False,
+                          fits_window=True)
+        out += shape_rows("text", misses(40, []), FULL_TOKENS, target=target, frame_size=0,
+                          arm="text", reader="text_qa", model="snapocr/text-qa",
+                          strategy="full", context_window=200_000, fits_window=False,
+                          production_valid=False, skipped="exceeds the context window")
+    return synthetic(out)

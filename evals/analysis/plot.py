@@ -12,13 +12,17 @@ importing this module, while a notebook keeps its inline backend and shows the s
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
+from matplotlib.transforms import blended_transform_factory
 
 from evals.analysis.aggregate import (
     PRODUCTION_BOUND,
@@ -60,17 +64,125 @@ def _labels(frame: pd.DataFrame) -> list[str]:
     return [label + _TAGS.get(status, "") for label, status in zip(arm_labels(frame), statuses)]
 
 
-def _plain_log_axis(axis) -> None:
+#: Major tick multiples per decade on a log axis, densest first: a narrow panel falls back to
+#: fewer until its labels stop colliding.
+_LOG_SUBS = ((1.0, 2.0, 3.0, 5.0), (1.0, 2.0, 5.0), (1.0, 3.0), (1.0,))
+
+
+def _plain_log_axis(axis, subs: tuple[float, ...] = _LOG_SUBS[0]) -> None:
     """Log scale with tick labels as plain numbers (1,500 rather than 1.5x10^3)."""
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
     axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(1, 10))))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
 
 
+def _labels_collide(ax, which: str = "x", gap_px: float = 3.0) -> bool:
+    """Whether two tick labels drawn on ``ax`` (inside its limits) touch or overlap."""
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    lo, hi = sorted(ax.get_xlim() if which == "x" else ax.get_ylim())
+    boxes = [t.get_window_extent() for t in axis.get_ticklabels()
+             if t.get_visible() and t.get_text()
+             and lo <= t.get_position()[0 if which == "x" else 1] <= hi]
+    return any(a.x0 < b.x1 + gap_px and b.x0 < a.x1 + gap_px
+               and a.y0 < b.y1 + gap_px and b.y0 < a.y1 + gap_px
+               for a, b in itertools.combinations(boxes, 2))
+
+
+def _fit_log_ticks(fig: plt.Figure, ax) -> None:
+    """The densest major ticks whose labels do not collide at the panel's drawn width."""
+    for subs in _LOG_SUBS:
+        _plain_log_axis(ax.xaxis, subs)
+        fig.canvas.draw()
+        if not _labels_collide(ax):
+            return
+
+
+def _fit_category_ticks(fig: plt.Figure, ax) -> None:
+    """Category labels upright while they fit, slanted when they would collide."""
+    for rotation in (0, 35, 90):
+        for label in ax.get_xticklabels():
+            label.set_rotation(rotation)
+            label.set_horizontalalignment("center" if rotation in (0, 90) else "right")
+        fig.canvas.draw()
+        if not _labels_collide(ax):
+            return
+
+
+def _widen(fig: plt.Figure, min_axes_inches: float, **layout) -> None:
+    """Lay out, then widen the figure until every visible panel is at least
+    ``min_axes_inches`` wide: long arm labels take their room from the figure, not the data."""
+    for _ in range(4):
+        fig.tight_layout(**layout)
+        narrowest = min(ax.get_position().width * fig.get_figwidth()
+                        for ax in fig.axes if ax.get_visible())
+        if narrowest >= min_axes_inches - 0.05:
+            return
+        columns = len({round(ax.get_position().x0, 3) for ax in fig.axes if ax.get_visible()})
+        fig.set_figwidth(fig.get_figwidth() + (min_axes_inches - narrowest) * columns + 0.1)
+
+
+def _wrap(label: str, width: int = 46) -> str:
+    """A long arm label on several lines (legends and category axes stay narrow), broken
+    before a ``[tag]`` or an ``=`` first, so a tag stays whole."""
+    pieces = [p for p in re.split(r" (?=\[|= )", label) if p]
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and len(lines[-1]) + 1 + len(piece) <= width:
+            lines[-1] += " " + piece
+        else:
+            lines += textwrap.wrap(piece, width, break_on_hyphens=False) or [piece]
+    return "\n".join(lines)
+
+
+def _window_text(window: object) -> str:
+    w = int(window)  # type: ignore[call-overload]
+    return f"{w // 1000}k" if w % 1000 == 0 else f"{w:,}"
+
+
+def _not_plotted(row) -> str:
+    """Why an arm has no point: skipped (over its window: production would not send it), or
+    no answered question."""
+    n_skipped = getattr(row, "n_skipped", 0) or 0
+    window = getattr(row, "context_window", None)
+    if n_skipped and window is not None and np.isfinite(window):
+        tokens = getattr(row, "tokens_skipped_context", float("nan"))
+        size = f"{tokens:,.0f} tokens per question, " if np.isfinite(tokens) else ""
+        return f"not sent ({size}over the {_window_text(window)} window)"
+    if n_skipped:
+        return f"skipped ({n_skipped} questions), no answer"
+    return "no answered question"
+
+
+def _has_point(frame: pd.DataFrame) -> pd.Series:
+    return np.isfinite(frame["recall"].astype(float)) & \
+        np.isfinite(frame["predicted_prompt_tokens"].astype(float))
+
+
+def _draw_windows(ax, windows) -> None:
+    """A labelled dotted vertical line at each context window the panel's arms were run at
+    (the x axis is widened to show it)."""
+    known = sorted({int(w) for w in windows if w is not None and np.isfinite(w)})
+    top = blended_transform_factory(ax.transData, ax.transAxes)
+    for window in known:
+        ax.axvline(window, color="0.25", linestyle=":", linewidth=1.4, zorder=0,
+                   label=f"context window {window:,}")
+        ax.text(window, 0.985, f"{_window_text(window)} context window ", rotation=90, ha="right",
+                va="top", fontsize=9, color="0.25", transform=top)
+    if known:
+        lo, hi = ax.get_xlim()
+        ax.set_xlim(lo, max(hi, known[-1] * 1.25))
+
+
 #: Distinct, dark-enough colours (tab10 without its grey, then the darker half of tab20b).
 _PALETTE = [c for i, c in enumerate(plt.cm.tab10.colors) if i != 7] + \
     [plt.cm.tab20b.colors[i] for i in (0, 4, 8, 12, 16, 1, 5, 9, 13, 17)]
+
+
+#: Marker per arm in line plots, so arms drawn on top of each other stay apart.
+_MARKERS = "osD^vPX<>h"
+#: Label tags of arms production would not send (drawn dashed).
+_UNSENT_TAGS = (_TAGS[PRODUCTION_NOT_SENT], _TAGS[PRODUCTION_STAND_IN])
 
 
 def _shape_colors(labels: list[str]) -> dict[str, tuple]:
@@ -91,44 +203,65 @@ def _with_billed(summary: pd.DataFrame) -> pd.DataFrame:
 
 def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
     """Recall against billed tokens per question (compaction calls included), one panel per
-    model, with frontier."""
+    model, with frontier.
+
+    Each context window the arms ran at is a labelled dotted line; an arm with no point (``full``
+    skipped over the window) is named under the panel's title with the reason, not in the legend.
+    """
     summary = _with_billed(summary)
     with plt.rc_context(STYLE):
         groups = list(summary.groupby(["reader_id", "target_model"], sort=True))
         one_reader = summary["reader_id"].nunique() == 1
-        fig, axes = _panels(len(groups), 6.2, 4.6)
+        fig, axes = _panels(len(groups), 6.4, 4.9)
         all_labels = _labels(summary)
         colors = _shape_colors(all_labels)
         handles: dict[str, object] = {}
         for ax, ((reader, target), part) in zip(axes, groups):
             part = part.sort_values("billed_tokens")
+            missing = [f"{label} not plotted: {_not_plotted(row)}" for label, row, drawn in
+                       zip(_labels(part), part.itertuples(), _has_point(part)) if not drawn]
+            part = part[_has_point(part)]
             labels = dict(zip(part.index, _labels(part)))
             for idx in same_context_groups(part):  # one point for arms that sent one context
                 labels[idx[0]] = " = ".join(labels[i] for i in idx)
                 for i in idx[1:]:
                     labels.pop(i)
             part = part.loc[[i for i in part.index if i in labels]]
+            drawn: list[tuple[float, float]] = []
             for label, row in zip((labels[i] for i in part.index), part.itertuples()):
                 colors.setdefault(label, colors[label.split(" = ")[0]])
+                # a point on top of an earlier one is drawn smaller: the earlier shows as a ring
+                under = sum(abs(math.log(row.billed_tokens / x)) < 0.03
+                            and abs(row.recall - y) < 0.02 for x, y in drawn)
+                drawn.append((row.billed_tokens, row.recall))
                 err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
                 not_sent = getattr(row, "production", "") in PRODUCTION_UNSENT
                 handles[label] = ax.errorbar(
                     row.billed_tokens, row.recall, yerr=err,
                     fmt="x" if not_sent else "s" if row.strategy != "snapcompact" else "o",
-                    color=colors[label], markersize=7, alpha=0.55 if not_sent else 1.0,
+                    color=colors[label], markersize=max(8 - 3 * under, 3),
+                    alpha=0.55 if not_sent else 1.0,
                     capsize=3, elinewidth=1.2, label=label)
             front = part[part["on_frontier"]].sort_values("billed_tokens")
-            handles["Pareto frontier"] = ax.step(
-                front["billed_tokens"], front["recall"], where="post", color="0.35",
-                linestyle="--", linewidth=1.2, zorder=0, label="Pareto frontier")[0]
+            if len(front):
+                handles["Pareto frontier"] = ax.step(
+                    front["billed_tokens"], front["recall"], where="post",
+                    color="0.35", linestyle="--", linewidth=1.2, zorder=0,
+                    label="Pareto frontier")[0]
             ax.set_xscale("log")
             _plain_log_axis(ax.xaxis)
-            ax.set_xlabel("billed tokens per question: the whole compacted context plus "
-                          "its share of the compaction calls (log scale)")
+            if "context_window" in part:
+                _draw_windows(ax, summary.loc[summary["target_model"] == target,
+                                              "context_window"].astype(float))
+            ax.set_xlabel("billed tokens per question: the whole compacted context\n"
+                          "plus its share of the compaction calls (log scale)")
             ax.set_ylabel("recall (share of questions correct)")
             ax.set_ylim(-0.03, 1.03)
             ax.grid(True, which="major", alpha=0.3)
-            ax.set_title(target if one_reader else f"{target}\nanswers by {reader_label(reader)}")
+            title = target if one_reader else f"{target}\nanswers by {reader_label(reader)}"
+            if missing:
+                title += "\n" + "\n".join(textwrap.fill(m, 64) for m in missing)
+            ax.set_title(title, fontsize=11)
         mean_tokens = (summary.assign(label=all_labels).groupby("label")
                        ["billed_tokens"].mean()).to_dict()
         for merged in handles:
@@ -137,23 +270,30 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
         order = sorted((k for k in handles if k not in ("text-only", "Pareto frontier")),
                        key=lambda k: mean_tokens[k])
         order += [k for k in ("text-only", "Pareto frontier") if k in handles]
-        fig.legend([handles[k] for k in order], order, loc="upper left",
+        fig.legend([handles[k] for k in order], [_wrap(k) for k in order], loc="upper left",
                    bbox_to_anchor=(1.0, 0.93), frameon=False, title="arm (fewest tokens first)")
-        title = ("Recall versus billed tokens per question, 95 % Wilson intervals "
-                 "(x: not sent by production, never ranked)")
+        title = ("Recall versus billed tokens per question, 95 % Wilson intervals\n"
+                 "(x: not sent by production, never ranked; dotted: the context window)")
         if one_reader:
             title += f"\nanswers by {_readers_title(summary)}"
         fig.suptitle(title, fontsize=13)
+        _widen(fig, 4.8)
+        for ax in axes:
+            _fit_log_ticks(fig, ax)
         fig.tight_layout()
     return fig
 
 
 def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
-    """Recall with intervals per shape (rows), one marker per target model, one panel per reader."""
+    """Recall with intervals per shape (rows), one marker per target model, one panel per reader.
+
+    Long arm labels wrap and widen the figure (the panel keeps its width); an arm with no point
+    says why in its row (``full`` skipped: not sent, over the window).
+    """
     with plt.rc_context(STYLE):
         readers = sorted(summary["reader_id"].unique())
-        height = max(4.0, 1.4 + 0.42 * len(set(_labels(summary))))
-        fig, axes = _panels(len(readers), 8.0, height, max_cols=1)
+        height = max(4.0, 1.6 + 0.62 * len(set(_labels(summary))))
+        fig, axes = _panels(len(readers), 9.0, height, max_cols=1)
         for ax, reader in zip(axes, readers):
             part = summary[summary["reader_id"] == reader].copy()
             part["label"] = _labels(part)
@@ -164,14 +304,19 @@ def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
             for k, target in enumerate(targets):
                 rows = part[part["target_model"] == target]
                 offset = (k - (len(targets) - 1) / 2) * step
-                y = np.array([order.index(lbl) for lbl in rows["label"]]) + offset
-                xerr = np.vstack([rows["recall"] - rows["recall_lo"],
-                                  rows["recall_hi"] - rows["recall"]])
-                ax.errorbar(rows["recall"], y, xerr=xerr, fmt="o", capsize=3, markersize=6,
-                            label=target)
+                drawn = rows[_has_point(rows)]
+                y = np.array([order.index(lbl) for lbl in drawn["label"]]) + offset
+                xerr = np.vstack([drawn["recall"] - drawn["recall_lo"],
+                                  drawn["recall_hi"] - drawn["recall"]])
+                ax.errorbar(drawn["recall"], y, xerr=xerr, fmt="o", capsize=3, markersize=6,
+                            color=_PALETTE[k % len(_PALETTE)], label=target)
+                for row in rows[~_has_point(rows)].itertuples():
+                    note = _not_plotted(row) + (f" ({target})" if len(targets) > 1 else "")
+                    ax.text(0.01, order.index(row.label) + offset, note, va="center",
+                            fontsize=9, color="0.3", style="italic")
             ax.set_yticks(range(len(order)))
-            ax.set_yticklabels(order)
-            ax.invert_yaxis()
+            ax.set_yticklabels([_wrap(label, 40) for label in order])
+            ax.set_ylim(len(order) - 0.5, -0.5)
             ax.set_xlim(-0.02, 1.02)
             ax.set_xlabel("recall (share of questions correct)")
             ax.set_ylabel("arm (fewest billed tokens first)")
@@ -180,7 +325,7 @@ def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
                          f"answers by {reader_label(reader)}")
             ax.legend(title="target model", loc="upper left", bbox_to_anchor=(1.02, 1.0),
                       borderaxespad=0, frameon=False)
-        fig.tight_layout()
+        _widen(fig, 5.0)
     return fig
 
 
@@ -221,34 +366,49 @@ def plot_billing_drift(records: pd.DataFrame) -> plt.Figure:
 
 
 def plot_recall_by_round(records: pd.DataFrame) -> plt.Figure:
-    """Recall per arm against the compaction round that discarded the evidence (0 = kept)."""
+    """Recall per arm against the compaction round that discarded the evidence (0 = kept).
+
+    Panels stacked (one per reader and target) with one legend for all: the colours are the
+    arms' in every panel; bucket labels slant when the panel is too narrow for them upright.
+    """
     with plt.rc_context(STYLE):
         table = recall_by_round(records)
         table = table.assign(arm_label=[label + _TAGS.get(status, "") for label, status in
                                         zip(table["arm_label"], table["production"])])
         groups = list(table.groupby(["reader_id", "target_model"], sort=True))
-        fig, axes = _panels(max(len(groups), 1), 7.0, 4.6)
+        fig, axes = _panels(max(len(groups), 1), 7.5, 4.4, max_cols=1)
         colors = _shape_colors(sorted(table["arm_label"].unique()))
+        handles: dict[str, object] = {}
         for ax, ((reader, target), part) in zip(axes, groups):
             buckets = (part[["round_lo", "evidence_rounds"]].drop_duplicates()
                        .sort_values("round_lo"))
             position = {b: i for i, b in enumerate(buckets["evidence_rounds"])}
-            for label, rows in part.groupby("arm_label", sort=True):
-                rows = rows.sort_values("round_lo")
-                ax.plot([position[b] for b in rows["evidence_rounds"]], rows["recall"],
-                        marker="o", color=colors[label], label=label)
+            arms = sorted(part["arm_label"].unique())
+            for k, label in enumerate(arms):  # nudged apart: equal recalls stay visible
+                rows = part[part["arm_label"] == label].sort_values("round_lo")
+                nudge = 0.16 * (k - (len(arms) - 1) / 2) / max(len(arms) - 1, 1)
+                handles[label] = ax.plot(
+                    [position[b] + nudge for b in rows["evidence_rounds"]], rows["recall"],
+                    marker=_MARKERS[k % len(_MARKERS)], markersize=6, color=colors[label],
+                    linestyle="--" if any(t in label for t in _UNSENT_TAGS) else "-",
+                    linewidth=1.4, label=label)[0]
             ax.set_xticks(range(len(position)))
             ax.set_xticklabels(list(position))
-            ax.set_xlabel("evidence_round: compaction that discarded the evidence (0 = kept "
-                          "tail; doubling buckets)")
+            ax.set_xlabel("compaction that discarded the evidence (evidence_round)\n"
+                          "0 = still in the kept tail; rounds in doubling buckets")
             ax.set_ylabel("recall")
             ax.set_ylim(-0.03, 1.03)
             ax.grid(True, alpha=0.3)
-            ax.set_title(f"{target}\nanswers by {reader_label(reader)}")
-            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, title="arm")
-        if not groups:
+            ax.set_title(f"{target}\nanswers by {reader_label(reader)}", fontsize=11)
+        if handles:
+            fig.legend(list(handles.values()), [_wrap(k) for k in handles], loc="upper left",
+                       bbox_to_anchor=(1.0, 0.9), frameon=False, title="arm")
+        else:
             axes[0].text(0.5, 0.5, "no question-answering records", ha="center", va="center")
         fig.suptitle("Recall by where the answer was", fontsize=13)
+        _widen(fig, 5.5)
+        for ax in axes:
+            _fit_category_ticks(fig, ax)
         fig.tight_layout()
     return fig
 
@@ -259,22 +419,25 @@ def plot_recall_per_1k(summary: pd.DataFrame) -> plt.Figure:
     summary = _with_billed(summary)
     with plt.rc_context(STYLE):
         groups = list(summary.groupby(["reader_id", "target_model"], sort=True))
-        height = max(3.5, 1.2 + 0.4 * len(set(_labels(summary))))
-        fig, axes = _panels(max(len(groups), 1), 8.0, height, max_cols=1)
+        height = max(3.5, 1.4 + 0.62 * len(set(_labels(summary))))
+        fig, axes = _panels(max(len(groups), 1), 9.0, height, max_cols=1)
         for ax, ((reader, target), part) in zip(axes, groups):
             part = part.assign(label=_labels(part)).sort_values("recall_per_1k_tokens")
             colors = ["0.2" if s != "snapcompact" else _PALETTE[0] for s in part["strategy"]]
-            ax.barh(part["label"], part["recall_per_1k_tokens"], color=colors)
-            for y, (value, tokens) in enumerate(zip(part["recall_per_1k_tokens"],
-                                                    part["billed_tokens"])):
-                if np.isfinite(value):
-                    ax.text(value, y, f"  {value:.3f} ({tokens:,.0f} tok)", va="center",
-                            fontsize=9)
+            y = np.arange(len(part))
+            ax.barh(y, part["recall_per_1k_tokens"].fillna(0), color=colors)
+            ax.set_yticks(y, [_wrap(label, 40) for label in part["label"]])
+            for k, row in enumerate(part.itertuples()):
+                value, tokens = row.recall_per_1k_tokens, row.billed_tokens
+                text = (f"  {value:.3f} ({tokens:,.0f} tok)" if np.isfinite(value)
+                        else f"  {_not_plotted(row)}")
+                ax.text(value if np.isfinite(value) else 0, k, text, va="center", fontsize=9)
+            ax.set_xlim(0, 1.45 * max(part["recall_per_1k_tokens"].max(), 1e-3))
             ax.set_xlabel("recall per 1k billed tokens (context + share of compaction calls)")
             ax.grid(True, axis="x", alpha=0.3)
             ax.set_title(f"Recall per 1k context tokens: {target}\n"
                          f"answers by {reader_label(reader)}")
-        fig.tight_layout()
+        _widen(fig, 5.0)
     return fig
 
 

@@ -17,11 +17,14 @@ import math
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from evals.analysis.plot import STYLE
 
 __all__ = ["plot_research_compare", "plot_search_front"]
+
+#: Token counts as 80,000 rather than 80000.
+_THOUSANDS = FuncFormatter(lambda v, _: f"{v:,.0f}")
 
 _KIND_STYLE = {  # marker, colour, label
     "production": ("*", "tab:red", "production (its knobs, the shape it resolves)"),
@@ -64,6 +67,7 @@ def plot_search_front(front: pd.DataFrame) -> plt.Figure:
                 handles["Pareto front"] = ax.step(
                     on_front["billed_tokens"], on_front["recall_discarded"], where="post",
                     linestyle="--", color="0.3", linewidth=1.2, zorder=0)[0]
+            ax.xaxis.set_major_formatter(_THOUSANDS)
             ax.set_xlabel("mean billed prompt tokens per question (the compacted context)")
             ax.set_ylabel("recall on discarded evidence")
             ax.set_ylim(-0.03, 1.03)
@@ -120,6 +124,8 @@ def plot_research_compare(compare: pd.DataFrame, baseline: str = "production") -
         right.barh(y, compare["billed_tokens"], color=colors)
         for i, tokens in enumerate(compare["billed_tokens"]):
             right.text(tokens, i, f" {tokens:,.0f}", va="center", fontsize=9)
+        right.xaxis.set_major_formatter(_THOUSANDS)
+        right.xaxis.set_major_locator(MaxNLocator(nbins=5))
         right.set_xlabel("mean billed prompt tokens per question")
         for ax in (left, middle, right):
             ax.grid(True, axis="x", alpha=0.3)

@@ -83,6 +83,43 @@ def _fmt(value: float, spec: str = ".3f") -> str:
     return "n/a" if pd.isna(value) else format(value, spec)
 
 
+#: What the report's ``compression`` column is (``aggregate._add_compression`` computes it).
+COMPRESSION_NOTE = ("Compression: `full`'s tokens / the arm's on the same questions; where "
+                    "`full` was skipped (over the model's window), against the uncompacted "
+                    "history's bill.")
+
+
+def compression_cell(row) -> str:
+    """The report's compression of one summary row: ``5.92x``, or ``5.92x (vs uncompacted)``
+    when ``full`` was skipped and the ratio is taken against the uncompacted history's bill."""
+    base = "" if row.compression_baseline == "full" else " (vs uncompacted)"
+    return f"{_fmt(row.compression_vs_text, '.2f')}x{base}"
+
+
+def arm_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The report's per-arm numbers as one frame for a notebook: one row per arm, indexed by
+    target model, context window and production verdict (so arms of different windows or
+    verdicts are never averaged together), with recall, recall per 1k tokens, billed tokens
+    and the report's compression (:func:`compression_cell`)."""
+    frame = summary.assign(arm=arm_labels(summary)).copy()
+    if "production" not in frame:
+        frame["production"] = PRODUCTION_UNCHECKED
+    frame["window"] = [f"{int(w):,}" if pd.notna(w) else "n/a"
+                       for w in frame.get("context_window", pd.Series([None] * len(frame)))]
+    frame["compression"] = [compression_cell(r) if r.n_questions else "skipped"
+                            for r in frame.itertuples()]
+    columns = {"n_questions": "questions", "recall": "recall",
+               "recall_per_1k_tokens": "recall per 1k tokens",
+               "predicted_prompt_tokens": "billed tokens per question",
+               "compression": "compression"}
+    out = (frame.sort_values(["target_model", "context_window", "production",
+                              "predicted_prompt_tokens"])
+           .set_index(["target_model", "window", "production", "arm"])[list(columns)]
+           .rename(columns=columns))
+    out.index = out.index.set_names(["target model", "window", "verdict", "arm"])
+    return out
+
+
 _SECTIONS = (
     (PRODUCTION_VALID, "Production-valid arms (ranked)",
      "Contexts the coding agent's maintenance produced and production would send (they fit the "
@@ -166,7 +203,6 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                                f"{_fmt(row.tokens_skipped_context, ',.0f')} tokens, over the "
                                "model's input window | | | | | | | | |")
                     continue
-                base = "" if row.compression_baseline == "full" else " (vs uncompacted)"
                 out.append(
                     f"| {row.arm_label}{skipped} | {row.n_questions} | {_fmt(row.recall)} "
                     f"[{_fmt(row.recall_lo)}, {_fmt(row.recall_hi)}] | "
@@ -176,7 +212,7 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                     f"{_fmt(row.predicted_image_tokens, ',.0f')} = "
                     f"{_fmt(row.predicted_prompt_tokens, ',.0f')} | "
                     f"{_compaction_cell(row)} | {_fmt(row.billed_tokens, ',.0f')} | "
-                    f"{_fmt(row.compression_vs_text, '.2f')}x{base} | "
+                    f"{compression_cell(row)} | "
                     f"{_fmt(row.recall_per_1k_tokens)} | {'yes' if row.on_frontier else ''} |")
             out.append("")
             out += _compaction_notes(rows)
@@ -212,12 +248,11 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                      "asked after that context; snapcompact and truncate make none), the "
                      "compaction tokens counted by the summarizer's counter and priced at its "
                      "price model. Recall per 1k billed tok and the frontier read them. "
-                     "Compression: `full`'s tokens / the arm's on the same questions; where "
-                     "`full` was skipped (over the model's window), against the uncompacted "
-                     "history's bill. Methods: accepted method -> passes per context (`none`: a "
-                     "pass where every method failed). Text edges: archive characters sent as "
-                     "text beside the frames; truncated: archive characters neither framed nor "
-                     "kept (dropped by the foveated plan or the pinned eviction)."), ""]
+                     f"{COMPRESSION_NOTE} Methods: accepted method -> passes per context "
+                     "(`none`: a pass where every method failed). Text edges: archive "
+                     "characters sent as text beside the frames; truncated: archive characters "
+                     "neither framed nor kept (dropped by the foveated plan or the pinned "
+                     "eviction)."), ""]
     return out
 
 

@@ -295,6 +295,19 @@ def _user_message(exc: BaseException) -> str:
     return redact(one)[:1000]
 
 
+def _exit_now(status: int) -> None:
+    """End the process after Ctrl-C without waiting for reader threads still OCR-ing a frame
+    (the interpreter would join them at exit): say so, flush the streams and logs, leave.
+    Records are flushed by the run loop before the interrupt reaches here."""
+    import logging
+
+    console.error("snapcompact-eval: interrupted (rerun the same command to resume)")
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    logging.shutdown()
+    os._exit(status)
+
+
 def main() -> None:
     """Entry point of the ``snapcompact-eval`` console script (see configs/eval.yaml).
 
@@ -312,8 +325,7 @@ def main() -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        console.error("snapcompact-eval: interrupted (rerun the same command to resume)")
-        raise SystemExit(130) from None
+        _exit_now(130)
     except Exception as exc:
         if _DEBUG:
             raise

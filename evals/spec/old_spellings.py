@@ -34,11 +34,16 @@ def rename_old_overrides(args: Sequence[str]) -> list[str]:
 
     ``shape.variant=8on22-bw`` becomes ``shape.name=8on22-bw``; ``+``/``++``/``~`` prefixes are
     kept; anything that is not an override of an old key is returned unchanged.
+    ``+settings.<section>.<key>=v`` (needed while ``settings`` was ``{}``; configs/eval.yaml now
+    declares every key, and Hydra refuses ``+`` on a key it holds) becomes ``++settings...``,
+    which sets the key whether or not it is declared.
     """
     out = []
     for arg in args:
         m = _OVERRIDE.match(arg)
-        if m is not None and m["key"] in OLD_CONFIG_KEYS:
+        if m is not None and m["prefix"] == "+" and m["key"].startswith("settings."):
+            arg = "+" + arg
+        elif m is not None and m["key"] in OLD_CONFIG_KEYS:
             warn_old_config_key(m["key"])
             arg = f"{m['prefix'] or ''}{OLD_CONFIG_KEYS[m['key']]}{m['rest'] or ''}"
         out.append(arg)

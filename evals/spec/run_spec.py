@@ -217,6 +217,19 @@ class ChoiceConfig(_Group):
     name: Text
 
 
+def _without_nulls(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` without null keys, and without sections that held only nulls."""
+    out: dict[str, Any] = {}
+    for section, values in settings.items():
+        if isinstance(values, Mapping):
+            kept = {k: v for k, v in values.items() if v is not None}
+            if kept:
+                out[section] = kept
+        elif values is not None:
+            out[section] = values  # not a section: merge_settings names the mistake
+    return out
+
+
 class EvalConfig(_Group):
     """The composed config (``configs/eval.yaml`` with its groups), Hydra's own key removed."""
 
@@ -258,6 +271,14 @@ class EvalConfig(_Group):
     @classmethod
     def _a_name_is_a_choice(cls, value: Any) -> Any:
         return {"name": value} if isinstance(value, str) else value
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _declared_keys_left_null(cls, value: Any) -> Any:
+        """Drop the keys configs/eval.yaml declares as null (production's value) and the
+        sections left empty: they are there so every key can be overridden without ``+``,
+        and an override names only what it changes."""
+        return _without_nulls(value) if isinstance(value, Mapping) else value
 
     @field_validator("experiment_name")
     @classmethod

@@ -28,6 +28,7 @@ FIGURES = {"recall_per_token.ipynb": 3, "research_front.ipynb": 2}
 def _execute(path: Path, results: Path, monkeypatch) -> nbformat.NotebookNode:
     monkeypatch.setenv("SNAPCOMPACT_RESULTS", str(results))
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the kernel runs this checkout's code
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})

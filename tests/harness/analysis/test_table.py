@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from record_rows import CLAUDE, OCR, misses, shape_rows, synthetic
+from record_rows import CLAUDE, FULL_TOKENS, OCR, agent_run_records, misses, shape_rows, synthetic
 
 from evals.analysis.aggregate import choose_winners, records_frame
-from evals.analysis.table import main
+from evals.analysis.table import COMPRESSION_NOTE, arm_table, main
 from evals.analysis.write_model_shapes import apply_table, library_table_path, propose_table
 from evals.store.records import append_records
 from snapcompact.pricing import parse_shape_rules, shape_rules
@@ -240,3 +240,30 @@ def test_written_table_header_names_what_each_written_row_rests_on(tmp_path, tab
         f"claude: 360 records, 15 session(s), 60 questions, models {CLAUDE}, reader snapocr")
     assert "were not measured" in meta["not_measured"]
     assert "including ids not among the models measured" in meta["not_measured"]
+
+
+def test_notebook_arm_table_splits_windows_and_verdicts_and_prints_the_reports_compression(
+        tmp_path, table_copy) -> None:
+    """The notebook's per-arm table (``arm_table``): one row per arm and window and verdict, and
+    the compression the report prints: the skipped ``full``'s tokens over the arm's, since full
+    did not fit the 200k window (352,110 / 59,508 = 5.92; / 16,626 = 21.18 at 32k)."""
+    append_records(tmp_path / "runs" / "records.jsonl", agent_run_records())
+    out = tmp_path / "out"
+    assert main([str(tmp_path / "runs"), "--out", str(out), "--table", str(table_copy),
+                 *FAST]) == 0
+    table = arm_table(pd.read_parquet(out / "summary.parquet"))
+    assert list(table.index.names) == ["target model", "window", "verdict", "arm"]
+    assert table.index.is_unique
+    claude = table.loc[CLAUDE]
+    assert set(claude.index.get_level_values("window")) == {"32,000", "200,000"}
+    assert set(claude.index.get_level_values("verdict")) == {"valid", "not sent", "bound"}
+    auto = claude.loc[("200,000", "valid", "snapcompact foveated auto @200k")]
+    small = claude.loc[("32,000", "valid", "snapcompact foveated auto @32k")]
+    assert auto["compression"] == f"{FULL_TOKENS / 59_508:.2f}x (vs uncompacted)" == \
+        "5.92x (vs uncompacted)"
+    assert small["compression"] == "21.18x (vs uncompacted)"
+    assert claude.loc[("200,000", "bound", "full @200k")]["compression"] == "skipped"
+    report = (out / "report.md").read_text()
+    line = next(x for x in report.splitlines() if x.startswith("| snapcompact foveated auto @200k"))
+    assert "| 5.92x (vs uncompacted) |" in line
+    assert COMPRESSION_NOTE in report
