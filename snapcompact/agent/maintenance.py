@@ -102,8 +102,8 @@ from snapcompact.compaction import (
     prompt,
     prune_superseded_tool_results,
     prune_tool_outputs,
+    compaction_threshold,
     recovery_trigger,
-    resolve_threshold_tokens,
     text_counter_for,
     text_edge_chars,
     uses_openai_remote_compaction,
@@ -315,7 +315,7 @@ class SessionMaintenance:
         model, cs = self.model, self.settings.compaction
         threshold: int = self._derived(
             "threshold", (model, cs),
-            lambda: resolve_threshold_tokens(model.context_window, cs))
+            lambda: compaction_threshold(model, cs))
         return threshold
 
     def window_budget(self) -> int:

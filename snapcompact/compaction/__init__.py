@@ -141,6 +141,7 @@ if TYPE_CHECKING:
         TokenEstimator,
     )
     from snapcompact.compaction.triggers import (
+        compaction_threshold,
         decide_after_turn,
         is_context_overflow,
         recovery_trigger,
@@ -184,6 +185,7 @@ _WHERE: dict[str, str] = {
     "convert_to_llm": "context",
     "cumulative_file_ops": "strategies",
     "CustomMessageEntry": "entries",
+    "compaction_threshold": "triggers",
     "decide_after_turn": "triggers",
     "recovery_trigger": "triggers",
     "DEFAULT_ESTIMATOR": "tokens",
@@ -313,6 +315,7 @@ __all__ = [
     "build_session_context",
     "convert_to_llm",
     "cumulative_file_ops",
+    "compaction_threshold",
     "decide_after_turn",
     "discover_settings",
     "entry_from_json",

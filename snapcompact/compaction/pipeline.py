@@ -73,11 +73,7 @@ from snapcompact.compaction.pruning import (
 )
 from snapcompact.compaction.remote import remote_complete
 from snapcompact.compaction.session import Session
-from snapcompact.compaction.settings import (
-    DEFAULT_SETTINGS,
-    Settings,
-    resolve_threshold_tokens,
-)
+from snapcompact.compaction.settings import DEFAULT_SETTINGS, Settings
 from snapcompact.compaction.shake import (
     AGGRESSIVE_SHAKE_CONFIG,
     DEFAULT_SHAKE_CONFIG,
@@ -100,6 +96,7 @@ from snapcompact.compaction.summarize import CompleteFn
 from snapcompact.compaction.tokens import TokenEstimator
 from snapcompact.compaction.triggers import (
     Reason,
+    compaction_threshold,
     decide_after_turn,
     failure_message,
     recovery_trigger,
@@ -295,7 +292,7 @@ class CompactionPipeline:
 
     def threshold(self) -> int:
         """Context tokens above which auto-compaction runs, for this model and settings."""
-        return resolve_threshold_tokens(self.model.context_window, self.settings.compaction)
+        return compaction_threshold(self.model, self.settings.compaction)
 
     def _notice(self, text: str) -> str:
         self.notices.append(text)
