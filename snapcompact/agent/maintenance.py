@@ -107,7 +107,7 @@ class SessionMaintenance(MaintenanceView):
         appended, the stale-result and threshold prunes run, and maintenance runs over the
         threshold."""
         first = recovery_trigger(message, model_id=self.model.id,
-                                 latest_compaction_time=self.pipeline._latest_compaction_ms())
+                                 latest_compaction_time=self.pipeline.latest_compaction_ms())
         if first is not None:
             # Promotion comes before the test whether compaction may run (SM:2870-2886,
             # 3050-3068), so it recovers with compaction off too.

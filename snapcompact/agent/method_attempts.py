@@ -1,14 +1,14 @@
-"""One method's try inside a pass: shake, a hook's answer, handoff, remote, soft, snapcompact.
+"""One method's try inside a pass: shake, handoff, remote, soft, snapcompact.
 
 Why a room: each method of ``compaction.methodOrder`` produces a compaction payload (or elides
 in place) in its own way, and the pass only needs to know whether it was accepted. This mirrors
 the per-method branches of the agent's ``runAutoCompaction`` (``src/session/
 session-maintenance.ts``, SM:4142-4780): ``#runAutoShake`` (SM:5254-5320) elides in place and
-counts as handled unless the context is still above the recovery band; a ``session_before_
-compact`` hook may answer for any method (SM:3453); handoff writes a document as a compaction
-entry that keeps the tail (SM:4583-4624, 375-386); remote asks the provider's compact endpoint;
-soft asks the summarizer; snapcompact has its own path (:mod:`.snapcompact_path`). A failure
-is a rejection with its reason, never an exception.
+counts as handled unless the context is still above the recovery band; handoff writes a
+document as a compaction entry that keeps the tail (SM:4583-4624, 375-386); remote asks the
+provider's compact endpoint; soft asks the summarizer; snapcompact has its own path
+(:mod:`.snapcompact_path`). (A before-compact hook's answer, SM:3453, is the pass's:
+:mod:`.method_loop`.) A failure is a rejection with its reason, never an exception.
 """
 
 from __future__ import annotations
@@ -24,12 +24,11 @@ from snapcompact.compaction import (
     DEFAULT_SHAKE_CONFIG,
     CompactionPayload,
     CompactionPreparation,
-    HookCompaction,
     compact_context_full,
     cumulative_file_ops,
 )
 
-__all__ = ["ShakeResult", "hook_payload", "method_attempt", "shake_attempt"]
+__all__ = ["ShakeResult", "method_attempt", "shake_attempt"]
 
 
 @dataclass(frozen=True)
@@ -55,17 +54,6 @@ def shake_attempt(view: MaintenanceView, reason: str, trigger: int,
     return ShakeResult(True, f"shake freed ~{applied.tokens_freed} tokens", applied.tokens_freed)
 
 
-def hook_payload(hook: HookCompaction, prep: CompactionPreparation) -> CompactionPayload:
-    """A before-compact hook's answer as the payload the pass commits."""
-    return CompactionPayload(
-        summary=hook.summary,
-        first_kept_entry_id=hook.first_kept_entry_id or prep.first_kept_entry_id,
-        tokens_before=hook.tokens_before if hook.tokens_before is not None
-        else prep.tokens_before, strategy="extension",
-        short_summary=hook.short_summary, details=hook.details,
-        preserve_data=hook.preserve_data, usage=hook.usage, from_extension=True)
-
-
 def _handoff(view: MaintenanceView, prep: CompactionPreparation
              ) -> tuple[MethodAttempt, CompactionPayload | None]:
     document = view.pipeline.generate_handoff_document()
@@ -83,7 +71,7 @@ def _handoff(view: MaintenanceView, prep: CompactionPreparation
 def _remote(view: MaintenanceView, prep: CompactionPreparation
             ) -> tuple[MethodAttempt, CompactionPayload | None]:
     notes: list[str] = []
-    remote = view.pipeline._openai_remote(prep, notes)
+    remote = view.pipeline.openai_remote(prep, notes)
     if remote is None:
         return MethodAttempt("remote", "rejected",
                              "; ".join(notes) or "server compaction unavailable"), None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from snapcompact.agent.check_points import PassRequest, schedules_continuation
 from snapcompact.agent.maintenance_view import MaintenanceView
-from snapcompact.agent.method_attempts import hook_payload, method_attempt, shake_attempt
+from snapcompact.agent.method_attempts import method_attempt, shake_attempt
 from snapcompact.agent.methods import is_method_usable, unusable_why
 from snapcompact.agent.offline import can_run_offline, offline_attempt
 from snapcompact.agent.pass_report import PassReport
@@ -33,6 +33,7 @@ from snapcompact.compaction import (
     CompactionPayload,
     CompactionPreparation,
     HookCompaction,
+    payload_from_hook,
     prompt,
     uses_openai_remote_compaction,
 )
@@ -127,7 +128,7 @@ class MaintenancePass:
             return None
         if isinstance(hook, HookCompaction):
             return (MethodAttempt(method, "accepted", "a before-compact hook answered"),
-                    hook_payload(hook, prep))
+                    payload_from_hook(hook, prep))
         if not can_run_offline(view, method):
             return offline_attempt(method), None
         return method_attempt(view, self.probe, method, prep, trigger=request.trigger,

@@ -43,7 +43,8 @@ from snapcompact.compaction.entries import (
 )
 from snapcompact.compaction.hooks import BeforeCompactEvent, HookCompaction, Hooks
 from snapcompact.compaction.model import ModelInfo
-from snapcompact.compaction.pipeline import CompactionOutcome, CompactionPipeline
+from snapcompact.compaction.outcome import CompactionOutcome
+from snapcompact.compaction.pipeline import CompactionPipeline
 from snapcompact.compaction.session import Session
 from snapcompact.compaction.session_check import check_message
 from snapcompact.compaction.session_formats import read_session_file

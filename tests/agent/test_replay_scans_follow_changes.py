@@ -95,7 +95,8 @@ def test_probe_counts_and_shake_regions_match_whole_history_scans(
         return regions
 
     monkeypatch.setattr(RenderabilityProbe, "counts", probe_counts)
-    monkeypatch.setattr("snapcompact.compaction.pipeline.collect_shake_regions", shake_regions)
+    monkeypatch.setattr("snapcompact.compaction.pipeline_shake.collect_shake_regions",
+                        shake_regions)
     model = ModelInfo("claude-sonnet-4-5", window, provider="anthropic",
                       api="anthropic-messages")
     with warnings.catch_warnings():
