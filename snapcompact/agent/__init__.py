@@ -8,6 +8,27 @@ over a :class:`~snapcompact.compaction.CompactionPipeline`; :func:`replay_agent_
 drives it over a recorded session check point by check point; :func:`replay_like_upstream_steps`
 grows a session step by step as the ``upstream-agent --steps`` oracle does (parity checks).
 Every constant and rule cites the upstream source where it lives.
+
+Rooms (one job each):
+
+* :mod:`.maintenance`: :class:`SessionMaintenance`, the orchestrator: the three check points,
+  each ending in a pass;
+* :mod:`.maintenance_view`: what the rooms read (stored context, threshold, window budget,
+  method order, the cut), made once per change; :mod:`.counting`: counted as the agent counts;
+* :mod:`.check_points`: each check point's count and the auto-continue rule;
+  :mod:`.usage_anchor`: the provider-anchored pre-prompt count; :mod:`.turn_prunes`: the
+  prunes after every turn;
+* :mod:`.methods`: the method order and which methods are usable; :mod:`.method_loop`: one
+  pass over them (``runAutoCompaction``); :mod:`.method_attempts`: each method's try;
+  :mod:`.offline`: the stand-in for a method that needs a model this run was not given;
+* :mod:`.snapcompact_path`: snapcompact's scan, draw and guards; :mod:`.probe`: the
+  renderability probe's memory; :mod:`.frame_budget`: a pass's frame cap (window, payload);
+  :mod:`.frame_cap`: its formulas; :mod:`.frame_charge`, :mod:`.frame_shapes`: a frame's
+  charge and shape; :mod:`.guards`: the payload, reduction and window guards;
+* :mod:`.recovery`: the recovery band after a commit and the dead-end rescues;
+* :mod:`.pass_report`: the record a pass leaves; :mod:`.rounds`: those records as data;
+* :mod:`.replay`, :mod:`.stepwise`: drivers over a recorded session; :mod:`.inspect`,
+  :mod:`.inspect_steps`: the ``compact`` command's reports.
 """
 
 from __future__ import annotations
@@ -17,6 +38,8 @@ from typing import TYPE_CHECKING
 from snapcompact.core import lazy_exports
 
 if TYPE_CHECKING:
+    from snapcompact.agent.check_points import is_terminal_text_answer
+    from snapcompact.agent.counting import context_tokens_of_usage, production_estimator
     from snapcompact.agent.frame_cap import (
         SUMMARY_TEMPLATE_TOKENS,
         FrameCap,
@@ -35,13 +58,7 @@ if TYPE_CHECKING:
     from snapcompact.agent.guards import snapcompact_rejection
     from snapcompact.agent.inspect import CompactRequest, compact_session_file
     from snapcompact.agent.inspect_steps import StepsRequest, compact_session_steps, step_line
-    from snapcompact.agent.maintenance import (
-        COMPACTION_RECOVERY_BAND,
-        SessionMaintenance,
-        context_tokens_of_usage,
-        is_terminal_text_answer,
-        production_estimator,
-    )
+    from snapcompact.agent.maintenance import SessionMaintenance
     from snapcompact.agent.methods import (
         COMPACTION_METHODS,
         DEFAULT_METHOD_ORDER,
@@ -49,6 +66,7 @@ if TYPE_CHECKING:
         is_method_usable,
         resolve_method_order,
     )
+    from snapcompact.agent.recovery import COMPACTION_RECOVERY_BAND
     from snapcompact.agent.replay import (
         AGENT_STRATEGIES,
         AgentReplay,
@@ -79,8 +97,8 @@ _WHERE: dict[str, str] = {
     "frame_tokens_for": "frame_charge",
     "frames_within_payload": "frame_cap",
     "COMPACTION_METHODS": "methods",
-    "COMPACTION_RECOVERY_BAND": "maintenance",
-    "context_tokens_of_usage": "maintenance",
+    "COMPACTION_RECOVERY_BAND": "recovery",
+    "context_tokens_of_usage": "counting",
     "DEFAULT_METHOD_ORDER": "methods",
     "LLM_METHODS": "methods",
     "frame_shape_name": "frame_shapes",
@@ -88,10 +106,10 @@ _WHERE: dict[str, str] = {
     "frames_by_shape": "frame_shapes",
     "hard_frame_cap": "frame_cap",
     "is_method_usable": "methods",
-    "is_terminal_text_answer": "maintenance",
+    "is_terminal_text_answer": "check_points",
     "MaintenanceRound": "rounds",
     "MethodAttempt": "rounds",
-    "production_estimator": "maintenance",
+    "production_estimator": "counting",
     "replay_agent_session": "replay",
     "rescue_max_frames": "frame_cap",
     "resolve_method_order": "methods",

@@ -22,6 +22,7 @@ __all__ = [
     "is_method_usable",
     "legacy_method_order",
     "resolve_method_order",
+    "unusable_why",
 ]
 
 #: Every method the agent knows, in the order its settings list presents them.
@@ -56,3 +57,14 @@ def is_method_usable(method: str, reason: str, *, supports_images: bool,
     if method == "handoff":
         return reason != "overflow"
     return method in ("shake", "soft")
+
+
+def unusable_why(method: str, reason: str, model_id: str) -> str:
+    """The pass's note for a method :func:`is_method_usable` turned away."""
+    if method == "remote":
+        return f"no server compaction for {model_id} (no endpoint, no native route)"
+    if method == "snapcompact":
+        return f"{model_id} takes no image input"
+    if method == "handoff":
+        return f"handoff is never used for {reason}"
+    return "not usable"

@@ -4,9 +4,15 @@ A session is an append-only JSONL tree of entries (:mod:`.session`, :mod:`.entri
 context is rebuilt from the active branch (:mod:`.context`). When the context grows too large,
 old tool output is pruned (:mod:`.pruning`), a cut point is chosen (:mod:`.cut_point`) and a
 strategy (:mod:`.strategies`: context-full LLM summary, snapcompact frames, handoff) replaces the
-old history with a compaction entry. :mod:`.triggers` decides when; :mod:`.pipeline` ties it
-together; :mod:`.branch` summarizes abandoned branches on tree navigation; :mod:`.hooks` lets a
-harness cancel or replace a compaction or a summary. No provider is called directly: LLM work
+old history with a compaction entry. :mod:`.triggers` decides when (and holds the one
+compaction threshold, :func:`~.triggers.compaction_threshold`); :mod:`.pipeline` ties it
+together at its check points, out of rooms of one job each: :mod:`.pipeline_state` (what the
+pipeline holds and counts), :mod:`.compaction_run` (one run: strategy, cut, hooks, entry),
+:mod:`.pipeline_shake` (shake in place), :mod:`.pipeline_handoff` (handoff to a new session),
+:mod:`.promotion` (a larger-window model instead), :mod:`.next_request` (the next request,
+inline imaging included), :mod:`.tree_navigation` (moving the leaf; :mod:`.branch` summarizes
+the abandoned branch), :mod:`.outcome` (what a run did). :mod:`.hooks` lets a harness cancel or
+replace a compaction or a summary. No provider is called directly: LLM work
 goes through an injected ``complete(system_prompt, prompt, *, max_tokens)`` function
 (:mod:`.litellm_adapter` builds one for litellm; :mod:`.remote` one for a remote endpoint;
 :mod:`.control` retries several and lets a caller abort). Every token count goes through one
@@ -72,11 +78,8 @@ if TYPE_CHECKING:
     )
     from snapcompact.compaction.model import ModelInfo
     from snapcompact.compaction.openai_compact import uses_openai_remote_compaction
-    from snapcompact.compaction.pipeline import (
-        CompactionOutcome,
-        CompactionPipeline,
-        NavigationOutcome,
-    )
+    from snapcompact.compaction.outcome import CompactionOutcome
+    from snapcompact.compaction.pipeline import CompactionPipeline
     from snapcompact.compaction.prompts import prompt
     from snapcompact.compaction.pruning import (
         SUPERSEDED_NOTICE,
@@ -124,6 +127,7 @@ if TYPE_CHECKING:
         compact_context_full,
         compact_snapcompact,
         cumulative_file_ops,
+        payload_from_hook,
         text_edge_chars,
     )
     from snapcompact.compaction.summarize import (
@@ -140,7 +144,9 @@ if TYPE_CHECKING:
         FRAME_TOKEN_ESTIMATE,
         TokenEstimator,
     )
+    from snapcompact.compaction.tree_navigation import NavigationOutcome
     from snapcompact.compaction.triggers import (
+        compaction_threshold,
         decide_after_turn,
         is_context_overflow,
         recovery_trigger,
@@ -177,13 +183,15 @@ _WHERE: dict[str, str] = {
     "build_session_context": "context",
     "CANCEL": "hooks",
     "CompactionEntry": "entries",
-    "CompactionOutcome": "pipeline",
+    "CompactionOutcome": "outcome",
     "CompactionPipeline": "pipeline",
     "CompactionPreparation": "cut_point",
     "CompactionSettings": "settings",
     "convert_to_llm": "context",
     "cumulative_file_ops": "strategies",
+    "payload_from_hook": "strategies",
     "CustomMessageEntry": "entries",
+    "compaction_threshold": "triggers",
     "decide_after_turn": "triggers",
     "recovery_trigger": "triggers",
     "DEFAULT_ESTIMATOR": "tokens",
@@ -209,7 +217,7 @@ _WHERE: dict[str, str] = {
     "MessageEntry": "entries",
     "MetadataEntry": "entries",
     "ModelInfo": "model",
-    "NavigationOutcome": "pipeline",
+    "NavigationOutcome": "tree_navigation",
     "png_size": "request_bill",
     "prepare_compaction": "cut_point",
     "usage_context_tokens": "cut_point",
@@ -313,6 +321,8 @@ __all__ = [
     "build_session_context",
     "convert_to_llm",
     "cumulative_file_ops",
+    "payload_from_hook",
+    "compaction_threshold",
     "decide_after_turn",
     "discover_settings",
     "entry_from_json",

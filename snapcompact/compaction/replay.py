@@ -43,7 +43,8 @@ from snapcompact.compaction.entries import (
 )
 from snapcompact.compaction.hooks import BeforeCompactEvent, HookCompaction, Hooks
 from snapcompact.compaction.model import ModelInfo
-from snapcompact.compaction.pipeline import CompactionOutcome, CompactionPipeline
+from snapcompact.compaction.outcome import CompactionOutcome
+from snapcompact.compaction.pipeline import CompactionPipeline
 from snapcompact.compaction.session import Session
 from snapcompact.compaction.session_check import check_message
 from snapcompact.compaction.session_formats import read_session_file
@@ -217,6 +218,20 @@ def _usage_of(outcome: CompactionOutcome) -> Mapping[str, Any] | None:
     return getattr(entry, "usage", None) if entry is not None else None
 
 
+def _round_of(outcome: CompactionOutcome, number: int, after_message: int,
+              strategy: str) -> ReplayRound:
+    """The replay's round for a run that wrote an entry, handed off or shook."""
+    frames = 0
+    if outcome.entry is not None:
+        archive = get_preserved_archive(outcome.entry.preserve_data)
+        frames = len(archive.frames) if archive is not None else 0
+    return ReplayRound(
+        index=number, reason=outcome.reason,
+        strategy="truncate" if strategy == "truncate" else (outcome.strategy or strategy),
+        after_message=after_message, tokens_before=outcome.tokens_before,
+        tokens_after=outcome.tokens_after, frames=frames, usage=_usage_of(outcome))
+
+
 def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, settings: Settings, *,
                    strategy: str, complete: CompleteFn | None = None,
                    hooks: Hooks | None = None) -> Replay:
@@ -289,16 +304,7 @@ def replay_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo, sett
                   else frozenset())
         if outcome.entry is None and outcome.handoff_session is None and not shaken:
             continue
-        frames = 0
-        if outcome.entry is not None:
-
-            archive = get_preserved_archive(outcome.entry.preserve_data)
-            frames = len(archive.frames) if archive is not None else 0
-        rounds.append(ReplayRound(
-            index=len(rounds) + 1, reason=outcome.reason,
-            strategy="truncate" if strategy == "truncate" else (outcome.strategy or strategy),
-            after_message=index, tokens_before=outcome.tokens_before,
-            tokens_after=outcome.tokens_after, frames=frames, usage=_usage_of(outcome)))
+        rounds.append(_round_of(outcome, len(rounds) + 1, index, strategy))
         settle(len(rounds), shaken)
     return Replay(pipeline=pipeline, strategy=strategy, rounds=tuple(rounds),
                   discarded_round=tuple(discarded), warnings=tuple(dict.fromkeys(notes)),

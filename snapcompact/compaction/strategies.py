@@ -37,7 +37,7 @@ from snapcompact.archive import (
 )
 from snapcompact.compaction.context import to_wire_json
 from snapcompact.compaction.cut_point import CompactionPreparation
-from snapcompact.compaction.hooks import CompactingOverrides
+from snapcompact.compaction.hooks import CompactingOverrides, HookCompaction
 from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.prompts import prompt
 from snapcompact.compaction.settings import Settings, SnapcompactSettings
@@ -67,6 +67,7 @@ __all__ = [
     "generate_handoff",
     "generate_handoff_live",
     "handoff_prompt",
+    "payload_from_hook",
     "text_edge_chars",
 ]
 
@@ -90,6 +91,18 @@ class CompactionPayload:
     usage: Mapping[str, Any] | None = None
     from_extension: bool = False
     warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def payload_from_hook(hook: HookCompaction, prep: CompactionPreparation) -> CompactionPayload:
+    """A ``session_before_compact`` hook's own compaction as the payload to commit (strategy
+    ``extension``): what the hook did not say is the preparation's."""
+    return CompactionPayload(
+        summary=hook.summary,
+        first_kept_entry_id=hook.first_kept_entry_id or prep.first_kept_entry_id,
+        tokens_before=hook.tokens_before if hook.tokens_before is not None
+        else prep.tokens_before,
+        strategy="extension", short_summary=hook.short_summary, details=hook.details,
+        preserve_data=hook.preserve_data, usage=hook.usage, from_extension=True)
 
 
 class StrategyFallback(Exception):

@@ -15,12 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from snapcompact.compaction.model import ModelInfo
 from snapcompact.compaction.settings import CompactionSettings, resolve_threshold_tokens
 
 __all__ = [
     "REASONS",
     "Reason",
     "Trigger",
+    "compaction_threshold",
     "decide_after_turn",
     "failure_message",
     "is_context_overflow",
@@ -50,6 +52,14 @@ class Trigger:
     auto_continue: bool
     context_tokens: int | None = None
     threshold_tokens: int | None = None
+
+
+def compaction_threshold(model: ModelInfo, settings: CompactionSettings) -> int:
+    """The session's compaction threshold: context tokens above which maintenance runs on
+    ``model`` under ``settings`` (:func:`~.settings.resolve_threshold_tokens` of the model's
+    window). The one place both the pipeline and the agent's maintenance read it from, so a
+    change of rule or of model (context promotion) moves both together."""
+    return resolve_threshold_tokens(model.context_window, settings)
 
 
 def is_context_overflow(message: Mapping[str, Any]) -> bool:

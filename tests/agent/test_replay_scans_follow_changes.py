@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from snapcompact.agent import SessionMaintenance, agent_settings, replay_agent_session
+from snapcompact.agent import agent_settings, replay_agent_session
+from snapcompact.agent.snapcompact_path import RenderabilityProbe
 from snapcompact.compaction import DEFAULT_SETTINGS, ModelInfo
 from snapcompact.compaction import shake as shake_module
 from snapcompact.text import cjk_heavy, piece_scan_counts, scan_renderability
@@ -72,12 +73,12 @@ def _session(n_turns: int, seed: int) -> list[dict[str, Any]]:
 def test_probe_counts_and_shake_regions_match_whole_history_scans(
         monkeypatch: pytest.MonkeyPatch, window: int, turns: int) -> None:
     checked = {"probe": 0, "shake": 0}
-    kept_counts = SessionMaintenance._probe_counts
+    kept_counts = RenderabilityProbe.counts
 
-    def probe_counts(self: SessionMaintenance, prep: Any) -> Any:
-        counts = kept_counts(self, prep)
+    def probe_counts(self: RenderabilityProbe, view: Any, prep: Any) -> Any:
+        counts = kept_counts(self, view, prep)
         assert counts is not None  # the session is the branch as it is: the kept path answers
-        text = self._probe_text(prep)
+        text = self.text(view, prep)
         for font in counts.fonts:
             assert counts.renderability(font) == scan_renderability(text, font)
         assert counts.cjk_heavy() == cjk_heavy(text)
@@ -93,8 +94,9 @@ def test_probe_counts_and_shake_regions_match_whole_history_scans(
         checked["shake"] += 1
         return regions
 
-    monkeypatch.setattr(SessionMaintenance, "_probe_counts", probe_counts)
-    monkeypatch.setattr("snapcompact.compaction.pipeline.collect_shake_regions", shake_regions)
+    monkeypatch.setattr(RenderabilityProbe, "counts", probe_counts)
+    monkeypatch.setattr("snapcompact.compaction.pipeline_shake.collect_shake_regions",
+                        shake_regions)
     model = ModelInfo("claude-sonnet-4-5", window, provider="anthropic",
                       api="anthropic-messages")
     with warnings.catch_warnings():

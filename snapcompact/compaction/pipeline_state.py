@@ -1,0 +1,162 @@
+"""What a compaction pipeline holds, and the views of it every room reads.
+
+Why a room: the pipeline's rooms (:mod:`.compaction_run`, :mod:`.pipeline_shake`,
+:mod:`.pipeline_handoff`, :mod:`.promotion`, :mod:`.next_request`, :mod:`.tree_navigation`,
+and the check points in :mod:`.pipeline`) act on one session with one model, one set of
+settings, the injected model functions and the hooks, and all of them count the context the
+same way. :class:`PipelineState` is their common base: the attributes, the token estimator
+(the agent core's, with an archive frame charged the model's frame estimate), the context the
+branch builds (``buildSessionContext``), its size and the compaction threshold
+(:func:`~.triggers.compaction_threshold`, the one the agent's maintenance reads too), the
+summarizer (``compaction.remoteEndpoint`` or the injected function) and the notices.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from snapcompact.compaction.context import SessionContext, archive_blocks, build_session_context
+from snapcompact.compaction.control import AbortSignal, with_candidates
+from snapcompact.compaction.hooks import Hooks
+from snapcompact.compaction.inline import InlineImager
+from snapcompact.compaction.model import ModelInfo
+from snapcompact.compaction.openai_compact import ResponsesCompactFn
+from snapcompact.compaction.remote import remote_complete
+from snapcompact.compaction.session import Session
+from snapcompact.compaction.settings import DEFAULT_SETTINGS, Settings
+from snapcompact.compaction.shake import ShakeConfig
+from snapcompact.compaction.summarize import CompleteFn
+from snapcompact.compaction.tokens import TokenEstimator
+from snapcompact.compaction.triggers import compaction_threshold
+from snapcompact.pricing import resolve_shape
+
+__all__ = ["PipelineState", "iso_to_ms"]
+
+
+def iso_to_ms(stamp: str) -> float:
+    """An ISO-8601 entry timestamp as epoch milliseconds (the agent's message timestamps)."""
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
+
+
+class PipelineState:
+    """An agent's compaction loop over one session: what it holds and what it reads off it."""
+
+    def __init__(self, session: Session, model: ModelInfo, *, settings: Settings = DEFAULT_SETTINGS,
+                 complete: CompleteFn | None = None, hooks: Hooks | None = None,
+                 protected_paths: Collection[str] = (), clock: Callable[[], float] = time.time,
+                 handoff_path: Callable[[Session], str | Path | None] | None = None,
+                 estimator: TokenEstimator | None = None,
+                 models: Collection[ModelInfo] = (), chat: Callable[..., Any] | None = None,
+                 system_prompt: str | Sequence[str] | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None,
+                 responses_compact: ResponsesCompactFn | None = None) -> None:
+        self.session = session
+        self.model = model
+        self.settings = settings
+        #: Cooperative cancellation of the running compaction, handoff or branch summary.
+        self.abort_signal = AbortSignal()
+        self._running = threading.Lock()
+        #: Called with ``{"type": "auto_compaction_start"|"auto_compaction_end", ...}`` events.
+        self.listeners: list[Callable[[Mapping[str, Any]], None]] = []
+        if isinstance(complete, (list, tuple)):
+            # Several summarizer models: transient failures retried, long waits go to the next.
+            complete = with_candidates(complete, signal=self.abort_signal)
+        self.complete = complete
+        self.hooks = hooks or Hooks()
+        self.protected_paths = tuple(protected_paths)
+        #: The shake configs made per base config: (base, boundary, protected paths, config).
+        self._shake_configs: dict[int, tuple[ShakeConfig, str | None, Any, ShakeConfig]] = {}
+        self.clock = clock
+        self._handoff_path = handoff_path
+        self._estimator = estimator
+        #: Models available for context promotion (by id).
+        self.models = {m.id: m for m in models}
+        #: The live request parts a handoff reuses (see ``generate_handoff_document``).
+        self.chat = chat
+        self.system_prompt = system_prompt
+        self.tools = tools
+        #: OpenAI's ``/responses/compact`` (see :mod:`.openai_compact`), tried first for OpenAI
+        #: models.
+        self.responses_compact = responses_compact
+        self.notices: list[str] = []
+        self._handoff_pending = False
+        self._inline: InlineImager | None = None
+
+    _estimator_from_model = False
+
+    @property
+    def estimator(self) -> TokenEstimator:
+        """Every token count of this pipeline (thresholds, cut points, pruning) goes through it.
+
+        Default: the agent core's estimate (:mod:`.tokens`), except that an archive frame is
+        charged the model's ``image_tokens``, else the frame estimate of the shape and frame size
+        the snapcompact settings resolve to for this model (the agent core charges a flat 5,024,
+        which overcounts the smaller frames this pipeline can be configured to render).
+        """
+        if self._estimator is None:
+            frame_tokens = self.model.image_tokens
+            if frame_tokens is None:
+
+                sc = self.settings.snapcompact
+                frame_tokens = resolve_shape(self.model.id, api=self.model.api,
+                                             provider=self.model.provider, shape=sc.shape,
+                                             frame_size=sc.frame_size).frame_token_estimate
+            limit = self.settings.snapcompact.max_frame_data_bytes
+            self._estimator = TokenEstimator(
+                frame_tokens=frame_tokens,
+                archive_blocks=lambda message: archive_blocks(message, limit))
+            self._estimator_from_model = True
+        return self._estimator
+
+    @property
+    def image_tokens(self) -> int:
+        """Tokens charged per archive frame (see :attr:`estimator`)."""
+        return self.estimator.frame_tokens
+
+    def context(self) -> SessionContext:
+        """The LLM context the current branch builds (compactions applied)."""
+        return build_session_context(self.session.get_branch())
+
+    def transcript(self) -> SessionContext:
+        """The current branch as a transcript: every message, compactions shown in place."""
+        return build_session_context(self.session.get_branch(), transcript=True)
+
+    def estimate_tokens(self) -> int:
+        """Estimated prompt tokens of the current branch (from running totals: cheap when
+        nothing changed, proportional to what was added otherwise)."""
+        return self.session.branch_index.context_tokens(self.estimator)
+
+    def threshold(self) -> int:
+        """Context tokens above which auto-compaction runs, for this model and settings."""
+        return compaction_threshold(self.model, self.settings.compaction)
+
+    def latest_compaction_ms(self) -> float | None:
+        """When the branch's latest compaction was written (epoch ms), or None."""
+        entry = self.session.latest_compaction()
+        return iso_to_ms(entry.timestamp) if entry is not None else None
+
+    def summary_complete(self) -> CompleteFn | None:
+        """What compaction summaries are asked of: ``compaction.remoteEndpoint`` when set and
+        ``remoteEnabled``, else the injected completion function (handoffs and branch summaries
+        always use the latter)."""
+        cs = self.settings.compaction
+        if cs.remote_enabled and cs.remote_endpoint:
+
+            return remote_complete(cs.remote_endpoint, model=self.model.id)
+        return self.complete
+
+    def abort_compaction(self) -> None:
+        """Stop the running compaction, handoff or branch summary (it ends cancelled, writing
+        nothing)."""
+        self.abort_signal.abort()
+
+    def _notice(self, text: str) -> str:
+        self.notices.append(text)
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
+        return text

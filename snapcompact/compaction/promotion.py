@@ -1,0 +1,41 @@
+"""Context promotion: switch to a larger-window model instead of compacting.
+
+Why a room: the coding agent, when a model names a larger one (``ModelInfo.promotion_target``)
+and ``compaction.contextPromotion`` is on, tries promotion before any compaction: on overflow
+and cut-off output whether or not compaction is enabled (``session-maintenance.ts:2870-2886``,
+``3050-3068``), and on the threshold paths before compacting (``#tryContextPromotion``,
+``#promoteContextModel``, 3260-3318). The target must be known and have a strictly larger
+window. After a switch the estimator's frame charge, derived from the model, is made again.
+"""
+
+from __future__ import annotations
+
+from snapcompact.compaction.model import ModelInfo
+from snapcompact.compaction.pipeline_state import PipelineState
+
+__all__ = ["PromotionRoom"]
+
+
+class PromotionRoom(PipelineState):
+    """The pipeline's context promotion."""
+
+    def promotion_target(self) -> ModelInfo | None:
+        """The configured larger-window model to switch to, if promotion is on and one is known."""
+        if not self.settings.compaction.context_promotion or self.model.promotion_target is None:
+            return None
+        target = self.models.get(self.model.promotion_target)
+        if (target is None or target.id == self.model.id
+            or target.context_window <= self.model.context_window):
+            return None
+        return target
+
+    def promote(self) -> ModelInfo | None:
+        """Switch to the promotion target (no compaction); the new model, or None when there is
+        none."""
+        target = self.promotion_target()
+        if target is None:
+            return None
+        self.model = target
+        if self._estimator is not None and self._estimator_from_model:
+            self._estimator = None  # re-derive the frame charge for the new model
+        return target
