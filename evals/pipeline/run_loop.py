@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.pipeline.finished import FINISHED_FILE, finished_run, mark_finished
 from evals.pipeline.plan import QA_READER, Plan, Planned, build_plan, check_prices
 from evals.pipeline.rows import OCR_NOTE, RecordSink, make_record
 from evals.pipeline.run_report import format_plan, format_summary, summarize
@@ -322,6 +323,15 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
         check_environment(spec)
     v = versions()
     run_id = spec.run_id()
+    done = None if spec.dry_run else finished_run(run_dir, run_id, v)
+    if done is not None:  # evals.pipeline.finished: nothing to replay, nothing to send
+        table = summarize(iter_records(run_dir / RECORDS_FILE))
+        log(format_summary(table, spec.model.offline_reader))
+        log(f"nothing to do: this run finished at this code ({done.rows} rows in "
+            f"{run_dir / RECORDS_FILE}; delete {run_dir / FINISHED_FILE} to plan it again)")
+        client = make_client(spec, completion_fn=completion_fn)
+        return RunResult(run_dir, 0, done.rows, False, client.plan(()),
+                         wall_s=time.perf_counter() - started, table=tuple(table))
     summarizer = make_summarizer(spec, completion_fn=completion_fn)
     plan = build_plan(spec, run_dir, log=log, summarizer=summarizer)
     client = make_client(spec, completion_fn=completion_fn)
@@ -357,6 +367,8 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
 
     table = summarize(iter_records(run_dir / RECORDS_FILE))
     progress = client.progress
+    if progress.errors == 0:  # every planned row recorded (an interrupt never gets here)
+        mark_finished(run_dir, run_id, v)
     # This run's traffic (a rerun overwrites it): what a sweep's checks add up across jobs.
     traffic = {"planned": len(plan.planned), "skipped_done": plan.skipped_done,
                "sent": progress.requests_sent, "cache_hits": progress.cache_hits,
