@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from evals.analysis.aggregate import Candidate, Decision, shape_label
+from evals.analysis.session_bootstrap import MIN_SESSIONS_FOR_CLAIM
 from evals.analysis.write_model_shapes import RowChange, TableProposal
 from snapcompact.core import NAMED_SHAPES
 from snapcompact.pricing import resolve_shape
@@ -32,7 +33,8 @@ from snapcompact.pricing import resolve_shape
 __all__ = ["MIN_QUESTIONS", "MIN_SESSIONS", "RowVerdict", "format_verdicts", "judge_changes"]
 
 MIN_QUESTIONS = 30
-MIN_SESSIONS = 2
+#: a table row moves only on as many sessions as a claim needs (issue 36: >= 20 per line)
+MIN_SESSIONS = MIN_SESSIONS_FOR_CLAIM
 
 
 @dataclass(frozen=True)

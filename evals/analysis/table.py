@@ -481,11 +481,14 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
         verdicts_out.extend(verdicts)
     applied = None
     if apply:
-        accepted = {(v.change.line, v.change.reader_id) for v in verdicts if v.accepted}
+        refused = {(v.change.line, v.change.reader_id): "; ".join(v.refused)
+                   for v in verdicts if not v.accepted}
         writable = proposal if force else propose_table(
-            current, [d for d in decisions if (d.line, d.reader_id) in accepted],
-            reader=reader, provenance=provenance)
-        if any(c.changed for c in writable.changes):
+            current, [d for d in decisions if (d.line, d.reader_id) not in refused],
+            reader=reader, provenance=provenance,
+            kept=[(d, refused[(d.line, d.reader_id)]) for d in decisions
+                  if (d.line, d.reader_id) in refused])
+        if writable.text != current:  # changed rows, or kept ones now saying why
             applied = apply_table(writable, table_path)
     report = build_report(df, summary, decisions, proposal,
                           rule_text(n_boot, seed, alpha, min_questions), applied, passes,

@@ -20,13 +20,13 @@ import difflib
 import json
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import snapcompact.pricing
-from evals.analysis.aggregate import UNMATCHED_LINE, Decision, reader_label
+from evals.analysis.aggregate import UNMATCHED_LINE, Decision, reader_label, shape_label
 from snapcompact.core import NAMED_SHAPES
 from snapcompact.pricing import parse_shape_rules, shape_rules
 
@@ -168,8 +168,14 @@ def _reference_view(data: dict) -> dict[str, tuple[str, int | None]]:
 
 
 def propose_table(current_text: str, decisions: Iterable[Decision], reader: str | None = None,
-                  provenance: str = "") -> TableProposal:
-    """The current table with each decided row set to its winner (see the module docstring)."""
+                  provenance: str = "",
+                  kept: Sequence[tuple[Decision, str]] = ()) -> TableProposal:
+    """The current table with each decided row set to its winner (see the module docstring).
+
+    ``kept``: decisions whose change was refused (:mod:`evals.analysis.apply_gate`), with why:
+    their rows keep shape and size and say so in ``evidence`` ("kept ...: no evidence to
+    change ...; measured: ..."), and the header counts them among the measured rows.
+    """
     parse_shape_rules(current_text)  # the starting point must itself be valid
     old_data = tomllib.loads(current_text)
     if "family_variants" in old_data:
@@ -220,6 +226,21 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
         row["evidence"] = evidence
         changes.append(RowChange(line_name, decision.reader_id, old_shape, old_size, w.shape,
                                  new_size, evidence))
+    for decision, why in kept:
+        block = _find_block(lines, decision.line)
+        if block is None or (reader is not None and decision.reader_id != reader):
+            continue
+        row = (expected["claude_high_res"] if decision.line == HIGH_RES_LINE
+               else next(r for r in expected["rules"] if r.get("name") == decision.line))
+        old = shape_label(row["shape"], row.get("frame_size")
+                          or NAMED_SHAPES[row["shape"]].frame_size)
+        evidence = f"kept {old} ({why}); measured: {evidence_text(decision)}"
+        _set_key(lines, block, "evidence", evidence)
+        row["evidence"] = evidence
+        changes.append(RowChange(decision.line, decision.reader_id, row["shape"],
+                                 row.get("frame_size"), row["shape"], row.get("frame_size"),
+                                 evidence))
+        by_line.setdefault(decision.line, [decision])
     if changes and provenance:
         meta = next((b for b in _blocks(lines) if b.kind == "table" and b.name == "meta"), None)
         if meta is not None:

@@ -95,7 +95,8 @@ def test_apply_refuses_a_tie_and_force_writes_it(tmp_path, table_copy, capsys) -
     assert "keep the current entry" in err
     assert "no evidence to change: the current entry 11on16-bw is not significantly below" in err
     assert "tie within its interval" in err
-    assert table_copy.read_text() == before
+    _assert_kept(table_copy, before, "kept 11on16-bw (no evidence to change: the current entry "
+                 "11on16-bw is not significantly below the best recall; tie within")
     assert main([*args, "--apply", "--force"]) == 0
     assert "write (--force), although: no evidence to change" in capsys.readouterr().err
     assert parse_shape_rules(table_copy.read_text()).rules != parse_shape_rules(before).rules
@@ -111,9 +112,25 @@ def test_apply_refuses_thin_evidence_few_sessions_and_zero_recall(tmp_path, tabl
                  str(table_copy), "--apply", *FAST]) == 3
     err = capsys.readouterr().err
     assert "claude: 11on16-bw @ 1568 px -> 8on22-bw @ 1568 px" in err
-    for reason in ("zero recall", "2 questions (< 30)", "1 session(s) (< 2)", "thin evidence"):
+    for reason in ("zero recall", "2 questions (< 30)", "1 session(s) (< 20)", "thin evidence"):
         assert reason in err
-    assert table_copy.read_text() == library_table_path().read_text()
+    _assert_kept(table_copy, library_table_path().read_text(), "kept 11on16-bw (")
+
+
+def _claude_row(text: str) -> dict:
+    return next(r for r in tomllib.loads(text)["rules"] if r["name"] == "claude")
+
+
+def _assert_kept(table: Path, before: str, evidence_starts: str) -> None:
+    """A refused row keeps its entry (shape, size: what resolves) and says why, with the
+    evidence; the header names what the table was measured on (issue 36 item 4)."""
+    after = table.read_text()
+    assert parse_shape_rules(after).rules == parse_shape_rules(before).rules
+    kept, old = _claude_row(after), _claude_row(before)
+    assert (kept["shape"], kept.get("frame_size")) == (old["shape"], old.get("frame_size"))
+    assert kept["evidence"].startswith(evidence_starts)
+    assert "; measured: snapocr" in kept["evidence"]
+    assert "claude: " in tomllib.loads(after)["meta"]["measured"]
 
 
 def test_apply_refuses_a_frame_size_production_does_not_use(tmp_path, table_copy,
