@@ -295,5 +295,6 @@ def test_a_users_session_and_questions_run_and_rerun_for_free(tmp_path):
     again = subprocess.run([*_console_script(), *args], cwd=tmp_path, capture_output=True,
                            text=True, timeout=900, check=False)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert "rows already recorded           8" in again.stdout
+    # finished at this code: no replay, nothing sent (evals.pipeline.finished)
+    assert "nothing to do: this run finished at this code (8 rows" in again.stdout
     assert len(rows_of(results / "runs" / "default")) == 8
