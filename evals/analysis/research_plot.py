@@ -20,6 +20,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from evals.analysis.plot import STYLE
+from evals.analysis.research_compare import CEILING
 
 __all__ = ["plot_research_compare", "plot_search_front"]
 
@@ -83,16 +84,23 @@ def plot_search_front(front: pd.DataFrame) -> plt.Figure:
 def plot_research_compare(compare: pd.DataFrame, baseline: str = "production") -> plt.Figure:
     """Held-out comparison: recall on discarded evidence and billed tokens per research label
     (left, right), and each label's paired recall difference from the baseline (middle); one
-    bar per row of the table, so the per-verdict subsets (``subset``) get bars of their own."""
+    bar per row of the table, so the per-verdict subsets (``subset``) get bars of their own.
+    The perfect-summarizer ceiling is drawn grey and named as an oracle; the bracket's rows
+    (differences from the ceiling, ``subset`` "vs ...") are left to the table."""
     with plt.rc_context(STYLE):
         compare = compare.reset_index(drop=True)
+        if "subset" in compare:  # the bracket's rows are differences from the ceiling, not
+            compare = compare[~compare["subset"].astype(str).str.startswith("vs ")]  # baseline
+            compare = compare.reset_index(drop=True)
+        ceiling = f"{baseline} ({CEILING})"
         subsets = (compare["subset"] if "subset" in compare else pd.Series(["all"] * len(compare)))
         labels = [f"{r.research}\n{r.arm}" + ("" if subset == "all" else f"\nsessions: {subset}")
                   for r, subset in zip(compare.itertuples(), subsets)]
         fig, (left, middle, right) = plt.subplots(
             1, 3, figsize=(15, 1.6 + 0.9 * len(compare)), sharey=True)
         y = list(range(len(compare)))
-        colors = ["tab:red" if r == baseline else "tab:blue" for r in compare["research"]]
+        colors = ["tab:red" if r == baseline else "0.6" if r == ceiling else "tab:blue"
+                  for r in compare["research"]]
         err = [compare["recall_discarded"] - compare["recall_discarded_lo"],
                compare["recall_discarded_hi"] - compare["recall_discarded"]]
         left.barh(y, compare["recall_discarded"], xerr=err, color=colors, capsize=4)
@@ -129,9 +137,12 @@ def plot_research_compare(compare: pd.DataFrame, baseline: str = "production") -
         right.set_xlabel("mean billed prompt tokens per question")
         for ax in (left, middle, right):
             ax.grid(True, axis="x", alpha=0.3)
-        fig.legend([Patch(color="tab:red"), Patch(color="tab:blue")],
-                   [f"{baseline} (its knobs)", "research setting"], loc="upper right",
-                   ncol=2, frameon=False)
+        kinds = [(Patch(color="tab:red"), f"{baseline} (its knobs)"),
+                 (Patch(color="tab:blue"), "research setting")]
+        if (compare["research"] == ceiling).any():
+            kinds.append((Patch(color="0.6"), f"{ceiling}: oracle ceiling, never ranked"))
+        fig.legend([k[0] for k in kinds], [k[1] for k in kinds], loc="upper center",
+                   bbox_to_anchor=(0.5, 0.0), ncol=len(kinds), frameon=False)
         readers = (sorted(set(compare["answered_by"].dropna()) - {""})
                    if "answered_by" in compare else [])
         title = "Research settings against production on held-out sessions"
