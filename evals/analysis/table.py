@@ -54,8 +54,15 @@ from evals.replay.passes import load_passes, pass_lines, passes_frame
 from evals.store.records import load_records
 from snapcompact.pricing import parse_shape_rules
 
-#: Record fields that change from run to run of the same code on the same data.
-PER_RUN_COLUMNS = ("git_sha", "created_at", "latency_s")
+#: Record fields that change from run to run of the same code on the same data: the checkout's
+#: commit, when and how fast a row was written, and whether its answer came from the response
+#: cache (a fresh clone sends what a warm checkout reads back: same answer, other ``cached``).
+PER_RUN_COLUMNS = ("git_sha", "created_at", "latency_s", "cached", "attempts")
+#: The committed records table's row order: a measurement's identity, not the order the
+#: concurrent requests happened to finish in.
+RECORD_ORDER = ("experiment", "dataset", "seed", "item_id", "target_model", "strategy", "policy",
+                "shape_requested", "context_window", "research", "shape", "frame_size",
+                "reader", "model", "question_id")
 
 
 def _code_hashes(df: pd.DataFrame) -> str:
@@ -453,7 +460,11 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     # what differs between two runs of the same code on the same data (the checkout's commit,
     # when a row was written, how long it took) is left out of the committed table, so a
     # rerun from a fresh clone reproduces it byte for byte; run folders keep every field
-    _write_table(df.drop(columns=[c for c in PER_RUN_COLUMNS if c in df]), out, "records")
+    order = [c for c in RECORD_ORDER if c in df]
+    records = df.drop(columns=[c for c in PER_RUN_COLUMNS if c in df])
+    records = records.sort_values(order, kind="mergesort", na_position="first") if order \
+        else records
+    _write_table(records.reset_index(drop=True), out, "records")
     _write_table(summary, out, "summary")
     _write_table(recall_by_round(df), out, "recall_by_round")
     _write_table(recall_by_depth(df), out, "recall_by_depth")
