@@ -123,7 +123,7 @@ class _RealSummarizer:
 
 
 def test_a_real_summarizer_replaces_the_stand_in_and_the_rows_say_so(tmp_path, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-dummy-0123456789")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-not-a-key")
     cfg = compose_eval([f"results_dir={tmp_path}", "progress=false", "experiment=smoke",
                         "max_questions_per_item=2", "model=mock", "strategies=[handoff]",
                         "summarizer=claude-haiku-4-5"])
