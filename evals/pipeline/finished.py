@@ -42,19 +42,20 @@ def _provenance(versions: Any) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
+def _file_sha256(path: Path) -> tuple[str, int]:
+    """The file's sha256 and its non-blank lines (the records), in one read."""
+    digest, rows = hashlib.sha256(), 0
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        for line in fh:
+            digest.update(line)
+            rows += bool(line.strip())
+    return digest.hexdigest(), rows
 
 
 def mark_finished(run_dir: Path, run_id: str, versions: Any) -> Finished:
     """Write the marker for a run whose every planned row is recorded."""
-    records = run_dir / RECORDS_FILE
-    rows = sum(1 for line in records.open(encoding="utf-8") if line.strip())
-    marker = Finished(run_id, _provenance(versions), _file_sha256(records), rows)
+    sha, rows = _file_sha256(run_dir / RECORDS_FILE)
+    marker = Finished(run_id, _provenance(versions), sha, rows)
     tmp = run_dir / (FINISHED_FILE + ".tmp")
     tmp.write_text(json.dumps(dataclasses.asdict(marker), indent=2) + "\n", encoding="utf-8")
     tmp.replace(run_dir / FINISHED_FILE)
@@ -72,4 +73,4 @@ def finished_run(run_dir: Path, run_id: str, versions: Any) -> Finished | None:
         return None  # a marker that does not read is no marker: plan as usual
     if (marker.run_id, marker.provenance) != (run_id, _provenance(versions)):
         return None
-    return marker if _file_sha256(records) == marker.records_sha256 else None
+    return marker if _file_sha256(records)[0] == marker.records_sha256 else None
