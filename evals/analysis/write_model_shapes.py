@@ -167,6 +167,13 @@ def _reference_view(data: dict) -> dict[str, tuple[str, int | None]]:
     return view
 
 
+def _row_data(data: dict, line_name: str) -> dict:
+    """The parsed table's entry of one model line (the high-res tier or a named rule)."""
+    if line_name == HIGH_RES_LINE:
+        return data["claude_high_res"]
+    return next(r for r in data["rules"] if r.get("name") == line_name)
+
+
 def propose_table(current_text: str, decisions: Iterable[Decision], reader: str | None = None,
                   provenance: str = "",
                   kept: Sequence[tuple[Decision, str]] = ()) -> TableProposal:
@@ -205,8 +212,7 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
         if block is None:
             skipped.append(f"{line_name}: no such row in the current table")
             continue
-        row = (expected["claude_high_res"] if line_name == HIGH_RES_LINE
-               else next(r for r in expected["rules"] if r.get("name") == line_name))
+        row = _row_data(expected, line_name)
         w = decision.winner
         old_shape, old_size = row["shape"], row.get("frame_size")
         new_size: int | None = w.frame_size
@@ -230,8 +236,7 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
         block = _find_block(lines, decision.line)
         if block is None or (reader is not None and decision.reader_id != reader):
             continue
-        row = (expected["claude_high_res"] if decision.line == HIGH_RES_LINE
-               else next(r for r in expected["rules"] if r.get("name") == decision.line))
+        row = _row_data(expected, decision.line)
         old = shape_label(row["shape"], row.get("frame_size")
                           or NAMED_SHAPES[row["shape"]].frame_size)
         evidence = f"kept {old} ({why}); measured: {evidence_text(decision)}"
