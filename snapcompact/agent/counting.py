@@ -23,6 +23,7 @@ from snapcompact.pricing import FRAME_DATA_BYTES_BUDGET, resolve_shape
 
 __all__ = [
     "context_tokens_of_usage",
+    "usage_number",
     "frame_charge_kwargs",
     "count_non_message_tokens",
     "production_estimator",
@@ -72,6 +73,12 @@ def count_non_message_tokens(estimator: TokenEstimator, system_prompt: str | Seq
     return estimator.count_text(parts) if parts else 0
 
 
+def usage_number(value: Any) -> int:
+    """A usage field as a count: a number, else 0 (a malformed record never raises)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return int(value) if ok else 0
+
+
 def context_tokens_of_usage(usage: Mapping[str, Any] | None) -> int:
     """pi-agent-core ``calculateContextTokens``: ``contextTokens`` when reported, else
     ``totalTokens`` (or input + output + cache reads + cache writes)."""
@@ -79,8 +86,7 @@ def context_tokens_of_usage(usage: Mapping[str, Any] | None) -> int:
         return 0
 
     def num(key: str) -> int:
-        value = usage.get(key)
-        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+        return usage_number(usage.get(key))
 
     if "contextTokens" in usage:
         return max(0, num("contextTokens"))

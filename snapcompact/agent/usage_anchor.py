@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from snapcompact.agent.counting import usage_number
 from snapcompact.compaction import (
     MessageEntry,
     TokenEstimator,
@@ -38,17 +39,12 @@ from snapcompact.compaction import (
 __all__ = ["anchored_context_tokens", "is_usage_anchor", "prompt_tokens_of_usage"]
 
 
-def _number(value: Any) -> int:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return int(value) if ok else 0
-
-
 def _clean(usage: Mapping[str, Any]) -> dict[str, int]:
     """The usage's numeric fields (a malformed record counts as zeros, never an error)."""
     keys = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-    out = {k: _number(usage.get(k)) for k in keys}
+    out = {k: usage_number(usage.get(k)) for k in keys}
     if usage.get("contextTokens") is not None:
-        out["contextTokens"] = _number(usage.get("contextTokens"))
+        out["contextTokens"] = usage_number(usage.get("contextTokens"))
     return out
 
 
@@ -90,11 +86,11 @@ def anchored_context_tokens(branch: Any, estimator: TokenEstimator, *,
         snapshot = message.get("contextSnapshot")
         snapshot = snapshot if isinstance(snapshot, Mapping) else {}
         if snapshot.get("promptTokens") is not None:
-            base = _number(snapshot.get("promptTokens"))
+            base = usage_number(snapshot.get("promptTokens"))
         else:
             base = prompt_tokens_of_usage(message["usage"])
-        base = max(0, base - _number(snapshot.get("historyRewriteTokensRemoved")))
-        growth = (max(0, non_message_tokens - _number(snapshot["nonMessageTokens"]))
+        base = max(0, base - usage_number(snapshot.get("historyRewriteTokensRemoved")))
+        growth = (max(0, non_message_tokens - usage_number(snapshot["nonMessageTokens"]))
                   if snapshot.get("nonMessageTokens") is not None else 0)
         context = branch.totals(estimator).context
         after = context[-1] - context[at + 1]
