@@ -450,7 +450,12 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
         raise ValueError(f"--out {out}: is a file, not a folder")
     table_path = Path(table_path) if table_path else library_table_path()
     current = table_path.read_text()
+    # rows in measurement order, not in the order concurrent requests finished: every table
+    # (and every float sum behind it) is then the same for a warm rerun and a fresh clone
     df = records_frame(load_records(paths), parse_shape_rules(current))
+    order = [c for c in RECORD_ORDER if c in df]
+    if order:
+        df = df.sort_values(order, kind="mergesort", na_position="first", ignore_index=True)
     summary = summarize(df, n_boot=n_boot, seed=seed, alpha=alpha)
     decisions = choose_winners(df, n_boot=n_boot, seed=seed, alpha=alpha,
                                min_questions=min_questions)
@@ -460,11 +465,7 @@ def run(paths: Sequence[str], out: str | Path = "results", apply: bool = False,
     # what differs between two runs of the same code on the same data (the checkout's commit,
     # when a row was written, how long it took) is left out of the committed table, so a
     # rerun from a fresh clone reproduces it byte for byte; run folders keep every field
-    order = [c for c in RECORD_ORDER if c in df]
-    records = df.drop(columns=[c for c in PER_RUN_COLUMNS if c in df])
-    records = records.sort_values(order, kind="mergesort", na_position="first") if order \
-        else records
-    _write_table(records.reset_index(drop=True), out, "records")
+    _write_table(df.drop(columns=[c for c in PER_RUN_COLUMNS if c in df]), out, "records")
     _write_table(summary, out, "summary")
     _write_table(recall_by_round(df), out, "recall_by_round")
     _write_table(recall_by_depth(df), out, "recall_by_depth")

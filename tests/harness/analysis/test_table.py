@@ -304,5 +304,6 @@ def test_the_committed_records_table_is_the_same_for_a_warm_and_a_fresh_run(tmp_
         append_records(tmp_path / name / "records.jsonl", rows)
         assert main([str(tmp_path / name), "--out", str(tmp_path / f"out-{name}"), "--table",
                      str(table_copy), "--no-plots", *FAST]) == 0
-    assert (tmp_path / "out-warm" / "records.csv").read_bytes() == \
-        (tmp_path / "out-fresh" / "records.csv").read_bytes()
+    for name in ("records.csv", "summary.parquet", "summary.csv"):
+        assert (tmp_path / "out-warm" / name).read_bytes() == \
+            (tmp_path / "out-fresh" / name).read_bytes(), name
