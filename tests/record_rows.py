@@ -7,8 +7,6 @@ so that no test module imports another.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pandas as pd
 
 from evals.analysis.aggregate import choose_winners, records_frame
@@ -17,7 +15,7 @@ from snapcompact.pricing import shape_rules
 
 
 def make_record(**changes) -> Record:
-    base = Record(
+    base = Record.from_fields(
         run_id="r1", experiment="default", dataset="tiny", item_id="i1", question_id="q1",
         model="snapocr/ocr-qa", target_model="anthropic/claude-sonnet-4-5", arm="image",
         shape="11on16-bw", frame_size=1568, reader="image_qa", seed=0,
@@ -30,7 +28,7 @@ def make_record(**changes) -> Record:
         em=1.0, f1=1.0, correct=True, abstained=False, question="What is the code?",
         gold_answers=("7342",),
     )
-    return replace(base, **changes)
+    return base.with_fields(**changes)
 
 
 CLAUDE = "anthropic/claude-sonnet-4-5"
@@ -39,7 +37,7 @@ BOOT = 1000
 
 
 def base_record() -> Record:
-    return Record(
+    return Record.from_fields(
         run_id="run-a", experiment="synthetic", dataset="needles", item_id="i0", question_id="q0",
         model=OCR, target_model=CLAUDE, arm="image", shape="11on16-bw", frame_size=1568,
         reader="image_qa", seed=0, package_version="0.1.0", git_sha="abc1234",
@@ -60,8 +58,8 @@ def shape_rows(shape: str, correct: list[bool], tokens: int, *, frame_size: int 
     rows = []
     for seed in seeds:
         for k, ok in enumerate(correct):
-            rows.append(replace(
-                base_record(), item_id=f"i{k // per_item}", question_id=f"q{k}", model=model,
+            rows.append(base_record().with_fields(
+                item_id=f"i{k // per_item}", question_id=f"q{k}", model=model,
                 target_model=target, arm=arm, reader=reader, shape=shape, frame_size=frame_size,
                 seed=seed, predicted_prompt_tokens=tokens,
                 predicted_image_tokens=max(tokens - 40, 0),
@@ -111,7 +109,7 @@ def _agent_arm(target, shape, asked, tokens, missed, *, window=200_000, policy="
     rows = shape_rows(shape, misses(n, missed), tokens, target=target, strategy="snapcompact",
                       policy=policy, shape_requested=asked, context_window=window,
                       production_valid=valid, fits_window=True, **kw)
-    return [replace(r, evidence_round=k % rounds) for k, r in enumerate(rows)]
+    return [r.with_fields(evidence_round=k % rounds) for k, r in enumerate(rows)]
 
 
 def agent_run_records() -> list[Record]:

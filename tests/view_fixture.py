@@ -97,7 +97,7 @@ def _base_record(**values: Any) -> Record:
         abstained=False, question="", gold_answers=(), created_at="2026-12-01T00:00:00+00:00",
         extra={"note": "offline OCR reader: legibility floor, not a model ranking"})
     base.update(values)
-    return Record(**base)
+    return Record.from_fields(**base)
 
 
 def build_fixture_run(run_dir: Path) -> FixtureRun:

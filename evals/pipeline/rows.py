@@ -22,10 +22,15 @@ from evals.replay.contexts import Context
 from evals.send.price_map import price_of
 from evals.spec.provenance import Versions, offline_reader_version
 from evals.spec.run_spec import RunSpec
-from evals.store.records import (
-    Record,
-    append_records,
+from evals.store.record_groups import (
+    AnswerAndScore,
+    ContextFacts,
+    Coordinates,
+    Provenance,
+    SentFrames,
+    TokensAndBill,
 )
+from evals.store.records import Record, append_records
 from snapcompact.pricing import prompt_cache_rule
 
 OCR_NOTE = "offline OCR reader: legibility floor, not a model ranking"
@@ -43,28 +48,26 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
                 reading: Mapping[str, Any] | None = None) -> Record:
     """The row for one answered (or failed) request, or for a skipped question (``p`` None);
     ``reading`` is the offline reader's reading of it (``evals.store.transcripts``: transcript hash,
-    evidence and answer spans)."""
+    evidence and answer spans). Each group of the row is filled by its own step below."""
     item = p.item if p is not None else item
     context = p.context if p is not None else context
     question = p.question if p is not None else question
     assert item is not None and context is not None and question is not None
-    model = spec.model
-    if p is None:
-        answer, em, f1, correct, abstained = "", 0.0, 0.0, False, False
-    else:
-        answer = response.answer if response.answer is not None else ""
-        if response.error is not None:
-            em = f1 = 0.0
-            correct = abstained = False
-        else:
-            s = score(answer, question.answers)
-            em, f1, correct, abstained = s.em, s.f1, s.correct, s.abstained
-    evidence_round = context.discarded_round[item.evidence_index[question.question_id]]
-    # the request's text; a context asked nothing (skipped) reports the context's text alone
-    text_tokens = p.text_tokens if p is not None else context.text_tokens_without_question
-    prompt_tokens = text_tokens + context.predicted_image_tokens
-    extra: dict[str, Any] = {"note": OCR_NOTE} if model.offline_reader else {}
     return Record(
+        coordinates=_coordinates(spec, run_id, item, context, question),
+        context=_context_facts(item, context, question),
+        images=_sent_frames(context),
+        tokens=_tokens_and_bill(p, response, spec, item, context),
+        outcome=_answer_and_score(p, response, question, reading),
+        provenance=_provenance(spec, v),
+    )
+
+
+def _coordinates(spec: RunSpec, run_id: str, item: SessionItem, context: Context,
+                 question: Question) -> Coordinates:
+    """Which measurement: the item and question, the model line, the arm and the seed."""
+    model = spec.model
+    return Coordinates(
         run_id=run_id,
         experiment=spec.experiment,
         dataset=item.dataset,
@@ -77,26 +80,106 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         frame_size=context.frame_size,
         reader=QA_READER,
         seed=item.seed,
-        package_version=v.package_version,
-        git_sha=v.git_sha,
-        code_sha256=v.code_sha256,
-        shape_table_sha256=v.shape_table_sha256,
-        pricing_table_sha256=v.pricing_table_sha256,
-        renderer_version=v.renderer_version,
-        dependency_versions=dict(v.dependency_versions),
+        strategy=context.arm.strategy,
+        policy=context.arm.policy,
+        shape_requested=context.arm.shape.name if context.arm.is_snapcompact else "",
+        context_window=spec.context_window,
+        research=spec.research.label,
+        summarizer=spec.summarizer.litellm_id if spec.summarizer is not None else None,
+        model_config=model.name,
+        api=model.api,
+        provider=model.provider,
+        price_model=model.price_model,
+        image_detail=model.image_detail,
+        settings=dict(spec.settings_overrides),
+    )
+
+
+def _context_facts(item: SessionItem, context: Context, question: Question) -> ContextFacts:
+    """The replayed context: compactions, where the question's evidence went, the agent's
+    maintenance and whether production would send it."""
+    return ContextFacts(
+        history_chars=item.history_chars,
+        compactions=context.compactions,
+        evidence_round=context.discarded_round[item.evidence_index[question.question_id]],
+        frames_evicted=context.frames_evicted,
+        text_tail_chars=context.text_tail_chars,
+        truncated_chars=context.truncated_chars,
+        context_hash=context.context_hash,
+        sent_hash=context.sent_hash,
+        same_context_as=context.same_context_as,
+        skipped=context.skipped,
+        replay_warnings=tuple(context.replay_warnings[:5]),
+        replay_warnings_total=context.replay_warnings_total,
+        methods_used=dict(context.methods_used or {}),
+        context_tokens_estimate=context.context_tokens_estimate or None,
+        agent_token_method=context.agent_token_method,
+        fits_window=context.fits_window,
+        production_valid=context.production_valid,
+        production_note=context.production_note,
+        summary_stand_in=context.summary_stand_in,
+    )
+
+
+def _sent_frames(context: Context) -> SentFrames:
+    """The frames the context carries and how each image is read and billed."""
+    return SentFrames(
         frames=len(context.frame_hashes),
         frame_px=context.frame_px,
         frame_hashes=context.frame_hashes,
-        history_chars=item.history_chars,
+        frames_by_shape=dict(context.frames_by_shape or {}),
+        shape_asked=context.shape_asked,
+        shape_asked_drawn=context.shape_asked_drawn,
+        frame_cap=context.frame_cap,
+        bill_rules=tuple(context.bill_rules),
+        seen_px=tuple(tuple(s) for s in context.seen_px),
+        image_tokens_per_frame=tuple(context.image_tokens),
+    )
+
+
+def _tokens_and_bill(p: Planned | None, response: Any, spec: RunSpec, item: SessionItem,
+                     context: Context) -> TokensAndBill:
+    """The request's predicted and reported tokens and dollars, its prompt cache share, and the
+    session's compaction calls. A skipped question (``p`` None) reports the context's text."""
+    text_tokens = p.text_tokens if p is not None else context.text_tokens_without_question
+    cache_use = p.cache_use if p is not None else None
+    return TokensAndBill(
         text_tokens=text_tokens,
         text_token_method=context.text_token_method,
         predicted_image_tokens=context.predicted_image_tokens,
-        predicted_prompt_tokens=prompt_tokens,
+        predicted_prompt_tokens=text_tokens + context.predicted_image_tokens,
         predicted_cost_usd=p.predicted_cost_usd if p is not None else None,
-        answer=answer,
         reported_prompt_tokens=response.prompt_tokens if response is not None else None,
         reported_completion_tokens=response.completion_tokens if response is not None else None,
         reported_cost_usd=response.cost_usd if response is not None else None,
+        predicted_completion_tokens=spec.reader.answer_max_tokens,
+        predicted_spend_usd=p.predicted_spend_usd if p is not None else 0.0,
+        prompt_cache_rule=_rule_id(spec) if cache_use is not None else None,
+        predicted_cache_write_tokens=cache_use.written if cache_use else 0,
+        predicted_cache_read_tokens=cache_use.read if cache_use else 0,
+        predicted_cost_cached_usd=p.predicted_cost_cached_usd if p is not None else None,
+        reported_cache_write_tokens=(response.cache_write_tokens if response is not None
+                                     else None),
+        reported_cache_read_tokens=(response.cache_read_tokens if response is not None
+                                    else None),
+        stable_prefix_tokens=context.stable_prefix_tokens,
+        compaction_cost_tokens=context.compaction_cost_tokens,
+        **_compaction_fields(context, spec, len(item.questions)),
+    )
+
+
+def _answer_and_score(p: Planned | None, response: Any, question: Question,
+                      reading: Mapping[str, Any] | None) -> AnswerAndScore:
+    """The question, what came back and its score (a failed or skipped question scores 0)."""
+    answer = ""
+    em, f1, correct, abstained = 0.0, 0.0, False, False
+    if p is not None:
+        answer = response.answer if response.answer is not None else ""
+        if response.error is None:
+            s = score(answer, question.answers)
+            em, f1, correct, abstained = s.em, s.f1, s.correct, s.abstained
+    return AnswerAndScore(
+        answer=answer,
         latency_s=response.latency_s if response is not None else None,
         cached=response.cached if response is not None else False,
         error=response.error if response is not None else None,
@@ -105,77 +188,40 @@ def make_record(p: Planned | None, response: Any, spec: RunSpec, run_id: str, v:
         f1=f1,
         correct=correct,
         abstained=abstained,
-        strategy=context.arm.strategy,
-        policy=context.arm.policy,
-        compactions=context.compactions,
-        evidence_round=evidence_round,
-        frames_evicted=context.frames_evicted,
-        text_tail_chars=context.text_tail_chars,
-        compaction_cost_tokens=context.compaction_cost_tokens,
-        context_hash=context.context_hash,
-        skipped=context.skipped,
-        model_config=model.name,
-        api=model.api,
-        provider=model.provider,
-        price_model=model.price_model,
-        shape_requested=context.arm.shape.name if context.arm.is_snapcompact else "",
-        image_detail=model.image_detail,
-        context_window=spec.context_window,
-        settings=dict(spec.settings_overrides),
-        research=spec.research.label,
-        summarizer=spec.summarizer.litellm_id if spec.summarizer is not None else None,
-        bill_rules=tuple(context.bill_rules),
-        seen_px=tuple(tuple(s) for s in context.seen_px),
-        image_tokens_per_frame=tuple(context.image_tokens),
-        predicted_completion_tokens=spec.reader.answer_max_tokens,
-        predicted_spend_usd=p.predicted_spend_usd if p is not None else 0.0,
-        prompt_version=prompts.PROMPT_VERSION,
-        model_shapes_sha256=v.model_shapes_sha256,
-        reader_version=offline_reader_version() if model.offline_reader else None,
-        cache_key=response.key if response is not None else None,
-        replay_warnings=tuple(context.replay_warnings[:5]),
-        replay_warnings_total=context.replay_warnings_total,
-        methods_used=dict(context.methods_used or {}),
-        frame_cap=context.frame_cap,
-        frames_by_shape=dict(context.frames_by_shape or {}),
-        context_tokens_estimate=context.context_tokens_estimate or None,
-        agent_token_method=context.agent_token_method,
-        fits_window=context.fits_window,
-        production_valid=context.production_valid,
-        production_note=context.production_note,
-        summary_stand_in=context.summary_stand_in,
-        sent_hash=context.sent_hash,
-        same_context_as=context.same_context_as,
-        shape_asked=context.shape_asked,
-        shape_asked_drawn=context.shape_asked_drawn,
         question=question.question,
         gold_answers=question.answers,
         question_kind=question.meta.get("kind"),
         question_meta={k: question.meta[k] for k in ("depth", "template", "place")
                        if k in question.meta},
         reading=dict(reading) if reading is not None else None,
-        prompt_cache_rule=(_rule_id(spec) if p is not None and p.cache_use is not None
-                           else None),
-        predicted_cache_write_tokens=p.cache_use.written if p is not None and p.cache_use else 0,
-        predicted_cache_read_tokens=p.cache_use.read if p is not None and p.cache_use else 0,
-        predicted_cost_cached_usd=p.predicted_cost_cached_usd if p is not None else None,
-        reported_cache_write_tokens=(response.cache_write_tokens if response is not None
-                                     else None),
-        reported_cache_read_tokens=(response.cache_read_tokens if response is not None
-                                    else None),
-        stable_prefix_tokens=context.stable_prefix_tokens,
-        truncated_chars=context.truncated_chars,
-        **_compaction_fields(context, spec, len(item.questions)),
+        cache_key=response.key if response is not None else None,
+    )
+
+
+def _provenance(spec: RunSpec, v: Versions) -> Provenance:
+    """The versions and hashes of what shaped the request, and when the row was written."""
+    offline = spec.model.offline_reader
+    return Provenance(
+        package_version=v.package_version,
+        git_sha=v.git_sha,
+        shape_table_sha256=v.shape_table_sha256,
+        pricing_table_sha256=v.pricing_table_sha256,
+        renderer_version=v.renderer_version,
+        prompt_version=prompts.PROMPT_VERSION,
+        model_shapes_sha256=v.model_shapes_sha256,
+        reader_version=offline_reader_version() if offline else None,
+        code_sha256=v.code_sha256,
+        dependency_versions=dict(v.dependency_versions),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        extra=extra,
+        extra={"note": OCR_NOTE} if offline else {},
     )
 
 
 def _compaction_fields(context: Context, spec: RunSpec, questions: int) -> dict[str, Any]:
-    """The context's compaction calls as record fields (the session's figures, see
-    ``Record.compaction_billed_tokens``), priced at the summarizer's price model (the target's
-    when no summarizer is configured), so a cheap summarizer for a dear reader is billed at its
-    own price."""
+    """The context's compaction calls as bill fields (the session's figures, see
+    ``TokensAndBill.compaction_billed_tokens``), priced at the summarizer's price model (the
+    target's when no summarizer is configured), so a cheap summarizer for a dear reader is billed
+    at its own price."""
     bill = context.compaction_bill
     priced_by = spec.summarizer if spec.summarizer is not None else spec.model
     cost: float | None = 0.0

@@ -278,7 +278,9 @@ def _tree_size(root: Path) -> tuple[int, int]:
 def build_site(run_dirs: Sequence[str | Path], out: str | Path, *, page_size: int = PAGE_SIZE,
                frames: str = "copy", table: Any = None,
                log: Callable[[str], None] = print) -> SiteStats:
-    """Write the viewer for the records under ``run_dirs`` into ``out``."""
+    """Write the viewer for the records under ``run_dirs`` into ``out``: the static pages, then
+    each cell's paged lists, each question group, each question with its context, transcript
+    and frames, and last the index that points at them."""
     if page_size < 1:
         raise ValueError(f"page_size must be at least 1, got {page_size}")
     if frames not in FRAME_MODES:
@@ -292,10 +294,28 @@ def build_site(run_dirs: Sequence[str | Path], out: str | Path, *, page_size: in
     _prepare_out(out)
     _copy_static(out)
     writer = _Writer(out)
-    frame_files = _Frames(out, frames)
     cells = cells_of(entries)
+    summaries, list_pages = _write_cell_lists(writer, cells, page_size)
+    _write_groups(writer, entries)
+    questions = _QuestionPages(writer, _Frames(out, frames))
+    for entry in entries:
+        questions.write(entry)
+    _write_index(writer, entries, summaries, page_size)
+    files, total = _tree_size(out)
+    stats = SiteStats(out=out, questions=len(entries), cells=len(cells), list_pages=list_pages,
+                      contexts=len(questions.contexts), transcripts=len(questions.transcripts),
+                      frames=len(questions.frames.done),
+                      missing_frames=len(questions.frames.missing),
+                      files=files, total_bytes=total,
+                      frame_bytes=_tree_size(out / FRAMES_DIR)[1])
+    log(stats.summary())
+    return stats
 
-    # cells: precomputed, paged lists per filter
+
+def _write_cell_lists(writer: _Writer, cells: Sequence[Cell],
+                      page_size: int) -> tuple[list[dict[str, Any]], int]:
+    """Each cell's questions, one paged list per filter (all / correct / wrong x evidence
+    round); returns the cells' index summaries and the number of list pages written."""
     summaries = []
     list_pages = 0
     for cell in cells:
@@ -314,75 +334,96 @@ def build_site(run_dirs: Sequence[str | Path], out: str | Path, *, page_size: in
                              "rows": [_list_row(e) for e in chunk]})
                 list_pages += 1
         summaries.append(_cell_summary(cell, pages_per_list))
+    return summaries, list_pages
 
-    # groups: the same question in every cell
-    groups = groups_of(entries)
-    for group_id, members in groups.items():
+
+def _write_groups(writer: _Writer, entries: Sequence[Entry]) -> None:
+    """One file per question group: the same question in every cell, side by side."""
+    for group_id, members in groups_of(entries).items():
         writer.data(_sharded("g", group_id), {"id": group_id, "members": [
             {"id": e.entry_id, "cell": e.cell_id, **dict(zip(CELL_FIELDS, e.cell, strict=True)),
              "ok": e.correct, "err": e.error is not None, "a": _short(e.row.get("answer"), 80),
              "tok": e.billed_tokens, "round": e.evidence_round} for e in members]})
 
-    # contexts, transcripts, frames, questions
-    contexts: dict[str, dict[str, Any]] = {}
-    tokens_cache: dict[tuple[str, str], list[Any]] = {}
-    transcripts: set[str] = set()
-    for entry in entries:
+
+class _QuestionPages:
+    """One file per question, and once each the context, transcript and frames it points at
+    (contexts and transcripts checked and passed through, per-part token counts cached)."""
+
+    def __init__(self, writer: _Writer, frames: _Frames) -> None:
+        self.writer = writer
+        self.frames = frames
+        self.contexts: dict[str, dict[str, Any]] = {}
+        self.transcripts: set[str] = set()
+        self._tokens: dict[tuple[str, str], list[Any]] = {}
+
+    def write(self, entry: Entry) -> None:
         row = entry.row
-        target = str(row.get("target_model", ""))
-        context_ref: dict[str, Any]
-        missing: list[str] = []
-        if entry.context_hash:
-            digest = str(entry.context_hash)
-            context = contexts.get(digest)
-            if context is None:
-                source = entry.run_dir / CONTEXTS_DIR / digest[:2] / f"{digest}.json"
-                if source.is_file():
-                    raw = source.read_bytes()
-                    if hashlib.sha256(raw).hexdigest() != digest:
-                        raise ValueError(f"context store corrupt: {source} does not hash to "
-                                         "its name")
-                    context = _check_context(json.loads(raw), str(source))
-                    contexts[digest] = context
-                    writer.data(_sharded("ctx", digest), context)
-            if context is None:
-                context_ref = {"missing": digest}
-                block_tokens: list[Any] = []
-            else:
-                context_ref = {"hash": digest}
-                key = (digest, target)
-                if key not in tokens_cache:
-                    tokens_cache[key] = _block_tokens(context, target)
-                block_tokens = tokens_cache[key]
-                missing = [h for h in _frames_of(context)
-                           if not frame_files.add(h, entry.run_dir)]
-        else:
-            context = _legacy_context(row)
-            context_ref = {"inline": context}
-            block_tokens = _block_tokens(context, target)
-            missing = [h for h in _frames_of(context) if not frame_files.add(h, entry.run_dir)]
-        transcript_ref = None
-        if entry.transcript_hash:
-            digest = str(entry.transcript_hash)
-            source = entry.run_dir / TRANSCRIPTS_DIR / digest[:2] / f"{digest}.json"
-            if digest in transcripts:
-                transcript_ref = {"hash": digest}
-            elif source.is_file():
-                writer.data(_sharded("tr", digest), json.loads(source.read_bytes()))
-                transcripts.add(digest)
-                transcript_ref = {"hash": digest}
-            else:
-                transcript_ref = {"missing": digest}
+        context_ref, block_tokens, missing = self._context(entry)
         fields = {name: field_of(row, name, default) for name, default in
                   COMPACTION_FIELDS.items()}
-        writer.data(_sharded("q", entry.entry_id), {
+        self.writer.data(_sharded("q", entry.entry_id), {
             "id": entry.entry_id, "cell": entry.cell_id, "group": entry.group_id,
             "coords": dict(zip(CELL_FIELDS, entry.cell, strict=True)), "label": entry.reader_label,
             "offline": entry.offline, "run_dir": str(entry.run_dir), "fields": fields,
             "billed_tokens": entry.billed_tokens, "correct": entry.correct,
             "context": context_ref, "block_tokens": block_tokens, "missing_frames": missing,
-            "transcript": transcript_ref, "reading": entry.reading, "record": dict(row)})
+            "transcript": self._transcript(entry), "reading": entry.reading,
+            "record": dict(row)})
 
+    def _context(self, entry: Entry) -> tuple[dict[str, Any], list[Any], list[str]]:
+        """The question's context reference, each part's tokens and the frames not found: a
+        stored context by hash, or one rebuilt inline from a record that has none."""
+        target = str(entry.row.get("target_model", ""))
+        if not entry.context_hash:
+            context = _legacy_context(entry.row)
+            return ({"inline": context}, _block_tokens(context, target),
+                    self._copy_frames(context, entry.run_dir))
+        digest = str(entry.context_hash)
+        stored = self._stored_context(digest, entry.run_dir)
+        if stored is None:
+            return {"missing": digest}, [], []
+        key = (digest, target)
+        if key not in self._tokens:
+            self._tokens[key] = _block_tokens(stored, target)
+        return {"hash": digest}, self._tokens[key], self._copy_frames(stored, entry.run_dir)
+
+    def _stored_context(self, digest: str, run_dir: Path) -> dict[str, Any] | None:
+        """A run's stored context, checked against its hash and written once (None: absent)."""
+        context = self.contexts.get(digest)
+        if context is None:
+            source = run_dir / CONTEXTS_DIR / digest[:2] / f"{digest}.json"
+            if source.is_file():
+                raw = source.read_bytes()
+                if hashlib.sha256(raw).hexdigest() != digest:
+                    raise ValueError(f"context store corrupt: {source} does not hash to its name")
+                context = _check_context(json.loads(raw), str(source))
+                self.contexts[digest] = context
+                self.writer.data(_sharded("ctx", digest), context)
+        return context
+
+    def _copy_frames(self, context: Mapping[str, Any], run_dir: Path) -> list[str]:
+        """Copy (or link) the context's frames; returns the hashes not found in the run."""
+        return [h for h in _frames_of(context) if not self.frames.add(h, run_dir)]
+
+    def _transcript(self, entry: Entry) -> dict[str, str] | None:
+        """The offline reader's transcript reference, written once (None: no transcript)."""
+        if not entry.transcript_hash:
+            return None
+        digest = str(entry.transcript_hash)
+        source = entry.run_dir / TRANSCRIPTS_DIR / digest[:2] / f"{digest}.json"
+        if digest in self.transcripts:
+            return {"hash": digest}
+        if not source.is_file():
+            return {"missing": digest}
+        self.writer.data(_sharded("tr", digest), json.loads(source.read_bytes()))
+        self.transcripts.add(digest)
+        return {"hash": digest}
+
+
+def _write_index(writer: _Writer, entries: Sequence[Entry], summaries: list[dict[str, Any]],
+                 page_size: int) -> None:
+    """The index: the runs, the filters' values and one summary per cell."""
     rounds = sorted({round_key(e.evidence_round) for e in entries},
                     key=lambda r: (r == "rna", int(r[1:]) if r != "rna" else 0))
     writer.data("index", {
@@ -400,11 +441,3 @@ def build_site(run_dirs: Sequence[str | Path], out: str | Path, *, page_size: in
         },
         "cells": summaries,
     })
-    files, total = _tree_size(out)
-    stats = SiteStats(out=out, questions=len(entries), cells=len(cells), list_pages=list_pages,
-                      contexts=len(contexts), transcripts=len(transcripts),
-                      frames=len(frame_files.done), missing_frames=len(frame_files.missing),
-                      files=files, total_bytes=total,
-                      frame_bytes=_tree_size(out / FRAMES_DIR)[1])
-    log(stats.summary())
-    return stats

@@ -7,7 +7,6 @@ running our code. The builders (``synthetic``, ``shape_rows``) are in tests/reco
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -160,7 +159,7 @@ def test_offline_reader_usage_is_not_a_provider_report() -> None:
 def test_seeds_average_within_a_question_and_duplicates_count_once() -> None:
     first = shape_rows("8on22-bw", [True, False], 1000, seeds=(0,))
     second = shape_rows("8on22-bw", [True, True], 1000, seeds=(1,))
-    again = [replace(r, run_id="run-b") for r in first]  # same keys: a repeated run
+    again = [r.with_fields(run_id="run-b") for r in first]  # same keys: a repeated run
     df = frame(first + second + again)
     assert df.attrs["duplicates_dropped"] == 2 and len(df) == 4
     s = summarize(df, n_boot=BOOT).iloc[0]

@@ -7,7 +7,6 @@ Expected figures are worked out by hand from the rows each test builds.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -28,7 +27,7 @@ RECOMMENDED = "recommended-0a1b2c3d"
 def _rows(research: str, correct: list[bool], rounds: list[int], tokens: int, *,
           valid: bool = True, stand_in: bool = False, policy: str = "foveated",
           requested: str = "auto", error_at: int | None = None) -> list:
-    return [replace(base_record(), strategy="snapcompact", policy=policy,
+    return [base_record().with_fields(strategy="snapcompact", policy=policy,
                     shape_requested=requested, context_window=200_000, research=research,
                     item_id=f"i{k // 10}", question_id=f"q{k}", correct=ok,
                     evidence_round=rnd, predicted_prompt_tokens=tokens,
@@ -94,7 +93,7 @@ def test_errored_rows_are_not_asked_and_arms_pair_by_policy_and_window():
 
 def test_no_snapcompact_rows_is_a_clear_error(tmp_path, capsys):
     with pytest.raises(ValueError, match="no snapcompact row"):
-        compare_research([replace(base_record(), strategy="truncate")])
+        compare_research([base_record().with_fields(strategy="truncate")])
     assert main([str(tmp_path)]) == 2
     assert "no records.jsonl under" in capsys.readouterr().err
 
@@ -122,11 +121,11 @@ def test_rows_split_by_what_production_did_per_session():
     # was valid, +0.40 at -40,000 where it handed over.
     rounds = [1] * 20
     prod = (_rows("production", [True] * 5 + [False] * 5, rounds[:10], 50_000)
-            + [replace(r, item_id="i1", question_id=f"q{10 + k}") for k, r in enumerate(
+            + [r.with_fields(item_id="i1", question_id=f"q{10 + k}") for k, r in enumerate(
                 _rows("production", [False] * 10, rounds[:10], 120_000, valid=False,
                       stand_in=True))])
     rec = (_rows(RECOMMENDED, [True] * 5 + [False] * 5, rounds[:10], 80_000)
-           + [replace(r, item_id="i1", question_id=f"q{10 + k}") for k, r in enumerate(
+           + [r.with_fields(item_id="i1", question_id=f"q{10 + k}") for k, r in enumerate(
                _rows(RECOMMENDED, [True] * 4 + [False] * 6, rounds[:10], 80_000))])
     rows = {(r.research, r.subset): r for r in compare_research(prod + rec, n_boot=500)}
     assert set(rows) == {(label, subset) for label in ("production", RECOMMENDED)
@@ -149,7 +148,7 @@ def _sessions(label: str, per_session: list[tuple[int, int, int]], *, valid: boo
     """Rows of ``label``: one session per entry, (questions read of 10 discarded, tokens, -)."""
     rows = []
     for i, (read, tokens, _) in enumerate(per_session):
-        rows += [replace(r, item_id=f"s{i}", question_id=f"q{k}") for k, r in enumerate(
+        rows += [r.with_fields(item_id=f"s{i}", question_id=f"q{k}") for k, r in enumerate(
             _rows(label, [True] * read + [False] * (10 - read), [1] * 10, tokens, valid=valid,
                   stand_in=stand_in))]
     return rows
@@ -177,10 +176,10 @@ def test_session_level_interval_and_record_of_a_comparison():
 
 def test_markdown_leads_with_valid_sessions_and_says_what_is_supported():
     prod = (_sessions("production", [(5, 50_000, 0)] * 3)
-            + [replace(r, item_id=f"h{r.item_id}") for r in _sessions(
+            + [r.with_fields(item_id=f"h{r.item_id}") for r in _sessions(
                 "production", [(0, 90_000, 0)] * 2, valid=False, stand_in=True)])
     rec = (_sessions(RECOMMENDED, [(7, 55_000, 0)] * 3)
-           + [replace(r, item_id=f"h{r.item_id}") for r in _sessions(
+           + [r.with_fields(item_id=f"h{r.item_id}") for r in _sessions(
                RECOMMENDED, [(6, 60_000, 0)] * 2)])
     table = format_markdown(compare_research(prod + rec, n_boot=500), "production")
     valid_at = table.index("own context was valid")
@@ -194,7 +193,7 @@ def test_markdown_leads_with_valid_sessions_and_says_what_is_supported():
 
 def test_fits_counts_a_missing_value_as_unknown_not_as_fitting():
     prod = _rows("production", [True, True], [1, 1], 1000)
-    prod = [replace(prod[0], fits_window=None), replace(prod[1], fits_window=False)]
+    prod = [prod[0].with_fields(fits_window=None), prod[1].with_fields(fits_window=False)]
     (row,) = compare_research(prod)
     assert row.fits_window_share == 0.0 and row.fits_window_unknown == 1
     assert "0% (1 unknown)" in format_markdown([row], "production")
@@ -207,7 +206,7 @@ def test_perfect_summarizer_rows_bracket_production_on_handover_sessions():
     # lower: 0-2-0), research +0.1 / +0.1 (2-0-0). The ceiling's rows are a label of their own
     # (their keys differ from the floor's) and it is compared with the floor like any label.
     floor = _sessions("production", [(0, 90_000, 0)] * 2, valid=False, stand_in=True)
-    ceiling = [replace(r, summarizer="oracle/perfect-summarizer", correct=k < read)
+    ceiling = [r.with_fields(summarizer="oracle/perfect-summarizer", correct=k < read)
                for read, part in ((6, floor[:10]), (4, floor[10:]))
                for k, r in enumerate(part)]
     rec = _sessions(RECOMMENDED, [(7, 60_000, 0), (5, 60_000, 0)])
@@ -234,7 +233,7 @@ def test_perfect_summarizer_rows_bracket_production_on_handover_sessions():
 
 def test_a_model_summarizer_keeps_the_key_an_oracle_changes_it():
     row = _rows("production", [True], [1], 1000)[0]
-    assert replace(row, summarizer="anthropic/claude-haiku-4-5").key() == \
-        replace(row, summarizer=None).key()
-    oracle = replace(row, summarizer="oracle/perfect-summarizer").key()
+    assert row.with_fields(summarizer="anthropic/claude-haiku-4-5").key() == \
+        row.with_fields(summarizer=None).key()
+    oracle = row.with_fields(summarizer="oracle/perfect-summarizer").key()
     assert oracle != row.key() and oracle[-1] == ("summarizer", "oracle/perfect-summarizer")

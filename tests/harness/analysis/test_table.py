@@ -294,12 +294,11 @@ def test_the_committed_records_table_is_the_same_for_a_warm_and_a_fresh_run(tmp_
     # A fresh clone sends what a warm checkout reads from its cache, and its concurrent requests
     # finish in another order: the same measurements must give the same records table, byte for
     # byte (issue 35: `make run` leaves no tracked file modified).
-    from dataclasses import replace
 
     recs = synthetic(shape_rows("11on16-bw", misses(8, {0}), 1600),
                      shape_rows("8on22-bw", misses(8, {1}), 900))
-    warm = [replace(r, cached=True, attempts=0, latency_s=0.0) for r in recs]
-    fresh = [replace(r, cached=False, attempts=1, latency_s=2.5) for r in reversed(recs)]
+    warm = [r.with_fields(cached=True, attempts=0, latency_s=0.0) for r in recs]
+    fresh = [r.with_fields(cached=False, attempts=1, latency_s=2.5) for r in reversed(recs)]
     for name, rows in (("warm", warm), ("fresh", fresh)):
         append_records(tmp_path / name / "records.jsonl", rows)
         assert main([str(tmp_path / name), "--out", str(tmp_path / f"out-{name}"), "--table",

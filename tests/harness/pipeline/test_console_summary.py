@@ -8,7 +8,6 @@ disagree; the records below are built so that every expected figure follows from
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -31,15 +30,15 @@ def records():
     snap = shape_rows("8on22-bw", [True, True, False, True], 1000, strategy="snapcompact",
                       policy="recommended", shape_requested="8on22-bw", production_valid=True,
                       created_at="2026-12-01T00:00:00Z")
-    failed_later = replace(snap[0], error="Timeout", correct=False, em=0.0, f1=0.0,
+    failed_later = snap[0].with_fields(error="Timeout", correct=False, em=0.0, f1=0.0,
                            created_at="2026-12-02T00:00:00Z")
     # full arm: q0 failed first and was retried (both rules agree), q3 skipped (over the window):
     # 3 questions, recall 1/3, 1 skipped
     full = shape_rows("text", [True, False, False, True], 4000, frame_size=0, arm="text",
                       reader="text_qa", strategy="full", created_at="2026-12-02T00:00:00Z")
-    failed_first = replace(full[0], error="Timeout", correct=False,
+    failed_first = full[0].with_fields(error="Timeout", correct=False,
                            created_at="2026-12-01T00:00:00Z")
-    full[3] = replace(full[3], skipped="over the model's input window", correct=False)
+    full[3] = full[3].with_fields(skipped="over the model's input window", correct=False)
     return synthetic(snap, [failed_first], full, [failed_later])
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -135,7 +134,7 @@ def test_rows_carry_the_sessions_bill_once_and_the_report_shares_it_over_the_que
 
 def _arm(item: str, questions: int, prompt: int, billed: int | None, methods: dict,
          **changes) -> list:
-    return [replace(base_record(), reader="qa", strategy="handoff", policy="", arm="text",
+    return [base_record().with_fields(reader="qa", strategy="handoff", policy="", arm="text",
                     shape="text", frame_size=0, context_window=200_000, item_id=item,
                     question_id=f"{item}-q{k}", predicted_prompt_tokens=prompt,
                     correct=k % 2 == 0, compaction_billed_tokens=billed,
@@ -167,8 +166,8 @@ def test_the_share_is_per_session_over_its_questions_by_hand():
 
 
 def test_a_row_written_before_the_bill_is_zero_only_when_no_llm_method_ran():
-    old_snap = replace(base_record(), strategy="snapcompact", methods_used={"snapcompact": 2})
-    old_handoff = replace(base_record(), strategy="snapcompact",
+    old_snap = base_record().with_fields(strategy="snapcompact", methods_used={"snapcompact": 2})
+    old_handoff = base_record().with_fields(strategy="snapcompact",
                           methods_used={"snapcompact": 1, "handoff": 1})
     assert old_snap.compaction_billed_tokens is None
     assert old_snap.compaction_tokens_per_question == 0.0
@@ -176,7 +175,7 @@ def test_a_row_written_before_the_bill_is_zero_only_when_no_llm_method_ran():
     assert math.isnan(old_handoff.compaction_tokens_per_question)
     assert math.isnan(old_handoff.billed_tokens)
     # truncate's replay records the nominal soft method its hook answers with no request
-    old_truncate = replace(base_record(), strategy="truncate", methods_used={"soft": 3})
+    old_truncate = base_record().with_fields(strategy="truncate", methods_used={"soft": 3})
     assert old_truncate.compaction_tokens_per_question == 0.0
 
 
@@ -185,7 +184,7 @@ def test_research_comparison_bills_the_compaction_share_and_names_its_counter():
     # 20,000-token handoff: 3,000 billed per question); the research arm keeps its frames
     # (2,500 per question, no call): it is 500 tokens cheaper, not 1,500 dearer.
     def rows(research, prompt, billed, methods):
-        return [replace(base_record(), strategy="snapcompact", policy="foveated",
+        return [base_record().with_fields(strategy="snapcompact", policy="foveated",
                         shape_requested="auto", context_window=200_000, research=research,
                         item_id="i0", question_id=f"q{k}", evidence_round=1,
                         correct=k < 5, predicted_prompt_tokens=prompt,

@@ -227,7 +227,7 @@ def test_cli_writes_a_site_and_names_bad_input(site, tmp_path, capsys):
 
 
 def _synthetic_row(i: int, cells: int) -> dict:
-    row = Record(
+    row = Record.from_fields(
         run_id="big", experiment="big", dataset="d", item_id=f"item{i // cells // 10}",
         question_id=f"q{(i // cells) % 10}", model="snapocr/ocr-qa", target_model=TARGET,
         arm="image", shape=["11on16-bw", "8on22-bw"][i % cells % 2], frame_size=1024,
