@@ -1,7 +1,9 @@
 """One record row per planned question: the coordinates, what was sent, what came back, the score.
 
 Why one function: every row (answered, failed or skipped) is built here from the plan and the
-response, so a field is filled the same way whichever path produced the row.
+response, so a field is filled the same way whichever path produced the row. ``make_record``
+fills the row's groups (``evals.store.record_groups``) one step each: coordinates, context,
+frames, tokens and bill, answer and score, provenance.
 """
 
 

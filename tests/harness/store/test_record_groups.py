@@ -134,3 +134,15 @@ def test_the_tables_write_every_list_or_object_column_as_json_text() -> None:
         "dependency_versions", "methods_used", "frames_by_shape"}
     for name in nested_columns():
         assert json.loads(df[name].iloc[0]) == rec.to_json()[name], name
+
+
+def test_a_row_without_frame_lists_reads_frameless() -> None:
+    """Rows have always loaded without ``frame_px`` / ``frame_hashes`` (a text arm written by
+    hand or by an early harness): they read as no frames, not as a malformed row."""
+    data = make_record(frames=0).to_json()
+    del data["frame_px"], data["frame_hashes"]
+    rec = Record.from_json(data)
+    assert rec.frame_px == () and rec.frame_hashes == ()
+    data.pop("frames")
+    with pytest.raises(ValueError, match="frames"):
+        Record.from_json(data)
