@@ -37,6 +37,7 @@ from snapcompact.compaction import (
     Session,
     Settings,
     TokenEstimator,
+    inline_request,
 )
 
 __all__ = [
@@ -268,7 +269,7 @@ def replay_like_upstream_steps(
                            "cacheWrite": 0, "totalTokens": CANNED_USAGE_INPUT + 1}}
         # The request is the one the prompt went out in: before the reply is appended, after
         # inline imaging when it is on (the agent transforms every request: sdk.ts:3932-3953).
-        wire = maint.pipeline.inline_request().messages
+        wire = inline_request(maint.pipeline).messages
         chars, frames = request_text_chars(wire)
         maint.end_turn(reply)
         branch = session.get_branch()
