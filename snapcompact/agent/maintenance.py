@@ -54,7 +54,7 @@ from snapcompact.agent.method_loop import MaintenancePass
 from snapcompact.agent.rounds import MaintenanceRound
 from snapcompact.agent.snapcompact_path import RenderabilityProbe
 from snapcompact.agent.turn_prunes import prune_stale, prune_threshold
-from snapcompact.compaction import CompactionPreparation, recovery_trigger
+from snapcompact.compaction import CompactionPreparation, latest_compaction_ms, recovery_trigger
 
 __all__ = ["SessionMaintenance"]
 
@@ -107,7 +107,7 @@ class SessionMaintenance(MaintenanceView):
         appended, the stale-result and threshold prunes run, and maintenance runs over the
         threshold."""
         first = recovery_trigger(message, model_id=self.model.id,
-                                 latest_compaction_time=self.pipeline.latest_compaction_ms())
+                                 latest_compaction_time=latest_compaction_ms(self.pipeline.session))
         if first is not None:
             # Promotion comes before the test whether compaction may run (SM:2870-2886,
             # 3050-3068), so it recovers with compaction off too.

@@ -42,6 +42,7 @@ from snapcompact.compaction import (
     compaction_threshold,
     effective_reserve_tokens,
     prepare_compaction,
+    promote,
     text_counter_for,
 )
 
@@ -216,7 +217,7 @@ class MaintenanceView:
     def promoted(self) -> bool:
         """Context promotion instead of compacting (``#tryContextPromotion``, SM:3260-3318):
         True when the pipeline switched to the configured larger model."""
-        target = self.pipeline.promote()
+        target = promote(self.pipeline)
         if target is not None:
             self.notice(f"context promoted to {target.id}")
             return True

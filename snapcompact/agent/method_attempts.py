@@ -26,6 +26,10 @@ from snapcompact.compaction import (
     CompactionPreparation,
     compact_context_full,
     cumulative_file_ops,
+    generate_handoff_document,
+    openai_remote,
+    shake_in_place,
+    summary_complete,
 )
 
 __all__ = ["ShakeResult", "method_attempt", "shake_attempt"]
@@ -43,7 +47,7 @@ class ShakeResult:
 def shake_attempt(view: MaintenanceView, reason: str, trigger: int,
                   threshold: int) -> ShakeResult:
     """``#runAutoShake``: elide in place; handled unless still above the recovery band."""
-    applied = view.pipeline.shake(DEFAULT_SHAKE_CONFIG)
+    applied = shake_in_place(view.pipeline, DEFAULT_SHAKE_CONFIG)
     reclaimed = applied.tool_results_dropped + applied.blocks_dropped > 0
     still_over = max(0, trigger - applied.tokens_freed) > band_tokens(threshold)
     if reason != "idle" and ((reason == "overflow" and not reclaimed) or still_over):
@@ -56,7 +60,7 @@ def shake_attempt(view: MaintenanceView, reason: str, trigger: int,
 
 def _handoff(view: MaintenanceView, prep: CompactionPreparation
              ) -> tuple[MethodAttempt, CompactionPayload | None]:
-    document = view.pipeline.generate_handoff_document()
+    document = generate_handoff_document(view.pipeline)
     if not document:
         return MethodAttempt("handoff", "rejected", "handoff returned no document"), None
     ops = cumulative_file_ops(prep)
@@ -71,7 +75,7 @@ def _handoff(view: MaintenanceView, prep: CompactionPreparation
 def _remote(view: MaintenanceView, prep: CompactionPreparation
             ) -> tuple[MethodAttempt, CompactionPayload | None]:
     notes: list[str] = []
-    remote = view.pipeline.openai_remote(prep, notes)
+    remote = openai_remote(view.pipeline, prep, notes)
     if remote is None:
         return MethodAttempt("remote", "rejected",
                              "; ".join(notes) or "server compaction unavailable"), None
@@ -81,7 +85,7 @@ def _remote(view: MaintenanceView, prep: CompactionPreparation
 def _soft(view: MaintenanceView, prep: CompactionPreparation
           ) -> tuple[MethodAttempt, CompactionPayload | None]:
     try:
-        payload = compact_context_full(prep, view.pipeline.summary_complete(), view.model,
+        payload = compact_context_full(prep, summary_complete(view.pipeline), view.model,
                                        view.settings)
     except Exception as exc:  # noqa: BLE001 - a failed summary hands over to the next method
         text = " ".join(str(exc).split()) or type(exc).__name__

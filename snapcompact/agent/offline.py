@@ -13,6 +13,7 @@ from __future__ import annotations
 from snapcompact.agent.maintenance_view import MaintenanceView
 from snapcompact.agent.methods import LLM_METHODS
 from snapcompact.agent.rounds import MethodAttempt
+from snapcompact.compaction import summary_complete
 
 __all__ = ["can_run_offline", "offline_attempt"]
 
@@ -30,7 +31,7 @@ def can_run_offline(view: MaintenanceView, method: str) -> bool:
     if method == "handoff":
         return pipeline.complete is not None or (
             pipeline.chat is not None and pipeline.system_prompt is not None)
-    return pipeline.summary_complete() is not None
+    return summary_complete(pipeline) is not None
 
 
 def offline_attempt(method: str) -> MethodAttempt:

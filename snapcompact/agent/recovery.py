@@ -28,6 +28,7 @@ from snapcompact.compaction import (
     CompactionPreparation,
     CustomMessageEntry,
     MessageEntry,
+    shake_in_place,
     text_edge_chars,
 )
 from snapcompact.pricing import resolve_shape
@@ -77,7 +78,7 @@ def ensure_progress(view: MaintenanceView, reason: str, will_retry: bool,
 
 
 def _elided(view: MaintenanceView) -> bool:
-    applied = view.pipeline.shake(RESCUE_SHAKE_CONFIG)
+    applied = shake_in_place(view.pipeline, RESCUE_SHAKE_CONFIG)
     return applied.tool_results_dropped + applied.blocks_dropped > 0
 
 

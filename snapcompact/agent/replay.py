@@ -25,8 +25,9 @@ over the strategy's list for the snapcompact arm.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from snapcompact.agent.maintenance import SessionMaintenance
@@ -109,6 +110,117 @@ def _has_tool_calls(message: Mapping[str, Any]) -> bool:
         isinstance(b, Mapping) and b.get("type") == "toolCall" for b in content)
 
 
+class _RoundLedger:
+    """The replay's account of its rounds: each maintenance pass that ran a method becomes a
+    :class:`ReplayRound`, and each source message is marked with the round that discarded it.
+
+    Only messages not yet discarded (``pending``) are looked at after a round: a round's work
+    follows the live context, not the whole session.
+    """
+
+    def __init__(self, maint: SessionMaintenance, strategy: str, count: int) -> None:
+        self.maint = maint
+        self.strategy = strategy
+        self.entry_of: list[str | None] = []  # source message -> its entry (None: not stored)
+        self.discarded = [0] * count  # source message -> the round that discarded it (0: none)
+        self.rounds: list[ReplayRound] = []
+        self.pending: list[int] = []  # source messages still in the context
+        self._settled_at = maint.session.branch_index.rebuilds
+        self._seen_passes = 0
+
+    def stored(self, index: int, role: str, first_new: int) -> None:
+        """Remember the entry source message ``index`` became (entries from ``first_new`` on
+        were added for it)."""
+        added = [e for e in self.maint.session.entries[first_new:]
+                 if isinstance(e, (MessageEntry, CustomMessageEntry))
+                 and (not isinstance(e, MessageEntry) or e.message.get("role") == role)]
+        self.entry_of.append(added[0].id if added else None)
+        if added:
+            self.pending.append(index)
+
+    def record(self, index: int) -> None:
+        """The passes run since the last call, as rounds after source message ``index``."""
+        for p in self.maint.rounds[self._seen_passes:]:
+            if p.method is None:
+                continue
+            archive = None
+            if p.entry_id is not None:
+                entry = self.maint.session.get(p.entry_id)
+                if isinstance(entry, CompactionEntry):
+                    archive = get_preserved_archive(entry.preserve_data)
+            self.rounds.append(ReplayRound(
+                index=len(self.rounds) + 1, reason=p.reason,
+                strategy="truncate" if self.strategy == "truncate" else p.method,
+                after_message=index, tokens_before=p.tokens_before, tokens_after=p.tokens_after,
+                frames=len(archive.frames) if archive is not None else 0, usage=None))
+            self._settle()
+        self._seen_passes = len(self.maint.rounds)
+
+    def _settle(self) -> None:
+        """Mark the pending messages the latest round took out of the context."""
+        index = self.maint.session.branch_index
+        index.sync()
+        if index.rebuilds == self._settled_at:
+            self._settle_grown(index.context_start(), index.position)
+            return
+        self._settled_at = index.rebuilds
+        in_context = set(index.context_entry_ids())
+        still: list[int] = []
+        for i in self.pending:
+            if self.entry_of[i] not in in_context:
+                self.discarded[i] = len(self.rounds)
+            else:
+                still.append(i)
+        self.pending[:] = still
+
+    def _settle_grown(self, start: int, position: Mapping[str, int]) -> None:
+        """The branch only grew since the last look: pending messages sit on it in append
+        order, and the context holds exactly the message entries from ``start`` on, so the
+        discarded ones are a prefix of ``pending``."""
+        drop = 0
+        for i in self.pending:
+            at = position.get(self.entry_of[i])  # type: ignore[arg-type]
+            if at is not None and at >= start:
+                break
+            self.discarded[i] = len(self.rounds)
+            drop += 1
+        del self.pending[:drop]
+
+
+@dataclass
+class _AgentLoop:
+    """Where the replayed agent is in its loop: inside a tool loop (and the assistant message
+    that opened it) or between runs."""
+
+    in_tool_loop: bool = False
+    last_assistant: Mapping[str, Any] | None = None
+
+    def feed(self, maint: SessionMaintenance, message: dict[str, Any],
+             record: Callable[[], None]) -> None:
+        """Hand one message to the check point it meets (``record`` after a check that may
+        have run maintenance before the message is stored)."""
+        role = message["role"]
+        if role == "user":
+            maint.before_prompt([message])
+            record()
+            maint.append(message)
+            self.in_tool_loop = False
+        elif role == "assistant":
+            if self.in_tool_loop:
+                maint.mid_turn(self.last_assistant)
+                record()
+            if _has_tool_calls(message):
+                maint.append(message)
+                self.in_tool_loop = True
+                self.last_assistant = message
+            else:
+                maint.end_turn(message)
+                self.in_tool_loop = False
+                self.last_assistant = None
+        else:
+            maint.append(message)
+
+
 def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo,
                          settings: Settings, *, strategy: str, complete: Any = None,
                          hooks: Hooks | None = None,
@@ -125,110 +237,27 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
         raise ValueError(f"unknown replay strategy {strategy!r}; known: "
                          f"{', '.join(AGENT_STRATEGIES)}")
     complete, tally = tallied(complete)
-    session = replay_store()
     hooks = truncating_hooks(hooks) if strategy == "truncate" else (hooks or Hooks())
-    maint = SessionMaintenance(session, model, settings=settings, complete=complete, hooks=hooks,
-                               system_prompt=system_prompt, tools=tools,
+    maint = SessionMaintenance(replay_store(), model, settings=settings, complete=complete,
+                               hooks=hooks, system_prompt=system_prompt, tools=tools,
                                clock=lambda: _EPOCH_S, use_recorded_usage=False)
-    entry_of: list[str | None] = []
-    discarded = [0] * len(messages)
-    rounds: list[ReplayRound] = []
-    seen_passes = 0
-
-    pending: list[int] = []  # source messages still in the context
-
-    settled_at = [maint.session.branch_index.rebuilds]
-
-    def settle() -> None:
-        # Only messages not yet discarded are looked at: a round's work follows the live
-        # context, not the whole session.
-        index = maint.session.branch_index
-        index.sync()
-        if index.rebuilds == settled_at[0]:
-            # The branch only grew since the last look: pending messages sit on it in append
-            # order, and the context holds exactly the message entries from context_start on,
-            # so the discarded ones are a prefix of ``pending``.
-            start = index.context_start()
-            position = index.position
-            drop = 0
-            for i in pending:
-                at = position.get(entry_of[i])  # type: ignore[arg-type]
-                if at is not None and at >= start:
-                    break
-                discarded[i] = len(rounds)
-                drop += 1
-            del pending[:drop]
-            return
-        settled_at[0] = index.rebuilds
-        in_context = set(index.context_entry_ids())
-        still: list[int] = []
-        for i in pending:
-            entry_id = entry_of[i]
-            if entry_id not in in_context:
-                discarded[i] = len(rounds)
-            else:
-                still.append(i)
-        pending[:] = still
-
-    def record(index: int) -> None:
-        nonlocal seen_passes
-        for p in maint.rounds[seen_passes:]:
-            if p.method is None:
-                continue
-            archive = None
-            if p.entry_id is not None:
-                entry = maint.session.get(p.entry_id)
-                if isinstance(entry, CompactionEntry):
-                    archive = get_preserved_archive(entry.preserve_data)
-            rounds.append(ReplayRound(
-                index=len(rounds) + 1, reason=p.reason,
-                strategy="truncate" if strategy == "truncate" else p.method,
-                after_message=index, tokens_before=p.tokens_before, tokens_after=p.tokens_after,
-                frames=len(archive.frames) if archive is not None else 0, usage=None))
-            settle()
-        seen_passes = len(maint.rounds)
-
-    last_assistant: Mapping[str, Any] | None = None
-    in_tool_loop = False
+    ledger = _RoundLedger(maint, strategy, len(messages))
+    loop = _AgentLoop()
     for index, raw in enumerate(messages):
         if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
             raise ValueError(f"message {index}: must be an object with a string 'role'")
         message = dict(raw)
-        role = message["role"]
         maint.message_index = index
-        before = len(maint.session.entries)
-        if role == "user":
-            maint.before_prompt([message])
-            record(index)
-            maint.append(message)
-            in_tool_loop = False
-        elif role == "assistant":
-            if in_tool_loop:
-                maint.mid_turn(last_assistant)
-                record(index)
-            if _has_tool_calls(message):
-                maint.append(message)
-                in_tool_loop = True
-                last_assistant = message
-            else:
-                maint.end_turn(message)
-                in_tool_loop = False
-                last_assistant = None
-        else:
-            maint.append(message)
-        added = [e for e in maint.session.entries[before:]
-                 if isinstance(e, (MessageEntry, CustomMessageEntry))
-                 and (not isinstance(e, MessageEntry) or e.message.get("role") == role)]
-        entry_of.append(added[0].id if added else None)
-        if added:
-            pending.append(index)
-        record(index)
+        first_new = len(maint.session.entries)
+        loop.feed(maint, message, partial(ledger.record, index))
+        ledger.stored(index, message["role"], first_new)
+        ledger.record(index)
     if final_prompt is not None:
         maint.message_index = len(messages)
         maint.before_prompt([dict(final_prompt)])
-        record(len(messages))
+        ledger.record(len(messages))
     notes = list(dict.fromkeys(maint.notices))
-    return AgentReplay(pipeline=maint.pipeline, strategy=strategy, rounds=tuple(rounds),
-                       discarded_round=tuple(discarded), warnings=tuple(notes),
+    return AgentReplay(pipeline=maint.pipeline, strategy=strategy, rounds=tuple(ledger.rounds),
+                       discarded_round=tuple(ledger.discarded), warnings=tuple(notes),
                        llm_calls=tally.calls, llm_usage=dict(tally.usage), maintenance=maint,
                        passes=tuple(maint.rounds))

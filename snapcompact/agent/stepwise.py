@@ -37,6 +37,7 @@ from snapcompact.compaction import (
     Session,
     Settings,
     TokenEstimator,
+    inline_request,
 )
 
 __all__ = [
@@ -211,23 +212,12 @@ def _archive_totals(entry: CompactionEntry | None) -> dict[str, Any] | None:
             "frames": len(archive.frames)}
 
 
-def replay_like_upstream_steps(
-        messages: Sequence[Mapping[str, Any]], model: ModelInfo, settings: Settings, *,
-        steps: int, question: str = "Continue.", system_prompt: str | None = None,
-        estimator: TokenEstimator | None = None,
-        on_step: Callable[[StepReport], None] | None = None) -> StepwiseReplay:
-    """Run the oracle's step protocol through :class:`SessionMaintenance`.
-
-    ``system_prompt`` stands for the agent's (its size is what counts: the oracle's omp sends
-    7,272 characters with ``--no-tools``). Soft (LLM-summary) compaction summarizes to the
-    canned ``"ok"``, like the oracle's capture server. Returns one report per step and the
-    maintenance object.
-    """
-    source = [dict(m) for m in messages]
-    for i, m in enumerate(source):
-        if not isinstance(m.get("role"), str):
-            raise ValueError(f"message {i}: must be an object with a string 'role'")
-    plan = plan_upstream_steps(source, steps, question)
+def _oracle_maintenance(model: ModelInfo, settings: Settings, system_prompt: str | None,
+                        estimator: TokenEstimator | None,
+                        ) -> tuple[SessionMaintenance, Session, Callable[[], float]]:
+    """The maintenance the oracle's omp runs, over a fresh in-memory session: a wall clock that
+    ticks a second per reading, sequential entry ids, and a summarizer that answers the canned
+    reply (as the oracle's capture server does)."""
     ticks = [0]
 
     def clock() -> float:
@@ -247,6 +237,84 @@ def replay_like_upstream_steps(
     maint = SessionMaintenance(session, model, settings=settings, complete=canned,
                                estimator=estimator, system_prompt=system_prompt, clock=clock,
                                use_recorded_usage=True)
+    return maint, session, clock
+
+
+@dataclass(frozen=True)
+class _Request:
+    """The request a resume's prompt went out in, counted like the oracle's summary."""
+
+    wire: Sequence[Mapping[str, Any]]
+    text_chars: int
+    frames: list[bytes]
+
+
+def _resume(maint: SessionMaintenance, step: StepPlan, model: ModelInfo,
+            clock: Callable[[], float]) -> _Request:
+    """One resume of the agent: the pre-prompt check, the prompt, the provider's canned reply
+    (an extra assistant turn) and the post-turn check."""
+    prompt_message = {"role": "user", "content": [{"type": "text", "text": step.prompt}],
+                      "timestamp": int(clock() * 1000)}
+    maint.message_index = step.end
+    maint.before_prompt([prompt_message])
+    maint.append(prompt_message)
+    reply = {"role": "assistant", "content": [{"type": "text", "text": CANNED_REPLY}],
+             "api": "anthropic-messages", "provider": model.provider, "model": model.id,
+             "stopReason": "stop", "timestamp": int(clock() * 1000),
+             "usage": {"input": CANNED_USAGE_INPUT, "output": 1, "cacheRead": 0,
+                       "cacheWrite": 0, "totalTokens": CANNED_USAGE_INPUT + 1}}
+    # The request is the one the prompt went out in: before the reply is appended, after
+    # inline imaging when it is on (the agent transforms every request: sdk.ts:3932-3953).
+    wire = inline_request(maint.pipeline).messages
+    chars, frames = request_text_chars(wire)
+    maint.end_turn(reply)
+    return _Request(wire, chars, frames)
+
+
+def _step_report(number: int, step: StepPlan, maint: SessionMaintenance, session: Session,
+                 request: _Request, rounds: Sequence[MaintenanceRound],
+                 source_of: Mapping[str, int], compactions_before: int) -> StepReport:
+    """What the oracle's summary reports after one step (``rounds``: the step's passes)."""
+    entries = [e for e in session.get_branch() if isinstance(e, CompactionEntry)]
+    latest = entries[-1] if entries else None
+    methods = [r.method for r in maint.rounds if r.entry_id is not None]
+    kept = None
+    if latest is not None:
+        kept_entry = session.get(latest.first_kept_entry_id)
+        if isinstance(kept_entry, MessageEntry):
+            kept = source_of.get(kept_entry.id)
+    wire, frames = request.wire, request.frames
+    return StepReport(
+        step=number, turns=step.turns, prompt=step.prompt, compactions=len(entries),
+        new_compactions=len(entries) - compactions_before,
+        method=methods[-1] if methods else None, rounds=tuple(rounds),
+        frames=tuple((*_png_size(p), len(p)) for p in frames), pngs=tuple(frames),
+        text_chars=request.text_chars, messages=len(wire),
+        adjacent_assistants=sum(1 for a, b in zip(wire, wire[1:])
+                                if a.get("role") == b.get("role") == "assistant"),
+        archive=_archive_totals(latest), first_kept_source_index=kept,
+        tokens_after=maint.stored_tokens(),
+        warnings=tuple(w for r in rounds for w in r.warnings))
+
+
+def replay_like_upstream_steps(
+        messages: Sequence[Mapping[str, Any]], model: ModelInfo, settings: Settings, *,
+        steps: int, question: str = "Continue.", system_prompt: str | None = None,
+        estimator: TokenEstimator | None = None,
+        on_step: Callable[[StepReport], None] | None = None) -> StepwiseReplay:
+    """Run the oracle's step protocol through :class:`SessionMaintenance`.
+
+    ``system_prompt`` stands for the agent's (its size is what counts: the oracle's omp sends
+    7,272 characters with ``--no-tools``). Soft (LLM-summary) compaction summarizes to the
+    canned ``"ok"``, like the oracle's capture server. Returns one report per step and the
+    maintenance object.
+    """
+    source = [dict(m) for m in messages]
+    for i, m in enumerate(source):
+        if not isinstance(m.get("role"), str):
+            raise ValueError(f"message {i}: must be an object with a string 'role'")
+    plan = plan_upstream_steps(source, steps, question)
+    maint, session, clock = _oracle_maintenance(model, settings, system_prompt, estimator)
     source_of: dict[str, int] = {}
     reports: list[StepReport] = []
     compactions_before = 0
@@ -255,43 +323,10 @@ def replay_like_upstream_steps(
             entry = session.append_message(_as_converted(source[index], index))
             source_of[entry.id] = index
         seen = len(maint.rounds)
-        now_ms = int(clock() * 1000)
-        prompt_message = {"role": "user", "content": [{"type": "text", "text": step.prompt}],
-                          "timestamp": now_ms}
-        maint.message_index = step.end
-        maint.before_prompt([prompt_message])
-        maint.append(prompt_message)
-        reply = {"role": "assistant", "content": [{"type": "text", "text": CANNED_REPLY}],
-                 "api": "anthropic-messages", "provider": model.provider, "model": model.id,
-                 "stopReason": "stop", "timestamp": int(clock() * 1000),
-                 "usage": {"input": CANNED_USAGE_INPUT, "output": 1, "cacheRead": 0,
-                           "cacheWrite": 0, "totalTokens": CANNED_USAGE_INPUT + 1}}
-        # The request is the one the prompt went out in: before the reply is appended, after
-        # inline imaging when it is on (the agent transforms every request: sdk.ts:3932-3953).
-        wire = maint.pipeline.inline_request().messages
-        chars, frames = request_text_chars(wire)
-        maint.end_turn(reply)
-        branch = session.get_branch()
-        entries = [e for e in branch if isinstance(e, CompactionEntry)]
-        latest = entries[-1] if entries else None
-        methods = [r.method for r in maint.rounds if r.entry_id is not None]
-        kept = None
-        if latest is not None:
-            kept_entry = session.get(latest.first_kept_entry_id)
-            if isinstance(kept_entry, MessageEntry):
-                kept = source_of.get(kept_entry.id)
-        report = StepReport(
-            step=number, turns=step.turns, prompt=step.prompt, compactions=len(entries),
-            new_compactions=len(entries) - compactions_before,
-            method=methods[-1] if methods else None, rounds=tuple(maint.rounds[seen:]),
-            frames=tuple((*_png_size(p), len(p)) for p in frames), pngs=tuple(frames),
-            text_chars=chars, messages=len(wire),
-            adjacent_assistants=sum(1 for a, b in zip(wire, wire[1:])
-                                    if a.get("role") == b.get("role") == "assistant"),
-            archive=_archive_totals(latest), first_kept_source_index=kept,
-            tokens_after=maint.stored_tokens(),
-            warnings=tuple(w for r in maint.rounds[seen:] for w in r.warnings))
-        compactions_before = len(entries)
+        request = _resume(maint, step, model, clock)
+        report = _step_report(number, step, maint, session, request, maint.rounds[seen:],
+                              source_of, compactions_before)
+        compactions_before = report.compactions
         reports.append(report)
         if on_step is not None:
             on_step(report)

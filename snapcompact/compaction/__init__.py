@@ -1,17 +1,19 @@
 """The production compaction pipeline snapcompact plugs into.
 
-A session is an append-only JSONL tree of entries (:mod:`.session`, :mod:`.entries`); the LLM
-context is rebuilt from the active branch (:mod:`.context`). When the context grows too large,
-old tool output is pruned (:mod:`.pruning`), a cut point is chosen (:mod:`.cut_point`) and a
-strategy (:mod:`.strategies`: context-full LLM summary, snapcompact frames, handoff) replaces the
-old history with a compaction entry. :mod:`.triggers` decides when (and holds the one
-compaction threshold, :func:`~.triggers.compaction_threshold`); :mod:`.pipeline` ties it
-together at its check points, out of rooms of one job each: :mod:`.pipeline_state` (what the
-pipeline holds and counts), :mod:`.compaction_run` (one run: strategy, cut, hooks, entry),
-:mod:`.pipeline_shake` (shake in place), :mod:`.pipeline_handoff` (handoff to a new session),
-:mod:`.promotion` (a larger-window model instead), :mod:`.next_request` (the next request,
-inline imaging included), :mod:`.tree_navigation` (moving the leaf; :mod:`.branch` summarizes
-the abandoned branch), :mod:`.outcome` (what a run did). :mod:`.hooks` lets a harness cancel or
+A session is an append-only JSONL tree of entries (:mod:`.session`, :mod:`.entries`; its file
+:mod:`.session_file`); the LLM context is rebuilt from the active branch (:mod:`.context`).
+When the context grows too large, old tool output is pruned (:mod:`.pruning`), a cut point is
+chosen (:mod:`.cut_point`) and a strategy (:mod:`.strategies`: context-full LLM summary,
+snapcompact frames, handoff) replaces the old history with a compaction entry (:mod:`.shake`
+finds what a shake elides, :mod:`.shake_write` writes it). :mod:`.triggers` decides when (and
+holds the one compaction threshold, :func:`~.triggers.compaction_threshold`); :mod:`.pipeline`
+ties it together at its check points, handing itself to rooms of one job each (functions of
+the pipeline's state): :mod:`.pipeline_state` (what the pipeline holds and counts),
+:mod:`.compaction_run` (one run: strategy, cut, hooks, entry), :mod:`.pipeline_shake` (shake
+in place), :mod:`.pipeline_handoff` (handoff to a new session), :mod:`.promotion` (a
+larger-window model instead), :mod:`.next_request` (the next request, inline imaging
+included), :mod:`.tree_navigation` (moving the leaf; :mod:`.branch` summarizes the abandoned
+branch), :mod:`.outcome` (what a run did). :mod:`.hooks` lets a harness cancel or
 replace a compaction or a summary. No provider is called directly: LLM work
 goes through an injected ``complete(system_prompt, prompt, *, max_tokens)`` function
 (:mod:`.litellm_adapter` builds one for litellm; :mod:`.remote` one for a remote endpoint;
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
         tool_definitions,
         user_question,
     )
+    from snapcompact.compaction.compaction_run import openai_remote, run_compaction
     from snapcompact.compaction.context import (
         DIVIDER,
         SessionContext,
@@ -77,9 +80,18 @@ if TYPE_CHECKING:
         summarizer_chat_messages,
     )
     from snapcompact.compaction.model import ModelInfo
+    from snapcompact.compaction.next_request import inline_request, llm_system_prompt
     from snapcompact.compaction.openai_compact import uses_openai_remote_compaction
     from snapcompact.compaction.outcome import CompactionOutcome
     from snapcompact.compaction.pipeline import CompactionPipeline
+    from snapcompact.compaction.pipeline_handoff import generate_handoff_document, handoff
+    from snapcompact.compaction.pipeline_shake import shake_in_place
+    from snapcompact.compaction.pipeline_state import (
+        latest_compaction_ms,
+        summary_complete,
+        transcript,
+    )
+    from snapcompact.compaction.promotion import promote, promotion_target
     from snapcompact.compaction.prompts import prompt
     from snapcompact.compaction.pruning import (
         SUPERSEDED_NOTICE,
@@ -144,7 +156,7 @@ if TYPE_CHECKING:
         FRAME_TOKEN_ESTIMATE,
         TokenEstimator,
     )
-    from snapcompact.compaction.tree_navigation import NavigationOutcome
+    from snapcompact.compaction.tree_navigation import NavigationOutcome, navigate_tree
     from snapcompact.compaction.triggers import (
         compaction_threshold,
         decide_after_turn,
@@ -257,6 +269,19 @@ _WHERE: dict[str, str] = {
     "USELESS_NOTICE": "pruning",
     "user_question": "chat",
     "with_candidates": "control",
+    "openai_remote": "compaction_run",
+    "run_compaction": "compaction_run",
+    "inline_request": "next_request",
+    "llm_system_prompt": "next_request",
+    "generate_handoff_document": "pipeline_handoff",
+    "handoff": "pipeline_handoff",
+    "shake_in_place": "pipeline_shake",
+    "latest_compaction_ms": "pipeline_state",
+    "summary_complete": "pipeline_state",
+    "transcript": "pipeline_state",
+    "promote": "promotion",
+    "promotion_target": "promotion",
+    "navigate_tree": "tree_navigation",
 }
 
 __all__ = [
@@ -361,6 +386,19 @@ __all__ = [
     "tool_definitions",
     "user_question",
     "with_candidates",
+    "openai_remote",
+    "run_compaction",
+    "inline_request",
+    "llm_system_prompt",
+    "generate_handoff_document",
+    "handoff",
+    "shake_in_place",
+    "latest_compaction_ms",
+    "summary_complete",
+    "transcript",
+    "promote",
+    "promotion_target",
+    "navigate_tree",
 ]
 
 

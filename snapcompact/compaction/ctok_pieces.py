@@ -64,6 +64,7 @@ import importlib
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 __all__ = ["CACHED_HELPERS", "install_helper_caches", "piecewise_ctok_counter"]
 
@@ -92,20 +93,12 @@ def install_helper_caches() -> None:
             setattr(normalize, name, lru_cache(maxsize=size)(helper))
 
 
-def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
-    """``text -> ctok.token_count(text, version)`` minus the message frame (content tokens),
-    computed piece by piece with a memo (see the module docstring)."""
-    import ctok
-    from ctok.constants import BOW_G, CAPS_G, EOW_G, MARKER_GLYPHS, SHIFT_G
-    from ctok.engine import char_cost, frame_tail, min_vocab_tile
-    from ctok.main import _family, _model
-    from ctok.normalize import nfc, raw_head_space, stream_norm
+def _stream_tiler(model: Any) -> Callable[[str], int]:
+    """The minimum-cost tiling of a marked stream over ``model``'s vocabulary (a function of
+    the string alone: the same word is tiled once for its three places), memoized."""
+    from ctok.constants import MARKER_GLYPHS
+    from ctok.engine import char_cost, min_vocab_tile
 
-    install_helper_caches()
-    model = _model(_family(version))
-    frame = model.message_overhead
-    newline_head = (BOW_G if model.frame_bow else "") + "\n"
-    opens_word = re.compile(f"[{SHIFT_G}{CAPS_G}]*{BOW_G}")
     trie = model.trie
 
     @lru_cache(maxsize=PIECE_CACHE_SIZE)
@@ -118,6 +111,17 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
             return 1 if ch in MARKER_GLYPHS else char_cost(model, ch)
 
         return int(min_vocab_tile(s, trie, unit_floor)[0])
+
+    return tiling_cost
+
+
+def _piece_streams(model: Any) -> Callable[[str, int, int], tuple[str, bool, bool] | None]:
+    """One piece's marked stream in its place (where it starts, where it ends), memoized."""
+    from ctok.constants import BOW_G, CAPS_G, EOW_G, SHIFT_G
+    from ctok.normalize import stream_norm
+
+    newline_head = (BOW_G if model.frame_bow else "") + "\n"
+    opens_word = re.compile(f"[{SHIFT_G}{CAPS_G}]*{BOW_G}")
 
     @lru_cache(maxsize=PIECE_CACHE_SIZE)
     def piece(text: str, start: int, end: int) -> tuple[str, bool, bool] | None:
@@ -150,9 +154,13 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
         opens = start == _AFTER_SPACE and opens_word.match(s) is not None
         return s, opens, closes
 
-    @lru_cache(maxsize=64)
-    def newline_run(n: int) -> int:
-        return tiling_cost("\n" * n)
+    return piece
+
+
+def _line_coster(piece: Callable[[str, int, int], tuple[str, bool, bool] | None],
+                 tiling_cost: Callable[[str], int]) -> Callable[[str, int], int | None]:
+    """A line's tiling cost from its pieces, cut at the single spaces where an ⟨eow⟩ meets a
+    ⟨bow⟩ (None when a piece's stream does not have the expected shape)."""
 
     def line_cost(line: str, start: int) -> int | None:
         words = _SPACE_CUT.split(line)
@@ -180,6 +188,34 @@ def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
                 group.append(cur[0])
             prev = cur
         return total + tiling_cost(group[0] if len(group) == 1 else " ".join(group))
+
+    return line_cost
+
+
+def piecewise_ctok_counter(version: str) -> Callable[[str], int]:
+    """``text -> ctok.token_count(text, version)`` minus the message frame (content tokens),
+    computed piece by piece with a memo (see the module docstring).
+
+    The steps: the text's lines (cut at newline runs, each run tiled on its own) and its
+    trailing newlines priced against the frame; each line's cost from its pieces
+    (:func:`_line_coster`); each piece's marked stream (:func:`_piece_streams`) and its tiling
+    (:func:`_stream_tiler`). A line whose pieces do not have the expected shape sends the
+    whole text to ``ctok.token_count``.
+    """
+    import ctok
+    from ctok.engine import frame_tail
+    from ctok.main import _family, _model
+    from ctok.normalize import nfc, raw_head_space
+
+    install_helper_caches()
+    model = _model(_family(version))
+    frame = model.message_overhead
+    tiling_cost = _stream_tiler(model)
+    line_cost = _line_coster(_piece_streams(model), tiling_cost)
+
+    @lru_cache(maxsize=64)
+    def newline_run(n: int) -> int:
+        return tiling_cost("\n" * n)
 
     def count(text: str) -> int:
         norm = nfc(text, fold_quotes=model.fold_quotes)

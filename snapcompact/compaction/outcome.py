@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from snapcompact.compaction.entries import CompactionEntry
 from snapcompact.compaction.pruning import PruneResult
 from snapcompact.compaction.session import Session
-from snapcompact.compaction.shake import ShakeApplied
+from snapcompact.compaction.shake_write import ShakeApplied
 
 __all__ = ["CompactionOutcome"]
 

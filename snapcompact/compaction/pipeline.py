@@ -7,26 +7,31 @@ first and compacts only if that was not enough; idle maintenance runs between tu
 compaction takes instructions. :class:`CompactionPipeline` owns a :class:`~.session.Session`, the
 model facts, the settings, the injected completion function and the hooks.
 
-The class holds the check points (:meth:`~CompactionPipeline.after_turn`,
-:meth:`~CompactionPipeline.before_prompt`, :meth:`~CompactionPipeline.run_idle`) and the
-prunes they run; each other job is a room it is made of:
+The class is the pipeline's state (:class:`~.pipeline_state.PipelineState`: what it holds, the
+estimator, the context and its size, the threshold) with the check points on top
+(:meth:`~CompactionPipeline.after_turn`, :meth:`~CompactionPipeline.before_prompt`,
+:meth:`~CompactionPipeline.run_idle`), the prunes they run, the run they end in
+(:meth:`~CompactionPipeline.compact`) and the request they lead to
+(:meth:`~CompactionPipeline.llm_messages`). Each other job is a room of functions handed the
+pipeline as its state:
 
-* :mod:`.pipeline_state`: what it holds, the estimator, the context and its size, the
-  threshold (:func:`~.triggers.compaction_threshold`), the summarizer;
-* :mod:`.compaction_run`: one run (:meth:`~CompactionPipeline.compact`): strategy choice per
-  reason, cut, hooks, strategy, entry;
-* :mod:`.pipeline_shake`: shake in place, manual and as a strategy;
-* :mod:`.pipeline_handoff`: the handoff document and the new session;
+* :mod:`.compaction_run`: one run (:func:`~.compaction_run.run_compaction`): strategy choice
+  per reason, cut, hooks, strategy, entry;
+* :mod:`.pipeline_shake`: shake in place, manual
+  (:func:`~.pipeline_shake.shake_in_place`) and as a strategy;
+* :mod:`.pipeline_handoff`: the handoff document and the new session
+  (:func:`~.pipeline_handoff.handoff`);
 * :mod:`.promotion`: context promotion to a larger-window model;
 * :mod:`.next_request`: the next request's messages and system prompt (inline imaging);
-* :mod:`.tree_navigation`: moving the leaf, summarizing the branch left.
+* :mod:`.tree_navigation`: moving the leaf, summarizing the branch left
+  (:func:`~.tree_navigation.navigate_tree`).
 
 Strategy choice per reason: ``off`` disables automatic maintenance (manual still summarizes);
 ``handoff`` is never used for overflow (the handoff request would overflow too) nor for manual
 compaction; snapcompact falls back to context-full with a warning when it cannot run; ``shake``
 elides heavy content in place (no entry written) and falls back to context-full when it frees
 nothing on overflow or leaves the context above 80 % of the threshold (manual compaction
-summarizes; :meth:`CompactionPipeline.shake` is the manual shake).
+summarizes; :func:`~.pipeline_shake.shake_in_place` is the manual shake).
 """
 
 from __future__ import annotations
@@ -34,18 +39,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from snapcompact.compaction.compaction_run import CompactionRun
-from snapcompact.compaction.next_request import NextRequest
+from snapcompact.compaction.compaction_run import run_compaction
+from snapcompact.compaction.next_request import llm_messages
 from snapcompact.compaction.outcome import CompactionOutcome
-from snapcompact.compaction.pipeline_state import iso_to_ms
-from snapcompact.compaction.promotion import PromotionRoom
+from snapcompact.compaction.pipeline_state import PipelineState, iso_to_ms, latest_compaction_ms
+from snapcompact.compaction.promotion import promote, promotion_target
 from snapcompact.compaction.pruning import (
     PruneResult,
     prune_superseded_tool_results,
     prune_tool_outputs,
 )
-from snapcompact.compaction.tree_navigation import NavigationOutcome, TreeNavigation
+from snapcompact.compaction.tree_navigation import NavigationOutcome
 from snapcompact.compaction.triggers import (
+    Reason,
     Trigger,
     decide_after_turn,
     recovery_trigger,
@@ -61,11 +67,12 @@ def _has_tool_calls(message: Mapping[str, Any]) -> bool:
                                              for b in content)
 
 
-class CompactionPipeline(CompactionRun, PromotionRoom, NextRequest, TreeNavigation):
+class CompactionPipeline(PipelineState):
     """An agent's compaction loop over one session: pruning, thresholds, strategies, hooks.
 
     Constructed as :class:`~.pipeline_state.PipelineState` (session, model, settings, the
-    injected functions, hooks); the check points are here, the rest in the rooms it is made of.
+    injected functions, hooks); the check points are here, the rest in the rooms it hands
+    itself to.
     """
 
     def prune(self) -> PruneResult:
@@ -89,19 +96,19 @@ class CompactionPipeline(CompactionRun, PromotionRoom, NextRequest, TreeNavigati
             self.session.replace_messages(result.replacements)
         return result
 
-    def _recover(self, first: Trigger, measured_prompt_tokens: int | None) -> CompactionOutcome:
-        """Overflow or cut-off output: promote and retry on the larger model, else compact and
-        retry (the failing message is dropped either way)."""
-        failed = self.model.id
-        target = self.promote()
-        if target is not None:
-            # Retry on the larger model without compacting (the failing message is dropped).
-            return CompactionOutcome(first.reason, strategy="promotion", will_retry=True,
-                                     promoted_to=target.id,
-                                     warnings=(self._notice(f"context promoted from {failed} "
-                                                            f"to {target.id}"),))
-        return self.compact(reason=first.reason, will_retry=True,
-                            measured_prompt_tokens=measured_prompt_tokens)
+    def compact(self, custom_instructions: str | None = None, *, reason: Reason = "manual",
+                will_retry: bool = False, measured_prompt_tokens: int | None = None,
+                auto_continue: bool = False) -> CompactionOutcome:
+        """Run one compaction now (see :func:`~.compaction_run.run_compaction`). Manual failures
+        raise; automatic ones return ``error``; an aborted run ``cancelled=True``."""
+        return run_compaction(self, custom_instructions, reason=reason, will_retry=will_retry,
+                              measured_prompt_tokens=measured_prompt_tokens,
+                              auto_continue=auto_continue)
+
+    def llm_messages(self) -> list[Any]:
+        """The context as wire messages for the LLM, after inline imaging when it is on (see
+        :func:`~.next_request.llm_messages`)."""
+        return llm_messages(self)
 
     def after_turn(self, message: Mapping[str, Any], *, measured_prompt_tokens: int | None = None,
                    idle_seconds: float = 0.0) -> CompactionOutcome | None:
@@ -116,10 +123,10 @@ class CompactionPipeline(CompactionRun, PromotionRoom, NextRequest, TreeNavigati
         # Overflow and cut-off output try promotion whether or not compaction is on (the coding
         # agent, session-maintenance.ts:2870-2886 and 3050-3068; see recovery_trigger).
         first = recovery_trigger(message, model_id=self.model.id,
-                                 latest_compaction_time=self.latest_compaction_ms())
-        if first is not None and (self.promotion_target() is not None
+                                 latest_compaction_time=latest_compaction_ms(self.session))
+        if first is not None and (promotion_target(self) is not None
                                   or (cs.enabled and cs.strategy != "off")):
-            return self._recover(first, measured_prompt_tokens)
+            return _recover(self, first, measured_prompt_tokens)
         self.session.append_message(message)
         if not cs.enabled or cs.strategy == "off":
             return None
@@ -144,13 +151,13 @@ class CompactionPipeline(CompactionRun, PromotionRoom, NextRequest, TreeNavigati
             return CompactionOutcome("threshold", skipped="pruning was enough", pruned=pruned,
                                      tokens_before=tokens, tokens_after=self.estimate_tokens())
         failed = self.model.id
-        target = self.promote()
+        target = promote(self)
         if target is not None:
             return CompactionOutcome("threshold", strategy="promotion", pruned=pruned,
                                      tokens_before=tokens,
                                      promoted_to=target.id, tokens_after=self.estimate_tokens(),
-                                     warnings=(self._notice(f"context promoted from {failed} to "
-                                                            f"{target.id}"),))
+                                     warnings=(self.notice(f"context promoted from {failed} to "
+                                                           f"{target.id}"),))
         if cs.strategy == "handoff" and has_calls:
             # A handoff starts a new session; doing it while tool results are pending would strand
             # them. Schedule it for the end of the agent's turn instead.
@@ -159,19 +166,8 @@ class CompactionPipeline(CompactionRun, PromotionRoom, NextRequest, TreeNavigati
                                      pruned=pruned, tokens_before=tokens)
         outcome = self.compact(reason="threshold", measured_prompt_tokens=measured_after,
                                auto_continue=trigger.auto_continue)
-        self._inject_auto_continue(outcome)
+        _inject_auto_continue(self, outcome)
         return CompactionOutcome(**{**outcome.__dict__, "pruned": pruned})
-
-    def _inject_auto_continue(self, outcome: CompactionOutcome) -> None:
-        """After threshold maintenance, the agent-authored developer prompt that resumes the
-        work."""
-        wrote = outcome.entry is not None or (outcome.shaken is not None
-                                              and outcome.shaken.replacements)
-        if outcome.auto_continue_prompt and wrote and outcome.error is None:
-            self.session.append_message({"role": "developer", "attribution": "agent",
-                                         "content": [{"type": "text",
-                                                      "text": outcome.auto_continue_prompt}],
-                                         "timestamp": int(self.clock() * 1000)})
 
     def before_prompt(self, *,
                       measured_prompt_tokens: int | None = None) -> CompactionOutcome | None:
@@ -190,12 +186,12 @@ class CompactionPipeline(CompactionRun, PromotionRoom, NextRequest, TreeNavigati
             return None
         self._handoff_pending = False
         failed = self.model.id
-        target = self.promote()
+        target = promote(self)
         if target is not None and tokens <= self.threshold():
             return CompactionOutcome("threshold", strategy="promotion", promoted_to=target.id,
                                      tokens_before=tokens, tokens_after=tokens,
-                                     warnings=(self._notice(f"context promoted from {failed} to "
-                                                            f"{target.id}"),))
+                                     warnings=(self.notice(f"context promoted from {failed} to "
+                                                           f"{target.id}"),))
         return self.compact(reason="threshold", measured_prompt_tokens=measured_prompt_tokens)
 
     def run_idle(self, idle_seconds: float | None = None, *, streaming: bool = False,
@@ -212,3 +208,31 @@ class CompactionPipeline(CompactionRun, PromotionRoom, NextRequest, TreeNavigati
             return None
         self.prune_stale(idle_seconds)
         return self.compact(reason="idle")
+
+
+def _recover(pipeline: CompactionPipeline, first: Trigger,
+             measured_prompt_tokens: int | None) -> CompactionOutcome:
+    """Overflow or cut-off output: promote and retry on the larger model, else compact and
+    retry (the failing message is dropped either way)."""
+    failed = pipeline.model.id
+    target = promote(pipeline)
+    if target is not None:
+        # Retry on the larger model without compacting (the failing message is dropped).
+        return CompactionOutcome(first.reason, strategy="promotion", will_retry=True,
+                                 promoted_to=target.id,
+                                 warnings=(pipeline.notice(f"context promoted from {failed} "
+                                                           f"to {target.id}"),))
+    return pipeline.compact(reason=first.reason, will_retry=True,
+                            measured_prompt_tokens=measured_prompt_tokens)
+
+
+def _inject_auto_continue(pipeline: CompactionPipeline, outcome: CompactionOutcome) -> None:
+    """After threshold maintenance, the agent-authored developer prompt that resumes the
+    work."""
+    wrote = outcome.entry is not None or (outcome.shaken is not None
+                                          and outcome.shaken.replacements)
+    if outcome.auto_continue_prompt and wrote and outcome.error is None:
+        pipeline.session.append_message({"role": "developer", "attribution": "agent",
+                                         "content": [{"type": "text",
+                                                      "text": outcome.auto_continue_prompt}],
+                                         "timestamp": int(pipeline.clock() * 1000)})

@@ -1,14 +1,16 @@
 """What a compaction pipeline holds, and the views of it every room reads.
 
 Why a room: the pipeline's rooms (:mod:`.compaction_run`, :mod:`.pipeline_shake`,
-:mod:`.pipeline_handoff`, :mod:`.promotion`, :mod:`.next_request`, :mod:`.tree_navigation`,
-and the check points in :mod:`.pipeline`) act on one session with one model, one set of
-settings, the injected model functions and the hooks, and all of them count the context the
-same way. :class:`PipelineState` is their common base: the attributes, the token estimator
-(the agent core's, with an archive frame charged the model's frame estimate), the context the
-branch builds (``buildSessionContext``), its size and the compaction threshold
-(:func:`~.triggers.compaction_threshold`, the one the agent's maintenance reads too), the
-summarizer (``compaction.remoteEndpoint`` or the injected function) and the notices.
+:mod:`.pipeline_handoff`, :mod:`.promotion`, :mod:`.next_request`, :mod:`.tree_navigation`)
+are functions over one session with one model, one set of settings, the injected model
+functions and the hooks, and all of them count the context the same way. :class:`PipelineState`
+is what they are handed: the attributes, the token estimator (the agent core's, with an archive
+frame charged the model's frame estimate), the context the branch builds
+(``buildSessionContext``), its size and the compaction threshold
+(:func:`~.triggers.compaction_threshold`, the one the agent's maintenance reads too) and the
+notices. :class:`~.pipeline.CompactionPipeline` is one, with the check points on top. The
+summarizer (``compaction.remoteEndpoint`` or the injected function, :func:`summary_complete`),
+the transcript view and the latest compaction's time are functions of the state or its session.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from snapcompact.compaction.tokens import TokenEstimator
 from snapcompact.compaction.triggers import compaction_threshold
 from snapcompact.pricing import resolve_shape
 
-__all__ = ["PipelineState", "iso_to_ms"]
+__all__ = ["PipelineState", "iso_to_ms", "latest_compaction_ms", "summary_complete",
+           "transcript"]
 
 
 def iso_to_ms(stamp: str) -> float:
@@ -61,7 +64,8 @@ class PipelineState:
         self.settings = settings
         #: Cooperative cancellation of the running compaction, handoff or branch summary.
         self.abort_signal = AbortSignal()
-        self._running = threading.Lock()
+        #: Held while a compaction runs (a manual one aborts the running one and waits on it).
+        self.compaction_lock = threading.Lock()
         #: Called with ``{"type": "auto_compaction_start"|"auto_compaction_end", ...}`` events.
         self.listeners: list[Callable[[Mapping[str, Any]], None]] = []
         if isinstance(complete, (list, tuple)):
@@ -71,10 +75,13 @@ class PipelineState:
         self.hooks = hooks or Hooks()
         self.protected_paths = tuple(protected_paths)
         #: The shake configs made per base config: (base, boundary, protected paths, config).
-        self._shake_configs: dict[int, tuple[ShakeConfig, str | None, Any, ShakeConfig]] = {}
+        self.shake_configs: dict[int, tuple[ShakeConfig, str | None, Any, ShakeConfig]] = {}
         self.clock = clock
-        self._handoff_path = handoff_path
-        self._estimator = estimator
+        #: Where a handoff's new session is written (default: next to the old one).
+        self.handoff_path = handoff_path
+        self._given_estimator = estimator
+        #: The estimator derived from a model (see :attr:`estimator`), with that model.
+        self._derived_estimator: tuple[ModelInfo, TokenEstimator] | None = None
         #: Models available for context promotion (by id).
         self.models = {m.id: m for m in models}
         #: The live request parts a handoff reuses (see ``generate_handoff_document``).
@@ -86,9 +93,8 @@ class PipelineState:
         self.responses_compact = responses_compact
         self.notices: list[str] = []
         self._handoff_pending = False
-        self._inline: InlineImager | None = None
-
-    _estimator_from_model = False
+        #: The inline imager of the next request (its frames cached across requests).
+        self.inline_imager: InlineImager | None = None
 
     @property
     def estimator(self) -> TokenEstimator:
@@ -97,35 +103,29 @@ class PipelineState:
         Default: the agent core's estimate (:mod:`.tokens`), except that an archive frame is
         charged the model's ``image_tokens``, else the frame estimate of the shape and frame size
         the snapcompact settings resolve to for this model (the agent core charges a flat 5,024,
-        which overcounts the smaller frames this pipeline can be configured to render).
+        which overcounts the smaller frames this pipeline can be configured to render). Derived
+        once per model: a promotion to another model derives it again.
         """
-        if self._estimator is None:
-            frame_tokens = self.model.image_tokens
-            if frame_tokens is None:
-
-                sc = self.settings.snapcompact
-                frame_tokens = resolve_shape(self.model.id, api=self.model.api,
-                                             provider=self.model.provider, shape=sc.shape,
-                                             frame_size=sc.frame_size).frame_token_estimate
-            limit = self.settings.snapcompact.max_frame_data_bytes
-            self._estimator = TokenEstimator(
-                frame_tokens=frame_tokens,
-                archive_blocks=lambda message: archive_blocks(message, limit))
-            self._estimator_from_model = True
-        return self._estimator
-
-    @property
-    def image_tokens(self) -> int:
-        """Tokens charged per archive frame (see :attr:`estimator`)."""
-        return self.estimator.frame_tokens
+        if self._given_estimator is not None:
+            return self._given_estimator
+        derived = self._derived_estimator
+        if derived is not None and derived[0] is self.model:
+            return derived[1]
+        frame_tokens = self.model.image_tokens
+        if frame_tokens is None:
+            sc = self.settings.snapcompact
+            frame_tokens = resolve_shape(self.model.id, api=self.model.api,
+                                         provider=self.model.provider, shape=sc.shape,
+                                         frame_size=sc.frame_size).frame_token_estimate
+        limit = self.settings.snapcompact.max_frame_data_bytes
+        estimator = TokenEstimator(frame_tokens=frame_tokens,
+                                   archive_blocks=lambda message: archive_blocks(message, limit))
+        self._derived_estimator = (self.model, estimator)
+        return estimator
 
     def context(self) -> SessionContext:
         """The LLM context the current branch builds (compactions applied)."""
         return build_session_context(self.session.get_branch())
-
-    def transcript(self) -> SessionContext:
-        """The current branch as a transcript: every message, compactions shown in place."""
-        return build_session_context(self.session.get_branch(), transcript=True)
 
     def estimate_tokens(self) -> int:
         """Estimated prompt tokens of the current branch (from running totals: cheap when
@@ -136,27 +136,35 @@ class PipelineState:
         """Context tokens above which auto-compaction runs, for this model and settings."""
         return compaction_threshold(self.model, self.settings.compaction)
 
-    def latest_compaction_ms(self) -> float | None:
-        """When the branch's latest compaction was written (epoch ms), or None."""
-        entry = self.session.latest_compaction()
-        return iso_to_ms(entry.timestamp) if entry is not None else None
-
-    def summary_complete(self) -> CompleteFn | None:
-        """What compaction summaries are asked of: ``compaction.remoteEndpoint`` when set and
-        ``remoteEnabled``, else the injected completion function (handoffs and branch summaries
-        always use the latter)."""
-        cs = self.settings.compaction
-        if cs.remote_enabled and cs.remote_endpoint:
-
-            return remote_complete(cs.remote_endpoint, model=self.model.id)
-        return self.complete
-
     def abort_compaction(self) -> None:
         """Stop the running compaction, handoff or branch summary (it ends cancelled, writing
         nothing)."""
         self.abort_signal.abort()
 
-    def _notice(self, text: str) -> str:
+    def notice(self, text: str) -> str:
+        """Record ``text`` in :attr:`notices` and warn with it (the agent's UI notice); returns
+        it."""
         self.notices.append(text)
         warnings.warn(text, RuntimeWarning, stacklevel=3)
         return text
+
+
+def transcript(session: Session) -> SessionContext:
+    """The current branch as a transcript: every message, compactions shown in place."""
+    return build_session_context(session.get_branch(), transcript=True)
+
+
+def latest_compaction_ms(session: Session) -> float | None:
+    """When the branch's latest compaction was written (epoch ms), or None."""
+    entry = session.latest_compaction()
+    return iso_to_ms(entry.timestamp) if entry is not None else None
+
+
+def summary_complete(state: PipelineState) -> CompleteFn | None:
+    """What compaction summaries are asked of: ``compaction.remoteEndpoint`` when set and
+    ``remoteEnabled``, else the injected completion function (handoffs and branch summaries
+    always use the latter)."""
+    cs = state.settings.compaction
+    if cs.remote_enabled and cs.remote_endpoint:
+        return remote_complete(cs.remote_endpoint, model=state.model.id)
+    return state.complete

@@ -5,7 +5,7 @@ history, so branches (tree navigation, retries) coexist in one file and a crash 
 the line being written. Each write is one complete line in a single ``write`` on an ``O_APPEND``
 descriptor, followed by ``fsync``; a torn final line (crash mid-write) is ignored on load. The one
 sanctioned rewrite, in-place tool-output pruning, goes through a temporary file and an atomic
-rename.
+rename. How the lines are written and read is :mod:`.session_file`'s job; this module is the tree.
 
 Line kinds: the ``session`` header (first line), tree entries (see :mod:`.entries`), and ``leaf``
 records that remember a leaf moved without a new entry (so reload restores the same branch).
@@ -14,11 +14,7 @@ Reloading a file rebuilds the same entries, the same leaf, and therefore the sam
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import uuid
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -37,6 +33,13 @@ from snapcompact.compaction.entries import (
     entry_from_json,
 )
 from snapcompact.compaction.path_index import BranchIndex
+from snapcompact.compaction.session_file import (
+    EntryLines,
+    append_line,
+    jsonl_line,
+    read_records,
+    replace_file,
+)
 
 __all__ = ["LEAF_RECORD", "Session", "utc_timestamp"]
 
@@ -47,10 +50,6 @@ def utc_timestamp(seconds: float | None = None) -> str:
     """ISO-8601 UTC with milliseconds, like the reference's ``new Date().toISOString()``."""
     moment = datetime.now(UTC) if seconds is None else datetime.fromtimestamp(seconds, UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _line(obj: Mapping[str, Any]) -> bytes:
-    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 class Session:
@@ -81,6 +80,7 @@ class Session:
         #: Bumped by every change (append, leaf move, replacement): equal versions, equal session.
         self.version = 0
         self._branch_index = BranchIndex(self)
+        self._lines = EntryLines()
         if _header is not None:
             self.header = _header
             return
@@ -90,29 +90,12 @@ class Session:
             if self.path.exists() and self.path.stat().st_size > 0:
                 raise ValueError(f"session file {self.path} already exists; use Session.load")
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._append_line(self.header.to_json())
+            append_line(self.path, jsonl_line(self.header.to_json()), fsync=self.fsync)
 
     # ------------------------------------------------------------------ storage
 
     def _now(self) -> str:
         return utc_timestamp(self._clock() if self._clock else None)
-
-    def _append_line(self, obj: Mapping[str, Any]) -> None:
-        if self.path is None:
-            return
-        self._append_bytes(_line(obj))
-
-    def _append_bytes(self, data: bytes) -> None:
-        assert self.path is not None
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            written = os.write(fd, data)
-            if written != len(data):  # pragma: no cover - regular files write fully
-                raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
-            if self.fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
 
     @classmethod
     def load(cls, path: str | Path, *, id_factory: Callable[[], str] | None = None,
@@ -124,31 +107,7 @@ class Session:
         its line number, so later checks can point at the line too.
         """
         p = Path(path)
-        data = p.read_bytes()
-        if not data.strip():
-            raise ValueError(f"{p}: the file is empty (a session file starts with a session "
-                             "header line)")
-        raw_lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
-        while raw_lines and not raw_lines[-1].strip():
-            raw_lines.pop()
-        records: list[tuple[int, dict[str, Any]]] = []
-        for n, raw in enumerate(raw_lines, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except RecursionError:
-                raise ValueError(f"{p}: line {n} is nested too deeply to read") from None
-            except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, huge integers
-                if n == len(raw_lines) and not data.endswith(b"\n"):
-                    warnings.warn(f"{p}: ignoring torn last line {n} ({exc})", stacklevel=2)
-                    break
-                raise ValueError(f"{p}: line {n} is not valid JSON: {exc}") from None
-            if not isinstance(obj, dict):
-                raise ValueError(f"{p}: line {n} is not a JSON object")
-            records.append((n, obj))
-        if not records or records[0][1].get("type") != "session":
-            raise ValueError(f"{p}: the first line must be a session header")
+        records = read_records(p)
         return cls.from_records(p, records, id_factory=id_factory, clock=clock, fsync=fsync)
 
     @classmethod
@@ -221,46 +180,18 @@ class Session:
         """Persist and index a fully built entry (its parent must exist)."""
         self._index(entry)
         if self.path is not None:
-            self._append_bytes(self._entry_line(entry))
+            append_line(self.path, self._lines.line(entry), fsync=self.fsync)
         return entry
-
-    def _entry_line(self, entry: Entry) -> bytes:
-        """An entry's JSONL line, serialized once per entry object (entries are immutable)."""
-        cache: dict[str, tuple[Entry, bytes]] = self.__dict__.setdefault("_line_cache", {})
-        hit = cache.get(entry.id)
-        if hit is not None and hit[0] is entry:
-            return hit[1]
-        line = _line(entry.to_json())
-        cache[entry.id] = (entry, line)
-        return line
 
     def rewrite(self) -> None:
         """Atomically rewrite the whole file from memory (used after in-place pruning)."""
         if self.path is None:
             return
-        lines = [_line(self.header.to_json())] + [self._entry_line(e) for e in self.entries]
+        lines = [jsonl_line(self.header.to_json()), *map(self._lines.line, self.entries)]
         if self._leaf_moved:
-            lines.append(_line({"type": LEAF_RECORD, "leafId": self.leaf_id,
-                                "timestamp": self._now()}))
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(b"".join(lines))
-                fh.flush()
-                if self.fsync:
-                    os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        if not self.fsync:
-            return
-        dir_fd = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+            lines.append(jsonl_line({"type": LEAF_RECORD, "leafId": self.leaf_id,
+                                     "timestamp": self._now()}))
+        replace_file(self.path, b"".join(lines), fsync=self.fsync)
 
     # ------------------------------------------------------------------ appends
 
@@ -316,7 +247,9 @@ class Session:
         self.leaf_id = entry_id
         self._leaf_moved = True
         self.version += 1
-        self._append_line({"type": LEAF_RECORD, "leafId": entry_id, "timestamp": self._now()})
+        if self.path is not None:
+            append_line(self.path, jsonl_line({"type": LEAF_RECORD, "leafId": entry_id,
+                                               "timestamp": self._now()}), fsync=self.fsync)
 
     def branch_with_summary(self, target_id: str | None, from_id: str, summary: str, *,
                             details: Mapping[str, Any] | None = None, from_extension: bool = False,

@@ -21,7 +21,7 @@ from snapcompact.compaction.entries import Entry
 from snapcompact.compaction.hooks import BeforeTreeEvent, Cancel, TreeEvent
 from snapcompact.compaction.pipeline_state import PipelineState
 
-__all__ = ["NavigationOutcome", "TreeNavigation"]
+__all__ = ["NavigationOutcome", "navigate_tree"]
 
 
 @dataclass(frozen=True)
@@ -36,42 +36,39 @@ class NavigationOutcome:
     aborted: bool = False
 
 
-class TreeNavigation(PipelineState):
-    """The pipeline's tree navigation."""
-
-    def navigate_tree(self, target_id: str | None, *, summarize: bool | None = None,
-                      custom_instructions: str | None = None) -> NavigationOutcome:
-        """Move the leaf to ``target_id``, optionally summarizing the abandoned branch there."""
-        if target_id is not None and target_id not in self.session:
-            raise ValueError(f"unknown navigation target {target_id!r}")
-        old_leaf = self.session.leaf_id
-        if summarize is None:
-            summarize = self.settings.branch_summary.enabled
-        common, abandoned = collect_entries_for_branch_summary(self.session, old_leaf, target_id)
-        hook = self.hooks.run_before_tree(BeforeTreeEvent(target_id, old_leaf, common,
-                                                          tuple(abandoned), summarize))
-        if isinstance(hook, Cancel):
-            return NavigationOutcome(True, old_leaf, old_leaf)
-        summary_entry = None
-        if summarize and abandoned and old_leaf is not None:
-            if hook is not None:
-                summary, details, usage, from_ext = hook.summary, hook.details, hook.usage, True
-            else:
-                self.abort_signal.reset()
-                try:
-                    summary, details, usage = generate_branch_summary(
-                        abandoned, guarded_complete(self.complete, self.abort_signal), self.model,
-                        self.settings,
-                        custom_instructions=custom_instructions, estimator=self.estimator)
-                except CompactionAborted:
-                    # Escape during the summary: navigation is cancelled, the leaf stays.
-                    return NavigationOutcome(True, old_leaf, old_leaf, aborted=True)
-                from_ext = False
-            summary_entry = self.session.branch_with_summary(target_id, old_leaf, summary,
-                                                             details=details,
-                                                             from_extension=from_ext, usage=usage)
+def navigate_tree(state: PipelineState, target_id: str | None, *, summarize: bool | None = None,
+                  custom_instructions: str | None = None) -> NavigationOutcome:
+    """Move the leaf to ``target_id``, optionally summarizing the abandoned branch there."""
+    if target_id is not None and target_id not in state.session:
+        raise ValueError(f"unknown navigation target {target_id!r}")
+    old_leaf = state.session.leaf_id
+    if summarize is None:
+        summarize = state.settings.branch_summary.enabled
+    common, abandoned = collect_entries_for_branch_summary(state.session, old_leaf, target_id)
+    hook = state.hooks.run_before_tree(BeforeTreeEvent(target_id, old_leaf, common,
+                                                       tuple(abandoned), summarize))
+    if isinstance(hook, Cancel):
+        return NavigationOutcome(True, old_leaf, old_leaf)
+    summary_entry = None
+    if summarize and abandoned and old_leaf is not None:
+        if hook is not None:
+            summary, details, usage, from_ext = hook.summary, hook.details, hook.usage, True
         else:
-            self.session.branch(target_id)
-        outcome = NavigationOutcome(False, self.session.leaf_id, old_leaf, summary_entry)
-        self.hooks.emit_tree(TreeEvent(outcome.new_leaf_id, old_leaf, summary_entry))
-        return outcome
+            state.abort_signal.reset()
+            try:
+                summary, details, usage = generate_branch_summary(
+                    abandoned, guarded_complete(state.complete, state.abort_signal), state.model,
+                    state.settings,
+                    custom_instructions=custom_instructions, estimator=state.estimator)
+            except CompactionAborted:
+                # Escape during the summary: navigation is cancelled, the leaf stays.
+                return NavigationOutcome(True, old_leaf, old_leaf, aborted=True)
+            from_ext = False
+        summary_entry = state.session.branch_with_summary(target_id, old_leaf, summary,
+                                                          details=details,
+                                                          from_extension=from_ext, usage=usage)
+    else:
+        state.session.branch(target_id)
+    outcome = NavigationOutcome(False, state.session.leaf_id, old_leaf, summary_entry)
+    state.hooks.emit_tree(TreeEvent(outcome.new_leaf_id, old_leaf, summary_entry))
+    return outcome

@@ -14,6 +14,7 @@ from pipeline_rows import small_settings as _settings
 from snapcompact.compaction import (
     CompactionPipeline,
     Session,
+    transcript,
 )
 
 
@@ -59,7 +60,7 @@ def test_session_command_show_transcript_tree_prune(tmp_path, capsys):
 
     code, out, _ = _run(capsys, "session", str(path), "transcript")
     lines = out.splitlines()
-    assert lines.count(DIVIDER) == 1 and len(lines) == len(p.transcript().messages)
+    assert lines.count(DIVIDER) == 1 and len(lines) == len(transcript(p.session).messages)
     last = p.session.leaf_id  # one line per message, cut at 72 characters with an ellipsis
     assert lines[-1] == f"[{last}] toolResult: " + ("x = 1 " * 12)[:71] + "\u2026"
 

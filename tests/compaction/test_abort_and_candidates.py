@@ -14,6 +14,7 @@ from snapcompact.compaction import (
     CompactionEntry,
     CompactionPipeline,
     Session,
+    navigate_tree,
 )
 
 
@@ -82,7 +83,7 @@ def test_escape_cancels_a_branch_summary():
     _fill(p, 21, 3)
     target = p.session.get_branch()[3].id
     leaf, count = p.session.leaf_id, len(p.session.entries)
-    nav = p.navigate_tree(target, summarize=True)
+    nav = navigate_tree(p, target, summarize=True)
     assert nav.cancelled and nav.aborted and nav.new_leaf_id == leaf
     assert p.session.leaf_id == leaf and len(p.session.entries) == count
 

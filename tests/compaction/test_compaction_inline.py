@@ -14,7 +14,7 @@ import base64
 
 import pytest
 
-from snapcompact.compaction import ModelInfo, prompt
+from snapcompact.compaction import ModelInfo, inline_request, llm_system_prompt, prompt
 from snapcompact.compaction.inline import (
     InlineImager,
     InlineOptions,
@@ -207,13 +207,13 @@ def test_pipeline_request_applies_the_settings_without_touching_the_session():
     for m in _request():
         p.session.append_message(m)
     before = p.context()
-    out = p.inline_request()
+    out = inline_request(p)
     assert [c for c, _ in out.tool_result_savings] == ["c1"] and out.system_prompt == (prompt("inline-system-stub"),)
     assert p.context() == before
     plain = CompactionPipeline(Session(), GEMINI)
     for m in _request():
         plain.session.append_message(m)
-    assert not plain.inline_request().changed
+    assert not inline_request(plain).changed
 
 
 def test_llm_messages_is_the_request_after_inline_imaging():
@@ -245,7 +245,7 @@ def test_llm_messages_is_the_request_after_inline_imaging():
         assert c1[0]["text"] == prompt("inline-tool-result-note")
         assert [b["type"] for b in c1[1:]] == ["image"] * result_frames + ["text", "image"]
         assert wire[4]["content"] == [{"type": "text", "text": BIG}]
-    assert maint.pipeline.llm_system_prompt() == (prompt("inline-system-stub"),)
+    assert llm_system_prompt(maint.pipeline) == (prompt("inline-system-stub"),)
     # The session still holds the text (the transform is per request, never persisted).
     assert maint.pipeline.context().messages[2]["content"][0]["text"] == BIG
     replay = replay_agent_session(_request(), GEMINI, settings, strategy="full")
@@ -255,4 +255,4 @@ def test_llm_messages_is_the_request_after_inline_imaging():
     for m in _request():
         plain.session.append_message(m)
     assert plain.llm_messages()[2].to_json()["content"][0] == {"type": "text", "text": BIG}
-    assert plain.llm_system_prompt() == (system,)
+    assert llm_system_prompt(plain) == (system,)

@@ -26,6 +26,8 @@ from snapcompact.compaction import (
     Session,
     build_session_context,
     merge_settings,
+    navigate_tree,
+    transcript,
 )
 
 CLAUDE = ModelInfo("claude-sonnet-4-5", 40_000, provider="anthropic", api="anthropic-messages")
@@ -141,7 +143,7 @@ def test_long_replay_invariants_and_reload(strategy, seed, pruning, tmp_path):
     loaded = Session.load(p.session.path)
     assert loaded.entries == p.session.entries and loaded.leaf_id == p.session.leaf_id
     assert build_session_context(loaded.get_branch()) == p.context()
-    assert build_session_context(loaded.get_branch(), transcript=True) == p.transcript()
+    assert build_session_context(loaded.get_branch(), transcript=True) == transcript(p.session)
 
 
 def test_handoff_replay_starts_new_sessions(tmp_path):
@@ -255,7 +257,7 @@ def test_branch_summary_on_navigation(tmp_path):
     s.branch(a)
     target = s.append_message({"role": "user", "content": "another way"}).id
     s.branch(old_leaf)
-    nav = p.navigate_tree(target, summarize=True)
+    nav = navigate_tree(p, target, summarize=True)
     entry = nav.summary_entry
     assert entry.parent_id == target and entry.from_id == old_leaf and s.leaf_id == entry.id
     assert entry.summary.startswith("The user explored a different branch") and "x.py (Write)" in entry.summary
@@ -266,9 +268,9 @@ def test_branch_summary_on_navigation(tmp_path):
     assert Session.load(s.path).leaf_id == entry.id
     # A hook can cancel navigation or supply the summary.
     p.hooks.before_tree.append(lambda ev: CANCEL)
-    assert p.navigate_tree(a).cancelled and s.leaf_id == entry.id
+    assert navigate_tree(p, a).cancelled and s.leaf_id == entry.id
     p.hooks.before_tree[:] = [lambda ev: {"summary": {"summary": "hooked", "details": None}}]
-    assert p.navigate_tree(old_leaf, summarize=True).summary_entry.summary == "hooked"
+    assert navigate_tree(p, old_leaf, summarize=True).summary_entry.summary == "hooked"
 
 
 def test_async_completion_and_litellm_adapter(monkeypatch):

@@ -29,14 +29,16 @@ from snapcompact.compaction.shake import (
     AGGRESSIVE_SHAKE_CONFIG,
     DEFAULT_SHAKE_CONFIG,
     RESCUE_SHAKE_CONFIG,
-    ShakeApplied,
     ShakeConfig,
     ShakeRegion,
-    apply_shake_regions,
     collect_shake_regions,
-    format_shake_summary,
     latest_compaction_boundary,
     scan_block_ranges,
+)
+from snapcompact.compaction.shake_write import (
+    ShakeApplied,
+    apply_shake_regions,
+    format_shake_summary,
     shake_artifact_text,
     shake_placeholder,
 )

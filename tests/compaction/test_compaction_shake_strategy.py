@@ -29,6 +29,7 @@ from snapcompact.compaction import (
     prompt,
     replay_session,
     replay_settings,
+    shake_in_place,
 )
 
 MODEL = ModelInfo("claude-sonnet-4-5", 40_000, provider="anthropic", api="anthropic-messages")
@@ -160,7 +161,7 @@ def test_manual_compaction_summarizes_and_manual_shake_is_aggressive():
     _feed(q, _messages(5))
     # The aggressive preset keeps a 4,000-token tail only and has no minimum saving: 3 of 5 go
     # (result 2 has exactly 2 results = 4,000 tokens plus nothing else after it... and the calls).
-    applied = q.shake()
+    applied = shake_in_place(q)
     assert applied.tool_results_dropped == 3
     assert _result_texts(q) == ["[shaken ~2000 tokens]"] * 3 + [RESULT] * 2  # in memory: no artifact
 

@@ -14,6 +14,7 @@ from pipeline_rows import small_settings as _settings
 from snapcompact.compaction import (
     CompactionPipeline,
     Session,
+    handoff,
 )
 
 TOOLS = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
@@ -35,7 +36,7 @@ def test_handoff_reuses_the_live_system_prompt_tools_and_history(tmp_path):
                            tools=TOOLS)
     _fill(p, 18, 6)
     history = [to_wire_json(m) for m in p.context().messages]
-    outcome = p.handoff("mind the parser")
+    outcome = handoff(p, "mind the parser")
     assert summarizer.calls == []  # no transcript under the summarizer prompt
     (request,) = requests
     assert request["system"] == ["You are the agent.", "Rules."] and request["tools"] == TOOLS
@@ -48,7 +49,7 @@ def test_handoff_reuses_the_live_system_prompt_tools_and_history(tmp_path):
     # Without the live parts the document comes from a serialized transcript, as before.
     p2 = CompactionPipeline(Session(), CLAUDE, settings=_settings("handoff"), complete=summarizer)
     _fill(p2, 18, 6)
-    p2.handoff()
+    handoff(p2)
     assert summarizer.calls[-1]["kind"] == "handoff" and "<conversation>" in summarizer.calls[-1]["prompt"]
 
 
@@ -80,6 +81,6 @@ def test_handoff_file_names_do_not_grow_with_each_generation(tmp_path):
     names = []
     for generation in range(30):
         _fill(p, 30 + generation, 2)
-        names.append(p.handoff().handoff_session.path.name)
+        names.append(handoff(p).handoff_session.path.name)
     assert all(re.fullmatch(r"work\.handoff-[0-9a-f]{8}\.jsonl", n) for n in names), names[-1]
     assert len(set(names)) == 30

@@ -6,6 +6,7 @@ off or the target is not larger), LLM mocked.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 from compaction_synth import FakeLLM, Turns
 from pipeline_rows import CLAUDE
@@ -17,7 +18,9 @@ from snapcompact.compaction import (
     CompactionPipeline,
     ModelInfo,
     Session,
+    TokenEstimator,
     merge_settings,
+    promote,
 )
 
 
@@ -92,3 +95,17 @@ def test_threshold_promotes_before_compacting_unless_disabled_or_not_larger():
         same = ModelInfo("big-model", 30_000)  # configured target, but not a larger window
         p = CompactionPipeline(Session(), SMALL, settings=_settings(), complete=FakeLLM(), models=[SMALL, same])
         assert over_threshold(p).entry is not None and p.model is SMALL
+
+
+def test_promotion_charges_frames_at_the_new_models_rate():
+    # An archive frame is charged the model's ``image_tokens`` (PipelineState.estimator); after
+    # a promotion the charge is the new model's. An estimator the caller gave is kept as given.
+    small, big = replace(SMALL, image_tokens=1_000), replace(BIG, image_tokens=3_000)
+    p = CompactionPipeline(Session(), small, settings=_settings(), models=[small, big])
+    assert p.estimator.frame_tokens == 1_000
+    assert promote(p) is big and p.model is big
+    assert p.estimator.frame_tokens == 3_000
+    given = TokenEstimator(frame_tokens=7)
+    q = CompactionPipeline(Session(), small, settings=_settings(), models=[small, big],
+                           estimator=given)
+    assert promote(q) is big and q.estimator is given
