@@ -20,14 +20,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from snapcompact.render.silver_table import TABLE_FILE
-from snapcompact.render.silver_table_build import build, variant_pixel_sizes
+from snapcompact.render.silver_table_build import build, shape_pixel_sizes
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "fonts" / TABLE_FILE)
     args = parser.parse_args()
-    sizes = variant_pixel_sizes()
+    sizes = shape_pixel_sizes()
     arrays = build(sizes)
     np.savez_compressed(args.out, **arrays)
     print(

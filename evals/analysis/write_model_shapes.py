@@ -27,7 +27,7 @@ from typing import Any
 
 import snapcompact.pricing
 from evals.analysis.aggregate import UNMATCHED_LINE, Decision, reader_label, shape_label
-from snapcompact.core import NAMED_SHAPES
+from snapcompact.core import NAMED_SHAPES, renamed_keys
 from snapcompact.pricing import parse_shape_rules, shape_rules
 
 HIGH_RES_LINE = "claude-high-res"
@@ -185,10 +185,11 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
     """
     parse_shape_rules(current_text)  # the starting point must itself be valid
     old_data = tomllib.loads(current_text)
-    if "family_variants" in old_data:
-        raise ValueError("the model shape table is in the old spelling (family_variants, "
-                         "variant, reference_variant): rename them family_shapes, shape, "
-                         "reference_shape before writing winners into it")
+    old_keys = renamed_keys("model_table")
+    if any(key in old_data for key in old_keys):
+        raise ValueError(f"the model shape table is in the old spelling ({', '.join(old_keys)}): "
+                         f"rename them {', '.join(old_keys.values())} before writing winners "
+                         "into it")
     expected = copy.deepcopy(old_data)
     lines = current_text.splitlines(keepends=True)
     by_line: dict[str, list[Decision]] = {}
