@@ -1,9 +1,9 @@
-"""Write fonts/silver-glyphs.npz: Silver's glyphs pre-rasterized at every variant's pixel size.
+"""Write fonts/silver-glyphs.npz: Silver's glyphs pre-rasterized at every named shape's pixel size.
 
 Why generated: the table is derived data (fonts/Silver.ttf through snapcompact.render.silver's
 fontdue-exact rasterizer), shipped so that no process pays for rasterizing fallback glyphs
 (see snapcompact/render/silver_table.py).  Regenerate it whenever the font, the rasterizer or the set
-of shape variants changes; tests/render/test_silver_table.py fails until it is.
+of named shapes changes; tests/render/test_silver_table.py fails until it is.
 
     .venv/bin/python scripts/make_silver_table.py [--out fonts/silver-glyphs.npz]
 """
