@@ -79,3 +79,14 @@ def test_every_renamed_key_names_the_key_in_use_today() -> None:
     eval_keys = (REPO / "configs" / "shape" / "auto.yaml").read_text()
     assert all(f"{new.split('.', 1)[1]}:" in eval_keys
                for new in renamed_keys("config_keys").values())
+
+
+def test_winners_are_not_written_into_a_table_in_the_old_spelling() -> None:
+    """The old spelling is read (with a warning), never rewritten: proposing winners into a
+    model table in it is refused, naming the keys to rename them to."""
+    from evals.analysis.write_model_shapes import propose_table
+
+    text = resources.files("snapcompact.pricing").joinpath("model_shapes.toml").read_text()
+    old, new = next((o, n) for o, n in renamed_keys("model_table").items() if f"[{n}]" in text)
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=f"rename them .*{new}"):
+        propose_table(text.replace(f"[{new}]", f"[{old}]"), [])
