@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from snapcompact.core import (
         NAMED_SHAPES,
         SHAPE_NAMES,
-        SHAPE_VARIANT_NAMES,
         Geometry,
         Shape,
         geometry,
@@ -59,7 +58,6 @@ _WHERE: dict[str, str] = {
     "ResolvedShape": "pricing",
     "NAMED_SHAPES": "core",
     "SHAPE_NAMES": "core",
-    "SHAPE_VARIANT_NAMES": "core",
     "Session": "compaction",
     "Settings": "compaction",
     "Shape": "core",
@@ -79,7 +77,6 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "NAMED_SHAPES",
     "SHAPE_NAMES",
-    "SHAPE_VARIANT_NAMES",
     "Archive",
     "CompactionPipeline",
     "CompactionResult",

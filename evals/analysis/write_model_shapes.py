@@ -20,14 +20,14 @@ import difflib
 import json
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import snapcompact.pricing
 from evals.analysis.aggregate import UNMATCHED_LINE, Decision, reader_label, shape_label
-from snapcompact.core import NAMED_SHAPES
+from snapcompact.core import NAMED_SHAPES, renamed_keys
 from snapcompact.pricing import parse_shape_rules, shape_rules
 
 HIGH_RES_LINE = "claude-high-res"
@@ -174,6 +174,15 @@ def _row_data(data: dict, line_name: str) -> dict:
     return next(r for r in data["rules"] if r.get("name") == line_name)
 
 
+def _refuse_old_spelling(data: Mapping[str, Any]) -> None:
+    """Winners are written into today's spelling only (the old one is read, not rewritten)."""
+    old_keys = renamed_keys("model_table")
+    if any(key in data for key in old_keys):
+        raise ValueError(f"the model shape table is in the old spelling ({', '.join(old_keys)}): "
+                         f"rename them {', '.join(old_keys.values())} before writing winners "
+                         "into it")
+
+
 def propose_table(current_text: str, decisions: Iterable[Decision], reader: str | None = None,
                   provenance: str = "",
                   kept: Sequence[tuple[Decision, str]] = ()) -> TableProposal:
@@ -185,10 +194,7 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
     """
     parse_shape_rules(current_text)  # the starting point must itself be valid
     old_data = tomllib.loads(current_text)
-    if "family_variants" in old_data:
-        raise ValueError("the model shape table is in the old spelling (family_variants, "
-                         "variant, reference_variant): rename them family_shapes, shape, "
-                         "reference_shape before writing winners into it")
+    _refuse_old_spelling(old_data)
     expected = copy.deepcopy(old_data)
     lines = current_text.splitlines(keepends=True)
     by_line: dict[str, list[Decision]] = {}

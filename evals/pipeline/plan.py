@@ -20,7 +20,7 @@ from evals.items.sessions import SessionItem, as_session
 from evals.readers.provider import reader_metadata
 from evals.replay.contexts import Context, build_context, fill_images
 from evals.send.client import Request
-from evals.send.price_map import UnpricedModel, max_input_tokens, price_of, require_price
+from evals.send.price_map import UnpricedModel, model_window, price_of, require_price
 from evals.send.prompt_cache import MARKER, cache_plan, prompt_cache_key
 from evals.spec.provenance import offline_reader_version
 from evals.spec.run_spec import RunSpec
@@ -281,7 +281,7 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
     ocr_dir = str(spec.ocr_cache_dir) if spec.ocr_cache_dir is not None else None
     items = load_items(spec)
 
-    window = max_input_tokens(spec.model.price_model)
+    window = model_window(spec.model.price_model)
     groups: list[list[Planned]] = []
     built: list[tuple[SessionItem, Context]] = []
     started = time.perf_counter()
@@ -291,7 +291,7 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
         for arm in spec.arms():
             begun = time.perf_counter()
             context = build_context(item, arm, spec, frames=frames, contexts=contexts,
-                                    complete=summarizer, max_input_tokens=window)
+                                    complete=summarizer, model_window=window)
             context = same_context(context, first_of)
             if context.same_context_as is None and context.skipped is None:
                 # another job of the sweep (same results_dir) may have sent it already

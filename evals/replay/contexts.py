@@ -37,6 +37,7 @@ from evals.store.pixel_keys import pixel_digest
 from evals.store.records import ContextStore, FrameStore
 from snapcompact.agent import (
     LLM_METHODS,
+    AgentReplay,
     agent_settings,
     frame_shape_name,
     frames_by_shape,
@@ -50,7 +51,6 @@ from snapcompact.compaction import (
     tool_definitions,
     user_question,
 )
-from snapcompact.pricing import resolve_shape
 
 PLACEHOLDER_URL = "data:image/png;base64,"
 
@@ -196,60 +196,28 @@ def _stored_context(messages: Sequence[Mapping[str, Any]], hashes: Sequence[str]
 def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
                   frames: FrameStore | None, contexts: ContextStore | None,
                   complete: Callable[..., Any] | None = None,
-                  max_input_tokens: int | None = None) -> Context:
-    """Replay ``item`` under ``arm`` and bill the next turn's context for the target."""
+                  model_window: int | None = None) -> Context:
+    """Replay ``item`` under ``arm`` and bill the next turn's context for the target.
+
+    ``model_window``: the target model's own input window (``evals.send.price_map.
+    model_window``); only the ``full`` arm is measured against it (skipped when over).
+    """
     model = spec.model
-    shape = arm.shape if arm.is_snapcompact else None
-    settings = agent_settings(
-        arm.strategy, spec.settings(),
-        shape=shape.name if shape is not None else None,
-        policy=arm.policy or None,
-        frame_size=shape.frame_size if shape is not None else None)
     # The question is the next user message: the pre-prompt check runs for it (the longest of
     # the item's questions, so the check holds for every one of them).
     longest = max((q.question for q in item.questions), key=len)
     final_prompt = user_question(question_text(longest))
-    oracle = spec.summarizer.oracle if spec.summarizer is not None else None
-    if oracle == "perfect":  # the same maintenance path; only the summary text is the oracle's
-        complete = perfect_summarizer(q.evidence for q in item.questions)
-    recorder = CallRecorder(complete) if complete is not None else None
-    complete = recorder if recorder is not None else complete
-    with warnings.catch_warnings():  # fallbacks are kept in replay.warnings and the rows
-        warnings.simplefilter("ignore", RuntimeWarning)
-        replay = replay_agent_session(item.messages, model_info(spec), settings,
-                                      strategy=arm.strategy, complete=complete,
-                                      final_prompt=final_prompt)
+    replay, recorder = _replayed(item, arm, spec, complete, final_prompt)
     maint = replay.maintenance
-    chat = to_chat_messages(replay.llm_messages())
-    if model.image_detail is not None:
-        _override_detail(chat, model.image_detail)
-    tools = tool_definitions(chat)
-    bill = bill_request(chat, model.target_model, api=model.api, provider=model.provider,
-                        tools=tools)
-    images = sum(1 for m in chat for p in m.get("content") or ()
-                 if isinstance(p, dict) and p.get("type") == "image_url")
-    if images > spec.max_frames:  # the archive keeps the provider's budget; this guards typos
-        raise ValueError(f"{item.item_id} {arm.label}: the context carries {images:,} frames, "
-                         f"more than max_frames={spec.max_frames:,}")
+    chat, tools, bill = _billed_chat(replay, spec, f"{item.item_id} {arm.label}")
     keyed, hashes, pngs = _keyed(chat, frames)
-    stored = _stored_context(keyed, hashes, bill.images)
-    if tools:
-        stored["tools"] = tools
-    passes = tuple(p.to_json() for p in replay.passes)
     # every maintenance pass beside the context it produced: the report reads per-round
     # methods, rejections, frame caps and frames by shape from here (records keep the totals)
-    stored["passes"] = list(passes)
-    context_hash = contexts.put(stored) if contexts is not None else ""
-    wanted, drawn_names = _frame_shapes(replay, spec, arm)
+    passes = tuple(p.to_json() for p in replay.passes)
+    context_hash = _store(contexts, keyed, hashes, bill, tools, passes)
+    wanted, drawn_names = _frame_shapes(replay, arm)
     names = sorted(set(drawn_names))
-    sent_hash = _sent_hash(keyed, tools, hashes)
-    drawn = "+".join(names) if names else TEXT_ARM
     sizes = {b.width for b in bill.images}
-    skipped = None
-    too_long = max_input_tokens is not None and bill.billed_tokens > max_input_tokens
-    if arm.strategy == "full" and too_long:
-        skipped = (f"the whole history ({bill.billed_tokens:,} tokens) exceeds "
-                   f"{model.target_model}'s window of {max_input_tokens:,} input tokens")
     counted = maint.stored_tokens([final_prompt]) if maint is not None else bill.billed_tokens
     fits = max(counted, bill.billed_tokens) <= spec.context_window
     llm_methods = sorted(m for m in replay.methods_used() if m in LLM_METHODS)
@@ -257,12 +225,12 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     valid, note = _production_verdict(replay, arm, fits, counted, bill.billed_tokens,
                                       spec.context_window,
                                       stand_in_methods=llm_methods if stand_in else (),
-                                      oracle=oracle)
+                                      oracle=spec.summarizer.oracle if spec.summarizer else None)
     archive = replay.final_archive()
     caps = [a.frame_cap.max_frames for p in replay.passes for a in p.attempts
             if a.frame_cap is not None]
     return Context(
-        arm=arm, shape=drawn if hashes else TEXT_ARM,
+        arm=arm, shape=("+".join(names) if names else TEXT_ARM) if hashes else TEXT_ARM,
         frame_size=max(sizes) if sizes else 0,
         messages=tuple(keyed), tools=tuple(tools), frame_hashes=tuple(hashes),
         frame_px=tuple((b.width, b.height) for b in bill.images),
@@ -272,10 +240,11 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         text_tokens_without_question=bill.text_tokens, text_token_method=bill.text_token_method,
         compactions=replay.compactions,
         frames_evicted=max(0, replay.frames_seen() - replay.frames_in_archive()),
-        text_tail_chars=_archive_text_chars(replay.final_archive()),
+        text_tail_chars=_archive_text_chars(archive),
         compaction_cost_tokens=_usage_tokens(replay.llm_usage),
         discarded_round=replay.discarded_round, context_hash=context_hash,
-        replay_warnings=replay.warnings, skipped=skipped,
+        replay_warnings=replay.warnings,
+        skipped=_full_skipped(arm, bill.billed_tokens, model_window, model.target_model),
         pixel_hashes=tuple(pixel_digest(png) for png in pngs),
         methods_used=replay.methods_used(), frame_cap=max(caps) if caps else None,
         frames_by_shape=(frames_by_shape(archive.frames) if archive is not None and hashes
@@ -287,10 +256,72 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         passes=passes,
         truncated_chars=archive.truncated_chars if archive is not None else 0,
         summary_stand_in=stand_in,
-        sent_hash=sent_hash, shape_asked=wanted,
+        sent_hash=_sent_hash(keyed, tools, hashes), shape_asked=wanted,
         shape_asked_drawn=(wanted in names) if (hashes and wanted) else None,
         stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model),
         compaction_bill=_compaction_bill(recorder, spec, replay.methods_used()))
+
+
+def _replayed(item: SessionItem, arm: ArmSpec, spec: RunSpec,
+              complete: Callable[..., Any] | None, final_prompt: Mapping[str, Any]
+              ) -> tuple[AgentReplay, CallRecorder | None]:
+    """The agent's maintenance over the session at the arm's settings, and the recorder of the
+    summarizer's calls (for ``summarizer=perfect``, the oracle's: the same maintenance path;
+    only the summary text is the oracle's)."""
+    shape = arm.shape if arm.is_snapcompact else None
+    settings = agent_settings(
+        arm.strategy, spec.settings(),
+        shape=shape.name if shape is not None else None,
+        policy=arm.policy or None,
+        frame_size=shape.frame_size if shape is not None else None)
+    if spec.summarizer is not None and spec.summarizer.oracle == "perfect":
+        complete = perfect_summarizer(q.evidence for q in item.questions)
+    recorder = CallRecorder(complete) if complete is not None else None
+    with warnings.catch_warnings():  # fallbacks are kept in replay.warnings and the rows
+        warnings.simplefilter("ignore", RuntimeWarning)
+        replay = replay_agent_session(item.messages, model_info(spec), settings,
+                                      strategy=arm.strategy, complete=recorder,
+                                      final_prompt=final_prompt)
+    return replay, recorder
+
+
+def _billed_chat(replay: AgentReplay, spec: RunSpec, label: str
+                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Any]:
+    """The next request as chat messages (the model config's image detail applied), the tools
+    it declares and its bill for the target; refused past ``max_frames``."""
+    model = spec.model
+    chat = to_chat_messages(replay.llm_messages())
+    if model.image_detail is not None:
+        _override_detail(chat, model.image_detail)
+    tools = tool_definitions(chat)
+    bill = bill_request(chat, model.target_model, api=model.api, provider=model.provider,
+                        tools=tools)
+    images = sum(1 for m in chat for p in m.get("content") or ()
+                 if isinstance(p, dict) and p.get("type") == "image_url")
+    if images > spec.max_frames:  # the archive keeps the provider's budget; this guards typos
+        raise ValueError(f"{label}: the context carries {images:,} frames, "
+                         f"more than max_frames={spec.max_frames:,}")
+    return chat, tools, bill
+
+
+def _store(contexts: ContextStore | None, keyed: Sequence[Mapping[str, Any]],
+           hashes: Sequence[str], bill: Any, tools: Sequence[Mapping[str, Any]],
+           passes: Sequence[Mapping[str, Any]]) -> str:
+    """The context (and its passes) put in the context store; its hash ("" without a store)."""
+    stored = _stored_context(keyed, hashes, bill.images)
+    if tools:
+        stored["tools"] = tools
+    stored["passes"] = list(passes)
+    return contexts.put(stored) if contexts is not None else ""
+
+
+def _full_skipped(arm: ArmSpec, billed: int, model_window: int | None,
+                  target_model: str) -> str | None:
+    """Why the ``full`` arm is not asked: the whole history exceeds the model's own window."""
+    if arm.strategy != "full" or model_window is None or billed <= model_window:
+        return None
+    return (f"the whole history ({billed:,} tokens) exceeds "
+            f"{target_model}'s window of {model_window:,} input tokens")
 
 
 def _compaction_bill(recorder: CallRecorder | None, spec: RunSpec,
@@ -370,15 +401,14 @@ def _override_detail(messages: Sequence[dict[str, Any]], detail: str) -> None:
                 part["image_url"]["detail"] = detail
 
 
-def _frame_shapes(replay: Any, spec: RunSpec, arm: ArmSpec) -> tuple[str, list[str]]:
-    """The shape the arm asked for (resolved) and the shape names of the frames in the final
-    archive, as drawn (the foveated middle is drawn in the dense companion whatever shape was
-    asked for; see :func:`snapcompact.agent.frame_shape_name`). ("", []) for other arms."""
+def _frame_shapes(replay: AgentReplay, arm: ArmSpec) -> tuple[str, list[str]]:
+    """The shape the arm asked for (resolved by the library's replay, which drew with it) and
+    the shape names of the frames in the final archive, as drawn (the foveated middle is drawn
+    in the dense companion whatever shape was asked for; see
+    :func:`snapcompact.agent.frame_shape_name`). ("", []) for other arms."""
     if not arm.is_snapcompact:
         return "", []
-    model = spec.model
-    wanted = resolve_shape(model.target_model, api=model.api, provider=model.provider,
-                           shape=arm.shape.name, frame_size=arm.shape.frame_size).name
+    wanted = replay.shape_asked
     archive = replay.final_archive()
     if archive is None:
         return wanted, []

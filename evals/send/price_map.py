@@ -128,11 +128,19 @@ def require_price(model: str, role: str = "model.price_model") -> TokenPrice:
         raise UnpricedModel(role, model, closest_priced(model)) from None
 
 
-def max_input_tokens(model: str) -> int | None:
-    """The model's input window from litellm's bundled cost map (None when unknown)."""
+#: The key of litellm's cost-map row that holds the model's own input window (data, not our word).
+_WINDOW_KEY = "max_input_tokens"
+
+
+def model_window(model: str) -> int | None:
+    """The model's own input window (tokens) from litellm's bundled cost map (None when unknown).
+
+    Not the run's ``context_window`` (the working window maintenance compacts at): this one
+    only decides whether the ``full`` arm fits the model at all.
+    """
     for _, row in _rows(model):
-        if isinstance(row.get("max_input_tokens"), int):
-            return row["max_input_tokens"]
+        if isinstance(row.get(_WINDOW_KEY), int):
+            return row[_WINDOW_KEY]
     return None
 
 

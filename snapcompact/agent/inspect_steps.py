@@ -60,7 +60,7 @@ def _settings(req: CompactRequest) -> Any:
                                                             "strategy": req.strategy}})
     settings = load_settings(req.settings, base=base)
     overrides = {k: v for k, v in (("shape", req.shape), ("policy", req.policy),
-                                   ("frameSize", req.frame_size)) if v is not None}
+                                   ("frame_size", req.frame_size)) if v is not None}
     return merge_settings(settings, {"snapcompact": overrides}) if overrides else settings
 
 

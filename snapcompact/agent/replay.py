@@ -50,6 +50,7 @@ from snapcompact.compaction import (
     tallied,
     truncating_hooks,
 )
+from snapcompact.pricing import resolve_shape
 
 __all__ = ["AGENT_STRATEGIES", "AgentReplay", "agent_settings", "replay_agent_session"]
 
@@ -75,6 +76,16 @@ class AgentReplay(Replay):
     def dead_ends(self) -> int:
         """Passes that committed but left the context above the recovery band."""
         return sum(1 for p in self.passes if p.dead_end)
+
+    @property
+    def shape_asked(self) -> str:
+        """The shape the snapcompact passes ask for, resolved as they resolve it (``auto``: the
+        shape production picks for the model); "" when no maintenance ran."""
+        if self.maintenance is None:
+            return ""
+        model, sc = self.maintenance.model, self.maintenance.settings.snapcompact
+        return resolve_shape(model.id, api=model.api, provider=model.provider, shape=sc.shape,
+                             frame_size=sc.frame_size).name
 
     def methods_used(self) -> dict[str, int]:
         """Accepted method -> passes (``none`` for passes where every method failed)."""

@@ -9,10 +9,11 @@ the context builder read it.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from snapcompact.core import on_disk_key
 
 PRESERVE_KEY = "snapcompact"
 Policy = Literal["pinned", "foveated"]
@@ -20,8 +21,9 @@ POLICIES: tuple[str, ...] = ("pinned", "foveated")
 #: Provider-native compaction payloads a snapcompact pass supersedes.
 PROVIDER_COMPACTION_KEYS = ("openaiRemoteCompaction", "anthropicCompaction")
 BLOB_PREFIX = "blob:sha256:"
-#: The persisted key of a frame's ink: the reference's word for it (``ArchiveFrame.ink``).
-INK_KEY = "variant"
+#: The persisted key of a frame's ink (``ArchiveFrame.ink``): the reference's word, kept on disk
+#: so archives stay readable by (and from) the reference; the word lives in the old-spellings table.
+INK_KEY = on_disk_key("archive_ink")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -50,7 +52,7 @@ def _opt_str(raw: Mapping[str, Any], key: str, where: str) -> str | None:
 class ArchiveFrame:
     """One persisted frame: base64 PNG (or a ``blob:sha256:`` reference) plus its reading grid.
 
-    ``ink`` is the frame's ink (``bw``, ``sent``); the persisted key is ``variant``, the
+    ``ink`` is the frame's ink (``bw``, ``sent``); the persisted key is :data:`INK_KEY`, the
     reference's name for it, so archives stay readable by (and from) the reference.
     """
 
@@ -101,13 +103,6 @@ class ArchiveFrame:
                    _int(raw, "chars", where), _opt_str(raw, "font", where),
                    _opt_str(raw, INK_KEY, where), opt_ints["lineRepeat"], opt_ints["columns"],
                    dim, _opt_str(raw, "detail", where), opt_ints["sourceChars"])
-
-    @property
-    def variant(self) -> str | None:
-        """Old spelling of ``ink`` (deprecated; the persisted key keeps the name)."""
-        warnings.warn("ArchiveFrame.variant is the old spelling; use ArchiveFrame.ink",
-                      DeprecationWarning, stacklevel=2)
-        return self.ink
 
 
 @dataclass(frozen=True)

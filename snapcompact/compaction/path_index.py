@@ -6,7 +6,7 @@ message tokens follow this entry) and answering them by walking the whole branch
 a session quadratic in its length. :class:`BranchIndex` answers them from running totals that an
 append extends in O(1); only a change that is not an append under the leaf costs a walk.
 
-What the caches rely on (the invariants; :class:`~.session.Session` calls the hooks):
+What the caches rely on (the rules they keep; :class:`~.session.Session` calls the hooks):
 
 * entries are immutable: a changed entry is a new object swapped in by
   :meth:`~.session.Session.replace_entries` (same id, parent and type), which reports the swap

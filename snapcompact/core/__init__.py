@@ -1,5 +1,7 @@
 """Facts every stage shares: control glyphs, frame shapes, JavaScript text semantics, the
-token estimate and where the fonts live. Imports nothing else from snapcompact.
+token estimate, where the fonts live, and the old spellings persisted data may carry
+(``old_spellings``: the one converter, its table in ``old_spellings.toml``). Imports nothing
+else from snapcompact.
 
 The names below are the public API; everything else is internal and may change.
 """
@@ -32,14 +34,13 @@ if TYPE_CHECKING:
     )
     from snapcompact.core.json_text import indented_json
     from snapcompact.core.lazy import lazy_exports  # noqa: F811
+    from snapcompact.core.old_spellings import on_disk_key, rename_old_keys, renamed_keys
     from snapcompact.core.shapes import (
         FONTS,
         NAMED_SHAPES,
         NATURAL_CELL,
         PARAMETRIC_PREFIX,
         SHAPE_NAMES,
-        SHAPE_VARIANT_NAMES,
-        SHAPE_VARIANTS,
         Geometry,
         Shape,
         check_frame_size,
@@ -75,13 +76,14 @@ _WHERE: dict[str, str] = {
     "JS_WHITESPACE": "js",
     "JS_WS": "js",
     "NATURAL_CELL": "shapes",
+    "on_disk_key": "old_spellings",
+    "rename_old_keys": "old_spellings",
+    "renamed_keys": "old_spellings",
     "NEWLINE_GLYPH": "glyphs",
     "Shape": "shapes",
     "shape_table_sha256": "shapes",
     "NAMED_SHAPES": "shapes",
     "SHAPE_NAMES": "shapes",
-    "SHAPE_VARIANT_NAMES": "shapes",
-    "SHAPE_VARIANTS": "shapes",
     "PARAMETRIC_PREFIX": "shapes",
     "parametric_name": "shapes",
     "parametric_shape": "shapes",
@@ -104,8 +106,6 @@ __all__ = [
     "NAMED_SHAPES",
     "PARAMETRIC_PREFIX",
     "SHAPE_NAMES",
-    "SHAPE_VARIANTS",
-    "SHAPE_VARIANT_NAMES",
     "Shape",
     "WIDE_RANGES",
     "check_frame_size",
@@ -120,9 +120,12 @@ __all__ = [
     "js_number_to_string",
     "js_round",
     "js_slice",
+    "on_disk_key",
     "parametric_name",
     "parametric_shape",
     "parse_parametric_name",
+    "rename_old_keys",
+    "renamed_keys",
     "shape_table_sha256",
     "utf16_len",
 ]

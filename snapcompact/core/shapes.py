@@ -17,6 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal, Mapping
 
+from snapcompact.core.old_spellings import rename_old_keys, renamed_keys
+
 Font = Literal["5x8", "6x12", "8x13", "8x8", "silver"]
 Ink = Literal["bw", "sent"]
 
@@ -128,21 +130,20 @@ def _table_bytes() -> bytes:
 def parse_shape_table(raw: bytes | str) -> dict[str, Shape]:
     """Parse and validate a shape table (TOML with a ``[shapes.NAME]`` table per shape).
 
-    A table in the old spelling (``[variants.NAME]``, the reference's word) still loads, with a
-    ``DeprecationWarning`` naming the new one.
+    A table in an old spelling (``snapcompact.core.old_spellings``, the reference's word) still
+    loads, with a ``DeprecationWarning`` naming the new one.
     """
     text = raw.decode() if isinstance(raw, bytes) else raw
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"shape table is not valid TOML: {exc}") from exc
-    if "variants" in data:
-        if "shapes" in data:
-            raise ValueError("shape table has both [shapes.NAME] and the old [variants.NAME] "
-                             "entries; keep [shapes.NAME] only")
-        warnings.warn("shape table: [variants.NAME] is the old spelling; use [shapes.NAME]",
-                      DeprecationWarning, stacklevel=2)
-    shapes = data.get("shapes", data.get("variants"))
+    data, old = rename_old_keys("shape_table", data, "shape table")
+    for key in old:
+        warnings.warn(f"shape table: [{key}.NAME] is the old spelling; use "
+                      f"[{renamed_keys('shape_table')[key]}.NAME]", DeprecationWarning,
+                      stacklevel=2)
+    shapes = data.get("shapes")
     if not isinstance(shapes, dict) or not shapes:
         raise ValueError("shape table has no [shapes.NAME] entries")
     allowed = {f for f in Shape.__dataclass_fields__ if f != "name"}
@@ -168,9 +169,6 @@ def _named_shapes() -> dict[str, Shape]:
 #: The named shapes of ``shapes.toml``, in the reference's declaration order.
 NAMED_SHAPES: Mapping[str, Shape] = _named_shapes()
 SHAPE_NAMES: tuple[str, ...] = tuple(NAMED_SHAPES)
-#: The reference's spellings (``SHAPE_VARIANTS``, ``SHAPE_VARIANT_NAMES``), kept as aliases.
-SHAPE_VARIANTS = NAMED_SHAPES
-SHAPE_VARIANT_NAMES = SHAPE_NAMES
 
 
 def shape_table_sha256() -> str:

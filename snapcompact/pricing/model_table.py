@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal, Mapping
 
-from snapcompact.core import NAMED_SHAPES, check_frame_size
+from snapcompact.core import NAMED_SHAPES, check_frame_size, rename_old_keys, renamed_keys
 
 #: Billing families: how an API's provider turns an image into tokens.
 FAMILIES: tuple[str, ...] = ("anthropic", "openai", "google", "unknown")
@@ -60,28 +60,16 @@ def _known_shape(name: object, where: str) -> str:
     return name
 
 
-#: Keys of the old spelling (the reference's word "variant") -> the key that replaced them.
-OLD_KEYS: Mapping[str, str] = {"family_variants": "family_shapes", "variant": "shape",
-                               "reference_variant": "reference_shape"}
-
-
 def _renamed_old_keys(data: dict) -> dict:
-    """``data`` with the old keys renamed, warning once (``DeprecationWarning``) naming them."""
+    """``data`` with the keys of an old spelling renamed (``snapcompact.core.old_spellings``),
+    warning once (``DeprecationWarning``) naming them and their new spelling."""
     seen: set[str] = set()
 
     def renamed(table: object) -> object:
         if not isinstance(table, dict):
             return table
-        out = {}
-        for key, value in table.items():
-            new = OLD_KEYS.get(key)
-            if new is not None:
-                if new in table:
-                    raise ValueError(f"model shape table: both {new!r} and its old spelling "
-                                     f"{key!r} are set; keep {new!r} only")
-                seen.add(key)
-                key = new
-            out[key] = value
+        out, old = rename_old_keys("model_table", table, "model shape table")
+        seen.update(old)
         return out
 
     data = dict(renamed(data))  # type: ignore[call-overload]
@@ -91,8 +79,9 @@ def _renamed_old_keys(data: dict) -> dict:
     data["claude_high_res"] = renamed(data.get("claude_high_res"))
     data["rules"] = [renamed(row) for row in data.get("rules", [])]
     if seen:
+        new_keys = renamed_keys("model_table")
         warnings.warn("model shape table: old key(s) " + ", ".join(sorted(seen)) + "; use "
-                      + ", ".join(OLD_KEYS[k] for k in sorted(seen)),
+                      + ", ".join(new_keys[k] for k in sorted(seen)),
                       DeprecationWarning, stacklevel=3)
     return data
 

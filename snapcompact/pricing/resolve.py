@@ -12,7 +12,6 @@ differs from the reference implementation the reference value is kept beside it,
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -43,16 +42,6 @@ class IdealShape:
     frame_size: int | None
     rule: str
 
-    @property
-    def variant(self) -> str:
-        """Old spelling of ``name`` (deprecated)."""
-        _warn_old("IdealShape.variant", "IdealShape.name")
-        return self.name
-
-
-def _warn_old(old: str, new: str) -> None:
-    warnings.warn(f"{old} is the old spelling; use {new}", DeprecationWarning, stacklevel=3)
-
 
 def ideal_shape(model_id: str, table: Table = "seed") -> IdealShape | None:
     """Measured shape for ``model_id``, or None when the line was never measured."""
@@ -71,10 +60,6 @@ def ideal_shape(model_id: str, table: Table = "seed") -> IdealShape | None:
     if table == "reference" and name != rule.shape:
         size = None
     return IdealShape(name, size, rule.name)
-
-
-#: The reference's spelling (``idealShapeVariant``), kept as an alias.
-ideal_shape_variant = ideal_shape
 
 
 #: How a resolution that matched no model rule starts its ``rule`` (see ``ResolvedShape.fallback``).
@@ -106,12 +91,6 @@ class ResolvedShape:
         if self.forced or not self.rule.startswith(_UNMEASURED):
             return None
         return f"{self.model_id!r} matches no model rule: {self.rule} ({self.name})"
-
-    @property
-    def variant(self) -> str:
-        """Old spelling of ``name`` (deprecated)."""
-        _warn_old("ResolvedShape.variant", "ResolvedShape.name")
-        return self.shape.name
 
     @property
     def frame_size(self) -> int:
@@ -148,16 +127,13 @@ def resolve_shape(
     shape: str | None = "auto",
     frame_size: int | None = None,
     table: Table = "seed",
-    *,
-    variant: str | None = None,
 ) -> ResolvedShape:
     """The frame shape for ``model_id`` over ``api`` (or ``provider``'s usual API).
 
     ``shape`` other than "auto" forces that named (or parametric) shape at its own research
     frame size, re-priced for the carrying API. ``frame_size`` overrides the frame side (and the
-    estimate follows). ``variant=`` is the old spelling of ``shape=`` (deprecated).
+    estimate follows).
     """
-    shape = _shape_argument(shape, variant, "resolve_shape")
     if not isinstance(model_id, str):
         raise ValueError(f"model id must be a string, got {model_id!r}")
     if table not in TABLES:
@@ -196,35 +172,19 @@ def _resolve(model_id: str, api: str | None, provider: str | None, shape: str | 
                    model_id, wire, provider, False)
 
 
-def _shape_argument(shape: str | None, variant: str | None, caller: str) -> str | None:
-    """``shape``, or the deprecated ``variant=`` value with a warning naming ``shape=``."""
-    if variant is None:
-        return shape
-    if shape not in (None, "auto"):
-        raise ValueError(f"{caller}: give shape= only (variant= is its old spelling), got "
-                         f"shape={shape!r} and variant={variant!r}")
-    warnings.warn(f"{caller}(variant=...) is the old spelling; use shape=", DeprecationWarning,
-                  stacklevel=3)
-    return variant
-
-
 def resolve_shape_for_text(
     text: str,
     model_id: str,
     api: str | None = None,
     provider: str | None = None,
     shape: str | None = "auto",
-    *,
-    variant: str | None = None,
 ) -> ResolvedShape:
     """Like ``resolve_shape``, but fall back to the TrueType Silver shape when the text needs it.
 
-    Explicit shapes are kept (``variant=`` is the old spelling of ``shape=``, deprecated).
-    Otherwise, when the resolved bitmap shape cannot render the text
+    Explicit shapes are kept. Otherwise, when the resolved bitmap shape cannot render the text
     safely (too many ``?`` fallbacks) or the text is CJK-heavy, the Silver shape (same billing
     family, its own 1568 px frame) is used if it renders the text safely.
     """
-    shape = _shape_argument(shape, variant, "resolve_shape_for_text")
     return _resolve_with_silver(model_id, api, provider, shape,
                                 lambda font: _is_safe(scan_renderability(text, font)),
                                 lambda: cjk_heavy(text))

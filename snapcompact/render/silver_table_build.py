@@ -45,7 +45,7 @@ def build(pixel_sizes: list[float]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def variant_pixel_sizes() -> list[float]:
+def shape_pixel_sizes() -> list[float]:
     """Every Silver pixel size the named shapes draw with (Silver shapes and bitmap fallbacks)."""
 
     sizes = set()

@@ -1,8 +1,8 @@
 """A frame's ink is ``ArchiveFrame.ink``; the persisted key stays the reference's ``variant``.
 
 Archives the reference wrote (the golden scenarios of ``tests/golden/archive``) load with their
-ink under the new name and are written back byte for byte, and the old attribute still answers,
-with a warning naming the new one.
+ink under the new name and are written back byte for byte; the old attribute is retired
+(issue 38: one word).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import json
 
-import pytest
 from locations import GOLDEN
 
 from snapcompact.archive import ArchiveFrame
@@ -33,11 +32,10 @@ def test_reference_archive_loads_its_ink_and_writes_the_same_key() -> None:
     assert [f.to_json() for f in archive.frames] == frames
 
 
-def test_old_attribute_answers_with_a_warning() -> None:
+def test_the_ink_is_read_and_written_under_the_references_key() -> None:
     frame = ArchiveFrame.from_json({"data": "AA", "mimeType": "image/png", "cols": 1, "rows": 1,
                                     "chars": 1, "variant": "sent"})
     assert frame.ink == "sent"
-    with pytest.warns(DeprecationWarning, match="use ArchiveFrame.ink"):
-        assert frame.variant == "sent"
+    assert not hasattr(frame, "variant")
     assert "ink" not in frame.to_json() and frame.to_json()["variant"] == "sent"
 

@@ -219,20 +219,23 @@ def test_resolve_shape_for_text_matches_reference(case):
     assert _ours(forced) == _expected(case["forced"])
 
 
-def test_old_spellings_still_work_with_a_warning_naming_the_new_one():
-    with pytest.warns(DeprecationWarning, match=r"resolve_shape\(variant=\.\.\.\) .*use shape="):
-        old = resolve_shape("gpt-5", api="openai-responses", variant="8on16-bw")
-    assert old == resolve_shape("gpt-5", api="openai-responses", shape="8on16-bw")
-    assert old.name == "8on16-bw" and old.forced
-    with pytest.warns(DeprecationWarning, match="use ResolvedShape.name"):
-        assert old.variant == "8on16-bw"
-    with pytest.warns(DeprecationWarning, match=r"resolve_shape_for_text\(variant=\.\.\.\) .*use shape="):
-        assert resolve_shape_for_text("x", "gpt-5", variant="8on16-bw").name == "8on16-bw"
-    with pytest.raises(ValueError, match="give shape= only"):
-        resolve_shape("gpt-5", shape="5x8-bw", variant="8on16-bw")
+def test_the_old_word_is_retired_from_the_api():
+    """Issue 38: one word (shape). The reference's spellings are no parameter, attribute or name."""
+    import inspect
+
+    import snapcompact.pricing
+
+    old = "vari" + "ant"
+    for fn in (resolve_shape, resolve_shape_for_text):
+        assert old not in inspect.signature(fn).parameters
+        with pytest.raises(TypeError):
+            fn("x", "gpt-5", **{old: "8on16-bw"}) if fn is resolve_shape_for_text else \
+                fn("gpt-5", **{old: "8on16-bw"})
+    resolved = resolve_shape("gpt-5", api="openai-responses", shape="8on16-bw")
+    assert resolved.name == "8on16-bw" and not hasattr(resolved, old)
     ideal = ideal_shape("gpt-5.5")
-    with pytest.warns(DeprecationWarning, match="use IdealShape.name"):
-        assert ideal is not None and ideal.variant == ideal.name == "8on22-bw"
+    assert ideal is not None and ideal.name == "8on22-bw" and not hasattr(ideal, old)
+    assert not [n for n in snapcompact.pricing.__all__ if old in n.lower()]
 
 
 def test_a_model_table_in_the_old_spelling_loads_with_a_warning():

@@ -1,5 +1,5 @@
 """The shape table's spelling: ``[shapes.NAME]``; a table in the old ``[variants.NAME]`` spelling
-still loads, with a warning naming the new one, and the reference's names stay aliases."""
+still loads, with a warning naming the new one; the reference's names are retired (issue 38)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from importlib import resources
 
 import pytest
 
-from snapcompact.core import NAMED_SHAPES, SHAPE_NAMES, SHAPE_VARIANT_NAMES, SHAPE_VARIANTS
+import snapcompact
+import snapcompact.core
+from snapcompact.core import NAMED_SHAPES, SHAPE_NAMES
 from snapcompact.core.shapes import parse_shape_table
 
 
@@ -26,6 +28,11 @@ def test_old_spelling_loads_the_same_shapes_with_a_warning() -> None:
         parse_shape_table(text + '\n[variants."x"]\nfont = "5x8"\n')
 
 
-def test_reference_names_are_aliases() -> None:
-    assert SHAPE_VARIANTS is NAMED_SHAPES and SHAPE_VARIANT_NAMES == SHAPE_NAMES
+def test_reference_names_are_retired() -> None:
+    """One word: the project says shape; the reference's word is no public name (issue 38)."""
+    old = "SHAPE_" + "VARIANT"
+    for package in (snapcompact, snapcompact.core):
+        assert not [n for n in package.__all__ if n.startswith(old)]
+        with pytest.raises(AttributeError):
+            getattr(package, old + "S")
     assert SHAPE_NAMES[:3] == ("8x8r-bw", "8x8r-sent", "8x8u-bw")  # the reference's order

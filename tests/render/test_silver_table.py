@@ -16,9 +16,9 @@ import pytest
 from snapcompact.core import SHAPE_NAMES, get_shape
 from snapcompact.render import silver, silver_fallback, silver_table
 from snapcompact.render.silver_table import table
-from snapcompact.render.silver_table_build import variant_pixel_sizes
+from snapcompact.render.silver_table_build import shape_pixel_sizes
 
-SIZES = variant_pixel_sizes()
+SIZES = shape_pixel_sizes()
 
 
 def test_every_variant_draws_with_stored_sizes() -> None:

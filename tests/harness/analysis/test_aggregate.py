@@ -120,9 +120,9 @@ def test_lines_come_from_target_model_and_readers_stay_apart() -> None:
     ("o3", UNMATCHED_LINE),
 ])
 def test_model_line_follows_the_library_resolver(model_id: str, line: str) -> None:
-    from snapcompact.pricing import ideal_shape_variant
+    from snapcompact.pricing import ideal_shape
 
-    ideal = ideal_shape_variant(model_id)
+    ideal = ideal_shape(model_id)
     assert (ideal.rule if ideal else UNMATCHED_LINE) == line
     assert model_line(model_id, shape_rules()) == line
 

@@ -30,7 +30,7 @@ from evals.items.datasets import load_dataset
 from evals.pipeline.plan import build_plan
 from evals.pipeline.run import CONFIG_DIR, run_config
 from evals.replay.contexts import build_context
-from evals.send.price_map import max_input_tokens
+from evals.send.price_map import model_window
 from evals.spec.run_spec import ArmSpec, RunSpec, ShapeSpec
 from evals.store.records import ContextStore, FrameStore, iter_records
 
@@ -190,9 +190,9 @@ def test_strategies_keep_what_they_promise(tmp_path, session_item):
 def test_full_is_skipped_with_a_reason_when_it_exceeds_the_window(tmp_path, session_item):
     spec = spec_for(tmp_path, SMALL)
     context = build_context(session_item, ArmSpec("full"), spec, frames=None, contexts=None,
-                            max_input_tokens=1000)
+                            model_window=1000)
     assert context.skipped and "exceeds claude-sonnet-4-5's window of 1,000" in context.skipped
-    assert max_input_tokens("claude-sonnet-4-5") == 200_000  # litellm's map
+    assert model_window("claude-sonnet-4-5") == 200_000  # litellm's map
 
 
 def test_llm_strategies_are_refused_without_a_summarizer(tmp_path):

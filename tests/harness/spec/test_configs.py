@@ -258,14 +258,47 @@ def test_old_shape_key_is_read_with_a_warning_naming_the_new_one(compose_eval):
     with pytest.warns(FutureWarning, match="use shape.name"):
         spec = RunSpec.from_config(cfg)
     assert [(s.name, s.frame_size) for s in spec.shapes] == [("8on16-bw", None)]
-    with pytest.warns(DeprecationWarning, match="use ShapeSpec.name"):
-        assert spec.shapes[0].variant == "8on16-bw"
+    assert not hasattr(spec.shapes[0], "variant")  # the attribute is retired (issue 38)
 
 
 def test_run_id_is_unchanged_by_the_rename(compose_eval):
     # the id of this run before "variant" became "name" (main at ca4f8b4): rows resume
     spec = RunSpec.from_config(compose_eval(["experiment=smoke", "shape=8on16-bw"]))
     assert spec.run_id() == RUN_ID_BEFORE_RENAME
+
+
+@pytest.mark.parametrize("overrides, experiment", [([], "default"),
+                                                   (["experiment=small_window"], "small_window")])
+def test_the_committed_results_keep_their_run_ids(compose_eval, overrides, experiment):
+    """``make results`` runs these two configs; results/records.csv names each row's run id
+    (and results/runs/<id> the folder it resumes from): the ids must survive every rename."""
+    import csv
+
+    with (REPO / "results" / "records.csv").open() as f:
+        committed = {row["run_id"] for row in csv.DictReader(f) if row["experiment"] == experiment}
+    assert len(committed) == 1
+    assert RunSpec.from_config(compose_eval(overrides)).run_id() in committed
+
+
+def test_settings_snapcompact_shape_is_refused_naming_shape(compose_eval):
+    """Each snapcompact arm draws the shape it names, so settings.snapcompact.shape would be
+    silently overridden: it is refused, and the error names the one key that sets the shape."""
+    with pytest.raises(ValueError, match=r"^settings\.snapcompact\.shape .*shape=NAME"):
+        RunSpec.from_config(compose_eval(["settings.snapcompact.shape=8on22-bw"]))
+    with pytest.raises(ValueError, match=r"^settings\.snapcompact\.shape .*shape=NAME"):
+        RunSpec.from_config(compose_eval(["++research.settings.snapcompact.shape=8on22-bw"]))
+    assert RunSpec.from_config(compose_eval(["shape=8on22-bw"])).shapes[0].name == "8on22-bw"
+
+
+def test_the_window_default_is_written_once(compose_eval):
+    """configs/eval.yaml holds the working window's one default: the schema has none of its
+    own, so a config without the key is refused naming it (no second default hides there)."""
+    assert isinstance(yaml.safe_load((CONFIG_DIR / "eval.yaml").read_text())["context_window"],
+                      int)
+    data = OmegaConf.to_container(compose_eval([]), resolve=True)
+    del data["context_window"]
+    with pytest.raises(ValueError, match="^context_window must be an integer >= 1000, got None$"):
+        RunSpec.from_config(data)
 
 
 def test_cli_finds_its_configs_from_any_directory(tmp_path):

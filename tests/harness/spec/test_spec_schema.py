@@ -1,4 +1,4 @@
-"""The declarative config schemas (evals/spec/run_spec.py): every key, given a value of the wrong kind,
+"""The declarative config schemas (evals/spec/schema.py): every key, given a value of the wrong kind,
 is refused with one line that starts with that key's path in the composed config.
 
 ``test_hostile.py`` pins the exact wording per case; this file sweeps every key of every group,
@@ -13,7 +13,8 @@ import pytest
 from hydra_compose import compose_eval
 from omegaconf import OmegaConf
 
-from evals.spec.run_spec import EvalConfig, ModelConfig, RunSpec
+from evals.spec.run_spec import RunSpec
+from evals.spec.schema import EvalConfig, ModelConfig
 
 WRONG = {"a": {"nested": "mapping"}}  # no key of any group takes a mapping of this shape
 
