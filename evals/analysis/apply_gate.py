@@ -24,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from evals.analysis.aggregate import Candidate, Decision, shape_label
+from evals.analysis.aggregate import shape_label
 from evals.analysis.session_bootstrap import MIN_SESSIONS_FOR_CLAIM
+from evals.analysis.winner import Candidate, Decision
 from evals.analysis.write_model_shapes import RowChange, TableProposal
 from snapcompact.core import NAMED_SHAPES
 from snapcompact.pricing import resolve_shape

@@ -32,9 +32,9 @@ from evals.analysis.aggregate import (
     PRODUCTION_UNSENT,
     arm_labels,
     reader_label,
-    recall_by_round,
-    same_context_groups,
 )
+from evals.analysis.recall_breakdown import recall_by_round
+from evals.analysis.summary import same_context_groups
 
 STYLE = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
          "xtick.labelsize": 10, "ytick.labelsize": 10, "figure.dpi": 110}

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import snapcompact.pricing
-from evals.analysis.aggregate import UNMATCHED_LINE, Decision, reader_label, shape_label
+from evals.analysis.aggregate import UNMATCHED_LINE, reader_label, shape_label
+from evals.analysis.winner import Decision
 from snapcompact.core import NAMED_SHAPES
 from snapcompact.pricing import parse_shape_rules, shape_rules
 
