@@ -234,7 +234,6 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     return df
 
 
-
 def summed_counts(cells: Iterable[object]) -> dict[str, int]:
     """Summed ``{name: count}`` JSON cells (methods used, frames by shape)."""
     total: dict[str, int] = {}
@@ -287,7 +286,6 @@ def arm_labels(frame: pd.DataFrame) -> list[str]:
     research = frame["research"] if "research" in frame else ["production"] * len(frame)
     return [arm_label(*t) for t in zip(frame["strategy"], frame["policy"], frame["shape"],
                                        frame["frame_size"], requested, windows, research)]
-
 
 
 def shape_label(shape: str, frame_size: int) -> str:

@@ -13,7 +13,7 @@ The bars (each a reason of its own, all listed when several fail):
   below the best recall in the session-level paired bootstrap (``significantly_below``); an
   entry not measured, or not significantly below, keeps its row ("no evidence to change");
 * no tie: one shape alone is not significantly below the best;
-* no thin-evidence flag (:func:`evals.analysis.aggregate.choose_winners`), at least
+* no thin-evidence flag (:func:`evals.analysis.winner.choose_winners`), at least
   ``min_questions`` questions and ``min_sessions`` sessions behind the winner, recall above 0;
 * the winner's frame size is one production draws for the line's models (the reference table,
   ``resolve_shape(..., table="reference")``).

@@ -39,7 +39,6 @@ def code_hashes(df: pd.DataFrame) -> str:
     return "sha256 " + ", ".join(h[:16] for h in hashes) if hashes else "hash not recorded"
 
 
-
 def _fmt(value: float, spec: str = ".3f") -> str:
     return "n/a" if pd.isna(value) else format(value, spec)
 

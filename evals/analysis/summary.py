@@ -187,7 +187,6 @@ def same_context_groups(summary: pd.DataFrame) -> list[list[int]]:
     return [list(idx) for idx in groups.values() if len(idx) > 1]
 
 
-
 def _what_production_did(rows: pd.DataFrame) -> dict:
     """Per arm, over its contexts (one per item): what the agent's maintenance did."""
     contexts = rows.drop_duplicates("item_id")

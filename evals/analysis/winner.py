@@ -60,7 +60,6 @@ def rule_text(n_boot: int, seed: int, alpha: float, min_questions: int) -> str:
                               conf=100 * (1 - alpha), min_q=min_questions)
 
 
-
 @dataclass(frozen=True)
 class Candidate:
     shape: str
