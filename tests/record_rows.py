@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evals.analysis.aggregate import choose_winners, records_frame
+from evals.analysis.aggregate import records_frame
+from evals.analysis.winner import choose_winners
 from evals.store.records import Record
-from snapcompact.pricing import shape_rules
+from snapcompact.pricing import resolve_shape, shape_rules
 
 
 def make_record(**changes) -> Record:
@@ -106,8 +107,10 @@ FULL_TOKENS = 352_110
 
 def _agent_arm(target, shape, asked, tokens, missed, *, window=200_000, policy="foveated",
                valid=True, rounds=6, n=40, **kw):
+    # like the replay, each row records the shape its request resolved to (auto: the table's)
     rows = shape_rows(shape, misses(n, missed), tokens, target=target, strategy="snapcompact",
                       policy=policy, shape_requested=asked, context_window=window,
+                      shape_asked=resolve_shape(target, shape=asked).name,
                       production_valid=valid, fits_window=True, **kw)
     return [r.with_fields(evidence_round=k % rounds) for k, r in enumerate(rows)]
 

@@ -1,3 +1,12 @@
 """Room: records -> tables, intervals, plots, the winner per model line, the model -> shape
 table edit, research comparisons and the search objectives.
+
+Modules: ``aggregate`` (records -> the tidy table: reader, model line, production verdict, the
+shape an arm stands for), ``resampling`` (the unit, seeds and bootstrap), ``intervals``
+(Wilson), ``session_bootstrap`` (sessions as the unit of evidence), ``summary`` (per arm:
+recall, bill, compression, frontier), ``recall_breakdown`` (recall by evidence round and
+depth), ``winner`` (the winner rule per model line), ``write_model_shapes`` and
+``apply_gate`` (the table edit and its gate), ``report`` (the markdown report), ``table``
+(``snapcompact-eval-table``), ``docs_blocks``, ``plot``, ``frame_costs``,
+``research_compare`` / ``research_plot``, ``search_front`` / ``search_objectives``.
 """

@@ -13,7 +13,7 @@ The bars (each a reason of its own, all listed when several fail):
   below the best recall in the session-level paired bootstrap (``significantly_below``); an
   entry not measured, or not significantly below, keeps its row ("no evidence to change");
 * no tie: one shape alone is not significantly below the best;
-* no thin-evidence flag (:func:`evals.analysis.aggregate.choose_winners`), at least
+* no thin-evidence flag (:func:`evals.analysis.winner.choose_winners`), at least
   ``min_questions`` questions and ``min_sessions`` sessions behind the winner, recall above 0;
 * the winner's frame size is one production draws for the line's models (the reference table,
   ``resolve_shape(..., table="reference")``).
@@ -24,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from evals.analysis.aggregate import Candidate, Decision, shape_label
+from evals.analysis.aggregate import shape_label
 from evals.analysis.session_bootstrap import MIN_SESSIONS_FOR_CLAIM
+from evals.analysis.winner import Candidate, Decision
 from evals.analysis.write_model_shapes import RowChange, TableProposal
 from snapcompact.core import NAMED_SHAPES
 from snapcompact.pricing import resolve_shape

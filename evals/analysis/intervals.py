@@ -5,7 +5,7 @@ sample with no hits (or no misses) resamples only that one value, so 0 of 40 que
 as ``[0.000, 0.000]``: certainty where there is least information. Wilson's interval inverts the
 score test (E. B. Wilson, JASA 22, 1927) and stays informative at 0/n and n/n (0/40 at 95 %:
 ``[0, 0.088]``); Newcombe (Statistics in Medicine 17, 1998) recommends it among seven methods.
-Differences between shapes keep the paired bootstrap (``evals.analysis.aggregate``).
+Differences between shapes keep the paired bootstrap (``evals.analysis.winner``).
 
 When a question was asked under several seeds its scores are averaged first, so the observed
 proportion may fall between multiples of 1/n; the formula takes it as it is, with ``n`` the

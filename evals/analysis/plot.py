@@ -32,9 +32,9 @@ from evals.analysis.aggregate import (
     PRODUCTION_UNSENT,
     arm_labels,
     reader_label,
-    recall_by_round,
-    same_context_groups,
 )
+from evals.analysis.recall_breakdown import recall_by_round
+from evals.analysis.summary import same_context_groups
 
 STYLE = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
          "xtick.labelsize": 10, "ytick.labelsize": 10, "figure.dpi": 110}
@@ -217,61 +217,16 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
         colors = _shape_colors(all_labels)
         handles: dict[str, object] = {}
         for ax, ((reader, target), part) in zip(axes, groups):
-            part = part.sort_values("billed_tokens")
-            missing = [f"{label} not plotted: {_not_plotted(row)}" for label, row, drawn in
-                       zip(_labels(part), part.itertuples(), _has_point(part)) if not drawn]
-            part = part[_has_point(part)]
-            labels = dict(zip(part.index, _labels(part)))
-            for idx in same_context_groups(part):  # one point for arms that sent one context
-                labels[idx[0]] = " = ".join(labels[i] for i in idx)
-                for i in idx[1:]:
-                    labels.pop(i)
-            part = part.loc[[i for i in part.index if i in labels]]
-            drawn: list[tuple[float, float]] = []
-            for label, row in zip((labels[i] for i in part.index), part.itertuples()):
-                colors.setdefault(label, colors[label.split(" = ")[0]])
-                # a point on top of an earlier one is drawn smaller: the earlier shows as a ring
-                under = sum(abs(math.log(row.billed_tokens / x)) < 0.03
-                            and abs(row.recall - y) < 0.02 for x, y in drawn)
-                drawn.append((row.billed_tokens, row.recall))
-                err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
-                not_sent = getattr(row, "production", "") in PRODUCTION_UNSENT
-                handles[label] = ax.errorbar(
-                    row.billed_tokens, row.recall, yerr=err,
-                    fmt="x" if not_sent else "s" if row.strategy != "snapcompact" else "o",
-                    color=colors[label], markersize=max(8 - 3 * under, 3),
-                    alpha=0.55 if not_sent else 1.0,
-                    capsize=3, elinewidth=1.2, label=label)
-            front = part[part["on_frontier"]].sort_values("billed_tokens")
-            if len(front):
-                handles["Pareto frontier"] = ax.step(
-                    front["billed_tokens"], front["recall"], where="post",
-                    color="0.35", linestyle="--", linewidth=1.2, zorder=0,
-                    label="Pareto frontier")[0]
-            ax.set_xscale("log")
-            _plain_log_axis(ax.xaxis)
-            if "context_window" in part:
-                _draw_windows(ax, summary.loc[summary["target_model"] == target,
-                                              "context_window"].astype(float))
-            ax.set_xlabel("billed tokens per question: the whole compacted context\n"
-                          "plus its share of the compaction calls (log scale)")
-            ax.set_ylabel("recall (share of questions correct)")
-            ax.set_ylim(-0.03, 1.03)
-            ax.grid(True, which="major", alpha=0.3)
+            windows = (summary.loc[summary["target_model"] == target,
+                                   "context_window"].astype(float)
+                       if "context_window" in part else None)
+            missing = _tokens_panel(ax, part.sort_values("billed_tokens"), windows, colors,
+                                    handles)
             title = target if one_reader else f"{target}\nanswers by {reader_label(reader)}"
             if missing:
                 title += "\n" + "\n".join(textwrap.fill(m, 64) for m in missing)
             ax.set_title(title, fontsize=11)
-        mean_tokens = (summary.assign(label=all_labels).groupby("label")
-                       ["billed_tokens"].mean()).to_dict()
-        for merged in handles:
-            if " = " in merged:
-                mean_tokens[merged] = mean_tokens[merged.split(" = ")[0]]
-        order = sorted((k for k in handles if k not in ("text-only", "Pareto frontier")),
-                       key=lambda k: mean_tokens[k])
-        order += [k for k in ("text-only", "Pareto frontier") if k in handles]
-        fig.legend([handles[k] for k in order], [_wrap(k) for k in order], loc="upper left",
-                   bbox_to_anchor=(1.0, 0.93), frameon=False, title="arm (fewest tokens first)")
+        _legend_by_tokens(fig, summary, all_labels, handles)
         title = ("Recall versus billed tokens per question, 95 % Wilson intervals\n"
                  "(x: not sent by production, never ranked; dotted: the context window)")
         if one_reader:
@@ -282,6 +237,69 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
             _fit_log_ticks(fig, ax)
         fig.tight_layout()
     return fig
+
+
+def _tokens_panel(ax, part: pd.DataFrame, windows: pd.Series | None,
+                  colors: dict[str, object], handles: dict[str, object]) -> list[str]:
+    """One model's panel of :func:`plot_recall_vs_tokens`: a point per arm (arms that sent one
+    context share a point and a label), the Pareto frontier, the context windows (``windows``;
+    None: not recorded), the axes. Returns the arms with no point, with why."""
+    missing = [f"{label} not plotted: {_not_plotted(row)}" for label, row, drawn in
+               zip(_labels(part), part.itertuples(), _has_point(part)) if not drawn]
+    part = part[_has_point(part)]
+    labels = dict(zip(part.index, _labels(part)))
+    for idx in same_context_groups(part):  # one point for arms that sent one context
+        labels[idx[0]] = " = ".join(labels[i] for i in idx)
+        for i in idx[1:]:
+            labels.pop(i)
+    part = part.loc[[i for i in part.index if i in labels]]
+    drawn: list[tuple[float, float]] = []
+    for label, row in zip((labels[i] for i in part.index), part.itertuples()):
+        colors.setdefault(label, colors[label.split(" = ")[0]])
+        # a point on top of an earlier one is drawn smaller: the earlier shows as a ring
+        under = sum(abs(math.log(row.billed_tokens / x)) < 0.03
+                    and abs(row.recall - y) < 0.02 for x, y in drawn)
+        drawn.append((row.billed_tokens, row.recall))
+        err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
+        not_sent = getattr(row, "production", "") in PRODUCTION_UNSENT
+        handles[label] = ax.errorbar(
+            row.billed_tokens, row.recall, yerr=err,
+            fmt="x" if not_sent else "s" if row.strategy != "snapcompact" else "o",
+            color=colors[label], markersize=max(8 - 3 * under, 3),
+            alpha=0.55 if not_sent else 1.0,
+            capsize=3, elinewidth=1.2, label=label)
+    front = part[part["on_frontier"]].sort_values("billed_tokens")
+    if len(front):
+        handles["Pareto frontier"] = ax.step(
+            front["billed_tokens"], front["recall"], where="post",
+            color="0.35", linestyle="--", linewidth=1.2, zorder=0,
+            label="Pareto frontier")[0]
+    ax.set_xscale("log")
+    _plain_log_axis(ax.xaxis)
+    if windows is not None:
+        _draw_windows(ax, windows)
+    ax.set_xlabel("billed tokens per question: the whole compacted context\n"
+                  "plus its share of the compaction calls (log scale)")
+    ax.set_ylabel("recall (share of questions correct)")
+    ax.set_ylim(-0.03, 1.03)
+    ax.grid(True, which="major", alpha=0.3)
+    return missing
+
+
+def _legend_by_tokens(fig, summary: pd.DataFrame, all_labels: list[str],
+                      handles: dict[str, object]) -> None:
+    """The figure's legend, arms by their mean billed tokens (fewest first; a shared point
+    sorts as its first arm), then text-only and the frontier."""
+    mean_tokens = (summary.assign(label=all_labels).groupby("label")
+                   ["billed_tokens"].mean()).to_dict()
+    for merged in handles:
+        if " = " in merged:
+            mean_tokens[merged] = mean_tokens[merged.split(" = ")[0]]
+    order = sorted((k for k in handles if k not in ("text-only", "Pareto frontier")),
+                   key=lambda k: mean_tokens[k])
+    order += [k for k in ("text-only", "Pareto frontier") if k in handles]
+    fig.legend([handles[k] for k in order], [_wrap(k) for k in order], loc="upper left",
+               bbox_to_anchor=(1.0, 0.93), frameon=False, title="arm (fewest tokens first)")
 
 
 def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:

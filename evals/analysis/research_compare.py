@@ -1,6 +1,6 @@
 """Research settings against production's, paired on the same questions.
 
-Why a module of its own: the winner rule (:mod:`evals.analysis.aggregate`) ranks *shapes* among
+Why a module of its own: the winner rule (:mod:`evals.analysis.winner`) ranks *shapes* among
 production-valid arms. A research setting (``research=NAME``, ``configs/research/``) is a
 different question: on sessions the search never saw, does it read back more of what the
 compactions discarded than production does, and at what billed cost? That needs the two runs

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import snapcompact.pricing
-from evals.analysis.aggregate import UNMATCHED_LINE, Decision, reader_label, shape_label
+from evals.analysis.aggregate import UNMATCHED_LINE, reader_label, shape_label
+from evals.analysis.winner import Decision
 from snapcompact.core import NAMED_SHAPES, renamed_keys
 from snapcompact.pricing import parse_shape_rules, shape_rules
 
@@ -203,75 +204,108 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
             by_line.setdefault(d.line, []).append(d)
     changes, skipped = [], []
     for line_name in sorted(by_line):
-        found = by_line[line_name]
-        if line_name == UNMATCHED_LINE:
-            models = sorted({m for d in found for m in d.target_models})
-            skipped.append(f"{', '.join(models)}: no row of the table matches; add a rule by hand")
+        why = _why_not_written(line_name, by_line[line_name], lines)
+        if why is not None:
+            skipped.append(why)
             continue
-        if len(found) > 1:
-            readers = ", ".join(d.reader_id for d in found)
-            skipped.append(f"{line_name}: evidence from several readers ({readers}); "
-                           "choose one with --reader")
-            continue
-        decision = found[0]
-        block = _find_block(lines, line_name)
-        if block is None:
-            skipped.append(f"{line_name}: no such row in the current table")
-            continue
-        row = _row_data(expected, line_name)
-        w = decision.winner
-        old_shape, old_size = row["shape"], row.get("frame_size")
-        new_size: int | None = w.frame_size
-        if (line_name != HIGH_RES_LINE and old_size is None
-                and w.frame_size == NAMED_SHAPES[w.shape].frame_size):
-            new_size = None
-        evidence = evidence_text(decision)
-        if w.shape != old_shape and line_name != HIGH_RES_LINE and "reference_shape" not in row:
-            _set_key(lines, block, "reference_shape", old_shape)
-            row["reference_shape"] = old_shape
-        _set_key(lines, block, "shape", w.shape)
-        row["shape"] = w.shape
-        if new_size is not None:
-            _set_key(lines, block, "frame_size", new_size)
-            row["frame_size"] = new_size
-        _set_key(lines, block, "evidence", evidence)
-        row["evidence"] = evidence
-        changes.append(RowChange(line_name, decision.reader_id, old_shape, old_size, w.shape,
-                                 new_size, evidence))
+        changes.append(_write_winner(lines, expected, by_line[line_name][0]))
     for decision, why in kept:
-        block = _find_block(lines, decision.line)
-        if block is None or (reader is not None and decision.reader_id != reader):
+        if reader is not None and decision.reader_id != reader:
             continue
-        row = _row_data(expected, decision.line)
-        old = shape_label(row["shape"], row.get("frame_size")
-                          or NAMED_SHAPES[row["shape"]].frame_size)
-        evidence = f"kept {old} ({why}); measured: {evidence_text(decision)}"
-        _set_key(lines, block, "evidence", evidence)
-        row["evidence"] = evidence
-        changes.append(RowChange(decision.line, decision.reader_id, row["shape"],
-                                 row.get("frame_size"), row["shape"], row.get("frame_size"),
-                                 evidence))
-        by_line.setdefault(decision.line, [decision])
+        change = _write_kept(lines, expected, decision, why)
+        if change is not None:
+            changes.append(change)
+            by_line.setdefault(decision.line, [decision])
     if changes and provenance:
-        meta = next((b for b in _blocks(lines) if b.kind == "table" and b.name == "meta"), None)
-        if meta is not None:
-            written = [d for name in sorted({c.line for c in changes}) for d in by_line[name]]
-            for key, value in (("measured", measured_text(provenance, written)),
-                               ("not_measured", NOT_MEASURED)):
-                _set_key(lines, meta, key, value)
-                expected["meta"][key] = value
+        written = [d for name in sorted({c.line for c in changes}) for d in by_line[name]]
+        _write_meta(lines, expected, measured_text(provenance, written))
     text = "".join(lines)
     if tomllib.loads(text) != expected:
         raise ValueError("model shape table: regenerated text does not parse to the intended data")
     parse_shape_rules(text)
+    return TableProposal(current_text=current_text, text=text, changes=tuple(changes),
+                         skipped=tuple(skipped), warnings=_reference_moves(old_data, expected))
+
+
+def _why_not_written(line_name: str, found: list[Decision], lines: list[str]) -> str | None:
+    """Why a model line's evidence is not written (None: it is): no row matches its models,
+    several readers decided it, or the table has no such row."""
+    if line_name == UNMATCHED_LINE:
+        models = sorted({m for d in found for m in d.target_models})
+        return f"{', '.join(models)}: no row of the table matches; add a rule by hand"
+    if len(found) > 1:
+        readers = ", ".join(d.reader_id for d in found)
+        return (f"{line_name}: evidence from several readers ({readers}); "
+                "choose one with --reader")
+    if _find_block(lines, line_name) is None:
+        return f"{line_name}: no such row in the current table"
+    return None
+
+
+def _write_winner(lines: list[str], expected: dict, decision: Decision) -> RowChange:
+    """Set a row to its winner (shape, frame size unless the research size of a row without
+    one, evidence), keeping the old shape as ``reference_shape`` when the row had none."""
+    line_name = decision.line
+    block = _find_block(lines, line_name)
+    assert block is not None  # _why_not_written checked it
+    row = _row_data(expected, line_name)
+    w = decision.winner
+    old_shape, old_size = row["shape"], row.get("frame_size")
+    new_size: int | None = w.frame_size
+    if (line_name != HIGH_RES_LINE and old_size is None
+            and w.frame_size == NAMED_SHAPES[w.shape].frame_size):
+        new_size = None
+    evidence = evidence_text(decision)
+    if w.shape != old_shape and line_name != HIGH_RES_LINE and "reference_shape" not in row:
+        _set_key(lines, block, "reference_shape", old_shape)
+        row["reference_shape"] = old_shape
+    _set_key(lines, block, "shape", w.shape)
+    row["shape"] = w.shape
+    if new_size is not None:
+        _set_key(lines, block, "frame_size", new_size)
+        row["frame_size"] = new_size
+    _set_key(lines, block, "evidence", evidence)
+    row["evidence"] = evidence
+    return RowChange(line_name, decision.reader_id, old_shape, old_size, w.shape, new_size,
+                     evidence)
+
+
+def _write_kept(lines: list[str], expected: dict, decision: Decision,
+                why: str) -> RowChange | None:
+    """A refused change: the row keeps shape and size, its evidence says why and what was
+    measured (None: the table has no such row)."""
+    block = _find_block(lines, decision.line)
+    if block is None:
+        return None
+    row = _row_data(expected, decision.line)
+    old = shape_label(row["shape"], row.get("frame_size")
+                      or NAMED_SHAPES[row["shape"]].frame_size)
+    evidence = f"kept {old} ({why}); measured: {evidence_text(decision)}"
+    _set_key(lines, block, "evidence", evidence)
+    row["evidence"] = evidence
+    return RowChange(decision.line, decision.reader_id, row["shape"], row.get("frame_size"),
+                     row["shape"], row.get("frame_size"), evidence)
+
+
+def _write_meta(lines: list[str], expected: dict, measured: str) -> None:
+    """The ``[meta]`` header of a table with measured rows: what they rest on, and what the
+    rows nobody measured mean (a table without ``[meta]`` is left as it is)."""
+    meta = next((b for b in _blocks(lines) if b.kind == "table" and b.name == "meta"), None)
+    if meta is None:
+        return
+    for key, value in (("measured", measured), ("not_measured", NOT_MEASURED)):
+        _set_key(lines, meta, key, value)
+        expected["meta"][key] = value
+
+
+def _reference_moves(old_data: dict, expected: dict) -> tuple[str, ...]:
+    """Warnings for rows whose ``table="reference"`` resolution the change moves."""
     old_ref, new_ref = _reference_view(old_data), _reference_view(expected)
-    warnings = tuple(
+    return tuple(
         f"{name}: table='reference' moves from {old_ref[name][0]}@{old_ref[name][1]} to "
         f"{new_ref[name][0]}@{new_ref[name][1]} (the table has no reference frame size or "
         "reference high-res row); tests/pricing/test_resolve.py reference parity will report it"
         for name in old_ref if old_ref[name] != new_ref.get(name))
-    return TableProposal(current_text=current_text, text=text, changes=tuple(changes),
-                         skipped=tuple(skipped), warnings=warnings)
 
 
 def apply_table(proposal: TableProposal, path: str | Path) -> Path:

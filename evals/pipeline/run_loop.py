@@ -325,13 +325,7 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     run_id = spec.run_id()
     done = None if spec.dry_run else finished_run(run_dir, run_id, v)
     if done is not None:  # evals.pipeline.finished: nothing to replay, nothing to send
-        table = summarize(iter_records(run_dir / RECORDS_FILE))
-        log(format_summary(table, spec.model.offline_reader))
-        log(f"nothing to do: this run finished at this code ({done.rows} rows in "
-            f"{run_dir / RECORDS_FILE}; delete {run_dir / FINISHED_FILE} to plan it again)")
-        client = make_client(spec, completion_fn=completion_fn)
-        return RunResult(run_dir, 0, done.rows, False, client.plan(()),
-                         wall_s=time.perf_counter() - started, table=tuple(table))
+        return _already_finished(spec, run_dir, done.rows, started, completion_fn, log)
     summarizer = make_summarizer(spec, completion_fn=completion_fn)
     plan = build_plan(spec, run_dir, log=log, summarizer=summarizer)
     client = make_client(spec, completion_fn=completion_fn)
@@ -364,7 +358,26 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
         sink.flush()
         if bar is not None:
             bar.close()
+    return _finish(spec, run_dir, run_id, v, plan, client, sink, summary, started, log)
 
+
+def _already_finished(spec: RunSpec, run_dir: Path, rows: int, started: float,
+                      completion_fn: Any, log: Callable[[str], None]) -> RunResult:
+    """A run that finished at this code: its table again, nothing replayed or sent."""
+    table = summarize(iter_records(run_dir / RECORDS_FILE))
+    log(format_summary(table, spec.model.offline_reader))
+    log(f"nothing to do: this run finished at this code ({rows} rows in "
+        f"{run_dir / RECORDS_FILE}; delete {run_dir / FINISHED_FILE} to plan it again)")
+    client = make_client(spec, completion_fn=completion_fn)
+    return RunResult(run_dir, 0, rows, False, client.plan(()),
+                     wall_s=time.perf_counter() - started, table=tuple(table))
+
+
+def _finish(spec: RunSpec, run_dir: Path, run_id: str, v: Versions, plan: Plan,
+            client: EvalClient, sink: RecordSink, summary: DryRunSummary, started: float,
+            log: Callable[[str], None]) -> RunResult:
+    """After the sends: the run's table, the finished mark when every planned row was
+    recorded, this run's traffic in ``summary.json``, and the console summary."""
     table = summarize(iter_records(run_dir / RECORDS_FILE))
     progress = client.progress
     if progress.errors == 0:  # every planned row recorded (an interrupt never gets here)

@@ -57,7 +57,7 @@ def summarize(records: Iterable[Record], table: ShapeTable | None = None) -> lis
     """
     # local (cost): aggregate brings pandas, +0.45-0.57 s that nothing else on a run's path loads
     from evals.analysis.aggregate import QA_READERS, arm_labels, records_frame
-    from evals.analysis.aggregate import summarize as summarize_frame
+    from evals.analysis.summary import summarize as summarize_frame
 
     asked = [r for r in records if r.reader in QA_READERS]
     if not asked:

@@ -29,28 +29,31 @@ requests wait for their predicted prompt tokens, in a state file that every job 
 A ``Progress`` object counts requests sent, cache hits, tokens and dollars, and ``ProgressBar``
 renders it with tqdm.
 
-``import litellm`` takes about 5 s, so it happens on first use, after
-``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set (no network fetch of the price map).
+``import litellm`` takes about 5 s, so it happens on first use (:mod:`evals.send.completion`).
+This module holds the request, the response and the client that sends one; the retry rule
+(:mod:`evals.send.retry`), the counters (:mod:`evals.send.progress`) and the per-provider
+requests-per-second bucket (:mod:`evals.send.request_rate`) are rooms of their own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import email.utils
 import logging
 import math
 import os
 import random
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
+from evals.send.completion import cache_tokens, import_litellm, provider_of, read_completion
 from evals.send.dollar_budget import Budget, BudgetExceeded, DryRunSummary
+from evals.send.progress import Progress, ProgressBar
+from evals.send.request_rate import RequestRateLimiter
 from evals.send.response_cache import CacheClaim, CachedResponse, ResponseCache, request_key
+from evals.send.retry import RetryPolicy, is_retryable, retry_after_seconds
 from evals.send.token_rate import TokenRateLimiter, state_file_for
 from evals.support.redaction import REDACTED, redact, secret_values
 
@@ -70,21 +73,10 @@ __all__ = [
     "retry_after_seconds",
 ]
 
-# ---------------------------------------------------------------------------------------------
-# litellm, imported once and quietly
-
-
-def import_litellm() -> Any:
-    """Import litellm offline-safe: local price map, no debug banners."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
-
-
-# ---------------------------------------------------------------------------------------------
-# key redaction lives in evals.support.redaction (one pass for every file, folder name and log line)
+# Key redaction lives in evals.support.redaction (one pass for every file, folder name and log
+# line); litellm's import and its answers' reading in evals.send.completion; when to retry in
+# evals.send.retry; the counters in evals.send.progress. The names above are re-exported: they
+# are the client's public surface.
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,267 +163,6 @@ class Response:
         return self.error is None
 
 
-_PROVIDER_CACHE: dict[str, str] = {}
-
-
-def provider_of(model: str) -> str:
-    """The provider a model id is billed and rate-limited by (``anthropic/x`` -> ``anthropic``).
-
-    Bare ids (``gpt-4o``) are resolved through litellm's own table, falling back to the id.
-    """
-    if "/" in model:
-        return model.split("/", 1)[0]
-    provider = _PROVIDER_CACHE.get(model)
-    if provider is None:
-        try:
-            provider = import_litellm().get_llm_provider(model)[1]
-        except Exception:
-            provider = model
-        _PROVIDER_CACHE[model] = provider
-    return provider
-
-
-# ---------------------------------------------------------------------------------------------
-# retries
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with jitter; ``Retry-After`` wins when the provider sends one."""
-
-    max_attempts: int = 6
-    base_delay_s: float = 1.0
-    max_delay_s: float = 60.0
-    max_retry_after_s: float = 300.0
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError("RetryPolicy.max_attempts must be >= 1")
-        if self.base_delay_s < 0 or self.max_delay_s < 0 or self.max_retry_after_s < 0:
-            raise ValueError("RetryPolicy delays must be >= 0")
-
-    def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        if retry_after_s is not None:
-            wait = min(retry_after_s, self.max_retry_after_s)
-            return wait + rng.uniform(0, 0.1 * wait)  # at least what the server asked for
-        ceiling = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
-        return rng.uniform(ceiling / 2, ceiling)
-
-
-def retry_after_seconds(exc: BaseException) -> float | None:
-    """The wait a provider asked for, if any, read from the error's response headers.
-
-    In order: ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date), then the providers'
-    rate-limit reset headers of the limits that are used up: Anthropic's
-    ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-reset`` (RFC 3339 time)
-    and OpenAI's ``x-ratelimit-reset-{requests,tokens}`` (a duration such as ``1s``, ``6m0s``,
-    ``20ms``); the longest wait wins. Gemini states its wait in the error body instead
-    (``google.rpc.RetryInfo`` ``"retryDelay": "2s"``), which is read last.
-    """
-    headers = getattr(exc, "litellm_response_headers", None)
-    if not headers:
-        try:
-            headers = getattr(getattr(exc, "response", None), "headers", None)
-        except Exception:
-            headers = None
-    try:
-        lowered = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
-    except Exception:
-        lowered = {}
-    if "retry-after-ms" in lowered:
-        try:
-            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
-        except ValueError:
-            pass
-    value = lowered.get("retry-after")
-    if value is not None:
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            pass
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, when.timestamp() - time.time())
-        except (TypeError, ValueError):
-            pass
-    reset = _rate_limit_reset_seconds(lowered)
-    if reset is not None:
-        return reset
-    match = _RETRY_DELAY.search(str(exc))
-    return float(match.group(1)) if match else None
-
-
-_RETRY_DELAY = re.compile(r"\"retryDelay\"\s*:\s*\"(\d+(?:\.\d+)?)s\"")
-_RESET_HEADER = re.compile(r"^(anthropic-ratelimit-(?P<a>[a-z-]+)-reset"
-                           r"|x-ratelimit-reset-(?P<o>[a-z-]+))$")
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-
-
-def _duration_seconds(text: str) -> float | None:
-    """``1s``, ``6m0s``, ``20ms``, ``1h2m3.5s`` -> seconds (None if not a duration)."""
-    text = text.strip()
-    parts = _DURATION_PART.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return None
-    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-    return sum(float(n) * scale[u] for n, u in parts)
-
-
-def _rate_limit_reset_seconds(headers: Mapping[str, str]) -> float | None:
-    """Longest reset wait among the rate limits whose ``remaining`` is 0 (or not stated)."""
-    waits: list[float] = []
-    for name, value in headers.items():
-        match = _RESET_HEADER.match(name)
-        if match is None:
-            continue
-        if match.group("a"):
-            remaining = headers.get(f"anthropic-ratelimit-{match.group('a')}-remaining")
-            try:
-                when = datetime.fromisoformat(value)
-            except ValueError:
-                continue
-            wait = when.timestamp() - time.time()
-        else:
-            remaining = headers.get(f"x-ratelimit-remaining-{match.group('o')}")
-            wait = _duration_seconds(value)
-            if wait is None:
-                continue
-        if remaining is not None and remaining.strip() not in ("0", "0.0"):
-            continue  # this limit is not the one that was hit
-        waits.append(max(0.0, wait))
-    return max(waits) if waits else None
-
-
-_RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
-
-
-def is_retryable(exc: BaseException) -> bool:
-    """429, 5xx, timeouts and connection errors are worth another try; 4xx are not."""
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
-        return True
-    litellm = import_litellm()
-    retryable = (
-        litellm.RateLimitError,
-        litellm.InternalServerError,
-        litellm.ServiceUnavailableError,
-        litellm.BadGatewayError,
-        litellm.Timeout,
-        litellm.APIConnectionError,
-    )
-    if isinstance(exc, retryable):
-        return True
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int):
-        return status in _RETRYABLE_STATUS or status >= 500
-    return False
-
-
-# ---------------------------------------------------------------------------------------------
-# progress
-
-
-@dataclass
-class Progress:
-    """Running counters of one client; listeners are called after every change."""
-
-    completed: int = 0
-    requests_sent: int = 0
-    cache_hits: int = 0
-    dedup_hits: int = 0
-    claim_waits: int = 0  # requests answered by another process holding the claim
-    cache_write_errors: int = 0
-    retries: int = 0
-    errors: int = 0
-    budget_refusals: int = 0
-    token_waits: int = 0  # sends that waited for the input-tokens-per-minute limit
-    token_wait_s: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    listeners: list[Callable[[Progress], None]] = field(default_factory=list, repr=False)
-
-    def notify(self) -> None:
-        for listener in self.listeners:
-            listener(self)
-
-    def summary(self) -> str:
-        text = (
-            f"{self.completed} done, {self.requests_sent} sent, {self.cache_hits} cache hits, "
-            f"{self.dedup_hits} shared, {self.errors} errors, "
-            f"{self.prompt_tokens + self.completion_tokens:,} tok, ${self.cost_usd:.4f}"
-        )
-        if self.token_waits:
-            text += (f", {self.token_waits} waited {self.token_wait_s:,.1f} s for the "
-                     "tokens-per-minute limit")
-        if self.cache_write_errors:
-            text += (f" (WARNING: {self.cache_write_errors} answers could not be cached; they "
-                     "are kept in the records only)")
-        return text
-
-
-class ProgressBar:
-    """tqdm bar over a ``Progress``: completed/total, with requests, hits, tokens and dollars."""
-
-    def __init__(self, progress: Progress, total: int, desc: str = "eval", **tqdm_kwargs: Any):
-        from tqdm.auto import tqdm
-
-        self.progress = progress
-        self._start = progress.completed
-        self._bar = tqdm(total=total, desc=desc, unit="q", **tqdm_kwargs)
-        progress.listeners.append(self._update)
-
-    def _update(self, progress: Progress) -> None:
-        done = progress.completed - self._start
-        self._bar.set_postfix(
-            sent=progress.requests_sent,
-            hits=progress.cache_hits + progress.dedup_hits,
-            err=progress.errors,
-            tok=f"{progress.prompt_tokens + progress.completion_tokens:,}",
-            usd=f"{progress.cost_usd:.4f}",
-            refresh=False,
-        )
-        self._bar.update(done - self._bar.n)
-
-    def close(self) -> None:
-        if self._update in self.progress.listeners:
-            self.progress.listeners.remove(self._update)
-        self._update(self.progress)
-        self._bar.close()
-
-    def __enter__(self) -> ProgressBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-# ---------------------------------------------------------------------------------------------
-# rate limit
-
-
-class _RateLimiter:
-    """Requests-per-second limit (GCRA token bucket): bursts up to ``burst``, then ``rate``/s.
-
-    No lock: the bookkeeping between awaits runs atomically on the event loop.
-    """
-
-    def __init__(self, rate_per_s: float, burst: int = 1) -> None:
-        if not rate_per_s > 0:
-            raise ValueError(f"rate limit must be > 0 requests/s, got {rate_per_s!r}")
-        self.interval = 1.0 / rate_per_s
-        self.tolerance = (max(1, burst) - 1) * self.interval
-        self._next = time.monotonic()
-
-    async def acquire(self) -> None:
-        now = time.monotonic()
-        start = max(self._next, now - self.tolerance)
-        self._next = start + self.interval
-        wait = start - now
-        if wait > 0:
-            await asyncio.sleep(wait)
-
-
 # ---------------------------------------------------------------------------------------------
 # the client
 
@@ -465,7 +196,7 @@ class _LoopState:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.semaphores: dict[str, asyncio.Semaphore] = {}
-        self.limiters: dict[str, _RateLimiter] = {}
+        self.limiters: dict[str, RequestRateLimiter] = {}
         self.inflight: dict[str, asyncio.Future[Response]] = {}
 
 
@@ -504,8 +235,8 @@ class EvalClient:
         self.cache = cache
         self.renderer_version = renderer_version
         self.budget = budget if budget is not None else Budget(None)
-        self.concurrency = self._per_provider(concurrency, "concurrency", default=8)
-        self.rate_limits = self._per_provider(rate_limits, "rate_limits", default=None)
+        self.concurrency = _per_provider(concurrency, "concurrency", default=8)
+        self.rate_limits = _per_provider(rate_limits, "rate_limits", default=None)
         for name, limit in self.concurrency.items():
             if not isinstance(limit, int) or limit < 1:
                 raise ValueError(f"concurrency[{name!r}] must be an int >= 1, got {limit!r}")
@@ -522,14 +253,6 @@ class EvalClient:
         self._state: _LoopState | None = None
         self._sleep = asyncio.sleep
         self._cache_warned: set[str] = set()
-
-    @staticmethod
-    def _per_provider(value: Any, name: str, default: Any) -> dict[str, Any]:
-        if value is None or isinstance(value, (int, float)):
-            return {"default": value if value is not None else default}
-        if isinstance(value, Mapping):
-            return {"default": default, **dict(value)}
-        raise ValueError(f"{name} must be a number or a mapping of provider -> number")
 
     # -- keys and plans -------------------------------------------------------------------
     def key_for(self, request: Request) -> str:
@@ -581,11 +304,11 @@ class EvalClient:
             semaphore = state.semaphores[provider] = asyncio.Semaphore(limit)
         return semaphore
 
-    def _limiter(self, state: _LoopState, provider: str) -> _RateLimiter | None:
+    def _limiter(self, state: _LoopState, provider: str) -> RequestRateLimiter | None:
         if provider in state.limiters:
             return state.limiters[provider]
         rate = self.rate_limits.get(provider, self.rate_limits["default"])
-        limiter = None if rate is None else _RateLimiter(rate)
+        limiter = None if rate is None else RequestRateLimiter(rate)
         state.limiters[provider] = limiter  # type: ignore[assignment]
         return limiter
 
@@ -622,7 +345,7 @@ class EvalClient:
                 progress.cache_hits += 1
                 progress.completed += 1
                 progress.notify()
-                return self._hit(key, request, hit)
+                return _hit_response(key, request, hit)
         task = asyncio.ensure_future(self._fetch(key, request, state))
         state.inflight[key] = task
         task.add_done_callback(lambda _: state.inflight.pop(key, None))
@@ -641,15 +364,6 @@ class EvalClient:
         with ProgressBar(self.progress, total=len(requests), desc=desc):
             return list(await asyncio.gather(*(self.complete(r) for r in requests)))
 
-    def _error_response(self, key: str, request: Request, error: str, attempts: int,
-                        latency_s: float) -> Response:
-        return Response(key=key, model=request.model, answer=None, prompt_tokens=None,
-                        completion_tokens=None, cost_usd=None, latency_s=latency_s, cached=False,
-                        error=error, attempts=attempts)
-
-    def _secrets_of(self, request: Request) -> list[str]:
-        return secret_values(dict(request.params))
-
     def _cache_failed(self, action: str, exc: BaseException) -> None:
         """A cache that cannot be used costs reuse, never an answer: warn and go on."""
         if action == "write":
@@ -661,13 +375,6 @@ class EvalClient:
             _log.warning("response cache %s: cannot %s (%s); answers are kept in the records, "
                          "but a rerun in another folder will ask again",
                          root, action, redact(f"{type(exc).__name__}: {exc}"))
-
-    def _hit(self, key: str, request: Request, hit: CachedResponse) -> Response:
-        return Response(key=key, model=request.model, answer=hit.answer,
-                        prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
-                        cost_usd=hit.cost_usd, latency_s=hit.latency_s, cached=True, error=None,
-                        attempts=0, cache_read_tokens=hit.cache_read_tokens,
-                        cache_write_tokens=hit.cache_write_tokens)
 
     async def _claim(self, key: str) -> tuple[CacheClaim | None, CachedResponse | None]:
         """Claim ``key`` across processes: (claim, None) to send, or (None, answer) when
@@ -703,7 +410,7 @@ class EvalClient:
         claim, hit = await self._claim(key)
         if hit is not None:
             progress.cache_hits += 1
-            return self._hit(key, request, hit)
+            return _hit_response(key, request, hit)
         try:
             return await self._fetch_claimed(key, request, state)
         finally:
@@ -716,7 +423,7 @@ class EvalClient:
             reservation = _Reservation(self.budget, request.predicted_cost_usd)
         except BudgetExceeded as exc:
             progress.budget_refusals += 1
-            return self._error_response(key, request, f"BudgetExceeded: {exc}", 0, 0.0)
+            return _error_response(key, request, f"BudgetExceeded: {exc}", 0, 0.0)
 
         provider = request.provider
         semaphore = self._semaphore(state, provider)
@@ -738,50 +445,72 @@ class EvalClient:
 
     async def _send(self, key: str, request: Request, kwargs: dict[str, Any],
                     reservation: _Reservation,
-                    semaphore: asyncio.Semaphore, limiter: _RateLimiter | None,
+                    semaphore: asyncio.Semaphore, limiter: RequestRateLimiter | None,
                     hard_timeout: float, completion: CompletionFn) -> Response:
-        progress = self.progress
+        """Attempts until an answer or a final error: each waits its turn under the provider's
+        limits, a retryable failure sleeps the retry policy's delay, a final one is recorded."""
         tokens = self.token_limiter(request.model)
         started = time.perf_counter()
         attempt = 0
         while True:
             attempt += 1
             async with semaphore:
-                if limiter is not None:
-                    await limiter.acquire()
-                if tokens is not None:  # every attempt sends its input: each one waits its turn
-                    waited = await tokens.acquire(request.predicted_prompt_tokens)
-                    if waited > 0:
-                        progress.token_waits += 1
-                        progress.token_wait_s += waited
-                progress.requests_sent += 1
-                progress.notify()
-                sent = time.perf_counter()
-                try:
-                    call = dict(kwargs)  # litellm mutates metadata in place: fresh per attempt
-                    if request.metadata:
-                        call["metadata"] = dict(request.metadata)
-                    raw = await asyncio.wait_for(
-                        completion(model=request.model, messages=list(request.messages), **call),
-                        hard_timeout,
-                    )
-                    error: BaseException | None = None
-                except Exception as exc:  # noqa: BLE001 - recorded, never raised
-                    error = exc
-                    if tokens is not None:  # no answer, no input counted: give the tokens back
-                        tokens.settle(request.predicted_prompt_tokens, 0)
-                latency = time.perf_counter() - sent
+                await self._wait_turn(request, limiter, tokens)
+                raw, error, latency = await self._attempt(request, kwargs, hard_timeout,
+                                                          completion, tokens)
             if error is None:
                 break
-            message = redact(f"{type(error).__name__}: {error}", self._secrets_of(request))
+            message = redact(f"{type(error).__name__}: {error}",
+                             secret_values(dict(request.params)))
             if not is_retryable(error) or attempt >= self.retry.max_attempts:
                 suffix = f" (after {attempt} attempts)" if attempt > 1 else ""
-                return self._error_response(key, request, message[:2000] + suffix, attempt,
-                                            time.perf_counter() - started)
-            progress.retries += 1
+                return _error_response(key, request, message[:2000] + suffix, attempt,
+                                       time.perf_counter() - started)
+            self.progress.retries += 1
             await self._sleep(self.retry.delay(attempt, retry_after_seconds(error), self._rng))
+        return await self._answered(key, request, raw, latency, attempt, reservation, tokens)
 
-        answer, prompt_tokens, completion_tokens, cost = _read_completion(raw, request.model)
+    async def _wait_turn(self, request: Request, limiter: RequestRateLimiter | None,
+                         tokens: TokenRateLimiter | None) -> None:
+        """Wait for the provider's requests-per-second and the model's tokens-per-minute
+        limits; every attempt sends its input, so each one waits its turn."""
+        progress = self.progress
+        if limiter is not None:
+            await limiter.acquire()
+        if tokens is not None:
+            waited = await tokens.acquire(request.predicted_prompt_tokens)
+            if waited > 0:
+                progress.token_waits += 1
+                progress.token_wait_s += waited
+        progress.requests_sent += 1
+        progress.notify()
+
+    async def _attempt(self, request: Request, kwargs: dict[str, Any], hard_timeout: float,
+                       completion: CompletionFn, tokens: TokenRateLimiter | None,
+                       ) -> tuple[Any, BaseException | None, float]:
+        """One HTTP request: (raw answer, None, latency) or (None, the error, latency). A
+        failed attempt gives its predicted input tokens back (no answer, no input counted)."""
+        sent = time.perf_counter()
+        try:
+            call = dict(kwargs)  # litellm mutates metadata in place: fresh per attempt
+            if request.metadata:
+                call["metadata"] = dict(request.metadata)
+            raw = await asyncio.wait_for(
+                completion(model=request.model, messages=list(request.messages), **call),
+                hard_timeout,
+            )
+        except Exception as exc:  # noqa: BLE001 - recorded, never raised
+            if tokens is not None:
+                tokens.settle(request.predicted_prompt_tokens, 0)
+            return None, exc, time.perf_counter() - sent
+        return raw, None, time.perf_counter() - sent
+
+    async def _answered(self, key: str, request: Request, raw: Any, latency: float, attempt: int,
+                        reservation: _Reservation, tokens: TokenRateLimiter | None) -> Response:
+        """Settle the answer's bill (budget, tokens per minute, counters), write it to the
+        cache at once (a paid answer is never lost to a later failure) and return it."""
+        progress = self.progress
+        answer, prompt_tokens, completion_tokens, cost = read_completion(raw, request.model)
         cache_read, cache_write = cache_tokens(getattr(raw, "usage", None))
         reservation.settle(cost)
         if tokens is not None:
@@ -821,50 +550,25 @@ class EvalClient:
         )
 
 
-def _count_of(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+def _error_response(key: str, request: Request, error: str, attempts: int,
+                    latency_s: float) -> Response:
+    return Response(key=key, model=request.model, answer=None, prompt_tokens=None,
+                    completion_tokens=None, cost_usd=None, latency_s=latency_s, cached=False,
+                    error=error, attempts=attempts)
 
 
-def cache_tokens(usage: Any) -> tuple[int | None, int | None]:
-    """(read, written) prompt-cache tokens of a litellm usage, as the provider reported them.
-
-    Reads: ``cache_read_input_tokens`` (Anthropic, Bedrock) or ``prompt_tokens_details.
-    cached_tokens`` (OpenAI; Gemini's ``cachedContentTokenCount`` as litellm maps it). Writes:
-    ``cache_creation_input_tokens`` (Anthropic, Bedrock; OpenAI and Gemini bill none). None when
-    the usage carries no such field.
-    """
-    if usage is None:
-        return None, None
-    read = _count_of(getattr(usage, "cache_read_input_tokens", None))
-    if not read:
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = _count_of(getattr(details, "cached_tokens", None)) if details is not None \
-            else None
-        read = cached if cached is not None else read
-    write = _count_of(getattr(usage, "cache_creation_input_tokens", None))
-    return read, write
+def _hit_response(key: str, request: Request, hit: CachedResponse) -> Response:
+    return Response(key=key, model=request.model, answer=hit.answer,
+                    prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
+                    cost_usd=hit.cost_usd, latency_s=hit.latency_s, cached=True, error=None,
+                    attempts=0, cache_read_tokens=hit.cache_read_tokens,
+                    cache_write_tokens=hit.cache_write_tokens)
 
 
-def _read_completion(raw: Any, model: str) -> tuple[str, int | None, int | None, float | None]:
-    """Answer text, provider-reported prompt/completion tokens and cost of a litellm response."""
-    try:
-        answer = raw.choices[0].message.content or ""
-    except (AttributeError, IndexError, TypeError):
-        answer = ""
-    usage = getattr(raw, "usage", None)
-    prompt_tokens = getattr(usage, "prompt_tokens", None)
-    completion_tokens = getattr(usage, "completion_tokens", None)
-    cost: float | None = None
-    reported = getattr(usage, "cost", None)  # OpenRouter reports its own charge
-    hidden = getattr(raw, "_hidden_params", None) or {}
-    if isinstance(reported, (int, float)) and not isinstance(reported, bool):
-        cost = float(reported)
-    elif isinstance(hidden.get("response_cost"), (int, float)):
-        cost = float(hidden["response_cost"])
-    else:
-        try:
-            # Custom providers answer with a bare model name; price them by the requested id.
-            cost = float(import_litellm().completion_cost(completion_response=raw, model=model))
-        except Exception:
-            cost = None  # the model has no price in litellm's table
-    return str(answer), prompt_tokens, completion_tokens, cost
+def _per_provider(value: Any, name: str, default: Any) -> dict[str, Any]:
+    """A per-provider setting from a number (every provider) or a mapping (with "default")."""
+    if value is None or isinstance(value, (int, float)):
+        return {"default": value if value is not None else default}
+    if isinstance(value, Mapping):
+        return {"default": default, **dict(value)}
+    raise ValueError(f"{name} must be a number or a mapping of provider -> number")

@@ -16,10 +16,12 @@ finding, not noise. Text tokens are counted with tiktoken's o200k_base when it l
 ``TwinServer`` hosts any set of twins on one loopback port, each under its own path prefix
 (``/anthropic``, ``/openai``, ``/gemini``...), in a background thread; see ``evals.twins.server``.
 
-Room: every fake of the harness lives here, apart from production code: the wire twins, the
-scriptable OpenAI-compatible server (``fake_server``), the loopback server they share
-(``loopback``), the soak run against a flaky provider (``soak``) and the twin smoke run
-(``smoke``).
+Room: every fake of the harness lives here, apart from production code: the wire twins
+(``anthropic``: Messages; ``bedrock``: Converse for Claude; ``openai``; ``gemini``; ``vertex``),
+what they share (``server``: the host and the twin base; ``vision``: the image rules read from
+the docs; ``prompt_cache``: the providers' prompt caches), the scriptable OpenAI-compatible
+server (``fake_server``), the loopback server they share (``loopback``), the soak run against
+a flaky provider (``soak``) and the twin smoke run (``smoke``).
 """
 
 from evals.twins.server import Fault, TwinServer, WireTwin

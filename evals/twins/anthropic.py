@@ -1,4 +1,4 @@
-"""Twin of Anthropic's Messages API (``POST /v1/messages``) and of Bedrock's Converse for Claude.
+"""Twin of Anthropic's Messages API (``POST /v1/messages``).
 
 Request checks follow platform.claude.com/docs/en/api/messages and .../build-with-claude/vision:
 ``x-api-key`` and ``anthropic-version`` headers, ``model``/``max_tokens``/``messages`` required,
@@ -19,20 +19,16 @@ status (400 invalid_request_error, 401 authentication_error, 413 request_too_lar
 429 rate_limit_error, 529 overloaded_error). Rate-limit replies carry ``retry-after`` and the
 ``anthropic-ratelimit-requests-*`` headers.
 
-``BedrockConverseTwin`` speaks Bedrock's Converse wire (``POST /model/{id}/converse``: image
-blocks ``{"image": {"format": "png", "source": {"bytes": <base64>}}}``, 3.75 MB per image,
-errors named by ``x-amzn-ErrorType``) and bills images by the same Claude rule. Its tool use
-follows the Converse reference (ToolUseBlock {toolUseId, name, input}, ToolResultBlock
-{toolUseId, content[], status}, ``toolConfig.tools[].toolSpec``, ``toolChoice`` auto/any/tool
-only): toolUse/toolResult blocks need a ``toolConfig``, and each assistant turn's toolUse ids
-are answered by the next user turn's toolResult blocks.
+Bedrock's Converse for Claude is :mod:`evals.twins.bedrock` (the same image rule and prompt
+cache, another wire).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -43,7 +39,6 @@ from evals.twins.server import (
     Refusal,
     WireTwin,
     compact_json,
-    request_limits,
 )
 from evals.twins.vision import (
     DecodedImage,
@@ -53,7 +48,7 @@ from evals.twins.vision import (
     text_tokens,
 )
 
-__all__ = ["AnthropicTwin", "BedrockConverseTwin"]
+__all__ = ["AnthropicTwin", "ClaudeTurns", "bill_claude", "cached_bill", "check_edges"]
 
 _MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 #: Opus 4.7 and later removed the sampling parameters: any of them is a 400 (Anthropic's Opus 4.7
@@ -66,7 +61,7 @@ def _rfc3339(seconds_from_now: float) -> str:
         timespec="seconds").replace("+00:00", "Z")
 
 
-def _check_edges(images: list[DecodedImage], limits: dict[str, Any]) -> None:
+def check_edges(images: list[DecodedImage], limits: dict[str, Any]) -> None:
     many = len(images) > 20
     edge = limits.get("max_edge_over_20_images") if many else limits.get("max_edge")
     for i, image in enumerate(images):
@@ -78,13 +73,46 @@ def _check_edges(images: list[DecodedImage], limits: dict[str, Any]) -> None:
                           "(max_edge)")
 
 
-def _bill_claude(model: str, images: list[DecodedImage], texts: list[str],
+def bill_claude(model: str, images: list[DecodedImage], texts: list[str],
                  answer: str, tool_calls: int) -> Billed:
     billed = [anthropic_image_tokens(model, im.width, im.height) for im in images]
     return Billed(text_tokens=sum(text_tokens(t, model) for t in texts),
                   image_tokens=tuple(t for t, _ in billed),
                   image_sizes=tuple((im.width, im.height) for im in images),
                   completion_tokens=text_tokens(answer, model), tool_calls=tool_calls)
+
+
+@dataclass
+class ClaudeTurns:
+    """What a Claude request's turns carry, as the walk over its content blocks collects it:
+    the billed texts and images, tool calls, and the last prompt-cache breakpoint (message,
+    block, texts and images before it)."""
+
+    texts: list[str]
+    images: list[DecodedImage] = field(default_factory=list)
+    uses_tools: bool = False
+    tool_calls: int = 0
+    mark: tuple[int, int, int, int] | None = None
+
+
+def cached_bill(prompt_cache: Any, model: str, body: dict[str, Any],
+                mark: tuple[int, int, int, int] | None, texts: list[str],
+                billed: Billed) -> Billed:
+    """The bill with the prompt cache: the prefix through the last ``cache_control`` block
+    (tools, system, then the messages up to it) read or written (evals.twins.prompt_cache)."""
+    if mark is None:
+        return billed
+    m, b, n_texts, n_images = mark
+    messages = body["messages"]
+    content = messages[m].get("content")
+    head = [*messages[:m], {**messages[m], "content": (content[: b + 1]
+                                                       if isinstance(content, list)
+                                                       else content)}]
+    digest = prefix_digest(model, body.get("tools"), body.get("system"), head)
+    prefix = (sum(text_tokens(t, model) for t in texts[:n_texts])
+              + sum(billed.image_tokens[:n_images]))
+    read, written = prompt_cache.breakpoint(model, digest, prefix)
+    return dataclasses.replace(billed, cache_read_tokens=read, cache_write_tokens=written)
 
 
 @dataclass
@@ -124,23 +152,7 @@ class AnthropicTwin(WireTwin):
 
     # -- POST /v1/messages -----------------------------------------------------------------
     def messages(self, request: Any, body: dict[str, Any], match: Any):
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise Refusal(400, "invalid_request_error", "model: Field required")
-        if not model.startswith("claude"):
-            raise Refusal(404, "not_found_error", f"model: {model}")
-        max_tokens = body.get("max_tokens")
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise Refusal(400, "invalid_request_error", "max_tokens: Field required (int >= 1)")
-        if _SAMPLING_REMOVED.search(model):
-            for name in ("temperature", "top_p", "top_k"):
-                if name in body:
-                    raise Refusal(400, "invalid_request_error",
-                                  f"{name} is deprecated for this model.")
-        temperature = body.get("temperature")
-        if temperature is not None and not 0 <= temperature <= 1:
-            raise Refusal(400, "invalid_request_error",
-                          "temperature: range: 0..1")
+        model = _checked_model(body)
         tools = _anthropic_tools(body.get("tools"), body.get("tool_choice"))
         texts = _system_texts(body.get("system"))
         if tools:  # tool definitions are billed as text (Anthropic puts them in the system prompt)
@@ -148,71 +160,16 @@ class AnthropicTwin(WireTwin):
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise Refusal(400, "invalid_request_error", "messages: Field required")
-        images: list[DecodedImage] = []
-        uses_tools, tool_calls = False, 0
-        open_calls: tuple[int, list[str]] | None = None  # previous turn: (index, tool_use ids)
-        mark: tuple[int, int, int, int] | None = None  # last cache_control: m, b, texts, images
-        for m, message in enumerate(messages):
-            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-                raise Refusal(400, "invalid_request_error",
-                              f"messages.{m}.role: Input should be 'user' or 'assistant'")
-            role = message["role"]
-            content = message.get("content")
-            if isinstance(content, str):
-                content = [{"type": "text", "text": content}]
-            if not isinstance(content, list) or not content:
-                raise Refusal(400, "invalid_request_error",
-                              f"messages.{m}.content: Input should be a string or a list")
-            calls: list[str] = []
-            answered: list[str] = []
-            for b, block in enumerate(content):
-                where = f"messages.{m}.content.{b}"
-                kind = block.get("type") if isinstance(block, dict) else None
-                if kind == "text":
-                    if not isinstance(block.get("text"), str):
-                        raise Refusal(400, "invalid_request_error", f"{where}.text: Field required")
-                    texts.append(block["text"])
-                elif kind == "image":
-                    images.append(self._image(block, where, len(images)))
-                elif kind == "tool_use" and role == "assistant":
-                    uses_tools = True
-                    calls.append(_tool_use(block, where, texts))
-                elif kind == "tool_result" and role == "user":
-                    uses_tools = True
-                    if b != len(answered):
-                        raise Refusal(400, "invalid_request_error", _RESULTS_FIRST.format(m=m))
-                    answered.append(self._tool_result(block, where, texts, images,
-                                                      open_calls))
-                elif kind in ("tool_use", "tool_result"):
-                    raise Refusal(400, "invalid_request_error",
-                                  f"{where}: `{kind}` blocks are only allowed in "
-                                  f"{'assistant' if kind == 'tool_use' else 'user'} messages")
-                else:
-                    raise Refusal(400, "invalid_request_error",
-                                  f"{where}.type: Input tag {kind!r} found using 'type' does not "
-                                  "match any of the expected tags: 'text', 'image', 'tool_use', "
-                                  "'tool_result'")
-                if block.get("cache_control") is not None:
-                    mark = (m, b, len(texts), len(images))
-            if open_calls is not None:
-                missing = [i for i in open_calls[1] if i not in answered]
-                if missing:
-                    raise Refusal(400, "invalid_request_error",
-                                  f"messages.{open_calls[0]}: `tool_use` ids were found without "
-                                  f"`tool_result` blocks immediately after: {', '.join(missing)}. "
-                                  "Each `tool_use` block must have a corresponding `tool_result` "
-                                  "block in the next message.")
-            open_calls = (m, calls) if calls else None
-            tool_calls += len(calls)
-        if uses_tools and not tools:
+        turns = self._read_turns(messages, ClaudeTurns(texts))
+        if turns.uses_tools and not tools:
             raise Refusal(400, "invalid_request_error",
                           "Requests which include `tool_use` or `tool_result` blocks must define "
                           "tools.")
-        self.check_image_count(len(images))
-        _check_edges(images, dict(self.limits))
-        answer = self.answer_fn(texts)
-        billed = _bill_claude(model, images, texts, answer, tool_calls)
-        billed = self._cached(model, body, mark, texts, billed)
+        self.check_image_count(len(turns.images))
+        check_edges(turns.images, dict(self.limits))
+        answer = self.answer_fn(turns.texts)
+        billed = bill_claude(model, turns.images, turns.texts, answer, turns.tool_calls)
+        billed = cached_bill(self.prompt_cache, model, body, turns.mark, turns.texts, billed)
         reply = {
             "id": f"msg_twin_{uuid.uuid4().hex[:20]}",
             "type": "message",
@@ -231,25 +188,70 @@ class AnthropicTwin(WireTwin):
         }
         return reply, billed, model
 
-    def _cached(self, model: str, body: dict[str, Any], mark: tuple[int, int, int, int] | None,
-                texts: list[str], billed: Billed) -> Billed:
-        """The bill with the prompt cache: the prefix through the last ``cache_control`` block
-        (tools, system, then the messages up to it) read or written (evals.twins.prompt_cache)."""
-        import dataclasses
+    def _read_turns(self, messages: list[Any], turns: ClaudeTurns) -> ClaudeTurns:
+        """Walk the turns: each block checked and billed; each assistant turn's ``tool_use``
+        ids must all be answered by the next message's ``tool_result`` blocks."""
+        open_calls: tuple[int, list[str]] | None = None  # previous turn: (index, tool_use ids)
+        for m, message in enumerate(messages):
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+                raise Refusal(400, "invalid_request_error",
+                              f"messages.{m}.role: Input should be 'user' or 'assistant'")
+            content = message.get("content")
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            if not isinstance(content, list) or not content:
+                raise Refusal(400, "invalid_request_error",
+                              f"messages.{m}.content: Input should be a string or a list")
+            calls: list[str] = []
+            answered: list[str] = []
+            for b, block in enumerate(content):
+                self._read_block(turns, message["role"], m, b, block, calls, answered,
+                                 open_calls)
+                if block.get("cache_control") is not None:
+                    turns.mark = (m, b, len(turns.texts), len(turns.images))
+            if open_calls is not None:
+                missing = [i for i in open_calls[1] if i not in answered]
+                if missing:
+                    raise Refusal(400, "invalid_request_error",
+                                  f"messages.{open_calls[0]}: `tool_use` ids were found without "
+                                  f"`tool_result` blocks immediately after: {', '.join(missing)}. "
+                                  "Each `tool_use` block must have a corresponding `tool_result` "
+                                  "block in the next message.")
+            open_calls = (m, calls) if calls else None
+            turns.tool_calls += len(calls)
+        return turns
 
-        if mark is None:
-            return billed
-        m, b, n_texts, n_images = mark
-        messages = body["messages"]
-        content = messages[m].get("content")
-        head = [*messages[:m], {**messages[m], "content": (content[: b + 1]
-                                                           if isinstance(content, list)
-                                                           else content)}]
-        digest = prefix_digest(model, body.get("tools"), body.get("system"), head)
-        prefix = (sum(text_tokens(t, model) for t in texts[:n_texts])
-                  + sum(billed.image_tokens[:n_images]))
-        read, written = self.prompt_cache.breakpoint(model, digest, prefix)
-        return dataclasses.replace(billed, cache_read_tokens=read, cache_write_tokens=written)
+    def _read_block(self, turns: ClaudeTurns, role: str, m: int, b: int, block: Any,
+                    calls: list[str], answered: list[str],
+                    open_calls: tuple[int, list[str]] | None) -> None:
+        """One content block: text, image, an assistant's ``tool_use`` or a user's
+        ``tool_result`` (first in its message); anything else is refused."""
+        where = f"messages.{m}.content.{b}"
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            if not isinstance(block.get("text"), str):
+                raise Refusal(400, "invalid_request_error", f"{where}.text: Field required")
+            turns.texts.append(block["text"])
+        elif kind == "image":
+            turns.images.append(self._image(block, where, len(turns.images)))
+        elif kind == "tool_use" and role == "assistant":
+            turns.uses_tools = True
+            calls.append(_tool_use(block, where, turns.texts))
+        elif kind == "tool_result" and role == "user":
+            turns.uses_tools = True
+            if b != len(answered):
+                raise Refusal(400, "invalid_request_error", _RESULTS_FIRST.format(m=m))
+            answered.append(self._tool_result(block, where, turns.texts, turns.images,
+                                              open_calls))
+        elif kind in ("tool_use", "tool_result"):
+            raise Refusal(400, "invalid_request_error",
+                          f"{where}: `{kind}` blocks are only allowed in "
+                          f"{'assistant' if kind == 'tool_use' else 'user'} messages")
+        else:
+            raise Refusal(400, "invalid_request_error",
+                          f"{where}.type: Input tag {kind!r} found using 'type' does not "
+                          "match any of the expected tags: 'text', 'image', 'tool_use', "
+                          "'tool_result'")
 
     def _tool_result(self, block: dict[str, Any], where: str, texts: list[str],
                      images: list[DecodedImage], open_calls: tuple[int, list[str]] | None
@@ -307,6 +309,28 @@ class AnthropicTwin(WireTwin):
             raise Refusal(400, "invalid_request_error",
                           f"{where}: Image does not match the provided media type {declared}")
         return image
+
+
+def _checked_model(body: dict[str, Any]) -> str:
+    """The request's model, after the checks on it and on the sampling parameters."""
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise Refusal(400, "invalid_request_error", "model: Field required")
+    if not model.startswith("claude"):
+        raise Refusal(404, "not_found_error", f"model: {model}")
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise Refusal(400, "invalid_request_error", "max_tokens: Field required (int >= 1)")
+    if _SAMPLING_REMOVED.search(model):
+        for name in ("temperature", "top_p", "top_k"):
+            if name in body:
+                raise Refusal(400, "invalid_request_error",
+                              f"{name} is deprecated for this model.")
+    temperature = body.get("temperature")
+    if temperature is not None and not 0 <= temperature <= 1:
+        raise Refusal(400, "invalid_request_error",
+                      "temperature: range: 0..1")
+    return model
 
 
 def _system_texts(system: Any) -> list[str]:
@@ -373,227 +397,4 @@ def _tool_use(block: dict[str, Any], where: str, texts: list[str]) -> str:
         raise Refusal(400, "invalid_request_error",
                       f"{where}.tool_use.input: Input should be a valid dictionary")
     texts.extend([name, compact_json(given)])
-    return use_id
-
-
-# --------------------------------------------------------------------------------------------
-# Bedrock Converse (Claude)
-
-
-@dataclass
-class BedrockConverseTwin(WireTwin):
-    name: str = "bedrock"
-    prefix: str = "/bedrock"
-    limits_provider: ClassVar[str | None] = "amazon-bedrock"
-
-
-    def routes(self):
-        return [("POST", "/model/{model}/converse", self.converse)]
-
-    def check_auth(self, headers, query) -> None:
-        if not str(headers.get("authorization", "")).startswith("AWS4-HMAC-SHA256 "):
-            raise Refusal(403, "UnrecognizedClientException",
-                          "The security token included in the request is invalid.")
-
-    def error_body(self, refusal: Refusal):
-        kind = refusal.kind if refusal.kind.endswith("Exception") else "ValidationException"
-        return refusal.status, {"message": refusal.message}, {"x-amzn-ErrorType": kind}
-
-    def fault_reply(self, fault: Fault):
-        if fault.kind == "overloaded":
-            return 503, {"message": "Bedrock is unable to process your request."}, \
-                {"x-amzn-ErrorType": "ServiceUnavailableException"}
-        headers = {"x-amzn-ErrorType": "ThrottlingException"}
-        if fault.retry_after_s is not None:
-            headers["retry-after"] = f"{fault.retry_after_s:g}"
-        return 429, {"message": "Too many requests, please wait before trying again."}, headers
-
-    def converse(self, request: Any, body: dict[str, Any], match: Any):
-        model = match["model"]
-        if "anthropic.claude" not in model:
-            raise Refusal(400, "ValidationException", "The provided model identifier is invalid.")
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise Refusal(400, "ValidationException", "messages: required")
-        texts = [b.get("text", "") for b in body.get("system") or [] if isinstance(b, dict)]
-        declared = _converse_tools(body.get("toolConfig"))
-        if declared:
-            texts.insert(0, compact_json(body["toolConfig"]["tools"]))
-        images: list[DecodedImage] = []
-        uses_tools, tool_calls = False, 0
-        open_calls: tuple[int, list[str]] | None = None
-        mark: tuple[int, int, int, int] | None = None  # the last cachePoint: m, b, texts, images
-        for m, message in enumerate(messages):
-            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-                raise Refusal(400, "ValidationException", f"messages.{m}.role is invalid")
-            role = message["role"]
-            calls: list[str] = []
-            answered: list[str] = []
-            for b, block in enumerate(message.get("content") or []):
-                where = f"messages.{m}.content.{b}"
-                if not isinstance(block, dict) or len(block) != 1:
-                    raise Refusal(400, "ValidationException",
-                                  f"{where}: a content block must set exactly one member")
-                if "cachePoint" in block:  # the prompt cache's breakpoint: caches what precedes
-                    mark = (m, b, len(texts), len(images))
-                elif "text" in block:
-                    texts.append(str(block["text"]))
-                elif "image" in block:
-                    images.append(self._image(block["image"], where, len(images)))
-                elif "toolUse" in block and role == "assistant":
-                    uses_tools = True
-                    calls.append(_converse_tool_use(block["toolUse"], where, texts))
-                elif "toolResult" in block and role == "user":
-                    uses_tools = True
-                    answered.append(self._tool_result(block["toolResult"], where, texts, images))
-                elif "toolUse" in block or "toolResult" in block:
-                    raise Refusal(400, "ValidationException",
-                                  f"{where}: {next(iter(block))} blocks are not allowed in "
-                                  f"{role} messages")
-                else:
-                    raise Refusal(400, "ValidationException",
-                                  f"messages.{m}.content.{b}: unsupported content block")
-            expected = open_calls[1] if open_calls else []
-            if len(answered) > len(expected):
-                raise Refusal(400, "ValidationException",
-                              f"The number of toolResult blocks at messages.{m}.content exceeds "
-                              "the number of toolUse blocks of previous turn.")
-            stray = [i for i in answered if i not in expected]
-            missing = [i for i in expected if i not in answered]
-            if stray or missing:
-                raise Refusal(400, "ValidationException",
-                              f"Expected toolResult blocks at messages.{m}.content for the "
-                              f"following Ids: {', '.join(missing or expected)}"
-                              + (f" (got unknown Ids: {', '.join(stray)})" if stray else ""))
-            open_calls = (m, calls) if calls else None
-            tool_calls += len(calls)
-        if uses_tools and not declared:
-            raise Refusal(400, "ValidationException",
-                          "The toolConfig field must be defined when using toolUse and toolResult "
-                          "content blocks.")
-        _check_edges(images, dict(request_limits()["anthropic"]))
-        answer = self.answer_fn(texts)
-        billed = _bill_claude(model, images, texts, answer, tool_calls)
-        billed = AnthropicTwin._cached(self, model, {**body, "system": body.get("system"),  # type: ignore[arg-type]
-                                                     "tools": body.get("toolConfig")},
-                                       mark, texts, billed)
-        reply = {
-            "output": {"message": {"role": "assistant", "content": [{"text": answer}]}},
-            "stopReason": "end_turn",
-            # Converse usage: inputTokens excludes the cache's reads and writes
-            "usage": {"inputTokens": (billed.prompt_tokens - billed.cache_read_tokens
-                                      - billed.cache_write_tokens),
-                      "outputTokens": billed.completion_tokens,
-                      "cacheReadInputTokens": billed.cache_read_tokens,
-                      "cacheWriteInputTokens": billed.cache_write_tokens,
-                      "totalTokens": billed.prompt_tokens + billed.completion_tokens},
-            "metrics": {"latencyMs": 1},
-        }
-        return reply, billed, model
-
-    def _tool_result(self, result: Any, where: str, texts: list[str],
-                     images: list[DecodedImage]) -> str:
-        """Check one ``toolResult`` ({toolUseId, content[], status?}); bill its content."""
-        if not isinstance(result, dict):
-            raise Refusal(400, "ValidationException", f"{where}.toolResult must be an object")
-        use_id = result.get("toolUseId")
-        if not isinstance(use_id, str) or not _CONVERSE_ID.match(use_id):
-            raise Refusal(400, "ValidationException",
-                          f"{where}.toolResult.toolUseId: must match [a-zA-Z0-9_-]+ "
-                          "(1 to 64 characters)")
-        if result.get("status") not in (None, "success", "error"):
-            raise Refusal(400, "ValidationException",
-                          f"{where}.toolResult.status: must be one of success, error")
-        content = result.get("content")
-        if not isinstance(content, list):
-            raise Refusal(400, "ValidationException", f"{where}.toolResult.content is required")
-        for c, inner in enumerate(content):
-            if not isinstance(inner, dict) or len(inner) != 1:
-                raise Refusal(400, "ValidationException",
-                              f"{where}.toolResult.content.{c}: set exactly one member")
-            if "text" in inner:
-                texts.append(str(inner["text"]))
-            elif "json" in inner:
-                texts.append(compact_json(inner["json"]))
-            elif "image" in inner:
-                images.append(self._image(inner["image"], f"{where}.toolResult.content.{c}",
-                                          len(images)))
-            else:
-                raise Refusal(400, "ValidationException",
-                              f"{where}.toolResult.content.{c}: unsupported member "
-                              f"{next(iter(inner))!r}")
-        return use_id
-
-    def _image(self, image: dict[str, Any], where: str, index: int) -> DecodedImage:
-        fmt = image.get("format")
-        if fmt not in ("png", "jpeg", "gif", "webp"):
-            raise Refusal(400, "ValidationException", f"{where}.image.format is invalid: {fmt!r}")
-        data = (image.get("source") or {}).get("bytes")
-        if not isinstance(data, str):
-            raise Refusal(400, "ValidationException", f"{where}.image.source.bytes is required")
-        self.check_image_bytes(index, len(data))
-        try:
-            decoded = decode_base64_image(data)
-        except ImageError as exc:
-            raise Refusal(400, "ValidationException", f"{where}: {exc}") from None
-        if decoded.media_type != f"image/{fmt}":
-            raise Refusal(400, "ValidationException",
-                          f"{where}: image format {fmt} does not match the image bytes")
-        return decoded
-
-
-_CONVERSE_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_CONVERSE_CHOICES = ("auto", "any", "tool")
-
-
-def _converse_tools(config: Any) -> list[str]:
-    """Names in ``toolConfig.tools[].toolSpec``; refuses a malformed config or ``toolChoice``."""
-    if config is None:
-        return []
-    tools = config.get("tools") if isinstance(config, dict) else None
-    if not isinstance(tools, list) or not tools:
-        raise Refusal(400, "ValidationException", "toolConfig.tools: must contain at least 1 tool")
-    names: list[str] = []
-    for t, tool in enumerate(tools):
-        spec = tool.get("toolSpec") if isinstance(tool, dict) else None
-        if spec is None and isinstance(tool, dict) and "cachePoint" in tool:
-            continue
-        if not isinstance(spec, dict):
-            raise Refusal(400, "ValidationException", f"toolConfig.tools.{t}.toolSpec is required")
-        name = spec.get("name")
-        if not isinstance(name, str) or not _CONVERSE_ID.match(name):
-            raise Refusal(400, "ValidationException",
-                          f"toolConfig.tools.{t}.toolSpec.name: must match [a-zA-Z0-9_-]+ "
-                          "(1 to 64 characters)")
-        schema = spec.get("inputSchema")
-        if not isinstance(schema, dict) or not isinstance(schema.get("json"), dict):
-            raise Refusal(400, "ValidationException",
-                          f"toolConfig.tools.{t}.toolSpec.inputSchema.json is required")
-        names.append(name)
-    choice = config.get("toolChoice")
-    if choice is not None:
-        kinds = list(choice) if isinstance(choice, dict) else []
-        if len(kinds) != 1 or kinds[0] not in _CONVERSE_CHOICES:
-            raise Refusal(400, "ValidationException",
-                          f"toolConfig.toolChoice: must set exactly one of "
-                          f"{', '.join(_CONVERSE_CHOICES)} (got {kinds})")
-        if kinds[0] == "tool" and (choice["tool"] or {}).get("name") not in names:
-            raise Refusal(400, "ValidationException",
-                          "toolConfig.toolChoice.tool.name: not a tool of toolConfig.tools")
-    return names
-
-
-def _converse_tool_use(use: Any, where: str, texts: list[str]) -> str:
-    """Check one ``toolUse`` ({toolUseId, name, input}); bill its name and input."""
-    if not isinstance(use, dict):
-        raise Refusal(400, "ValidationException", f"{where}.toolUse must be an object")
-    use_id, name = use.get("toolUseId"), use.get("name")
-    for field_name, value in (("toolUseId", use_id), ("name", name)):
-        if not isinstance(value, str) or not _CONVERSE_ID.match(value):
-            raise Refusal(400, "ValidationException",
-                          f"{where}.toolUse.{field_name}: must match [a-zA-Z0-9_-]+ "
-                          "(1 to 64 characters)")
-    if "input" not in use:
-        raise Refusal(400, "ValidationException", f"{where}.toolUse.input is required")
-    texts.extend([name, compact_json(use["input"])])
     return use_id

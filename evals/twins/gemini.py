@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from evals.twins.prompt_cache import digest_chain
@@ -41,6 +41,96 @@ __all__ = ["GeminiTwin"]
 _STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
            404: "NOT_FOUND", 413: "INVALID_ARGUMENT"}
 _MIME = ("image/png", "image/jpeg", "image/webp")
+
+
+@dataclass
+class _GeminiTurns:
+    """The walk over a request's contents: each part checked and billed (texts, images with
+    their token counts), function calls paired with the next turn's responses, and the part
+    boundaries the implicit cache compares prefixes at."""
+
+    model: str
+    resolution: Any  # generationConfig.mediaResolution (a part's own level wins)
+    texts: list[str]
+    images: list[tuple[int, int]] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    tool_calls: int = 0
+    boundaries: list[tuple[Any, int, int]] = field(default_factory=list)  # (part, texts, images)
+    open_calls: list[str] = field(default_factory=list)  # names called by the previous content
+
+    def read_content(self, c: int, content: Any) -> None:
+        """One content: its parts, then its function responses against the previous turn's
+        calls (immediately after it, one response per call)."""
+        role = content.get("role", "user")
+        if role not in ("user", "model", "function"):
+            raise Refusal(400, "INVALID_ARGUMENT",
+                          f"Please use a valid role: user, model. (contents[{c}])")
+        calls: list[str] = []
+        answered: list[str] = []
+        for p, part in enumerate(content.get("parts") or []):
+            self.boundaries.append(((c, role, p, part), len(self.texts), len(self.tokens)))
+            self._read_part(f"contents[{c}].parts[{p}]", role, part, calls, answered)
+        if answered and not self.open_calls:
+            raise Refusal(400, "INVALID_ARGUMENT",
+                          "Please ensure that function response turn comes immediately after "
+                          f"a function call turn. (contents[{c}])")
+        if self.open_calls and sorted(answered) != sorted(self.open_calls):
+            raise Refusal(400, "INVALID_ARGUMENT",
+                          "Please ensure that the number of function response parts is equal "
+                          "to the number of function call parts of the function call turn. "
+                          f"(contents[{c}]: calls {self.open_calls}, responses {answered})")
+        self.open_calls = calls
+        self.tool_calls += len(calls)
+
+    def _read_part(self, where: str, role: str, part: Any, calls: list[str],
+                   answered: list[str]) -> None:
+        """One part: text, a model's function call, a user's function response, or inline
+        image data; a part with none of them is refused."""
+        inline = part.get("inline_data") or part.get("inlineData")
+        call = _field(part, "functionCall", "function_call")
+        reply = _field(part, "functionResponse", "function_response")
+        if "text" in part:
+            self.texts.append(str(part["text"]))
+        elif call is not None:
+            if role != "model":
+                raise Refusal(400, "INVALID_ARGUMENT",
+                              f"{where}: a function call can only come from the model "
+                              f"(role model, got {role})")
+            calls.append(_function_part(call, "args", where, self.texts))
+        elif reply is not None:
+            if role == "model":
+                raise Refusal(400, "INVALID_ARGUMENT",
+                              f"{where}: a function response must have role user or "
+                              "function, not model")
+            answered.append(_function_part(reply, "response", where, self.texts))
+        elif inline is not None:
+            self._read_image(where, part, inline)
+        else:
+            raise Refusal(400, "INVALID_ARGUMENT", f"{where}: part has no data")
+
+    def _read_image(self, where: str, part: Any, inline: Any) -> None:
+        """Inline image data: a supported MIME type matching the bytes, billed at the part's
+        media resolution (else the request's)."""
+        mime = inline.get("mime_type") or inline.get("mimeType")
+        if mime not in _MIME:
+            raise Refusal(400, "INVALID_ARGUMENT", f"{where}: Unsupported MIME type: {mime}")
+        try:
+            image = decode_base64_image(inline.get("data") or "")
+        except ImageError as exc:
+            raise Refusal(400, "INVALID_ARGUMENT",
+                          f"{where}: Unable to process input image. {exc}") from None
+        if image.media_type != mime:
+            raise Refusal(400, "INVALID_ARGUMENT",
+                          f"{where}: Unable to process input image: mime type {mime} "
+                          f"does not match the data ({image.media_type})")
+        level = (part.get("mediaResolution") or part.get("media_resolution")
+                 or {}).get("level") or self.resolution
+        try:
+            count, _ = gemini_image_tokens(self.model, image.width, image.height, level)
+        except ImageError as exc:
+            raise Refusal(400, "INVALID_ARGUMENT", f"{where}: {exc}") from None
+        self.images.append((image.width, image.height))
+        self.tokens.append(count)
 
 
 @dataclass
@@ -82,96 +172,32 @@ class GeminiTwin(WireTwin):
         if not model.startswith("gemini-"):
             raise Refusal(404, "NOT_FOUND", f"models/{model} is not found for API version v1beta")
         config = body.get("generationConfig") or {}
-        global_resolution = config.get("mediaResolution")
         texts: list[str] = [p.get("text", "") for p in
                             (body.get("systemInstruction") or {}).get("parts", [])]
         declarations = _declarations(body.get("tools"))
         if declarations:
             texts.insert(0, compact_json(declarations))
         _check_tool_config(_field(body, "toolConfig", "tool_config"))
-        images: list[tuple[int, int]] = []
-        tokens: list[int] = []
         contents = body.get("contents")
         if not isinstance(contents, list) or not contents:
             raise Refusal(400, "INVALID_ARGUMENT", "* GenerateContentRequest.contents: contents "
                           "is not specified")
-        open_calls: list[str] = []  # names called by the previous content (a function call turn)
-        tool_calls = 0
-        boundaries: list[tuple[Any, int, int]] = []  # (part, texts before, images before)
+        turns = _GeminiTurns(model, config.get("mediaResolution"), texts)
         for c, content in enumerate(contents):
-            role = content.get("role", "user")
-            if role not in ("user", "model", "function"):
-                raise Refusal(400, "INVALID_ARGUMENT",
-                              f"Please use a valid role: user, model. (contents[{c}])")
-            calls: list[str] = []
-            answered: list[str] = []
-            for p, part in enumerate(content.get("parts") or []):
-                boundaries.append(((c, role, p, part), len(texts), len(tokens)))
-                where = f"contents[{c}].parts[{p}]"
-                inline = part.get("inline_data") or part.get("inlineData")
-                call = _field(part, "functionCall", "function_call")
-                reply = _field(part, "functionResponse", "function_response")
-                if "text" in part:
-                    texts.append(str(part["text"]))
-                elif call is not None:
-                    if role != "model":
-                        raise Refusal(400, "INVALID_ARGUMENT",
-                                      f"{where}: a function call can only come from the model "
-                                      f"(role model, got {role})")
-                    calls.append(_function_part(call, "args", where, texts))
-                elif reply is not None:
-                    if role == "model":
-                        raise Refusal(400, "INVALID_ARGUMENT",
-                                      f"{where}: a function response must have role user or "
-                                      "function, not model")
-                    answered.append(_function_part(reply, "response", where, texts))
-                elif inline is not None:
-                    mime = inline.get("mime_type") or inline.get("mimeType")
-                    if mime not in _MIME:
-                        raise Refusal(400, "INVALID_ARGUMENT",
-                                      f"{where}: Unsupported MIME type: {mime}")
-                    try:
-                        image = decode_base64_image(inline.get("data") or "")
-                    except ImageError as exc:
-                        raise Refusal(400, "INVALID_ARGUMENT",
-                                      f"{where}: Unable to process input image. {exc}") from None
-                    if image.media_type != mime:
-                        raise Refusal(400, "INVALID_ARGUMENT",
-                                      f"{where}: Unable to process input image: mime type {mime} "
-                                      f"does not match the data ({image.media_type})")
-                    level = (part.get("mediaResolution") or part.get("media_resolution")
-                             or {}).get("level") or global_resolution
-                    try:
-                        count, _ = gemini_image_tokens(model, image.width, image.height, level)
-                    except ImageError as exc:
-                        raise Refusal(400, "INVALID_ARGUMENT", f"{where}: {exc}") from None
-                    images.append((image.width, image.height))
-                    tokens.append(count)
-                else:
-                    raise Refusal(400, "INVALID_ARGUMENT", f"{where}: part has no data")
-            if answered and not open_calls:
-                raise Refusal(400, "INVALID_ARGUMENT",
-                              "Please ensure that function response turn comes immediately after "
-                              f"a function call turn. (contents[{c}])")
-            if open_calls and sorted(answered) != sorted(open_calls):
-                raise Refusal(400, "INVALID_ARGUMENT",
-                              "Please ensure that the number of function response parts is equal "
-                              "to the number of function call parts of the function call turn. "
-                              f"(contents[{c}]: calls {open_calls}, responses {answered})")
-            open_calls = calls
-            tool_calls += len(calls)
+            turns.read_content(c, content)
         if _GEMINI_3.search(model):
             _check_thought_signatures(contents)
-        self.check_image_count(len(images))
+        self.check_image_count(len(turns.images))
         answer = self.answer_fn(texts)
         billed = Billed(text_tokens=sum(text_tokens(t, model) for t in texts),
-                        image_tokens=tuple(tokens),
-                        image_sizes=tuple(images), completion_tokens=text_tokens(answer, model),
-                        tool_calls=tool_calls)
-        billed = self._cached(model, body, boundaries, texts, billed)
+                        image_tokens=tuple(turns.tokens),
+                        image_sizes=tuple(turns.images),
+                        completion_tokens=text_tokens(answer, model),
+                        tool_calls=turns.tool_calls)
+        billed = self._cached(model, body, turns.boundaries, texts, billed)
         details = [{"modality": "TEXT", "tokenCount": billed.text_tokens}]
-        if tokens:
-            details.append({"modality": "IMAGE", "tokenCount": sum(tokens)})
+        if turns.tokens:
+            details.append({"modality": "IMAGE", "tokenCount": sum(turns.tokens)})
         reply = {
             "candidates": [{"content": {"parts": [{"text": answer}], "role": "model"},
                             "finishReason": "STOP", "index": 0}],

@@ -26,7 +26,8 @@ from hydra import compose, initialize_config_dir
 from evals.pipeline.run import run_config
 from evals.spec.config_files import CONFIG_DIR
 from evals.store.records import iter_records
-from evals.twins.anthropic import AnthropicTwin, BedrockConverseTwin
+from evals.twins.anthropic import AnthropicTwin
+from evals.twins.bedrock import BedrockConverseTwin
 from evals.twins.gemini import GeminiTwin
 from evals.twins.openai import OpenAITwin
 from evals.twins.server import Exchange, TwinServer

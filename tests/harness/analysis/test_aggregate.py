@@ -13,19 +13,12 @@ import pandas as pd
 import pytest
 from record_rows import BOOT, CLAUDE, decide, frame, misses, shape_rows, synthetic
 
-from evals.analysis.aggregate import (
-    OFFLINE_PROVIDER,
-    UNMATCHED_LINE,
-    bootstrap_means,
-    choose_winners,
-    model_line,
-    pareto_mask,
-    percentile_interval,
-    records_frame,
-    summarize,
-)
+from evals.analysis.aggregate import OFFLINE_PROVIDER, UNMATCHED_LINE, model_line, records_frame
+from evals.analysis.resampling import bootstrap_means, percentile_interval
+from evals.analysis.summary import pareto_mask, summarize
+from evals.analysis.winner import choose_winners
 from evals.store.records import Record
-from snapcompact.pricing import shape_rules
+from snapcompact.pricing import resolve_shape, shape_rules
 
 # --- winner rule -----------------------------------------------------------------------------
 
@@ -237,13 +230,19 @@ def test_no_records_is_an_error() -> None:
 
 def _arm(requested: str, correct: list[bool], tokens: int, valid: bool | None, *,
          policy: str = "foveated", strategy: str = "snapcompact", window: int = 200_000,
-         note: str | None = None, stand_in: bool = False) -> list[Record]:
-    """Schema-3 rows of one arm: two sessions (items) of the main job, reader qa."""
+         note: str | None = None, stand_in: bool = False,
+         asked: str | None = None) -> list[Record]:
+    """Schema-3 rows of one arm: two sessions (items) of the main job, reader qa. Like the
+    replay, a snapcompact row records the shape its request resolved to (``shape_asked``: the
+    library's pick for the target when ``auto``), unless ``asked`` says otherwise."""
+    if asked is None and strategy == "snapcompact":
+        asked = resolve_shape(CLAUDE, shape=requested).name
     return shape_rows(
         "11on16-bw+8on16-bw" if strategy == "snapcompact" else "text", correct, tokens,
         reader="qa", per_item=len(correct) // 2, strategy=strategy,
         policy=policy if strategy == "snapcompact" else "",
         shape_requested=requested if strategy == "snapcompact" else "", context_window=window,
+        shape_asked=asked or "",
         production_valid=valid, production_note=note, summary_stand_in=stand_in,
         frames_by_shape=({requested if requested != "auto" else "11on16-bw": 6, "8on16-bw": 11}
                          if strategy == "snapcompact" else {}))
@@ -269,6 +268,26 @@ def test_winner_rule_ranks_only_production_valid_rows() -> None:
     assert any("not ranked: snapcompact pinned auto @200k" in n and "pinned policy" in n
                for n in d.notes)
     assert not any(c.recall == 1.0 for c in d.candidates)
+
+
+def test_an_auto_arm_is_decided_as_the_shape_its_record_carries() -> None:
+    # The replay resolved auto to 8on16-bw when it drew these contexts (an older table); the
+    # library's table picks another shape for Sonnet 4.5 today. The decision names the shape
+    # the contexts were drawn for, read from the record, never a fresh resolution.
+    assert resolve_shape(CLAUDE).name != "8on16-bw"
+    recs = synthetic(_arm("auto", misses(40, range(20)), 60_000, True, asked="8on16-bw"))
+    d = decide(recs)["claude"]
+    assert [c.shape for c in d.candidates] == ["8on16-bw"]
+
+
+def test_an_auto_arm_without_a_recorded_shape_is_not_ranked_and_says_so() -> None:
+    # Records written before shape_asked existed: which shape auto stood for is not known.
+    recs = synthetic(_arm("8on22-bw", misses(40, range(10)), 60_000, True),
+                     _arm("auto", [True] * 40, 30_000, True, asked=""))
+    d = decide(recs)["claude"]
+    assert [c.shape for c in d.candidates] == ["8on22-bw"]
+    assert any("not ranked: snapcompact foveated auto @200k" in n
+               and "shape not recorded" in n for n in d.notes)
 
 
 def test_no_production_valid_row_means_no_winner() -> None:

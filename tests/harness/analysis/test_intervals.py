@@ -12,8 +12,8 @@ import math
 import pytest
 from record_rows import BOOT, decide, frame, misses, shape_rows
 
-from evals.analysis.aggregate import summarize
 from evals.analysis.intervals import wilson_interval
+from evals.analysis.summary import summarize
 
 NEWCOMBE_TABLE_II_SCORE = [
     (81, 263, 0.2553, 0.3662),

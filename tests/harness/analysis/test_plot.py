@@ -11,13 +11,14 @@ import pytest
 from PIL import Image
 from record_rows import misses, shape_rows, synthetic
 
-from evals.analysis.aggregate import records_frame, summarize
+from evals.analysis.aggregate import records_frame
 from evals.analysis.plot import (
     plot_billing_drift,
     plot_recall_by_shape,
     plot_recall_vs_tokens,
     write_plots,
 )
+from evals.analysis.summary import summarize
 from snapcompact.pricing import shape_rules
 
 

@@ -21,13 +21,14 @@ from matplotlib.lines import Line2D
 from record_rows import AGENT_TARGETS as TARGETS
 from record_rows import FULL_TOKENS, agent_run_records
 
-from evals.analysis.aggregate import records_frame, summarize
+from evals.analysis.aggregate import records_frame
 from evals.analysis.plot import (
     plot_recall_by_round,
     plot_recall_by_shape,
     plot_recall_per_1k,
     plot_recall_vs_tokens,
 )
+from evals.analysis.summary import summarize
 from snapcompact.pricing import shape_rules
 
 

@@ -15,8 +15,10 @@ import pandas as pd
 import pytest
 from record_rows import CLAUDE, FULL_TOKENS, OCR, agent_run_records, misses, shape_rows, synthetic
 
-from evals.analysis.aggregate import choose_winners, records_frame
-from evals.analysis.table import COMPRESSION_NOTE, arm_table, main
+from evals.analysis.aggregate import records_frame
+from evals.analysis.report import COMPRESSION_NOTE, arm_table
+from evals.analysis.table import main
+from evals.analysis.winner import choose_winners
 from evals.analysis.write_model_shapes import apply_table, library_table_path, propose_table
 from evals.store.records import append_records
 from snapcompact.pricing import parse_shape_rules, shape_rules

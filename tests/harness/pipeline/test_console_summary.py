@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from record_rows import frame, shape_rows, synthetic
 
-from evals.analysis.aggregate import arm_labels, summarize
+from evals.analysis.aggregate import arm_labels
+from evals.analysis.summary import summarize
 from evals.pipeline.run_report import format_summary
 from evals.pipeline.run_report import summarize as console_rows
 from evals.store.records import one_row_per_measurement

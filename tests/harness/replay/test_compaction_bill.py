@@ -20,10 +20,11 @@ from record_rows import base_record
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from evals.analysis.aggregate import records_frame, summarize
+from evals.analysis.aggregate import records_frame
+from evals.analysis.report import _summary_lines
 from evals.analysis.research_compare import compare_research, format_markdown
 from evals.analysis.search_objectives import objectives_of
-from evals.analysis.table import _summary_lines
+from evals.analysis.summary import summarize
 from evals.items.datasets import load_dataset
 from evals.pipeline.run import run_config
 from evals.replay.compaction_bill import CallRecorder

@@ -1,0 +1,73 @@
+"""Recall per arm broken down by when the evidence was discarded and by where the fact sat.
+
+Why a module: the per-shape summary pools every question; these two tables ask whether an
+arm loses what a compaction discarded (by ``evidence_round``) and whether old facts fare worse
+than recent ones (by the fact's depth in the session). The report and the plots read them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from evals.analysis.aggregate import PRODUCTION_UNCHECKED, QA_READERS, arm_labels
+
+
+def round_bucket(evidence_round: int) -> str:
+    """Rounds in doubling buckets (0, 1, 2-3, 4-7, 8-15, ...): a long session compacts dozens
+    of times, and one column per round would leave a question or two in each."""
+    r = int(evidence_round)
+    if r <= 1:
+        return str(r)
+    lo = 1 << (r.bit_length() - 1)
+    return f"{lo}-{2 * lo - 1}"
+
+
+def recall_by_round(df: pd.DataFrame) -> pd.DataFrame:
+    """Recall per arm and ``evidence_round`` bucket (0 = the evidence is still in the kept
+    tail; see :func:`round_bucket`)."""
+    ok = df[df["ok"] & df["reader"].isin(QA_READERS)].copy()
+    if ok.empty:
+        return pd.DataFrame(columns=["reader_id", "target_model", "arm_label", "production",
+                                     "round_lo", "evidence_rounds", "n", "recall"])
+    ok["evidence_round"] = pd.to_numeric(ok["evidence_round"], errors="coerce").fillna(0)
+    ok["arm_label"] = arm_labels(ok)
+    ok["round_lo"] = [0 if r <= 1 else 1 << (int(r).bit_length() - 1) for r in ok["evidence_round"]]
+    ok["evidence_rounds"] = ok["evidence_round"].map(round_bucket)
+    if "production" not in ok:
+        ok["production"] = PRODUCTION_UNCHECKED
+    out = (ok.groupby(["reader_id", "target_model", "arm_label", "production", "round_lo",
+                       "evidence_rounds"])
+           ["correct"].agg(["size", "mean"]).reset_index()
+           .rename(columns={"size": "n", "mean": "recall"}))
+    out["round_lo"] = out["round_lo"].astype(int)
+    return out
+
+
+DEPTH_BUCKETS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+
+
+def recall_by_depth(df: pd.DataFrame) -> pd.DataFrame:
+    """Recall per arm and fact depth (fifths of the session, 0 = oldest), over every question
+    and over those whose evidence a compaction discarded (``evidence_round`` >= 1)."""
+    cols = ["reader_id", "target_model", "arm_label", "production", "depth_lo", "depths", "n",
+            "recall", "n_discarded", "recall_discarded"]
+    ok = df[df["ok"] & df["reader"].isin(QA_READERS)].copy()
+    if "depth" in ok:
+        ok = ok[ok["depth"].notna()]
+    if ok.empty or "depth" not in ok:
+        return pd.DataFrame(columns=cols)
+    ok["arm_label"] = arm_labels(ok)
+    edges = DEPTH_BUCKETS
+    index = np.clip(np.searchsorted(edges, ok["depth"].to_numpy(), side="right") - 1, 0,
+                    len(edges) - 2)
+    ok["depth_lo"] = [edges[i] for i in index]
+    ok["depths"] = [f"{edges[i]:.1f}-{edges[i + 1]:.1f}" for i in index]
+    out = []
+    for key, rows in ok.groupby(["reader_id", "target_model", "arm_label", "production",
+                                 "depth_lo", "depths"], sort=True):
+        gone = rows[rows["discarded"]]
+        out.append(dict(zip(cols[:6], key), n=len(rows), recall=rows["correct"].mean(),
+                        n_discarded=len(gone),
+                        recall_discarded=gone["correct"].mean() if len(gone) else np.nan))
+    return pd.DataFrame(out, columns=cols)

@@ -1,0 +1,328 @@
+"""Per arm (reader, target model, shape, frame size, window, verdict): recall with intervals,
+the bill, compression against the text baseline, what production did, and the frontier.
+
+Why a module: the summary table is what the report, the plots and the notebooks read; its
+columns are defined here once, from the tidy table (:func:`evals.analysis.aggregate.records_frame`).
+
+* Recall and exact match are proportions of questions: their intervals are Wilson score
+  intervals (``evals.analysis.intervals``), which stay informative at 0/n where a bootstrap
+  collapses. F1 is not binary: its interval is a percentile bootstrap over the question units
+  (``n_boot`` resamples; :mod:`evals.analysis.resampling`).
+* "Billed tokens" per question are the question request's prompt (input) tokens
+  (``predicted_prompt_tokens`` as the library predicts them) plus the question's share of its
+  session's compaction calls (``compaction_tokens_per_question``: the summary / handoff
+  requests' input and output, ``compaction_billed_tokens``, divided by the questions asked
+  after that context, ``context_questions``; the calls are made once per session, not per
+  question; see :class:`evals.store.records.Record`). Recall per 1k tokens, the frontier and
+  the winner rule read these. The compaction tokens are counted by the summarizer's model
+  line's counter and priced at its price model (``compaction_cost_usd``): where summarizer and
+  reader differ, the dollars compare them, the token sum adds two models' tokens.
+  ``reported_prompt_tokens`` is what the provider reported for the question request alone (not
+  for the offline reader, whose "usage" only echoes the prediction back).
+  Completion tokens are reported beside them; they do not depend on the shape.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+
+from evals.analysis.aggregate import (
+    BASELINE_STRATEGY,
+    GROUP_COLUMNS,
+    PRODUCTION_UNSENT,
+    QA_READERS,
+    format_counts,
+    reader_label,
+    summed_counts,
+)
+from evals.analysis.intervals import wilson_interval
+from evals.analysis.resampling import (
+    UNIT,
+    bootstrap_means,
+    check_settings,
+    percentile_interval,
+    stable_seed,
+)
+from evals.replay.conversation_bill import NEXT_TURNS, next_turns_units
+from evals.send.price_map import price_of
+from snapcompact.pricing import prompt_cache_rule
+
+
+def _question_scores(rows: pd.DataFrame, unit: list[str]) -> pd.DataFrame:
+    """Scores per question unit, seeds averaged."""
+    return rows.groupby(unit, sort=True)[["correct", "em", "f1"]].mean()
+
+
+def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
+              alpha: float = 0.05) -> pd.DataFrame:
+    """Per (reader, target model, shape, frame size): recall with intervals, cost, compression."""
+    check_settings(n_boot, alpha)
+    qa = df[df["reader"].isin(QA_READERS)]
+    if qa.empty:
+        raise ValueError("no question-answering records (reader qa)")
+    if "arm_shape" in qa:  # one row per arm, whatever shapes its sessions drew
+        qa = qa.assign(shape=qa["arm_shape"], frame_size=qa["arm_frame_size"])
+    out = []
+    for key, rows in qa.groupby(GROUP_COLUMNS, sort=True, dropna=False):
+        ok = rows[rows["ok"]]
+        discarded = ok[ok["discarded"]]
+        scores = _question_scores(ok, UNIT)
+        # production's knobs seed the bootstrap as before the research column existed
+        seed_key = key[:-1] if key[-1] == "production" else key
+        rng = np.random.default_rng(stable_seed(seed, *seed_key))
+        boots = bootstrap_means(scores.to_numpy(), n_boot, rng)
+        lo, hi = percentile_interval(boots, alpha) if len(scores) else ([np.nan] * 3,) * 2
+        means = scores.mean() if len(scores) else pd.Series(np.nan, index=scores.columns)
+        recall_lo, recall_hi = wilson_interval(float(means["correct"]), len(scores), alpha)
+        em_lo, em_hi = wilson_interval(float(means["em"]), len(scores), alpha)
+        reported = ok["reported_prompt_tokens_by_provider"]
+        row = dict(zip(GROUP_COLUMNS, key))
+        row.update(
+            reader_label=reader_label(row["reader_id"]),
+            models=",".join(sorted(rows["model"].unique())),
+            n_questions=len(scores), n_rows=len(rows),
+            n_skipped=int(rows["skipped"].notna().sum()),
+            n_errors=int((rows["error"].notna()).sum()),
+            n_seeds=rows["seed"].nunique(), frames_mean=ok["frames"].mean(),
+            abstain_rate=ok["abstained"].astype(float).mean(),
+            recall=means["correct"], recall_lo=recall_lo, recall_hi=recall_hi,
+            em=means["em"], em_lo=em_lo, em_hi=em_hi,
+            f1=means["f1"], f1_lo=lo[2], f1_hi=hi[2],
+            predicted_prompt_tokens=ok["predicted_prompt_tokens"].mean(),
+            reported_prompt_tokens=reported.mean(), reported_share=reported.notna().mean(),
+            reported_completion_tokens=pd.to_numeric(
+                ok["reported_completion_tokens"], errors="coerce").mean(),
+            predicted_cost_usd=ok["predicted_cost_usd"].mean(),
+            reported_cost_usd=ok["reported_cost_by_provider_usd"].mean(),
+            recall_discarded=discarded["correct"].mean() if len(discarded) else np.nan,
+            n_discarded=len(discarded),
+            compactions_mean=rows["compactions"].mean(),
+            text_tokens=ok["text_tokens"].mean(),
+            predicted_image_tokens=ok["predicted_image_tokens"].mean(),
+            compaction_cost_tokens=ok["compaction_cost_tokens"].mean(),
+            text_token_method="; ".join(sorted({str(m) for m in rows["text_token_method"].dropna()
+                                                if str(m)})),
+        )
+        row.update(_compaction_bill(rows, ok))
+        row.update(_what_production_did(rows))
+        row.update(_sent_identity(rows))
+        # a skipped context still has a bill: the uncompacted history, for the reader
+        skipped = rows[rows["skipped"].notna()]
+        row["tokens_skipped_context"] = (skipped["predicted_prompt_tokens"].mean()
+                                         if len(skipped) else np.nan)
+        row.update(_next_turns(rows, ok))
+        row["recall_per_1k_tokens"] = per_1k(row["recall"], row["billed_tokens"])
+        row["recall_per_1k_reported_tokens"] = per_1k(row["recall"], row["reported_prompt_tokens"])
+        out.append(row)
+    summary = pd.DataFrame(out)
+    summary = _add_compression(summary, qa[qa["ok"]], qa)
+    summary = _add_cer(summary, df)
+    summary["on_frontier"] = False
+    # the frontier is drawn over what production sends and the bounds, never over contexts
+    # production would not send
+    ranked = summary[~summary["production"].isin(PRODUCTION_UNSENT)]
+    for idx in ranked.groupby(["reader_id", "target_model"]).groups.values():
+        part = summary.loc[idx]
+        summary.loc[idx, "on_frontier"] = pareto_mask(part["billed_tokens"].to_numpy(),
+                                                      part["recall"].to_numpy())
+    return summary.sort_values(["reader_id", "target_model", "strategy", "policy",
+                                "predicted_prompt_tokens"], ignore_index=True)
+
+
+def _compaction_bill(rows: pd.DataFrame, ok: pd.DataFrame) -> dict[str, object]:
+    """The arm's compaction calls: per context (one per session; the bill is the session's,
+    paid once) and per question (each answered question's share), with the billed tokens per
+    question that include them. NaN where a row that ran an LLM method predates the bill."""
+    contexts = rows.drop_duplicates("item_id")
+
+    def per_context(name: str) -> float:
+        if name not in contexts:
+            return float("nan")
+        return float(pd.to_numeric(contexts[name], errors="coerce").mean())
+
+    def joined(name: str) -> str:
+        if name not in contexts:
+            return ""
+        return "; ".join(sorted({str(v) for v in contexts[name].dropna() if str(v)}))
+
+    share = pd.to_numeric(ok["compaction_tokens_per_question"], errors="coerce")
+    return {
+        "compaction_calls_per_context": per_context("compaction_calls"),
+        "compaction_input_tokens_per_context": per_context("compaction_input_tokens"),
+        "compaction_output_tokens_per_context": per_context("compaction_output_tokens"),
+        "compaction_billed_tokens_per_context": per_context("compaction_billed_tokens"),
+        "compaction_tokens_per_question": float(share.mean()) if len(share) else float("nan"),
+        "billed_tokens": float(pd.to_numeric(ok["billed_tokens"], errors="coerce").mean())
+        if len(ok) else float("nan"),
+        "compaction_cost_usd_per_question": float(pd.to_numeric(
+            ok["compaction_cost_usd_per_question"], errors="coerce").mean())
+        if len(ok) else float("nan"),
+        "billed_cost_usd": float(ok["billed_cost_usd"].mean()) if len(ok) else float("nan"),
+        "compaction_token_method": joined("compaction_token_method"),
+        "compaction_price_model": joined("compaction_price_model"),
+        "compaction_bill_notes": joined("compaction_bill_note"),
+    }
+
+
+def _sent_identity(rows: pd.DataFrame) -> dict[str, object]:
+    """What the arm sent, as one key (arms with equal keys sent byte-identical contexts on
+    every item), and whether any of its frames was drawn in the shape it asked for."""
+    hashes = (sorted({str(h) for h in rows["sent_hash"].dropna() if str(h)})
+              if "sent_hash" in rows else [])
+    key = hashlib.sha256("\n".join(hashes).encode()).hexdigest()[:16] if hashes else ""
+    drawn = rows["shape_asked_drawn"].dropna() if "shape_asked_drawn" in rows else pd.Series()
+    return {"sent_key": key,
+            "shape_asked_drawn": (bool(drawn.astype(bool).any()) if len(drawn) else None)}
+
+
+def same_context_groups(summary: pd.DataFrame) -> list[list[int]]:
+    """Index groups of summary rows (same reader and target) that sent the same contexts."""
+    if "sent_key" not in summary:
+        return []
+    keyed = summary[summary["sent_key"].astype(str) != ""]
+    groups = keyed.groupby(["reader_id", "target_model", "sent_key"], sort=True).groups
+    return [list(idx) for idx in groups.values() if len(idx) > 1]
+
+
+def _what_production_did(rows: pd.DataFrame) -> dict:
+    """Per arm, over its contexts (one per item): what the agent's maintenance did."""
+    contexts = rows.drop_duplicates("item_id")
+    n = len(contexts)
+    def mean(name: str) -> float:
+        if name not in contexts:
+            return float("nan")
+        return float(pd.to_numeric(contexts[name], errors="coerce").mean())
+    caps = pd.to_numeric(contexts.get("frame_cap", pd.Series(dtype=float)), errors="coerce")
+    fits = contexts["fits_window"] if "fits_window" in contexts else pd.Series(dtype=object)
+    return {
+        "n_contexts": n,
+        "methods_per_context": format_counts(summed_counts(contexts.get("methods_used", ())), n),
+        "frames_by_shape_per_context": format_counts(
+            summed_counts(contexts.get("frames_by_shape", ())), n),
+        "frame_cap_max": float(caps.max()) if caps.notna().any() else float("nan"),
+        "frames_max": float(contexts["frames"].max()),
+        "text_edge_chars": mean("text_tail_chars"),
+        "truncated_chars": mean("truncated_chars"),
+        "context_tokens_estimate": mean("context_tokens_estimate"),
+        "fits_window_share": float(fits.map(lambda v: v is True).mean()) if len(fits) else
+        float("nan"),
+        "replay_warnings_total": mean("replay_warnings_total"),
+        "production_notes": " | ".join(sorted({str(v) for v in contexts.get(
+            "production_note", pd.Series(dtype=object)).dropna()})),
+    }
+
+
+def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
+    """Production's input bill of the next turns after the arm's last compaction, in dollars of
+    the target (evals.replay.conversation_bill): uncached, with the prompt cache and the arm's
+    stable prefix, and with the whole prefix rewritten. NaN without a price or a stable-prefix
+    figure.
+    """
+    nan = {"stable_prefix_tokens": np.nan, "next_turns_usd_uncached": np.nan,
+           "next_turns_usd_cached": np.nan, "next_turns_usd_rewritten": np.nan}
+    if "stable_prefix_tokens" not in rows or ok.empty:
+        return nan
+    stable = pd.to_numeric(ok["stable_prefix_tokens"], errors="coerce").mean()
+    if pd.isna(stable):
+        return nan
+    first = ok.iloc[0]
+
+    try:
+        price = price_of(str(first["price_model"] or first["target_model"])).input_per_token
+    except ValueError:
+        return {**nan, "stable_prefix_tokens": stable}
+    rule = prompt_cache_rule(str(first["target_model"]), api=first.get("api") or None)
+    # the context before the question: the request minus the question's own tokens
+    context = int(round(ok["predicted_prompt_tokens"].mean()))
+    units = next_turns_units(rule, context, int(round(stable)), k=NEXT_TURNS)
+    return {"stable_prefix_tokens": stable, "next_turns_usd_uncached": units.uncached * price,
+            "next_turns_usd_cached": units.cached * price,
+            "next_turns_usd_rewritten": units.rewritten * price}
+
+
+def per_1k(recall: float, tokens: float) -> float:
+    if not np.isfinite(tokens) or tokens <= 0 or not np.isfinite(recall):
+        return float("nan")
+    return 1000.0 * recall / tokens
+
+
+def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame,
+                     every: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Baseline tokens / this arm's tokens on the questions both were asked (same target model).
+
+    The baseline is the ``full`` strategy (the whole history as text). Where ``full`` was
+    skipped (the history exceeds the model's window) its rows still carry the uncompacted
+    history's bill, so the ratio is taken against that size (``compression_baseline`` says
+    which); its recall is then unknown. Schema-1 rows fall back to their text arm.
+    """
+    text = ok[ok["strategy"] == BASELINE_STRATEGY]
+    skipped_full = (every[(every["strategy"] == BASELINE_STRATEGY) & every["skipped"].notna()
+                          & every["error"].isna()]
+                    if every is not None else ok.iloc[0:0])
+    baseline_name = "full"
+    if text.empty and not skipped_full.empty:
+        text, baseline_name = skipped_full, "uncompacted history (full skipped: over the window)"
+    if text.empty:
+        text = ok[ok["arm"] == "text"]
+    ratio, text_recall, text_tokens = [], [], []
+    for _, row in summary.iterrows():
+        image = ok[(ok["reader_id"] == row["reader_id"])
+                   & (ok["target_model"] == row["target_model"])
+                   & (ok["strategy"] == row["strategy"]) & (ok["policy"] == row["policy"])
+                   & (ok["arm"] == row["arm"]) & (ok["shape"] == row["shape"])
+                   & (ok["frame_size"] == row["frame_size"])
+                   & (ok["shape_requested"] == row["shape_requested"])
+                   & _same(ok["context_window"], row["context_window"])]
+        base = text[(text["target_model"] == row["target_model"])
+                    & (text["reader_id"] == row["reader_id"])]
+        if base.empty:  # a text arm answered by another reader still measures text tokens
+            base = text[text["target_model"] == row["target_model"]]
+        img_q = image.groupby(UNIT)["predicted_prompt_tokens"].mean()
+        txt_q = base.groupby(UNIT)["predicted_prompt_tokens"].mean()
+        shared = img_q.index.intersection(txt_q.index)
+        if len(shared) == 0:
+            ratio.append(np.nan), text_tokens.append(np.nan), text_recall.append(np.nan)
+            continue
+        ratio.append(txt_q[shared].sum() / img_q[shared].sum())
+        text_tokens.append(txt_q[shared].mean())
+        answered = base[base["ok"]] if "ok" in base else base
+        text_recall.append(answered.groupby(UNIT)["correct"].mean().reindex(shared).mean()
+                           if len(answered) else np.nan)
+    summary["text_predicted_prompt_tokens_same_questions"] = text_tokens
+    summary["compression_vs_text"] = ratio
+    summary["compression_baseline"] = baseline_name
+    summary["text_recall_same_questions"] = text_recall
+    return summary
+
+
+def _same(column: pd.Series, value: object) -> pd.Series:
+    """``column == value`` where NaN/None equals NaN/None (old rows carry no window)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return column.isna()
+    return column == value
+
+
+def _add_cer(summary: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """Mean character error rate of transcription rows for the same target model and shape."""
+    tr = df[(df["reader"] == "transcribe") & df["ok"]]
+    if tr.empty:
+        summary["cer"] = np.nan
+        return summary
+    cer = tr.groupby(["target_model", "shape", "frame_size"])["cer"].mean().rename("cer")
+    return summary.join(cer, on=["target_model", "shape", "frame_size"])
+
+
+def pareto_mask(cost: np.ndarray, recall: np.ndarray) -> np.ndarray:
+    """True where no other point costs no more and recalls no less (one of them strictly)."""
+    cost, recall = np.asarray(cost, float), np.asarray(recall, float)
+    mask = np.zeros(len(cost), dtype=bool)
+    for i in range(len(cost)):
+        if not (np.isfinite(cost[i]) and np.isfinite(recall[i])):
+            continue
+        dominated = ((cost <= cost[i]) & (recall >= recall[i])
+                     & ((cost < cost[i]) | (recall > recall[i])))
+        mask[i] = not dominated.any()
+    return mask
