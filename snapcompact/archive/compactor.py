@@ -58,6 +58,7 @@ from snapcompact.archive.serialize import (
 )
 from snapcompact.core import (
     NEWLINE_GLYPH,
+    Geometry,
     Shape,
     estimate_text_tokens,
     geometry,
@@ -220,9 +221,7 @@ def compact(
     high, frame_tokens, detail = _resolve(shape, _shape_probe(prev_raw, previous_summary,
                                                               serialized),
                                           model_id, api, provider, frame_size)
-    geo = geometry(high)
-    if geo.cols < 1 or geo.rows < 1:
-        raise ValueError(f"frame size {high.frame_size} px is too small for shape {high.name!r}")
+    geo = _checked_geometry(high)
     included_summary = not prev_raw and bool(previous_summary)
     new_text = _new_text(serialized, previous_summary if included_summary else None, high.font)
 
@@ -246,6 +245,14 @@ def compact(
         tokens_before=tokens_before, first_kept_entry_id=first_kept_entry_id)
     return _projected(result, tokens_before, kept_tokens, replaced_chars, prev_archive,
                       previous_summary)
+
+
+def _checked_geometry(high: Shape) -> Geometry:
+    """The shape's grid at its frame size; a frame too small for one cell is refused."""
+    geo = geometry(high)
+    if geo.cols < 1 or geo.rows < 1:
+        raise ValueError(f"frame size {high.frame_size} px is too small for shape {high.name!r}")
+    return geo
 
 
 def _file_lists(file_ops: FileOperations | None) -> tuple[FileLists, str]:
