@@ -39,6 +39,7 @@ foveated policy) is unfolded and re-framed from its text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -84,8 +85,6 @@ class Grown:
 def strip_thinking_sections(text: str) -> str:
     """Drop ``¶think:`` sections from archive text (sections start at a blank-line scope
     boundary)."""
-    import re
-
     boundary = re.compile("\n\n(?=\u00b6(?:user|think|ai|call):)")
     segments = []
     for segment in text.split(NEWLINE_GLYPH):
