@@ -1,6 +1,17 @@
 """History -> archive: messages, serialization, data-URL elision, file lists, frame planning,
 the stored archive, compacting into it and reading it back as request blocks.
 
+Rooms (one job each):
+
+* :mod:`.messages`: the agent message model; :mod:`.serialize`: history as role-tagged text;
+  :mod:`.dataurl`: inline data URLs collapsed; :mod:`.file_ops`: the files a stretch touched;
+* :mod:`.model`: the persisted archive under ``preserveData["snapcompact"]``;
+* :mod:`.compactor`: one compaction (arguments, serialization, shape, guide, projection);
+  :mod:`.growth`: each policy's growth of the archive (carry, draw, character accounting);
+  :mod:`.plan`: which text becomes frames, stays text or is dropped; :mod:`.frame_reuse`:
+  recurring pages carried rather than redrawn; :mod:`.reading_guide`: how to read the frames;
+* :mod:`.history`: the archive read back as a request's text and image blocks.
+
 The names below are the public API; everything else is internal and may change.
 """
 
@@ -12,11 +23,9 @@ from snapcompact.core import lazy_exports
 
 if TYPE_CHECKING:
     from snapcompact.archive.compactor import (
-        CharAccounting,
         CompactionRejected,
         CompactionResult,
         compact,
-        strip_thinking_sections,
     )
     from snapcompact.archive.dataurl import elide_data_urls
     from snapcompact.archive.file_ops import (
@@ -31,6 +40,7 @@ if TYPE_CHECKING:
         strip_read_selector,
         upsert_file_operations,
     )
+    from snapcompact.archive.growth import CharAccounting, strip_thinking_sections
     from snapcompact.archive.history import (
         LazyFrameData,
         archive_blocks,
@@ -80,7 +90,7 @@ _WHERE: dict[str, str] = {
     "ArchiveFrame": "model",
     "AssistantMessage": "messages",
     "Block": "messages",
-    "CharAccounting": "compactor",
+    "CharAccounting": "growth",
     "compact": "compactor",
     "CompactionRejected": "compactor",
     "CompactionResult": "compactor",
@@ -114,7 +124,7 @@ _WHERE: dict[str, str] = {
     "split_read_selector": "file_ops",
     "strip_preserved_archive": "model",
     "strip_read_selector": "file_ops",
-    "strip_thinking_sections": "compactor",
+    "strip_thinking_sections": "growth",
     "TextBlock": "messages",
     "ToolCallBlock": "messages",
     "ToolResultMessage": "messages",

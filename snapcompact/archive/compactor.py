@@ -11,34 +11,9 @@ design, the default) carries frames forward, pins the first, evicts the oldest u
 and keeps the unframed newest slice as a text tail; ``foveated`` reproduces the reference
 18.2.11 re-layout (text edges, HQ/dense middle).
 
-The foveated policy lays its whole text out again at every compaction, but a page whose exact
-render input the previous archive already shows as a frame (drawn in this process) is carried
-forward rather than redrawn (:mod:`snapcompact.archive.frame_reuse`); the result is byte for
-byte the one redrawing would give, only ``rendered_frames`` is smaller.
-
-Character accounting (both policies). The unit is the *visible character*: a code point of the
-normalized archive text other than the zero-width DIM_ON/DIM_OFF toggles. Each compaction admits
-
-    input = visible(previous archive text) + joiner + visible(new text)
-
-where the previous archive text is its persisted ``text`` (or ``textHead`` + █ + ``textTail``),
-the joiner is one █ when both the carried unframed text and the new text are non-empty (the
-pinned policy carries frames as they are, so only its unframed tail is joined; the foveated
-policy joins the whole previous text like the reference), and the new text is the normalized
-serialization (with the ``[Summary of earlier history]`` head when a text summary is folded in).
-Then ``kept = visible(new archive text)`` and ``dropped = input - kept``: the characters removed
-by eviction, dense-middle drops, and middle elision (net of the elision marker, which the kept
-text contains and states the true count), and by healing/scrubbing a previous text. For the
-pinned policy the archive's ``totalChars`` is ``kept`` and ``truncatedChars`` the running sum of
-``dropped``, so ``totalChars + truncatedChars`` equals the sum of every round's admitted new
-characters (joiners included). The foveated policy keeps the reference's own counters
-(``truncatedChars`` in code points including toggles; ``totalChars`` = printed frame characters
-plus the text edges), so its persisted numbers match the reference.
-
-Pinned archives add one key the reference does not write, ``sourceChars`` on each frame: the
-length of that frame's slice of ``text``. It lets a later compaction evict a frame together with
-its text. The reference ignores unknown keys; an archive without it (from the reference or the
-foveated policy) is unfolded and re-framed from its text.
+How each policy grows the archive (what carries forward, which pages are drawn, and the
+visible-character accounting) is :mod:`snapcompact.archive.growth`; this module is the rest of
+a compaction: arguments, serialization, shape, reading guide and token projection.
 """
 
 from __future__ import annotations
@@ -54,7 +29,7 @@ from snapcompact.archive.file_ops import (
     compute_file_lists,
     format_file_list,
 )
-from snapcompact.archive.frame_reuse import CarriedFrames, page_key
+from snapcompact.archive.growth import CharAccounting, grow_foveated, grow_pinned
 from snapcompact.archive.history import _previous_text, _to_plain, history_blocks
 from snapcompact.archive.messages import (
     TextBlock,
@@ -67,17 +42,8 @@ from snapcompact.archive.model import (
     PRESERVE_KEY,
     PROVIDER_COMPACTION_KEYS,
     Archive,
-    ArchiveFrame,
     Policy,
     get_preserved_archive,
-)
-from snapcompact.archive.plan import (
-    PlannedFrame,
-    dense_companion,
-    dim_open_after,
-    plan_foveated,
-    plan_pinned,
-    visible_len,
 )
 from snapcompact.archive.reading_guide import (
     NO_HISTORY,
@@ -91,15 +57,14 @@ from snapcompact.archive.serialize import (
     serialize_conversation,
 )
 from snapcompact.core import (
-    DIM_ON,
     NEWLINE_GLYPH,
+    Geometry,
     Shape,
     estimate_text_tokens,
     geometry,
     get_shape,
 )
 from snapcompact.pricing import (
-    MAX_FRAMES_DEFAULT,
     api_family,
     api_for,
     family_image_detail,
@@ -107,20 +72,7 @@ from snapcompact.pricing import (
     provider_frame_budget,
     resolve_shape_for_text,
 )
-from snapcompact.render import parallel_map, render, warm_caches
-from snapcompact.text import dim_stopwords, normalize
-
-
-@dataclass(frozen=True)
-class CharAccounting:
-    """Visible characters of one compaction (see the module docstring for the definitions)."""
-
-    input: int
-    kept: int
-    dropped: int
-    carried: int
-    joiner: int
-    new: int
+from snapcompact.text import normalize
 
 
 @dataclass(frozen=True)
@@ -163,21 +115,6 @@ class CompactionRejected(Exception):
         self.result = result
 
 
-def strip_thinking_sections(text: str) -> str:
-    """Drop ``¶think:`` sections from archive text (sections start at a blank-line scope
-    boundary)."""
-    import re
-
-    boundary = re.compile("\n\n(?=\u00b6(?:user|think|ai|call):)")
-    segments = []
-    for segment in text.split(NEWLINE_GLYPH):
-        kept = [s for s in boundary.split(segment) if not s.startswith("\u00b6think:")]
-        joined = "\n\n".join(kept)
-        if joined:
-            segments.append(joined)
-    return NEWLINE_GLYPH.join(segments)
-
-
 def _check_positive(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -199,52 +136,6 @@ def _resolve(shape: Shape | str | None, probe: str, model_id: str | None, api: s
                          f"{type(shape).__name__}")
     high = base.at_size(frame_size)
     return high, frame_token_estimate(family, high.frame_size), family_image_detail(family)
-
-
-def _render(planned: Sequence[PlannedFrame], dim_open: bool, detail: str | None,
-            source_chars: Sequence[int | None], workers: int | None,
-            carried: CarriedFrames | None = None) -> tuple[list[ArchiveFrame], bool, int]:
-    """Render pages in order, re-opening a dim span a boundary cut and dimming stopwords.
-
-    With ``carried`` (the previous archive's frames), a page whose exact render input the
-    previous archive already shows is carried forward instead of drawn. Returns the frames, the
-    dim state after the last page, and how many frames were drawn.
-    """
-
-    texts: list[str] = []
-    for item in planned:
-        page = DIM_ON + item.text if dim_open else item.text
-        dim_open = dim_open_after(page)
-        texts.append(dim_stopwords(page) if item.shape.stopword_dim else page)
-    jobs = list(zip(texts, (p.shape for p in planned)))
-    keys = [page_key(text, s) for text, s in jobs] if carried is not None else []
-    grids: list[tuple[str, int, int, int] | None] = [None] * len(jobs)
-    if carried is not None:
-        for i, key in enumerate(keys):
-            found = carried.find(key)
-            if found is not None:
-                data, seen = found
-                grids[i] = (data, seen.cols, seen.rows, seen.chars)
-    to_draw = [i for i, grid in enumerate(grids) if grid is None]
-    if len(to_draw) > 1:
-        for shape in {jobs[i][1] for i in to_draw}:
-            # The page texts tell it whether workers will need Silver's glyphs too.
-            warm_caches(shape, [jobs[i][0] for i in to_draw if jobs[i][1] == shape])
-    drawn = parallel_map(lambda i: render(*jobs[i]), to_draw, workers)
-    for i, r in zip(to_draw, drawn):
-        grids[i] = (r.data, r.cols, r.rows, r.chars)
-        if carried is not None:
-            carried.record(keys[i], r.data, r.cols, r.rows, r.chars)
-    frames = []
-    for grid, item, n in zip(grids, planned, source_chars):
-        assert grid is not None
-        data, cols, rows, chars = grid
-        s = item.shape
-        frames.append(ArchiveFrame(
-            data=data, mime_type="image/png", cols=cols, rows=rows, chars=chars,
-            font=s.font, ink=s.ink, line_repeat=s.line_repeat, columns=2 if s.is_doc else None,
-            stopword_dim=True if s.stopword_dim else None, detail=detail, source_chars=n))
-    return frames, dim_open, len(to_draw)
 
 
 def _message_chars(messages: Sequence[Any]) -> int:
@@ -330,38 +221,52 @@ def compact(
     high, frame_tokens, detail = _resolve(shape, _shape_probe(prev_raw, previous_summary,
                                                               serialized),
                                           model_id, api, provider, frame_size)
-    geo = geometry(high)
-    if geo.cols < 1 or geo.rows < 1:
-        raise ValueError(f"frame size {high.frame_size} px is too small for shape {high.name!r}")
+    geo = _checked_geometry(high)
     included_summary = not prev_raw and bool(previous_summary)
     new_text = _new_text(serialized, previous_summary if included_summary else None, high.font)
 
     if policy == "foveated":
-        archive, acct, rendered = _compact_foveated(prev_archive, prev_raw, new_text, high,
-                                                    max_frames,
-                                                    detail, options.include_thinking, workers,
-                                                    text_edge_chars, middle_shape)
+        grown = grow_foveated(prev_archive, prev_raw, new_text, high, max_frames, detail,
+                              options.include_thinking, workers, text_edge_chars, middle_shape)
     else:
-        archive, acct, rendered = _compact_pinned(prev_archive, prev_raw, new_text, high,
-                                                  _pinned_budget(provider, api, max_frames),
-                                                  detail, options.include_thinking, workers)
-    ops = file_ops or FileOperations()
-    lists = compute_file_lists(ops)
-    files = format_file_list(lists, ops.read)
+        grown = grow_pinned(prev_archive, prev_raw, new_text, high,
+                            _pinned_budget(provider, api, max_frames),
+                            detail, options.include_thinking, workers)
+    archive = grown.archive
+    lists, files = _file_lists(file_ops)
     text_chars = len(archive.text_head or "") + len(archive.text_tail or "")
-    summary = _reading_guide(archive, high, geo, files, text_chars, included_summary,
-                             options.include_thinking)
-    base = {k: v for k, v in prev_preserve.items() if k not in PROVIDER_COMPACTION_KEYS}
-    preserve = {**base, PRESERVE_KEY: archive.to_json()}
     result = CompactionResult(
-        summary=summary,
+        summary=_reading_guide(archive, high, geo, files, text_chars, included_summary,
+                               options.include_thinking),
         short_summary=short_summary(archive.total_chars, len(archive.frames), text_chars),
-        details=lists, preserve_data=preserve, archive=archive, policy=policy, shape=high,
-        frame_token_estimate=frame_tokens, accounting=acct,
-        projected_tokens=0, rendered_frames=rendered, tokens_before=tokens_before,
-        first_kept_entry_id=first_kept_entry_id)
+        details=lists, preserve_data=_preserve_data(prev_preserve, archive), archive=archive,
+        policy=policy, shape=high, frame_token_estimate=frame_tokens,
+        accounting=grown.accounting, projected_tokens=0, rendered_frames=grown.rendered,
+        tokens_before=tokens_before, first_kept_entry_id=first_kept_entry_id)
     return _projected(result, tokens_before, kept_tokens, replaced_chars, prev_archive,
                       previous_summary)
+
+
+def _checked_geometry(high: Shape) -> Geometry:
+    """The shape's grid at its frame size; a frame too small for one cell is refused."""
+    geo = geometry(high)
+    if geo.cols < 1 or geo.rows < 1:
+        raise ValueError(f"frame size {high.frame_size} px is too small for shape {high.name!r}")
+    return geo
+
+
+def _file_lists(file_ops: FileOperations | None) -> tuple[FileLists, str]:
+    """The entry's file lists from the cumulative file operations, and their printed form."""
+    ops = file_ops or FileOperations()
+    lists = compute_file_lists(ops)
+    return lists, format_file_list(lists, ops.read)
+
+
+def _preserve_data(prev_preserve: Mapping[str, Any], archive: Archive) -> dict[str, Any]:
+    """The new entry's preserve data: the previous one's keys carried forward (a provider's
+    own compaction state dropped), the archive under ``snapcompact``."""
+    base = {k: v for k, v in prev_preserve.items() if k not in PROVIDER_COMPACTION_KEYS}
+    return {**base, PRESERVE_KEY: archive.to_json()}
 
 
 def _pinned_budget(provider: str | None, api: str | None, max_frames: int | None) -> int:
@@ -490,90 +395,3 @@ def _projected(result: CompactionResult, tokens_before: int | None, kept_tokens:
 
 def _with_projection(result: CompactionResult, projected: int) -> CompactionResult:
     return replace(result, projected_tokens=projected)
-
-
-def _compact_foveated(prev: Archive | None, prev_raw: str, new_text: str, high: Shape,
-                      max_frames: int | None,
-                      detail: str | None, include_thinking: bool, workers: int | None,
-                      text_edge_chars: int | None = None, middle_shape: str = "production"):
-    prev_text = elide_data_urls(prev_raw, "archive") if prev_raw else ""
-    if not include_thinking and prev_text:
-        prev_text = strip_thinking_sections(prev_text)
-    joiner = 1 if prev_text and new_text else 0
-    if prev_text:
-        text = f"{prev_text}{NEWLINE_GLYPH}{new_text}" if new_text else prev_text
-    else:
-        text = new_text
-    text = elide_data_urls(text)
-    cap = max(1,
-              min(max_frames if max_frames is not None else MAX_FRAMES_DEFAULT, MAX_FRAMES_DEFAULT))
-    layout = plan_foveated(text, high, dense_companion(high, middle_shape), cap,
-                           text_edge_chars)
-    dim_open = dim_open_after(layout.text_head)
-    previous_frames = CarriedFrames(prev.frames if prev is not None else ())
-    frames, dim_open, drawn = _render(layout.frames, dim_open, detail,
-                                      [None] * len(layout.frames), workers, previous_frames)
-    tail = (DIM_ON if dim_open else "") + layout.text_tail if layout.text_tail else ""
-    kept = layout.kept_text
-    persisted = (kept[: len(kept) - len(layout.text_tail)] + tail if kept and layout.text_tail
-                 else kept)
-    truncated = (prev.truncated_chars if prev else 0) + layout.truncated_chars
-    total = sum(f.chars for f in frames) + len(layout.text_head) + len(tail)
-    archive = Archive(tuple(frames), total, truncated, persisted or None, layout.text_head or None,
-                      tail or None)
-    carried = visible_len(prev_raw)
-    new = visible_len(new_text)
-    kept_visible = visible_len(persisted)
-    acct = CharAccounting(carried + joiner + new, kept_visible,
-                          carried + joiner + new - kept_visible, carried, joiner, new)
-    return archive, acct, drawn
-
-
-def _carryable(prev: Archive) -> bool:
-    """True when ``prev`` is a pinned archive whose frames map onto its text."""
-    if not prev.frames or prev.text is None or any(f.source_chars is None for f in prev.frames):
-        return False
-    framed = sum(f.source_chars or 0 for f in prev.frames)
-    return framed <= len(prev.text) and prev.text[framed:] == (prev.text_tail or "")
-
-
-def _compact_pinned(prev: Archive | None, prev_raw: str, new_text: str, high: Shape, budget: int,
-                    detail: str | None, include_thinking: bool, workers: int | None):
-    carried_frames: list[ArchiveFrame] = []
-    carried_sources: list[str] = []
-    if prev is not None and _carryable(prev) and (include_thinking
-                                                  or "\u00b6think:" not in prev_raw):
-        pos = 0
-        for f in prev.frames:
-            n = f.source_chars or 0
-            carried_frames.append(f)
-            carried_sources.append(prev_raw[pos:pos + n])
-            pos += n
-        unframed = prev_raw[pos:]
-    else:
-        unframed = elide_data_urls(prev_raw, "archive") if prev_raw else ""
-        if not include_thinking and unframed:
-            unframed = strip_thinking_sections(unframed)
-    carried = visible_len(prev_raw)
-    cleaning_dropped = (carried - sum(visible_len(s) for s in carried_sources)
-                        - visible_len(unframed))
-    joiner = 1 if unframed and new_text else 0
-    material = f"{unframed}{NEWLINE_GLYPH}{new_text}" if joiner else (unframed or new_text)
-
-    layout = plan_pinned(carried_sources, material, high, budget)
-    kept_frames = [carried_frames[i] for i in layout.kept_carried]
-    kept_sources = [carried_sources[i] for i in layout.kept_carried]
-    planned = [PlannedFrame(p.render_text, high) for p in layout.new_pages]
-    dim_open = dim_open_after("".join(carried_sources))
-    new_frames, _, _ = _render(planned, dim_open, detail,
-                               [len(p.source) for p in layout.new_pages], workers)
-    frames = kept_frames + new_frames
-    text = "".join(kept_sources) + "".join(p.source for p in layout.new_pages) + layout.tail
-    dropped = layout.dropped + cleaning_dropped
-    kept_visible = visible_len(text)
-    truncated = (prev.truncated_chars if prev else 0) + dropped
-    archive = Archive(tuple(frames), kept_visible, truncated, text or None, None,
-                      layout.tail or None)
-    new = visible_len(new_text)
-    acct = CharAccounting(carried + joiner + new, kept_visible, dropped, carried, joiner, new)
-    return archive, acct, len(new_frames)

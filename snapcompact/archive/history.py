@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any, Mapping
 
 from snapcompact.archive.dataurl import elide_data_urls
@@ -88,6 +89,11 @@ def _omitted_notice(count: int, omitted_bytes: int) -> str:
     ])
 
 
+#: One frame's place in the history: ("frame", the frame to send), ("unavailable", None) or
+#: ("omitted", base64 bytes over the byte budget, 0 when only the image count left it out).
+_Slot = tuple[str, Any]
+
+
 def history_blocks(
     archive: Archive,
     max_frame_data_bytes: int | None = None,
@@ -111,62 +117,69 @@ def history_blocks(
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value < 0):
             raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    slots: list[tuple[str, Any]] = []
     unresolved = any(f.data.startswith(BLOB_PREFIX) for f in archive.frames)
     if (max_frame_data_bytes is None and max_images is None and resolve_frame_data is None
         and not unresolved):
-        slots = [("frame", f) for f in archive.frames]
+        slots: list[_Slot] = [("frame", f) for f in archive.frames]
     else:
-        used_bytes = used_images = 0
-        priced = list(reversed(archive.frames))
-        if pin_first and len(priced) > 1:
-            priced = [priced[-1], *priced[:-1]]  # the earliest frame first, then newest first
-        for frame in priced:
-            lazy = resolve_frame_data(frame.data) if resolve_frame_data is not None else None
-            if lazy is None and (resolve_frame_data is not None
-                                 or frame.data.startswith(BLOB_PREFIX)):
-                slots.append(("unavailable", None))
-                continue
-            size = lazy.bytes if lazy is not None else len(frame.data)
-            if ((max_frame_data_bytes is not None and used_bytes + size > max_frame_data_bytes)
-                    or (max_images is not None and used_images + 1 > max_images)):
-                slots.append(("omitted", size if max_frame_data_bytes is not None
-                              and used_bytes + size > max_frame_data_bytes else 0))
-                continue
-            used_bytes += size
-            used_images += 1
-            if lazy is not None:
-                frame = ArchiveFrame(**{**frame.__dict__, "data": lazy.read()})
-            slots.append(("frame", frame))
-        if pin_first and len(slots) > 1:
-            slots = [*slots[1:], slots[0]]  # back to newest-first order, the pinned one oldest
-        slots.reverse()
+        slots = _priced_slots(archive, max_frame_data_bytes, max_images, resolve_frame_data,
+                              pin_first)
+    return _with_text_edges(archive, _middle_blocks(slots))
 
-    middle: list[dict[str, Any]] = []
-    gap_kind: str | None = None
-    gap_frames = gap_bytes = 0
 
-    def flush() -> None:
-        nonlocal gap_kind, gap_frames, gap_bytes
-        if gap_kind is not None:
-            text = (_unavailable_notice(gap_frames) if gap_kind == "unavailable"
-                    else _omitted_notice(gap_frames, gap_bytes))
-            middle.append({"type": "text", "text": text})
-        gap_kind, gap_frames, gap_bytes = None, 0, 0
-
-    for kind, value in slots:
-        if kind == "frame":
-            flush()
-            middle.append(_image_block(value))
+def _priced_slots(
+    archive: Archive,
+    max_frame_data_bytes: int | None,
+    max_images: int | None,
+    resolve_frame_data: Callable[[str], LazyFrameData | None] | None,
+    pin_first: bool,
+) -> list[_Slot]:
+    """Each frame's slot, oldest first, priced newest first (the pinned earliest one before
+    all) against the byte and image budgets; a resolved frame's payload is loaded."""
+    slots: list[_Slot] = []
+    used_bytes = used_images = 0
+    priced = list(reversed(archive.frames))
+    if pin_first and len(priced) > 1:
+        priced = [priced[-1], *priced[:-1]]  # the earliest frame first, then newest first
+    for frame in priced:
+        lazy = resolve_frame_data(frame.data) if resolve_frame_data is not None else None
+        if lazy is None and (resolve_frame_data is not None
+                             or frame.data.startswith(BLOB_PREFIX)):
+            slots.append(("unavailable", None))
             continue
-        if gap_kind is not None and gap_kind != kind:
-            flush()
-        gap_kind = kind
-        gap_frames += 1
-        if kind == "omitted":
-            gap_bytes += value
-    flush()
+        size = lazy.bytes if lazy is not None else len(frame.data)
+        over_bytes = max_frame_data_bytes is not None and used_bytes + size > max_frame_data_bytes
+        if over_bytes or (max_images is not None and used_images + 1 > max_images):
+            slots.append(("omitted", size if over_bytes else 0))
+            continue
+        used_bytes += size
+        used_images += 1
+        if lazy is not None:
+            frame = ArchiveFrame(**{**frame.__dict__, "data": lazy.read()})
+        slots.append(("frame", frame))
+    if pin_first and len(slots) > 1:
+        slots = [*slots[1:], slots[0]]  # back to newest-first order, the pinned one oldest
+    slots.reverse()
+    return slots
 
+
+def _middle_blocks(slots: list[_Slot]) -> list[dict[str, Any]]:
+    """An image block per sent frame and one notice per run of same-kind gaps, in order."""
+    middle: list[dict[str, Any]] = []
+    for kind, run in groupby(slots, key=lambda slot: slot[0]):
+        values = [value for _, value in run]
+        if kind == "frame":
+            middle.extend(_image_block(frame) for frame in values)
+        elif kind == "unavailable":
+            middle.append({"type": "text", "text": _unavailable_notice(len(values))})
+        else:
+            middle.append({"type": "text", "text": _omitted_notice(len(values), sum(values))})
+    return middle
+
+
+def _with_text_edges(archive: Archive, middle: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The text head, the middle and the text tail, with the separator lines the reference
+    prints between them (the tail joins a text block before it)."""
     has_images = any(b["type"] == "image" for b in middle)
     has_gaps = any(b["type"] == "text" for b in middle)
     blocks: list[dict[str, Any]] = []

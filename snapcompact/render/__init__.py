@@ -1,6 +1,19 @@
 """Printable text -> pixels: fonts and Silver glyphs, page layout, stretch, PNG frames.
 Depends on :mod:`snapcompact.core` and :mod:`snapcompact.text`.
 
+Rooms (one job each):
+
+* :mod:`.renderer`: text -> pages -> frames, the three drawing paths; :mod:`.layout`: where
+  each character of a page lands; :mod:`.frame_cap`: the frame-count cap checked before
+  drawing; :mod:`.parallel`: pages on every core; :mod:`.png`: the palette and PNG encoding;
+* :mod:`.fonts`: bitmap fonts as glyph atlases; :mod:`.font_table`: their glyphs pre-parsed;
+* :mod:`.silver`: Silver glyphs placed and drawn (blended, or thresholded as fallback);
+  :mod:`.silver_raster`: fontdue's float32 rasterizer; :mod:`.silver_face`: Silver.ttf's
+  outlines; :mod:`.silver_glyph`: the glyph record, pixel size and thresholds;
+  :mod:`.silver_table`: the shipped pre-rasterized glyphs (:mod:`.silver_table_build` makes
+  them); :mod:`.silver_fallback`: a page's fallback sprites cut from that table;
+* :mod:`.stretch`: the Lanczos3 stretch of the squeezed shapes.
+
 The names below are the public API; everything else is internal and may change.
 """
 

@@ -129,6 +129,24 @@ def _doc_cells(page: str, shape: Shape, geo: Geometry) -> tuple[_Cells, int]:
     return cells, min(visible, geo.capacity)
 
 
+@dataclass(frozen=True)
+class _IndexedGrid:
+    """The grid an indexed page is drawn on: the font atlas, cell size, cells per row, printed
+    copies of each row, and each grid cell's mask key (ink * masks + glyph id; 0 = blank)."""
+
+    font_atlas: Atlas
+    grid_cols: int
+    cell_w: int
+    cell_h: int
+    repeat: int
+    keys: np.ndarray
+
+    @property
+    def n_masks(self) -> int:
+        """Glyph masks in the atlas (the stride between inks in a key)."""
+        return len(self.font_atlas.masks)
+
+
 def _draw_indexed(
     shape: Shape, cells: _Cells, grid_cols: int, cell_w: int, cell_h: int, width: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -138,20 +156,31 @@ def _draw_indexed(
     and the fallback writes, so the encoder need not scan every pixel.
     """
     font_atlas: Atlas = atlas(shape.font, cell_w, cell_h)
-    n_masks = len(font_atlas.masks)
-    rows, repeat = cells.used_rows, shape.line_repeat
-    grid_w = grid_cols * cell_w
     cps = cells.cps
     glyph_ids = np.zeros(cps.shape, dtype=np.int32)
     bmp = cps < 0x10000
     glyph_ids[bmp] = font_atlas.ids[cps[bmp]]
-    keys = np.zeros(rows * grid_cols, dtype=np.int32)  # ink * masks + glyph id; 0 = blank cell
+    keys = np.zeros(cells.used_rows * grid_cols, dtype=np.int32)
     keys[cells.cells] = font_atlas.key(glyph_ids, cells.ink)
+    grid = _IndexedGrid(font_atlas, grid_cols, cell_w, cell_h, shape.line_repeat, keys)
+    canvas = _gather_cells(grid, cells.used_rows, width)
+    counts = _palette_counts(grid, canvas)
+    missing = (glyph_ids == 0) & (cps != _NEWLINE)
+    if missing.any():
+        _overlay_fallback(grid, canvas, counts, cells, missing, load_font(shape.font).ascent)
+    return canvas, counts
+
+
+def _gather_cells(grid: _IndexedGrid, rows: int, width: int) -> np.ndarray:
+    """The bitmap glyphs' canvas, ``rows * repeat * cell_h`` by ``width``; later copies of a
+    row are its ink over the pale band."""
+    cell_h, cell_w, grid_cols, repeat = grid.cell_h, grid.cell_w, grid.grid_cols, grid.repeat
+    grid_w = grid_cols * cell_w
     canvas: np.ndarray = np.zeros((rows, repeat, cell_h, width), dtype=np.uint8)
     # One gather per row of cells, straight into the canvas: pixel row y of every cell of the
     # row comes from row y of the coloured masks (no page-sized temporary, no transpose).
-    coloured_rows = font_atlas.coloured_rows()
-    key_grid = keys.reshape(rows, grid_cols)
+    coloured_rows = grid.font_atlas.coloured_rows()
+    key_grid = grid.keys.reshape(rows, grid_cols)
     for row in range(rows):
         target = canvas[row, 0, :, :grid_w].reshape(cell_h, grid_cols, cell_w)
         np.take(coloured_rows, key_grid[row], axis=1, out=target, mode="clip")
@@ -161,28 +190,45 @@ def _draw_indexed(
         region = band[:, :, :grid_w]
         first = canvas[:, 0, :, :grid_w]
         np.copyto(region, first, where=first != 0)
-    canvas = canvas.reshape(rows * repeat * cell_h, width)
-    # Pixels per palette index: every printed copy holds each cell's ink; the rest of the
-    # first copy is white, the rest of later copies the band.
-    cells_per_key = np.bincount(keys, minlength=Atlas.INKS * n_masks)
+    return canvas.reshape(rows * repeat * cell_h, width)
+
+
+def _palette_counts(grid: _IndexedGrid, canvas: np.ndarray) -> np.ndarray:
+    """Pixels per palette index of the gathered canvas, counted from the cells' keys.
+
+    Every printed copy holds each cell's ink; the rest of the first copy is white, the rest of
+    later copies the band.
+    """
+    font_atlas, repeat = grid.font_atlas, grid.repeat
+    cells_per_key = np.bincount(grid.keys, minlength=Atlas.INKS * grid.n_masks)
     ink_pixels = np.zeros(len(PALETTE), dtype=np.int64)
-    ink_pixels[: Atlas.INKS] = cells_per_key.reshape(Atlas.INKS, n_masks) @ font_atlas.pixel_counts
-    blank = rows * cell_h * width - int(ink_pixels.sum())
+    ink_pixels[: Atlas.INKS] = (
+        cells_per_key.reshape(Atlas.INKS, grid.n_masks) @ font_atlas.pixel_counts
+    )
+    blank = canvas.size // repeat - int(ink_pixels.sum())
     counts = ink_pixels * repeat
     counts[WHITE] += blank
     counts[BAND] += blank * (repeat - 1)
-    missing = (glyph_ids == 0) & (cps != _NEWLINE)
-    if not missing.any():
-        return canvas, counts
-    # Silver fallback glyphs can reach a pixel or two into a neighbouring cell.  The reference
-    # draws glyph by glyph in text order, each writing only its inked pixels, so every pixel
-    # ends with the value of the last glyph (in text order) that inked it: bitmap ink carries
-    # the text index of its cell, fallback pixels the index of their glyph.
+    return counts
+
+
+def _overlay_fallback(
+    grid: _IndexedGrid, canvas: np.ndarray, counts: np.ndarray, cells: _Cells,
+    missing: np.ndarray, ascent: int,
+) -> None:
+    """Draw the ``missing`` glyphs (the bitmap font lacks them) from Silver, in place.
+
+    Silver fallback glyphs can reach a pixel or two into a neighbouring cell.  The reference
+    draws glyph by glyph in text order, each writing only its inked pixels, so every pixel
+    ends with the value of the last glyph (in text order) that inked it: bitmap ink carries
+    the text index of its cell, fallback pixels the index of their glyph.  ``counts`` is kept
+    equal to the canvas's pixels per palette index.
+    """
+    cps, repeat, cell_w, cell_h = cells.cps, grid.repeat, grid.cell_w, grid.cell_h
     text_index = np.arange(cps.size, dtype=np.int64)
-    cell_owner = np.full(rows * grid_cols, -1, dtype=np.int64)
+    cell_owner = np.full(grid.keys.size, -1, dtype=np.int64)
     cell_owner[cells.cells[~missing]] = text_index[~missing]
-    row_of, col_of = np.divmod(cells.cells[missing], grid_cols)
-    ascent = load_font(shape.font).ascent
+    row_of, col_of = np.divmod(cells.cells[missing], grid.grid_cols)
     flat_canvas = canvas.reshape(-1)
     for copy in range(repeat):
         placed = silver.fallback_pixels(
@@ -193,23 +239,32 @@ def _draw_indexed(
             continue
         flat, order, values = placed
         writer = text_index[missing][order]
-        y, x = np.divmod(flat, width)
-        # Every printed copy of a row holds the same glyphs' ink: the bitmap owner of a pixel
-        # is its cell's glyph where that glyph inks the pixel.
-        inside = np.flatnonzero(x < grid_w)
-        cell_y = y[inside] % cell_h
-        cell = (y[inside] // (cell_h * repeat)) * grid_cols + x[inside] // cell_w
-        inked = font_atlas.masks[keys[cell] % n_masks, cell_y, x[inside] % cell_w] != 0
-        bitmap_owner = np.full(flat.shape, -1, dtype=np.int64)
-        bitmap_owner[inside[inked]] = cell_owner[cell[inked]]
-        win = writer > bitmap_owner
+        win = writer > _bitmap_owner(grid, cell_owner, flat, canvas.shape[1])
         flat, values = flat[win], values[win]
         keep = silver.last_writer(flat)
         flat, values = flat[keep], values[keep]
         counts -= np.bincount(flat_canvas[flat], minlength=len(PALETTE))
         counts += np.bincount(values, minlength=len(PALETTE))
         flat_canvas[flat] = values
-    return canvas, counts
+
+
+def _bitmap_owner(
+    grid: _IndexedGrid, cell_owner: np.ndarray, flat: np.ndarray, width: int
+) -> np.ndarray:
+    """Text index of the bitmap glyph inking each canvas pixel of ``flat`` (-1: none).
+
+    Every printed copy of a row holds the same glyphs' ink: the bitmap owner of a pixel is its
+    cell's glyph where that glyph inks the pixel.
+    """
+    cell_w, cell_h = grid.cell_w, grid.cell_h
+    y, x = np.divmod(flat, width)
+    inside = np.flatnonzero(x < grid.grid_cols * cell_w)
+    cell_y = y[inside] % cell_h
+    cell = (y[inside] // (cell_h * grid.repeat)) * grid.grid_cols + x[inside] // cell_w
+    inked = grid.font_atlas.masks[grid.keys[cell] % grid.n_masks, cell_y, x[inside] % cell_w] != 0
+    owner = np.full(flat.shape, -1, dtype=np.int64)
+    owner[inside[inked]] = cell_owner[cell[inked]]
+    return owner
 
 
 def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.ndarray:

@@ -1,31 +1,12 @@
-"""Silver TrueType glyphs, rasterized bit-for-bit like the reference's native renderer.
+"""Silver glyphs placed and drawn into frames, pixel for pixel like the reference.
 
-Why a rasterizer of our own: the reference (pi-natives 18.2.3) draws the Silver pixel font
-(``fonts/Silver.ttf``, unitsPerEm 1900, 100 font units per design pixel, so it is *not* crisp at
-16 px) with the Rust crate fontdue 0.9.4, and its anti-aliased coverage ends up in the frames:
-blended into RGB in the ``silver16`` shape, thresholded into palette indices wherever a bitmap
-shape falls back to Silver (CJK in ``8on16``, Cyrillic in ``5x8``, ...).  Any other rasterizer
-(FreeType, Pillow) differs by a few coverage levels on most edge pixels, so frames would not be
-byte-identical.  This module reproduces fontdue's arithmetic step by step in float32.
-
-What fontdue 0.9.4 does (facts from its public source, each confirmed against reference frames):
-
-* Outline: ttf-parser's contour walk, one segment per pair of consecutive points plus the
-  closing segment.  Segments with equal y (horizontal) are dropped; Silver is rectilinear, so
-  every kept segment is vertical (fontdue's "v_lines").  The sign of the summed
-  ``(y1 - y0) * (x1 + x0)`` decides whether every line is reversed; lines are then moved to a
-  y-down frame whose origin is the outline's (xmin, ymax).
-* Metrics at ``px``: ``scale = px / 1900`` (f32); scaled bounds; ``offset_x = fract(xmin)``,
-  ``offset_y = fract(1 - fract(height) - fract(ymin))`` (each + 1 if negative);
-  ``width = ceil(bounds.width + offset_x)``, ``height = ceil(bounds.height + offset_y)`` with
-  fontdue's own ceil (``trunc(nextbelow(x + 1))``), ``xmin/ymin = floor(bounds)``,
-  ``advance = scale * advance_width``.
-* Raster: each line is walked cell row by cell row (start/end rows from truncation after a
-  one-ulp "nudge"), adding ``height * (1 - fract(x))`` and ``height * fract(x)`` into a flat
-  f32 accumulation buffer of ``w * h + 3`` cells, in line order.
-* Bitmap: SSE prefix sum over the *whole flat buffer* in blocks of four lanes
-  (``x += x<<1 lane; x += x<<2 lanes; x += carry``), then ``u8(trunc(|x * 255.9|))`` with
-  saturation.  Order matters: float32 residue carries across row ends.
+Why: the reference (pi-natives 18.2.3) draws the Silver pixel font with fontdue 0.9.4 and its
+anti-aliased coverage ends up in the frames: blended into RGB in the ``silver16`` shape,
+thresholded into palette indices wherever a bitmap shape falls back to Silver (CJK in ``8on16``,
+Cyrillic in ``5x8``, ...).  The glyphs come from :mod:`snapcompact.render.silver_raster`
+(fontdue's float32 rasterizer, over the outlines :mod:`snapcompact.render.silver_face` reads)
+or the shipped table; this module decides where each one lands and how its coverage meets the
+canvas.  The rasterizer's public names are re-exported here, so callers import one module.
 
 Placement (checked against the reference; where the upstream digest is vague or off, noted):
 
@@ -46,28 +27,20 @@ Placement (checked against the reference; where the upstream digest is vague or 
   ink; else untouched (the band shows through).  Both clip to the canvas; later glyphs blend
   over / overwrite earlier ones where bitmaps overlap.
 
-Speed: glyphs are rasterized in vectorized batches (``rasterize_many``) and cached per
-(code point, px); ``draw_silver_cells`` / ``draw_fallback_glyphs`` draw a whole page in one
-pass.  The font tables are read by a small sfnt reader here (fontTools' glyph decoding made a
-cold CJK page several times slower), limited to what Silver needs: simple, on-curve-only,
-rectilinear glyphs and a format-12 cmap; anything else raises ``ValueError``.
+Speed: ``draw_silver_cells`` / ``draw_fallback_glyphs`` draw a whole page in one pass, with
+the page's glyphs rasterized in one batch and sprites cached per kind of cell.
 """
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from snapcompact.core import (
-    fonts_dir,
-    is_wide,  # noqa: F401  (re-exported: wide glyphs span two cells)
-)
-from snapcompact.render import silver_table  # pre-rasterized glyphs, when the size is stored
+from snapcompact.core import is_wide  # noqa: F401  (re-exported: wide glyphs span two cells)
+from snapcompact.render.silver_face import FONT_FILE, has_glyph  # noqa: F401  (re-exported)
 from snapcompact.render.silver_fallback import stored_sprites  # every sprite at once, when stored
 from snapcompact.render.silver_glyph import (  # noqa: F401  (re-exported: part of silver's API)
     COLORED_COVERAGE,
@@ -79,399 +52,13 @@ from snapcompact.render.silver_glyph import (  # noqa: F401  (re-exported: part 
     SilverGlyph,
     pixel_size,
 )
+from snapcompact.render.silver_raster import (  # noqa: F401  (re-exported: part of silver's API)
+    line_ascent,
+    rasterize,
+    rasterize_many,
+)
 
-FONT_FILE = "Silver.ttf"
 _F32 = np.float32
-_COVERAGE_GAIN = _F32(255.9)
-_INT32_MIN = np.iinfo(np.int32).min
-
-
-# --- fontdue's float helpers (x86 build), on float32 numpy values -----------------------------
-
-
-def _bits(v) -> np.ndarray:
-    return np.asarray(v, dtype=_F32).view(np.int32)
-
-
-def _from_bits(b) -> np.ndarray:
-    return np.asarray(b, dtype=np.int32).view(_F32)
-
-
-def _cvtt(v) -> np.ndarray:
-    """``cvttps2dq``: truncate to int32; NaN and out-of-range give INT_MIN."""
-    v = np.asarray(v, dtype=_F32)
-    ok = np.isfinite(v) & (v > _F32(-2147483648.0)) & (v < _F32(2147483648.0))
-    return np.where(ok, np.trunc(np.where(ok, v, 0)).astype(np.int32), np.int32(_INT32_MIN))
-
-
-def _trunc(v) -> np.ndarray:
-    return _cvtt(v).astype(_F32)
-
-
-def _fract(v) -> np.ndarray:
-    v = np.asarray(v, dtype=_F32)
-    return v - _trunc(v)
-
-
-def _is_negative(v) -> np.ndarray:
-    return _bits(v) < 0
-
-
-def _ceil(v) -> np.ndarray:
-    """fontdue's ceil: for x >= +0, trunc of the float just below x + 1; else trunc."""
-    v = np.asarray(v, dtype=_F32)
-    up = _from_bits(_bits(v + _F32(1.0)) - 1)
-    return _trunc(np.where(_is_negative(v), v, up))
-
-
-def _floor(v) -> np.ndarray:
-    """fontdue's floor: for x <= -0, trunc of the float just above x - 1; else trunc."""
-    v = np.asarray(v, dtype=_F32)
-    down = _from_bits(_bits(v - _F32(1.0)) - 1)
-    return _trunc(np.where(_is_negative(v), down, v))
-
-
-def _copysign_one(v) -> np.ndarray:
-    return np.where(_is_negative(v), _F32(-1.0), _F32(1.0)).astype(_F32)
-
-
-def _segment_starts(counts: np.ndarray) -> np.ndarray:
-    return np.cumsum(counts) - counts
-
-
-# --- the font file -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Outlines:
-    """fontdue's px-independent geometry of a batch of glyphs, in font units.
-
-    Lines are fontdue's repositioned vertical lines (x from the outline's xmin, y down from
-    its ymax, start/end already swapped when the glyph is reversed), grouped by glyph in order.
-    """
-
-    line_counts: np.ndarray  # int64 per glyph
-    x: np.ndarray  # float32 per line
-    y0: np.ndarray
-    y1: np.ndarray
-    xmin: np.ndarray  # float32 per glyph (outline bounds; zero for an empty glyph)
-    ymin: np.ndarray
-    width: np.ndarray
-    height: np.ndarray
-    advance: np.ndarray
-
-
-class _Face:
-    """The parts of Silver.ttf fontdue uses, read straight from the sfnt tables.
-
-    A small reader of our own rather than fontTools: it loads in milliseconds and decodes a
-    batch of glyphs with a few vectorized passes, which keeps a cold frame of CJK fast.
-    """
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._bytes = np.frombuffer(data, dtype=np.uint8)
-        tables = {}
-        (num_tables,) = struct.unpack_from(">H", data, 4)
-        for i in range(num_tables):
-            tag, _checksum, offset, length = struct.unpack_from(">4sIII", data, 12 + 16 * i)
-            tables[tag.decode("latin-1")] = (offset, length)
-        missing = {"head", "hhea", "hmtx", "cmap", "loca", "glyf", "maxp"} - tables.keys()
-        if missing:
-            raise ValueError(f"{FONT_FILE}: missing tables {sorted(missing)}")
-        self._tables = tables
-        head = tables["head"][0]
-        self.units_per_em = _F32(struct.unpack_from(">H", data, head + 18)[0])
-        (loc_format,) = struct.unpack_from(">h", data, head + 50)
-        (num_glyphs,) = struct.unpack_from(">H", data, tables["maxp"][0] + 4)
-        hhea = tables["hhea"][0]
-        (self.ascender,) = struct.unpack_from(">h", data, hhea + 4)
-        (num_hmetrics,) = struct.unpack_from(">H", data, hhea + 34)
-        # ttf-parser prefers the OS/2 typo ascender when USE_TYPO_METRICS (fsSelection bit 7)
-        # is set.
-        if "OS/2" in tables:
-            os2 = tables["OS/2"][0]
-            if struct.unpack_from(">H", data, os2 + 62)[0] & 0x80:
-                (self.ascender,) = struct.unpack_from(">h", data, os2 + 68)
-        loca = tables["loca"][0]
-        if loc_format == 0:
-            self._loca = np.frombuffer(data, ">u2", num_glyphs + 1, loca).astype(np.int64) * 2
-        else:
-            self._loca = np.frombuffer(data, ">u4", num_glyphs + 1, loca).astype(np.int64)
-        self._loca += tables["glyf"][0]
-        advances = np.frombuffer(data, ">u2", num_hmetrics * 2, tables["hmtx"][0])[0::2]
-        padding = np.full(num_glyphs - num_hmetrics, advances[-1], dtype=np.int64)
-        self._advances = np.concatenate([advances.astype(np.int64), padding])
-        self.cmap = self._read_cmap()
-
-    def _read_cmap(self) -> dict[int, int]:
-        """Code point -> glyph id from the format-12 subtables (fontdue: the last mapping wins)."""
-        data, base = self._data, self._tables["cmap"][0]
-        (count,) = struct.unpack_from(">H", data, base + 2)
-        all_spans = []
-        for i in range(count):
-            (offset,) = struct.unpack_from(">I", data, base + 8 + 8 * i)
-            sub = base + offset
-            if struct.unpack_from(">H", data, sub)[0] != 12:
-                continue
-            (groups,) = struct.unpack_from(">I", data, sub + 12)
-            all_spans.append(np.frombuffer(data, ">u4", groups * 3, sub + 16).reshape(-1, 3))
-        if not all_spans:
-            raise ValueError(f"{FONT_FILE}: no format-12 cmap subtable")
-        # Every (first, last, first glyph) group expanded to one entry per code point, in
-        # table order, so that building the dict keeps the last mapping of a code point.
-        first, last, glyph = np.concatenate(all_spans).astype(np.int64).T
-        lengths = np.maximum(last - first + 1, 0)
-        step = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        cps = np.repeat(first, lengths) + step
-        gids = np.repeat(glyph, lengths) + step
-        cmap = dict(zip(cps.tolist(), gids.tolist()))
-        return {cp: gid for cp, gid in cmap.items() if gid != 0}
-
-    def _flags(self, gid: int) -> tuple[list[int], list[int], int]:
-        """(point flags, contour ends, offset of the x coordinates) of a simple glyph."""
-        data = self._data
-        start = int(self._loca[gid])
-        if self._loca[gid + 1] == start:
-            return [], [], start
-        (contours,) = struct.unpack_from(">h", data, start)
-        if contours < 0:
-            raise ValueError(f"glyph {gid}: composite glyphs are not supported")
-        ends = list(struct.unpack_from(f">{contours}H", data, start + 10))
-        n = ends[-1] + 1 if ends else 0
-        (instructions,) = struct.unpack_from(">H", data, start + 10 + 2 * contours)
-        pos = start + 12 + 2 * contours + instructions
-        flags: list[int] = []
-        while len(flags) < n:
-            flag = data[pos]
-            pos += 1
-            if flag & 0x08:
-                flags.extend([flag] * (data[pos] + 1))
-                pos += 1
-            else:
-                flags.append(flag)
-        del flags[n:]
-        return flags, ends, pos
-
-    def _decode_axis(self, flags, owner, first, start, short_bit, same_bit):
-        """Absolute coordinates of one axis for all points, and each glyph's end offset."""
-        short = (flags & short_bit) != 0
-        same = (flags & same_bit) != 0
-        size = np.where(short, 1, np.where(same, 0, 2))
-        before = np.cumsum(size) - size
-        point_first = first[owner]
-        offset = start[owner] + before - before[point_first]
-        hi = self._bytes[np.minimum(offset, len(self._bytes) - 1)].astype(np.int64)
-        lo = self._bytes[np.minimum(offset + 1, len(self._bytes) - 1)].astype(np.int64)
-        long_delta = ((hi << 8) | lo).astype(np.uint16).view(np.int16).astype(np.int64)
-        delta = np.where(short, np.where(same, hi, -hi), np.where(same, 0, long_delta))
-        total = np.cumsum(delta)
-        coords = total - (total[point_first] - delta[point_first])
-        end = start + np.bincount(owner, weights=size, minlength=len(start)).astype(np.int64)
-        return coords, end
-
-    def outlines(self, cps: list[int]) -> _Outlines:
-        gids = []
-        for cp in cps:
-            gid = self.cmap.get(cp)
-            if gid is None:
-                raise ValueError(f"code point U+{cp:04X} has no glyph in {FONT_FILE}")
-            gids.append(gid)
-        flag_lists, end_lists, starts = (zip(*(self._flags(gid) for gid in gids)) if gids
-                                         else ((), (), ()))
-        counts = np.array([len(f) for f in flag_lists], dtype=np.int64)
-        flags = np.fromiter((f for fl in flag_lists for f in fl), dtype=np.int64,
-                            count=int(counts.sum()))
-        if np.any((flags & 0x01) == 0):
-            raise ValueError(f"{FONT_FILE}: off-curve points; the rasterizer expects rectilinear "
-                             "glyphs")
-        owner = np.repeat(np.arange(len(gids)), counts)
-        first = _segment_starts(counts)
-        x, x_end = self._decode_axis(flags, owner, first, np.array(starts, dtype=np.int64), 0x02,
-                                     0x10)
-        y, _ = self._decode_axis(flags, owner, first, x_end, 0x04, 0x20)
-
-        # ttf-parser walks each contour point to point and closes it back to its first point.
-        successor = np.arange(len(flags)) + 1
-        for g, ends in enumerate(end_lists):
-            contour_first = int(first[g])
-            for end in ends:
-                successor[first[g] + end] = contour_first
-                contour_first = int(first[g]) + end + 1
-        bx, by = x[successor], y[successor]
-        if np.any((x != bx) & (y != by)):
-            raise ValueError(f"{FONT_FILE}: diagonal segment; the rasterizer expects rectilinear "
-                             "glyphs")
-        kept = y != by  # fontdue drops horizontal segments
-        line_owner = owner[kept]
-        ax, ay, ey = x[kept], y[kept], by[kept]
-        # Orientation: fontdue reverses every line of a glyph when sum((y1-y0)*(x1+x0)) > 0.
-        # The terms are integers far from cancelling, so this exact sum has the f32 sum's sign.
-        area = np.bincount(line_owner, weights=(ey - ay) * (2 * ax), minlength=len(gids))
-        reverse = (area > 0)[line_owner]
-        ay, ey = np.where(reverse, ey, ay), np.where(reverse, ay, ey)
-
-        line_counts = np.bincount(line_owner, minlength=len(gids)).astype(np.int64)
-        has_lines = line_counts > 0
-        bounds = np.zeros((4, len(gids)), dtype=np.int64)
-        if len(ax):
-            line_first = _segment_starts(line_counts)[has_lines]
-            bounds[0, has_lines] = np.minimum.reduceat(ax, line_first)
-            bounds[1, has_lines] = np.maximum.reduceat(ax, line_first)
-            bounds[2, has_lines] = np.minimum.reduceat(np.minimum(ay, ey), line_first)
-            bounds[3, has_lines] = np.maximum.reduceat(np.maximum(ay, ey), line_first)
-        xmin, xmax, ymin, ymax = bounds
-        return _Outlines(
-            line_counts=line_counts,
-            x=(ax - xmin[line_owner]).astype(_F32),
-            y0=(ymax[line_owner] - ay).astype(_F32),
-            y1=(ymax[line_owner] - ey).astype(_F32),
-            xmin=xmin.astype(_F32),
-            ymin=ymin.astype(_F32),
-            width=(xmax - xmin).astype(_F32),
-            height=(ymax - ymin).astype(_F32),
-            advance=self._advances[gids].astype(_F32) if gids else np.zeros(0, _F32),
-        )
-
-
-@lru_cache(maxsize=1)
-def _face() -> _Face:
-    return _Face((fonts_dir() / FONT_FILE).read_bytes())
-
-
-def has_glyph(cp: int) -> bool:
-    """Whether Silver.ttf maps ``cp`` to a glyph (the reference may still normalize it away)."""
-    return cp in _face().cmap
-
-
-# --- rasterization -----------------------------------------------------------------------------
-
-
-def _as_px(px: float) -> np.float32:
-    value = _F32(px)
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"pixel size must be a positive finite number, got {px!r}")
-    return value
-
-
-def _rasterize_batch(cps: list[int], px: np.float32) -> list[SilverGlyph]:
-    """fontdue's ``rasterize`` for many glyphs at one size, vectorized (same bits as one by one)."""
-    face = _face()
-    scale = px / face.units_per_em
-    geo = face.outlines(cps)
-    n = len(cps)
-
-    # metrics_raw: bounds, sub-pixel offsets, bitmap size.
-    bxmin, bymin = geo.xmin * scale, geo.ymin * scale
-    bwidth, bheight = geo.width * scale, geo.height * scale
-    offset_x = _fract(bxmin + _F32(0.0))
-    offset_y = _fract(_F32(1.0) - _fract(bheight) - _fract(bymin))
-    offset_x = np.where(_is_negative(offset_x), offset_x + _F32(1.0), offset_x).astype(_F32)
-    offset_y = np.where(_is_negative(offset_y), offset_y + _F32(1.0), offset_y).astype(_F32)
-    widths = _cvtt(_ceil(bwidth + offset_x)).astype(np.int64)
-    heights = _cvtt(_ceil(bheight + offset_y)).astype(np.int64)
-    xmins = _cvtt(_floor(bxmin)).tolist()
-    ymins = _cvtt(_floor(bymin)).tolist()
-    advances = (scale * geo.advance).astype(_F32).tolist()
-
-    lengths = widths * heights
-    row = int(((lengths.max(initial=0) + 3 + 3) // 4) * 4)  # >= w*h + 3, whole SSE blocks
-    buffers = np.zeros((n, row), dtype=_F32)
-    if len(geo.x):
-        owner = np.repeat(np.arange(n), geo.line_counts)
-        width = widths.astype(_F32)[owner]
-        # Scale into the bitmap (separate multiply and add, as the SSE code does).
-        x0 = geo.x * scale + offset_x[owner]
-        y0 = geo.y0 * scale + offset_y[owner]
-        y1 = geo.y1 * scale + offset_y[owner]
-        down = y1 >= y0  # y-down frame; Line::new's "end >= start"
-        start_y = _trunc(_from_bits(_bits(y0) - np.where(down, 0, 1).astype(np.int32)))
-        end_y = _trunc(_from_bits(_bits(y1) - np.where(y1 > y0, 1, 0).astype(np.int32)))
-        start_x = _trunc(x0)  # vertical lines: both x nudges are "floor", i.e. none
-        target_y = (start_y + np.where(down, _F32(1.0), _F32(0.0))).astype(_F32)
-        sy = _copysign_one(y1 - y0)
-        mid_x = _fract(x0)
-        index = _cvtt(start_x + start_y * width).astype(np.int64)
-        index_inc = _cvtt(sy * width).astype(np.int64)
-        end_index = _cvtt(start_x + end_y * width).astype(np.int64)
-        dist = _cvtt(np.abs(start_y - end_y)).astype(np.int64)
-
-        # v_line: one add per crossed row, then the final partial one, in line order.
-        steps = dist + 1
-        line_of = np.repeat(np.arange(len(x0)), steps)
-        k = np.arange(int(steps.sum())) - _segment_starts(steps)[line_of]
-        dist_l, sy_l, target_l = dist[line_of], sy[line_of], target_y[line_of]
-        last = k == dist_l
-        before_last = np.where(
-            dist_l == 0, y0[line_of], target_l + (dist_l - 1).astype(_F32) * sy_l
-        ).astype(_F32)  # y where the final partial step starts (exact: whole numbers)
-        h = np.where(last, before_last - y1[line_of],
-                     np.where(k == 0, y0[line_of] - target_l, -sy_l))
-        h = h.astype(_F32)
-        cells = np.where(last, end_index[line_of], index[line_of] + k * index_inc[line_of])
-        m = h * mid_x[line_of]
-        flat = owner[line_of] * row + cells
-        targets = np.empty(2 * len(flat), dtype=np.int64)
-        values = np.empty(2 * len(flat), dtype=_F32)
-        targets[0::2], targets[1::2] = flat, flat + 1
-        values[0::2], values[1::2] = h - m, m
-        np.add.at(buffers.reshape(-1), targets, values)  # in-order f32 adds, as the raster loop
-
-    # get_bitmap: SSE prefix sum in blocks of four lanes, carry = previous block's last lane.
-    blocks = buffers.reshape(n, row // 4, 4)
-    zero = np.zeros_like(blocks[..., :1])
-    step1 = blocks + np.concatenate([zero, blocks[..., :3]], axis=-1)
-    step2 = step1 + np.concatenate([zero, zero, step1[..., :2]], axis=-1)
-    carry = np.cumsum(step2[..., 3], axis=1, dtype=_F32)  # sequential, like the SSE loop
-    carry = np.concatenate([np.zeros_like(carry[:, :1]), carry[:, :-1]], axis=1)
-    scaled = np.abs((step2 + carry[..., None]) * _COVERAGE_GAIN)
-    ints = _cvtt(scaled)  # then packs/packus saturation to 0..255
-    coverage = np.where(ints < 0, 0, np.minimum(ints, 255)).astype(np.uint8).reshape(n, row)
-
-    glyphs = []
-    for i in range(n):
-        glyph_w, glyph_h = int(widths[i]), int(heights[i])
-        bitmap = coverage[i, : glyph_w * glyph_h].reshape(glyph_h, glyph_w).copy()
-        bitmap.setflags(write=False)
-        glyphs.append(SilverGlyph(coverage=bitmap, xmin=xmins[i], ymin=ymins[i],
-                                  advance=advances[i]))
-    return glyphs
-
-
-_CACHE: dict[tuple[int, float], SilverGlyph] = {}
-
-
-def rasterize_many(cps: Iterable[int], px: float) -> dict[int, SilverGlyph]:
-    """Rasterize (and cache) every code point in ``cps`` at ``px`` in one vectorized pass.
-
-    The frame renderer can call this once per page with the page's distinct code points, so a
-    cold frame of distinct CJK costs one batch rather than one pass per glyph.
-    """
-    size = _as_px(px)
-    key_px = float(size)
-    wanted = list(dict.fromkeys(int(cp) for cp in cps))
-    missing = [cp for cp in wanted if (cp, key_px) not in _CACHE]
-    if missing:
-        made = silver_table.glyphs(missing, key_px) or _rasterize_batch(missing, size)
-        for cp, glyph in zip(missing, made):
-            _CACHE[(cp, key_px)] = glyph
-    return {cp: _CACHE[(cp, key_px)] for cp in wanted}
-
-
-def rasterize(cp: int, px: float) -> SilverGlyph:
-    """fontdue's ``Font::rasterize(char, px)`` for Silver: coverage bitmap plus metrics (cached)."""
-    glyph = _CACHE.get((cp, float(_F32(px))))
-    return glyph if glyph is not None else rasterize_many((cp,), px)[int(cp)]
-
-
-# --- placement and drawing ---------------------------------------------------------------------
-
-
-def line_ascent(px: float) -> float:
-    """Silver's line ascent at ``px`` (fontdue ``horizontal_line_metrics(px).ascent``), f32."""
-    face = _face()
-    return float(_F32(face.ascender) * (_as_px(px) / face.units_per_em))
-
 
 
 def _round_half_away(values: np.ndarray) -> np.ndarray:

@@ -2,17 +2,17 @@
 
 Why: a page of CJK, Cyrillic or other text a bitmap font lacks needs a thousand or more distinct
 Silver glyphs, and decoding their outlines and rasterizing them with fontdue's arithmetic
-(:mod:`snapcompact.render.silver`) costs a few hundred milliseconds of CPU per page, again in every
-new
-process and every forked page worker.  Those glyphs are a pure function of ``fonts/Silver.ttf``
-and the pixel size, so they are derived once by ``scripts/make_silver_table.py`` and shipped as
-``fonts/silver-glyphs.npz`` (every code point of Silver's cmap at every pixel size of the 17
-named shapes; about 2 MB).  ``tests/render/test_silver_table.py`` checks every stored glyph
-against a fresh rasterization and that every named shape's sizes are stored.
+(:mod:`snapcompact.render.silver_raster`) costs a few hundred milliseconds of CPU per page,
+again in every new process and every forked page worker.  Those glyphs are a pure function of
+``fonts/Silver.ttf`` and the pixel size, so they are derived once by
+``scripts/make_silver_table.py`` and shipped as ``fonts/silver-glyphs.npz`` (every code point
+of Silver's cmap at every pixel size of the 17 named shapes; about 2 MB).
+``tests/render/test_silver_table.py`` checks every stored glyph against a fresh rasterization
+and that every named shape's sizes are stored.
 
 The table names the SHA-256 of the font it was made from; when the font file differs (or the
 table is missing, or a size or code point is not in it) nothing is served from it and
-:mod:`snapcompact.render.silver` rasterizes as before, so a stale table can cost speed, never
+:mod:`snapcompact.render.silver_raster` rasterizes as before, so a stale table can cost speed, never
 pixels.
 """
 

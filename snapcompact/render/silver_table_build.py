@@ -10,24 +10,24 @@ from __future__ import annotations
 import numpy as np
 
 from snapcompact.core import NATURAL_CELL, SHAPE_NAMES, get_shape
-from snapcompact.render import silver
-from snapcompact.render.silver import pixel_size
+from snapcompact.render import silver_face, silver_raster
+from snapcompact.render.silver_glyph import pixel_size
 from snapcompact.render.silver_table import _font_sha256, _key
 
 
 def build(pixel_sizes: list[float]) -> dict[str, np.ndarray]:
     """The table's arrays: every code point of Silver's cmap rasterized at each of ``pixel_sizes``.
 
-    Rasterizes with :mod:`snapcompact.render.silver` directly (never from an existing table).
+    Rasterizes with :mod:`snapcompact.render.silver_raster` directly (never from an existing table).
     """
-    cps = sorted(silver._face().cmap)
+    cps = sorted(silver_face.load_face().cmap)
     arrays: dict[str, np.ndarray] = {
         "font_sha256": np.array(_font_sha256()),
         "cps": np.asarray(cps, dtype=np.int32),
         "pixel_sizes": np.asarray(sorted(set(pixel_sizes)), dtype=np.float32),
     }
     for px in sorted(set(pixel_sizes)):
-        rasterized = silver._rasterize_batch(cps, silver._as_px(px))
+        rasterized = silver_raster.rasterize_batch(cps, silver_raster.as_px(px))
         extremes = [(g.width, g.height, g.xmin, g.ymin) for g in rasterized]
         if max(max(w, h) for w, h, _, _ in extremes) > 255 or not all(
             -128 <= v <= 127 for _, _, x, y in extremes for v in (x, y)

@@ -343,6 +343,9 @@ def test_invalid_arguments() -> None:
         compact([], max_frames=0)
     with pytest.raises(ValueError, match="previous"):
         compact([], previous="nope")
+    # 8on16 cells are 16 px tall: a 12 px frame holds no row.
+    with pytest.raises(ValueError, match="frame size 12 px is too small for shape '8on16-bw'"):
+        compact([{"role": "user", "content": "hello"}], shape="8on16-bw", frame_size=12)
 
 
 # ---------------------------------------------------------------------------------------------

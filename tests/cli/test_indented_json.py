@@ -69,3 +69,17 @@ def test_values_it_leaves_to_json_dumps_behave_as_there() -> None:
         indented_json({"a": object()})
     with pytest.raises(TypeError, match="keys must be"):
         indented_json({(1, 2): 3})
+
+
+@pytest.mark.parametrize("container", [list, tuple])
+def test_nesting_up_to_the_depth_limit_is_written_without_running_out_of_stack(container) -> None:
+    # 800 levels (under the writer's 900 and Python's default limit of 1000 frames) only fit
+    # when each level costs one stack frame; the expected text is built line by line here.
+    depth = 800
+    value: object = 1
+    for _ in range(depth):
+        value = container([value])
+    lines = [" " * i + "[" for i in range(depth)] + [" " * depth + "1"]
+    lines += [" " * i + "]" for i in reversed(range(depth))]
+    assert indented_json(value) == "\n".join(lines)
+    assert indented_json({"a": value}, 2).startswith('{\n  "a": [\n    [\n')

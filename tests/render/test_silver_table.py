@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from snapcompact.core import SHAPE_NAMES, get_shape
-from snapcompact.render import silver, silver_fallback, silver_table
+from snapcompact.render import silver, silver_face, silver_fallback, silver_raster, silver_table
 from snapcompact.render.silver_table import table
 from snapcompact.render.silver_table_build import shape_pixel_sizes
 
@@ -33,9 +33,9 @@ def test_every_variant_draws_with_stored_sizes() -> None:
 @pytest.mark.parametrize("px", SIZES)
 def test_every_stored_glyph_is_the_rasterizers(px: float) -> None:
     stored = table(px)
-    cps = sorted(silver._face().cmap)
+    cps = sorted(silver_face.load_face().cmap)
     assert stored.cps.tolist() == cps
-    fresh = silver._rasterize_batch(cps, silver._as_px(px))
+    fresh = silver_raster.rasterize_batch(cps, silver_raster.as_px(px))
     got = silver_table.glyphs(cps, px)
     for cp, want, have in zip(cps, fresh, got):
         assert (have.xmin, have.ymin, have.advance) == (want.xmin, want.ymin, want.advance), hex(cp)
@@ -78,7 +78,8 @@ def test_stored_fallback_sprites_place_the_pixels_of_the_sprite_path(variant: st
     )
     own = set(load_font(shape.font).glyphs)
     rng = np.random.default_rng(12)
-    cps = rng.choice(np.array([cp for cp in sorted(silver._face().cmap) if cp not in own]), 2000)
+    silver_cps = sorted(silver_face.load_face().cmap)
+    cps = rng.choice(np.array([cp for cp in silver_cps if cp not in own]), 2000)
     wides = [silver.is_wide(int(cp)) for cp in cps]
     inks = rng.choice(np.array([1, 2, 3, 4, 5, 6, 7, 9]), len(cps))
     xs = rng.integers(-2 * cell_w, 40 * cell_w, len(cps))
