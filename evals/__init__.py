@@ -11,4 +11,7 @@
     spec      the typed run spec, the configs' location, the versions behind a row
     twins     every fake: provider wire twins, the loopback chat server, the soak run
     support   redaction, the console voice, the run-folder lock
+
+Outside the rooms: ``transcripts`` and ``pixel_keys``, the old paths the offline reader still
+imports (re-exporting :mod:`evals.store`'s names, so the reader's hashed source stays the same).
 """

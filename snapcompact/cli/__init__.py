@@ -1,5 +1,8 @@
 """Command line verbs (``python -m snapcompact``): render, resolve, bill, compact, session, demo.
 
+Modules: ``commands`` (the verbs and flags of the reference oracle, so outputs diff), ``session``
+(the ``session`` verb over a recorded conversation), ``demo`` (a frame from sample text).
+
 The names below are the public API; everything else is internal and may change.
 """
 

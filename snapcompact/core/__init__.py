@@ -3,6 +3,13 @@ token estimate, where the fonts live, and the old spellings persisted data may c
 (``old_spellings``: the one converter, its table in ``old_spellings.toml``). Imports nothing
 else from snapcompact.
 
+Modules: ``glyphs`` (control glyphs), ``shapes`` (the named shapes and their geometry, from
+``shapes.toml``), ``js`` (JavaScript text semantics), ``estimate`` (the characters-per-token
+estimate), ``assets`` (where the fonts live), ``checks`` (argument checks), ``json_text``
+(``JSON.stringify`` with indentation, without the encoder's generators), ``collector`` (the
+garbage collector paused for a block of work), ``lazy`` (lazy public names for every package
+``__init__``), ``old_spellings`` (the converter).
+
 The names below are the public API; everything else is internal and may change.
 """
 

@@ -1,6 +1,12 @@
 """Text -> printable text: normalization exactly as the reference, renderability, stopword
 dimming, word wrap. Depends on :mod:`snapcompact.core` only.
 
+Modules: ``printable`` (normalization), ``code_point_rules`` (what it does with one code point)
+and ``code_points`` (the shipped table made from those rules), ``unicode17`` (Unicode 17 as
+JavaScriptCore sees it), ``folds`` (ASCII folds), ``ansi`` (``Bun.stripANSI``), ``coverage``
+(which code points each font draws), ``dimming`` (stopword dimming), ``word_wrap`` (the
+two-column shapes' wrap).
+
 The names below are the public API; everything else is internal and may change.
 """
 

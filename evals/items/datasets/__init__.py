@@ -16,6 +16,11 @@ rendered. Loaders (all deterministic by `seed` on one interpreter):
 Text items are packed into conversations by ``evals.items.sessions.as_session`` before replay.
 
 Lengths are estimates at CHARS_PER_TOKEN (4) characters per token.
+
+Modules besides the loaders of the same names (``squad``, ``needles``, ``tool_output``, ``tiny``,
+``agent_session``): ``common`` (the token estimate, parameter checks, packing),
+``stdlib_corpus`` (the standard library's text every machine has), ``user_session``
+(``session``) and ``session_probes`` (``session-file``).
 """
 
 from __future__ import annotations
