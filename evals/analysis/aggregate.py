@@ -48,9 +48,9 @@ import pandas as pd
 
 from evals.analysis.intervals import wilson_interval
 from evals.analysis.session_bootstrap import session_draws
-from evals.replay.conversation_bill import NEXT_TURNS, next_turns_units
 from evals.send.price_map import price_of
 from evals.store.records import Record, one_row_per_measurement
+from snapcompact.billing import NEXT_TURNS, next_turns_units
 from snapcompact.core import NAMED_SHAPES
 from snapcompact.pricing import (
     ShapeTable,

@@ -49,9 +49,9 @@ from evals.analysis.write_model_shapes import (
     library_table_path,
     propose_table,
 )
-from evals.replay.conversation_bill import NEXT_TURNS, TURN_TOKENS
 from evals.replay.passes import load_passes, pass_lines, passes_frame
 from evals.store.records import load_records
+from snapcompact.billing import NEXT_TURNS, TURN_TOKENS
 from snapcompact.pricing import parse_shape_rules
 
 #: Record fields that change from run to run of the same code on the same data: the checkout's

@@ -33,8 +33,8 @@ from evals.store.records import (
 )
 from evals.store.sent_index import SentIndex
 from evals.support.console import console
-from snapcompact.compaction import billed_text_tokens, user_question, with_cache_breakpoint
-from snapcompact.pricing import cache_uses
+from snapcompact.billing import billed_text_tokens, cache_uses
+from snapcompact.compaction import user_question, with_cache_breakpoint
 
 QA_READER = "qa"
 

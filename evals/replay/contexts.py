@@ -29,7 +29,7 @@ from typing import Any
 
 from evals.items.prompts import question_text
 from evals.items.sessions import SessionItem
-from evals.replay.compaction_bill import NO_CALLS, CallRecorder, CompactionBill, bill_calls
+from evals.replay.compaction_bill import CallRecorder
 from evals.replay.conversation_bill import stable_prefix_tokens
 from evals.replay.perfect_summary import perfect_summarizer
 from evals.spec.run_spec import TEXT_ARM, ArmSpec, RunSpec
@@ -43,9 +43,9 @@ from snapcompact.agent import (
     replay_agent_session,
 )
 from snapcompact.archive import history_blocks
+from snapcompact.billing import NO_CALLS, CompactionBill, bill_calls, bill_request
 from snapcompact.compaction import (
     ModelInfo,
-    bill_request,
     to_chat_messages,
     tool_definitions,
     user_question,

@@ -21,7 +21,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from snapcompact.compaction import billed_text_tokens
+from snapcompact.billing import billed_text_tokens
 
 __all__ = [
     "DecodedImage",

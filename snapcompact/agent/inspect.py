@@ -23,9 +23,9 @@ from typing import Any
 
 from snapcompact.agent.frame_shapes import frames_by_shape
 from snapcompact.agent.replay import AGENT_STRATEGIES, agent_settings, replay_agent_session
+from snapcompact.billing import bill_request
 from snapcompact.compaction import (
     ModelInfo,
-    bill_request,
     load_session_messages,
     load_settings,
     to_chat_messages,

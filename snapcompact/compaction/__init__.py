@@ -98,7 +98,6 @@ if TYPE_CHECKING:
         tallied,
         truncating_hooks,
     )
-    from snapcompact.compaction.request_bill import bill_request, billed_text_tokens, png_size
     from snapcompact.compaction.session import Session
     from snapcompact.compaction.session_formats import LoadedSession, read_session_file
     from snapcompact.compaction.settings import (
@@ -143,6 +142,7 @@ if TYPE_CHECKING:
         DEFAULT_ESTIMATOR,
         FRAME_TOKEN_ESTIMATE,
         TokenEstimator,
+        byte_estimate,
     )
     from snapcompact.compaction.tree_navigation import NavigationOutcome
     from snapcompact.compaction.triggers import (
@@ -177,8 +177,6 @@ _WHERE: dict[str, str] = {
     "text_edge_chars": "strategies",
     "FRAME_TOKEN_ESTIMATE": "tokens",
     "adapted_keep_tokens": "cut_point",
-    "bill_request": "request_bill",
-    "billed_text_tokens": "request_bill",
     "BranchSummaryEntry": "entries",
     "build_session_context": "context",
     "CANCEL": "hooks",
@@ -195,6 +193,7 @@ _WHERE: dict[str, str] = {
     "decide_after_turn": "triggers",
     "recovery_trigger": "triggers",
     "DEFAULT_ESTIMATOR": "tokens",
+    "byte_estimate": "tokens",
     "DEFAULT_SETTINGS": "settings",
     "discover_settings": "settings",
     "DIVIDER": "context",
@@ -218,7 +217,6 @@ _WHERE: dict[str, str] = {
     "MetadataEntry": "entries",
     "ModelInfo": "model",
     "NavigationOutcome": "tree_navigation",
-    "png_size": "request_bill",
     "prepare_compaction": "cut_point",
     "usage_context_tokens": "cut_point",
     "usage_prompt_tokens": "cut_point",
@@ -291,6 +289,7 @@ __all__ = [
     "CompactionSettings",
     "CustomMessageEntry",
     "DEFAULT_ESTIMATOR",
+    "byte_estimate",
     "DEFAULT_SETTINGS",
     "DIVIDER",
     "Entry",
@@ -316,8 +315,6 @@ __all__ = [
     "TransientError",
     "USELESS_NOTICE",
     "adapted_keep_tokens",
-    "bill_request",
-    "billed_text_tokens",
     "build_session_context",
     "convert_to_llm",
     "cumulative_file_ops",
@@ -337,7 +334,6 @@ __all__ = [
     "read_session_file",
     "load_settings",
     "merge_settings",
-    "png_size",
     "prepare_compaction",
     "prompt",
     "prune_superseded_tool_results",
