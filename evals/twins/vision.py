@@ -216,5 +216,5 @@ def gemini_image_tokens(model: str, width: int, height: int, resolution: str | N
 def text_tokens(text: str, model: str = "gpt-4o") -> int:
     """Tokens of a text part as ``model``'s provider counts them: the model line's tokenizer
     (Claude's through ctok, OpenAI's exact encoding; see
-    :func:`snapcompact.compaction.billed_text_tokens`), bytes/4 for a line without one."""
+    :func:`snapcompact.billing.billed_text_tokens`), bytes/4 for a line without one."""
     return billed_text_tokens(text, model)[0] if text else 0
