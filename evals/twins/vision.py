@@ -1,9 +1,10 @@
 """The twins' own reading of each provider's image rules: decode the image, count its tokens.
 
-Why a second implementation: ``snapcompact.pricing.billing`` predicts what a frame costs; a twin
-must report what the provider would bill, and if both came from one piece of code the drift column
-would compare the code with itself. This module is written from the provider pages directly
-(sources on every rule below) and never imports ``snapcompact.pricing.billing``. Where the two
+Why a second implementation: ``snapcompact.billing.bill_image`` predicts what a frame costs; a
+twin must report what the provider would bill, and if both came from one piece of code the drift
+column would compare the code with itself. This module is written from the provider pages
+directly (sources on every rule below) and never uses the library's image rules (only its text
+counter, ``billed_text_tokens``, for text parts). Where the two
 readings differ, the difference shows up as drift in a run against the twins and is listed in
 ``docs/running-real-models.md``.
 
