@@ -3,9 +3,10 @@
 The package is laid out as the pipeline runs (see ``docs/architecture.md``)::
 
     core -> text -> render            (text -> printable text -> pixels)
-                 -> pricing           (model -> shape, image -> billed tokens)
+                 -> pricing           (model -> shape; the tables bills apply)
     archive                           (history -> frames archive -> request blocks)
     compaction                        (sessions, cut points, summaries, strategies, replay)
+    billing                           (image, request, prompt cache, compaction calls -> tokens)
     agent                             (the coding agent's session maintenance that drives them)
     cli                               (``python -m snapcompact``)
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         history_blocks,
         serialize_conversation,
     )
+    from snapcompact.billing import ImageBill, bill_image
     from snapcompact.compaction import CompactionPipeline, Session, Settings
     from snapcompact.core import (
         NAMED_SHAPES,
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
         geometry,
         get_shape,
     )
-    from snapcompact.pricing import ImageBill, ResolvedShape, bill_image, resolve_shape
+    from snapcompact.pricing import ResolvedShape, resolve_shape
     from snapcompact.render import Frame, frames, render, render_many
     from snapcompact.text import normalize
 
@@ -54,14 +56,14 @@ _WHERE: dict[str, str] = {
     "CompactionResult": "archive",
     "Frame": "render",
     "Geometry": "core",
-    "ImageBill": "pricing",
+    "ImageBill": "billing",
     "ResolvedShape": "pricing",
     "NAMED_SHAPES": "core",
     "SHAPE_NAMES": "core",
     "Session": "compaction",
     "Settings": "compaction",
     "Shape": "core",
-    "bill_image": "pricing",
+    "bill_image": "billing",
     "compact": "archive",
     "frames": "render",
     "geometry": "core",

@@ -23,7 +23,8 @@ from typing import Any
 from evals.readers.provider import ReaderRequest, reading_of
 from evals.store.records import RECORDS_FILE, FrameStore, Record
 from evals.store.transcripts import TRANSCRIPTS_DIR, TranscriptStore
-from snapcompact.pricing import bill_image, resolve_shape
+from snapcompact.billing import bill_image
+from snapcompact.pricing import resolve_shape
 from snapcompact.render import render_many
 
 TARGET = "openai/gpt-5"

@@ -14,8 +14,9 @@ costs less; ``python -m snapcompact bill`` prices any width x height.
 from __future__ import annotations
 
 from evals.send.price_map import price_of
+from snapcompact.billing import bill_image
 from snapcompact.core import SHAPE_NAMES, geometry, get_shape
-from snapcompact.pricing import bill_image, pricing_table_sha256, resolve_shape
+from snapcompact.pricing import pricing_table_sha256, resolve_shape
 
 __all__ = ["REPRESENTATIVES", "build"]
 

@@ -28,8 +28,8 @@ from evals.analysis.recall_breakdown import recall_by_depth, recall_by_round
 from evals.analysis.summary import same_context_groups
 from evals.analysis.winner import Decision
 from evals.analysis.write_model_shapes import TableProposal
-from evals.replay.conversation_bill import NEXT_TURNS, TURN_TOKENS
 from evals.replay.passes import pass_lines
+from snapcompact.billing import NEXT_TURNS, TURN_TOKENS
 
 
 def code_hashes(df: pd.DataFrame) -> str:
@@ -218,7 +218,7 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
 
 def _next_turn_lines(summary: pd.DataFrame) -> list[str]:
     """What production pays for the turns after the last compaction
-    (evals.replay.conversation_bill)."""
+    (snapcompact.billing.next_turns)."""
     if "next_turns_usd_cached" not in summary or summary["stable_prefix_tokens"].isna().all():
         return ["No row carries a stable-prefix figure (records before prompt caching).", ""]
     out = [(f"Input dollars of the next {NEXT_TURNS} turns after the context (each adding "

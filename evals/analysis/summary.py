@@ -46,8 +46,8 @@ from evals.analysis.resampling import (
     percentile_interval,
     stable_seed,
 )
-from evals.replay.conversation_bill import NEXT_TURNS, next_turns_units
 from evals.send.price_map import price_of
+from snapcompact.billing import NEXT_TURNS, next_turns_units
 from snapcompact.pricing import prompt_cache_rule
 
 
@@ -217,7 +217,7 @@ def _what_production_did(rows: pd.DataFrame) -> dict:
 
 def _next_turns(rows: pd.DataFrame, ok: pd.DataFrame) -> dict:
     """Production's input bill of the next turns after the arm's last compaction, in dollars of
-    the target (evals.replay.conversation_bill): uncached, with the prompt cache and the arm's
+    the target (snapcompact.billing.next_turns): uncached, with the prompt cache and the arm's
     stable prefix, and with the whole prefix rewritten. NaN without a price or a stable-prefix
     figure.
     """

@@ -33,15 +33,15 @@ from evals.store.records import (
 )
 from evals.store.sent_index import SentIndex
 from evals.support.console import console
-from snapcompact.compaction import billed_text_tokens, user_question, with_cache_breakpoint
-from snapcompact.pricing import cache_uses
+from snapcompact.billing import billed_text_tokens, cache_uses
+from snapcompact.compaction import user_question, with_cache_breakpoint
 
 QA_READER = "qa"
 
 
 def _dollars(price_model: str, prompt_tokens: int, completion_tokens: int,
              use: Any = None, rule: Any = None) -> float | None:
-    """The target's dollars; with ``use`` (a :class:`snapcompact.pricing.CacheUse`), its
+    """The target's dollars; with ``use`` (a :class:`snapcompact.billing.CacheUse`), its
     prompt billed as written, read and uncached tokens at ``rule``'s multipliers."""
     try:
         price = price_of(price_model)
@@ -98,7 +98,7 @@ class Planned:
     evidence_round: int
     # the provider's prompt cache (evals.send.prompt_cache): this request's predicted use of it,
     # the target's dollars with it, and how the request asks for it
-    cache_use: Any = None  # snapcompact.pricing.CacheUse | None (None: predicted uncached)
+    cache_use: Any = None  # snapcompact.billing.CacheUse | None (None: predicted uncached)
     predicted_cost_cached_usd: float | None = None
     cache_mark: bool = False  # a cache_control breakpoint at the end of the context
     cache_group: int = 0  # requests of one group share a context: sent back to back

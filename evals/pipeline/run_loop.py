@@ -51,7 +51,6 @@ from evals.pipeline.plan import QA_READER, Plan, Planned, build_plan, check_pric
 from evals.pipeline.rows import OCR_NOTE, RecordSink, make_record
 from evals.pipeline.run_report import format_plan, format_summary, summarize
 from evals.readers.provider import parse_request, reading_of, register
-from evals.replay.compaction_bill import summary_request
 from evals.send.client import (
     EvalClient,
     Progress,
@@ -75,6 +74,7 @@ from evals.store.records import (
 )
 from evals.store.transcripts import TRANSCRIPTS_DIR, TranscriptStore
 from evals.support.console import console
+from snapcompact.billing import summary_request
 from snapcompact.render import RENDERER_VERSION
 
 # --------------------------------------------------------------------------------------------

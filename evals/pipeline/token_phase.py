@@ -57,7 +57,7 @@ class PhaseRow:
     arm_label: str
     compactions: int
     frames: int
-    context_tokens: int  # text + predicted image tokens, the question left out
+    context_tokens: int  # the context's bill (snapcompact.billing.bill_request), question left out
     production_valid: bool | None
     summary_stand_in: bool
     fits_window: bool

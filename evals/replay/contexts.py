@@ -6,7 +6,7 @@ replay_agent_session`, the coding agent's own maintenance (its check points, met
 window-sized frame cap, guards, recovery band and rescues, at ``context_window``), the question
 runs the pre-prompt check as a new user message does, the next turn is ``llm_messages()``
 turned into a chat request by :func:`snapcompact.compaction.chat.to_chat_messages`, and its bill is
-:func:`snapcompact.compaction.request_bill.bill_request` for the target model. The harness adds
+:func:`snapcompact.billing.bill_request` for the target model. The harness adds
 only the question, as the next user message.
 
 Frames go to the :class:`~evals.store.records.FrameStore` by content hash; the context is kept with
@@ -29,8 +29,7 @@ from typing import Any
 
 from evals.items.prompts import question_text
 from evals.items.sessions import SessionItem
-from evals.replay.compaction_bill import NO_CALLS, CallRecorder, CompactionBill, bill_calls
-from evals.replay.conversation_bill import stable_prefix_tokens
+from evals.replay.compaction_bill import CallRecorder
 from evals.replay.perfect_summary import perfect_summarizer
 from evals.spec.run_spec import TEXT_ARM, ArmSpec, RunSpec
 from evals.store.pixel_keys import pixel_digest
@@ -44,9 +43,9 @@ from snapcompact.agent import (
     replay_agent_session,
 )
 from snapcompact.archive import history_blocks
+from snapcompact.billing import NO_CALLS, CompactionBill, bill_calls, bill_request, stable_prefix_of
 from snapcompact.compaction import (
     ModelInfo,
-    bill_request,
     to_chat_messages,
     tool_definitions,
     user_question,
@@ -350,7 +349,9 @@ def _compaction_bill(recorder: CallRecorder | None, spec: RunSpec,
 
 
 def _stable_prefix(replay: Any, chat: Any, bill: Any, target_model: str) -> int:
-    return stable_prefix_tokens(replay, chat, bill, target_model)
+    """Tokens at the head of ``chat`` unchanged since the previous compaction's context
+    (:func:`snapcompact.billing.stable_prefix_of` over the replay's live branch)."""
+    return stable_prefix_of(replay.pipeline.session.get_branch(), chat, bill, target_model)
 
 
 def _production_verdict(replay: Any, arm: ArmSpec, fits: bool, counted: int, billed: int,

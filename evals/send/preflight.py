@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from snapcompact.pricing import bill_image, request_limit, select_rule
+from snapcompact.billing import bill_image, select_rule
+from snapcompact.pricing import request_limit
 
 __all__ = ["PreflightError", "RequestFacts", "check_planned", "check_request", "check_routes",
            "data_urls", "request_facts"]

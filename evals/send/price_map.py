@@ -1,12 +1,14 @@
 """Dollars for tokens, offline, from litellm's bundled cost map.
 
-Why here and not in the library: pricing changes weekly and belongs to the harness, which
-already depends on litellm; the library stays free of it. ``LITELLM_LOCAL_MODEL_COST_MAP`` is set
-before litellm is imported so the bundled map is used and nothing is fetched.
+Why here and not in the library: prices change weekly and are read from litellm's cost map,
+and the library must never import litellm; so the one bill step left in the harness is this
+multiplication, tokens x price per token. ``LITELLM_LOCAL_MODEL_COST_MAP`` is set before
+litellm is imported so the bundled map is used and nothing is fetched.
 
-Tokens themselves come from the library (``snapcompact.pricing.billing.bill_image`` for frames,
-``snapcompact.pricing.text_tokens.count_text_tokens`` for the text-only baseline), never from
-``litellm.token_counter``, which gets images wrong for most providers.
+Tokens themselves come from the library's billing room (``snapcompact.billing``: ``bill_image``
+for frames, ``bill_request`` for a request, ``CacheUse.input_units`` for a cached prompt,
+``next_turns_units`` for the turns after a compaction, ``bill_calls`` for compaction calls),
+never from ``litellm.token_counter``, which gets images wrong for most providers.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class TokenPrice:
 
     def dollars_cached(self, use: Any, rule: Any, output_tokens: int = 0) -> float:
         """Dollars of a prompt split by the provider's prompt cache (``use``: a
-        :class:`snapcompact.pricing.CacheUse`; ``rule``: the
+        :class:`snapcompact.billing.CacheUse`; ``rule``: the
         :class:`~snapcompact.pricing.PromptCacheRule` whose multipliers of the base input
         price bill the written and read tokens)."""
         return (use.input_units(rule) * self.input_per_token

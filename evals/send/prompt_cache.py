@@ -14,7 +14,7 @@ config, how the send layer asks for the cache, as each provider documents it, th
 For every mode the questions of one context are sent consecutively and the first one is
 answered before the others leave (:mod:`evals.pipeline.run_loop`), so that the first writes the
 prefix and the others read it. The prediction (first question writes, later ones read, nothing below
-the rule's minimum length) comes from :func:`snapcompact.pricing.cache_uses` with the rows of
+the rule's minimum length) comes from :func:`snapcompact.billing.cache_uses` with the rows of
 ``pricing.toml``. Routes not listed here (OpenRouter, z.ai, Moonshot) are sent and predicted
 uncached. ``prompt_cache=false`` turns all of it off.
 """

@@ -137,7 +137,7 @@ class TokensAndBill:
     reported_cache_read_tokens: int | None = None  # cache_read_input_tokens / cached_tokens
     #: tokens at the head of the context unchanged since the compaction before the last one
     #: (a provider's cache still holds them): production's next turns
-    #: (evals.replay.conversation_bill)
+    #: (snapcompact.billing.next_turns)
     stable_prefix_tokens: int | None = None
     #: what the summarizer *reported* as its usage over every round (input + output): litellm's
     #: mock path reports a few dozen tokens, the oracle none. Not the bill: see

@@ -1,7 +1,7 @@
 """The twins' prompt cache: what a provider reports when consecutive requests share a prefix.
 
 Why: the harness asks every question of an arm after the same context and predicts what the
-provider's cache bills for it (``snapcompact.pricing.cache_uses``). A twin that never caches
+provider's cache bills for it (``snapcompact.billing.cache_uses``). A twin that never caches
 would report 0 cache tokens and the drift table could not tell a misplaced breakpoint from a
 working one. The twins cache as the providers document it, with the rules of ``pricing.toml``
 ``[[prompt_cache]]`` (minimum length, lifetime, OpenAI's 128-token steps):

@@ -181,7 +181,7 @@ class DriftRow:
     twin_image_tokens: tuple[int, ...] | None  # the twin's reading; None: no documented rule
     predicted_prompt_tokens: int
     reported_prompt_tokens: int | None
-    # the prompt cache: predicted (snapcompact.pricing.cache_uses) and as litellm read the
+    # the prompt cache: predicted (snapcompact.billing.cache_uses) and as litellm read the
     # twin's usage (cache_creation_input_tokens; cache_read_input_tokens / cached_tokens)
     predicted_cache_write: int = 0
     predicted_cache_read: int = 0

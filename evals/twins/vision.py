@@ -1,9 +1,10 @@
 """The twins' own reading of each provider's image rules: decode the image, count its tokens.
 
-Why a second implementation: ``snapcompact.pricing.billing`` predicts what a frame costs; a twin
-must report what the provider would bill, and if both came from one piece of code the drift column
-would compare the code with itself. This module is written from the provider pages directly
-(sources on every rule below) and never imports ``snapcompact.pricing.billing``. Where the two
+Why a second implementation: ``snapcompact.billing.bill_image`` predicts what a frame costs; a
+twin must report what the provider would bill, and if both came from one piece of code the drift
+column would compare the code with itself. This module is written from the provider pages
+directly (sources on every rule below) and never uses the library's image rules (only its text
+counter, ``billed_text_tokens``, for text parts). Where the two
 readings differ, the difference shows up as drift in a run against the twins and is listed in
 ``docs/running-real-models.md``.
 
@@ -21,7 +22,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from snapcompact.compaction import billed_text_tokens
+from snapcompact.billing import billed_text_tokens
 
 __all__ = [
     "DecodedImage",
@@ -216,5 +217,5 @@ def gemini_image_tokens(model: str, width: int, height: int, resolution: str | N
 def text_tokens(text: str, model: str = "gpt-4o") -> int:
     """Tokens of a text part as ``model``'s provider counts them: the model line's tokenizer
     (Claude's through ctok, OpenAI's exact encoding; see
-    :func:`snapcompact.compaction.billed_text_tokens`), bytes/4 for a line without one."""
+    :func:`snapcompact.billing.billed_text_tokens`), bytes/4 for a line without one."""
     return billed_text_tokens(text, model)[0] if text else 0

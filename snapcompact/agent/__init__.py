@@ -50,8 +50,6 @@ if TYPE_CHECKING:
         snapcompact_max_frames,
     )
     from snapcompact.agent.frame_charge import (
-        billed_frame_charge,
-        billed_frame_tokens,
         frame_tokens_for,
     )
     from snapcompact.agent.frame_shapes import frame_shape_name, frames_by_shape
@@ -92,8 +90,6 @@ _WHERE: dict[str, str] = {
     "AgentReplay": "replay",
     "agent_settings": "replay",
     "cap_reserve_tokens": "frame_cap",
-    "billed_frame_charge": "frame_charge",
-    "billed_frame_tokens": "frame_charge",
     "frame_tokens_for": "frame_charge",
     "frames_within_payload": "frame_cap",
     "COMPACTION_METHODS": "methods",
@@ -144,8 +140,6 @@ __all__ = [
     "StepReport",
     "StepwiseReplay",
     "agent_settings",
-    "billed_frame_charge",
-    "billed_frame_tokens",
     "cap_reserve_tokens",
     "compact_session_file",
     "context_tokens_of_usage",

@@ -16,8 +16,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from snapcompact.agent.frame_charge import billed_frame_charge, frame_tokens_for
+from snapcompact.agent.frame_charge import frame_tokens_for
 from snapcompact.archive import archive_blocks
+from snapcompact.billing import billed_frame_charge
 from snapcompact.compaction import FRAME_TOKEN_ESTIMATE, ModelInfo, Settings, TokenEstimator
 from snapcompact.pricing import FRAME_DATA_BYTES_BUDGET, resolve_shape
 

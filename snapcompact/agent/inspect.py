@@ -5,7 +5,7 @@ which method each accepted or why it rejected one, the frame cap, which frames s
 the context costs and whether it fits the window) without writing Python. It is the same
 replay through the coding agent's maintenance, conversion and bill the eval harness uses
 (:mod:`.replay`, :func:`snapcompact.compaction.to_chat_messages`,
-:func:`snapcompact.compaction.bill_request`).
+:func:`snapcompact.billing.bill_request`).
 
 Output folder: ``session.jsonl`` (the replayed session tree, compaction entries included),
 ``context.json`` (the chat messages of the next turn, each image's data replaced by its
@@ -23,9 +23,9 @@ from typing import Any
 
 from snapcompact.agent.frame_shapes import frames_by_shape
 from snapcompact.agent.replay import AGENT_STRATEGIES, agent_settings, replay_agent_session
+from snapcompact.billing import bill_request
 from snapcompact.compaction import (
     ModelInfo,
-    bill_request,
     load_session_messages,
     load_settings,
     to_chat_messages,

@@ -176,7 +176,7 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def _cmd_bill(args: argparse.Namespace) -> int:
-    from snapcompact.pricing import bill_image
+    from snapcompact.billing import bill_image
 
     bill = bill_image(_model_id(args.model), args.width, args.height, detail=args.detail,
                       api=args.api, provider=args.provider)

@@ -110,7 +110,6 @@ if TYPE_CHECKING:
         tallied,
         truncating_hooks,
     )
-    from snapcompact.compaction.request_bill import bill_request, billed_text_tokens, png_size
     from snapcompact.compaction.session import Session
     from snapcompact.compaction.session_formats import LoadedSession, read_session_file
     from snapcompact.compaction.settings import (
@@ -155,6 +154,7 @@ if TYPE_CHECKING:
         DEFAULT_ESTIMATOR,
         FRAME_TOKEN_ESTIMATE,
         TokenEstimator,
+        byte_estimate,
     )
     from snapcompact.compaction.tree_navigation import NavigationOutcome, navigate_tree
     from snapcompact.compaction.triggers import (
@@ -189,8 +189,6 @@ _WHERE: dict[str, str] = {
     "text_edge_chars": "strategies",
     "FRAME_TOKEN_ESTIMATE": "tokens",
     "adapted_keep_tokens": "cut_point",
-    "bill_request": "request_bill",
-    "billed_text_tokens": "request_bill",
     "BranchSummaryEntry": "entries",
     "build_session_context": "context",
     "CANCEL": "hooks",
@@ -207,6 +205,7 @@ _WHERE: dict[str, str] = {
     "decide_after_turn": "triggers",
     "recovery_trigger": "triggers",
     "DEFAULT_ESTIMATOR": "tokens",
+    "byte_estimate": "tokens",
     "DEFAULT_SETTINGS": "settings",
     "discover_settings": "settings",
     "DIVIDER": "context",
@@ -230,7 +229,6 @@ _WHERE: dict[str, str] = {
     "MetadataEntry": "entries",
     "ModelInfo": "model",
     "NavigationOutcome": "tree_navigation",
-    "png_size": "request_bill",
     "prepare_compaction": "cut_point",
     "usage_context_tokens": "cut_point",
     "usage_prompt_tokens": "cut_point",
@@ -316,6 +314,7 @@ __all__ = [
     "CompactionSettings",
     "CustomMessageEntry",
     "DEFAULT_ESTIMATOR",
+    "byte_estimate",
     "DEFAULT_SETTINGS",
     "DIVIDER",
     "Entry",
@@ -341,8 +340,6 @@ __all__ = [
     "TransientError",
     "USELESS_NOTICE",
     "adapted_keep_tokens",
-    "bill_request",
-    "billed_text_tokens",
     "build_session_context",
     "convert_to_llm",
     "cumulative_file_ops",
@@ -362,7 +359,6 @@ __all__ = [
     "read_session_file",
     "load_settings",
     "merge_settings",
-    "png_size",
     "prepare_compaction",
     "prompt",
     "prune_superseded_tool_results",

@@ -1,5 +1,7 @@
-"""Model -> shape and image -> tokens: the model table, the providers' image bills, frame
-budgets and text-token counts, with their TOML tables. Depends on core and text.
+"""Model -> shape, and the tables bills are made from: the model table, production's per-frame
+estimate, the providers' image rules, request limits and prompt-cache rows, frame budgets and
+text-token counts, with their TOML tables. Depends on core and text. What a provider bills
+(an image, a request, a cached prefix) is :mod:`snapcompact.billing`, which applies these rules.
 
 The names below are the public API; everything else is internal and may change.
 """
@@ -12,18 +14,15 @@ from snapcompact.core import lazy_exports
 
 if TYPE_CHECKING:
     from snapcompact.pricing.billing import (
-        DETAILS,
-        ImageBill,
+        ImageRule,
         PricingTable,
         RequestLimit,
-        bill_image,
         family_image_detail,
         frame_token_estimate,
         parse_pricing_table,
         pricing_table,
         pricing_table_sha256,
         request_limit,
-        select_rule,
     )
     from snapcompact.pricing.budgets import (
         DEFAULT_PROVIDER_IMAGE_BUDGET,
@@ -52,9 +51,7 @@ if TYPE_CHECKING:
     )
     from snapcompact.pricing.prompt_cache import (
         CACHE_MODES,
-        CacheUse,
         PromptCacheRule,
-        cache_uses,
         parse_prompt_cache_rules,
         prompt_cache_rule,
         prompt_cache_rules,
@@ -74,10 +71,7 @@ if TYPE_CHECKING:
 _WHERE: dict[str, str] = {
     "api_family": "model_table",
     "api_for": "model_table",
-    "bill_image": "billing",
     "CACHE_MODES": "prompt_cache",
-    "CacheUse": "prompt_cache",
-    "cache_uses": "prompt_cache",
     "parse_prompt_cache_rules": "prompt_cache",
     "prompt_cache_rule": "prompt_cache",
     "prompt_cache_rules": "prompt_cache",
@@ -86,7 +80,6 @@ _WHERE: dict[str, str] = {
     "exact_encoding": "text_tokens",
     "tiktoken_encoding": "text_tokens",
     "DEFAULT_PROVIDER_IMAGE_BUDGET": "budgets",
-    "DETAILS": "billing",
     "FAMILIES": "model_table",
     "family_image_detail": "billing",
     "FRAME_DATA_BYTES_BUDGET": "budgets",
@@ -95,7 +88,7 @@ _WHERE: dict[str, str] = {
     "frame_token_estimate": "billing",
     "IdealShape": "resolve",
     "ideal_shape": "resolve",
-    "ImageBill": "billing",
+    "ImageRule": "billing",
     "is_claude_high_res": "model_table",
     "matching_rule": "model_table",
     "MAX_FRAMES": "budgets",
@@ -118,25 +111,21 @@ _WHERE: dict[str, str] = {
     "resolve_shape_for_scan": "resolve",
     "resolve_shape_for_text": "resolve",
     "ResolvedShape": "resolve",
-    "select_rule": "billing",
     "shape_rules": "model_table",
     "ShapeTable": "model_table",
 }
 
 __all__ = [
     "CACHE_MODES",
-    "CacheUse",
     "PromptCacheRule",
-    "cache_uses",
     "parse_prompt_cache_rules",
     "prompt_cache_rule",
     "prompt_cache_rules",
     "DEFAULT_PROVIDER_IMAGE_BUDGET",
-    "DETAILS",
     "FAMILIES",
     "FRAME_DATA_BYTES_BUDGET",
     "FRAME_DATA_BYTES_ESTIMATE",
-    "ImageBill",
+    "ImageRule",
     "MAX_FRAMES",
     "MAX_FRAMES_DEFAULT",
     "PricingTable",
@@ -147,7 +136,6 @@ __all__ = [
     "ShapeTable",
     "api_family",
     "api_for",
-    "bill_image",
     "count_text_tokens",
     "exact_encoding",
     "family_image_detail",
@@ -171,7 +159,6 @@ __all__ = [
     "resolve_shape",
     "resolve_shape_for_scan",
     "resolve_shape_for_text",
-    "select_rule",
     "shape_rules",
 ]
 

@@ -1,12 +1,12 @@
-"""Prompt caches: what a provider bills when consecutive requests share a prefix.
+"""Prompt caches: the ``[[prompt_cache]]`` rows that say when a provider caches a shared prefix.
 
-Why in the library: after a compaction, every later turn (and, in the harness, every question)
-starts with the same compacted context. Providers bill that repeated prefix at a fraction of the
-input price once it is cached, so "billed tokens" that ignore the cache overstate what a
-strategy costs, and differently per strategy: frames carried forward keep the prefix stable, a
-rewritten summary does not. The rules are data (``[[prompt_cache]]`` rows of ``pricing.toml``,
-each with its source and date); this module only reads them and does the arithmetic, in
-tokens and in multiples of the base input price, never in dollars (prices belong to the caller).
+Why in the library: after a compaction every later turn starts with the same compacted context,
+which providers bill at a fraction of the input price once it is cached. The rules are data
+(``[[prompt_cache]]`` rows of ``pricing.toml``, each with its source and date); this module
+reads them, finds a model's row and says what a row means (how much of a prefix a hit reads,
+whether writes are billed). What a run of requests is then billed is
+:mod:`snapcompact.billing.cache_use` (per request) and :mod:`snapcompact.billing.next_turns`
+(the turns after a compaction).
 
 Three documented modes:
 
@@ -24,15 +24,14 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from snapcompact.pricing.billing import CONFIDENCES, pricing_toml_text
 from snapcompact.pricing.model_table import api_family
 
-__all__ = ["CACHE_MODES", "CacheUse", "PromptCacheRule", "cache_uses", "parse_prompt_cache_rules",
-           "prompt_cache_rule", "prompt_cache_rules"]
+__all__ = ["CACHE_MODES", "PromptCacheRule", "parse_prompt_cache_rules", "prompt_cache_rule",
+           "prompt_cache_rules"]
 
 CACHE_MODES: tuple[str, ...] = ("breakpoints", "automatic", "implicit")
 
@@ -72,59 +71,6 @@ class PromptCacheRule:
     def writes_billed(self) -> bool:
         """Whether the provider reports (and bills) cache writes apart from plain input."""
         return self.mode == "breakpoints"
-
-
-@dataclass(frozen=True)
-class CacheUse:
-    """One request's prompt split by how it is billed (the three add up to its prompt)."""
-
-    uncached: int  # billed at the base input price
-    written: int  # written to the cache (``cache_creation_input_tokens``)
-    read: int  # read from the cache (``cache_read_input_tokens`` / ``cached_tokens``)
-
-    @property
-    def prompt_tokens(self) -> int:
-        """The whole prompt."""
-        return self.uncached + self.written + self.read
-
-    def input_units(self, rule: PromptCacheRule | None) -> float:
-        """The prompt's bill in base-input-token equivalents (tokens x multiplier)."""
-        if rule is None:
-            return float(self.prompt_tokens)
-        return (self.uncached + self.written * rule.write_multiplier
-                + self.read * rule.read_multiplier)
-
-
-def _count(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    return value
-
-
-def cache_uses(rule: PromptCacheRule | None, prefix_tokens: int,
-               prompt_tokens: Sequence[int]) -> list[CacheUse]:
-    """How each of a run of requests that share ``prefix_tokens`` leading tokens is billed.
-
-    The requests are sent in order, within the cache lifetime: the first one finds the cache
-    cold (writes the prefix when the mode bills writes), every later one reads it. Without a
-    rule, or below the rule's minimum, nothing is cached.
-    """
-    prefix_tokens = _count(prefix_tokens, "prefix_tokens")
-    out: list[CacheUse] = []
-    cached = rule.cached_tokens(prefix_tokens) if rule is not None else 0
-    for i, total in enumerate(prompt_tokens):
-        total = _count(total, "prompt_tokens")
-        if total < prefix_tokens:
-            raise ValueError(f"request {i}: {total:,} prompt tokens, fewer than the "
-                             f"{prefix_tokens:,}-token shared prefix")
-        if rule is None or not cached:
-            out.append(CacheUse(uncached=total, written=0, read=0))
-        elif i == 0:
-            written = cached if rule.writes_billed else 0
-            out.append(CacheUse(uncached=total - written, written=written, read=0))
-        else:
-            out.append(CacheUse(uncached=total - cached, written=0, read=cached))
-    return out
 
 
 _ROW_KEYS = {"id", "vendor", "models", "mode", "family_default", "min_tokens", "max_breakpoints",

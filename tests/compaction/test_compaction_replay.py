@@ -21,15 +21,14 @@ from locations import REPO
 from PIL import Image
 
 from snapcompact.archive import messages_from_json
+from snapcompact.billing import bill_request, png_size
 from snapcompact.compaction import (
     DEFAULT_SETTINGS,
     CompactionEntry,
     ModelInfo,
     Session,
-    bill_request,
     load_session_messages,
     merge_settings,
-    png_size,
     replay_session,
     replay_settings,
     to_chat_messages,

@@ -26,7 +26,6 @@ from agent_parity import load_case, model_of, recorded_counter, settings_of, sys
 from PIL import Image
 
 from snapcompact.agent import (
-    billed_frame_charge,
     cap_reserve_tokens,
     frame_tokens_for,
     frames_within_payload,
@@ -37,6 +36,7 @@ from snapcompact.agent import (
 from snapcompact.agent.stepwise import StepwiseReplay, replay_like_upstream_steps
 from snapcompact.archive import PRESERVE_KEY, Archive, ArchiveFrame, get_preserved_archive
 from snapcompact.archive.plan import dense_companion, plan_foveated
+from snapcompact.billing import billed_frame_charge
 from snapcompact.compaction import (
     DEFAULT_SETTINGS,
     CompactionEntry,

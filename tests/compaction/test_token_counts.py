@@ -245,7 +245,7 @@ def test_a_claude_request_is_billed_with_the_agents_claude_counter() -> None:
     # The request bill counts a Claude line's text as Anthropic does (claude-v3 through ctok),
     # not with an o200k proxy: on the corpus's plain user messages it equals the counts
     # pi-agent-core recorded for claude-v3 (independent of this code).
-    from snapcompact.compaction import billed_text_tokens
+    from snapcompact.billing import billed_text_tokens
 
     plain = [(i, m["content"]) for i, m in enumerate(corpus()["messages"][:200])
              if m.get("role") == "user" and isinstance(m.get("content"), str)]

@@ -7,14 +7,13 @@ from importlib import resources
 
 import pytest
 
+from snapcompact.billing import bill_image, select_rule
 from snapcompact.core import SHAPE_NAMES, get_shape
 from snapcompact.pricing import (
-    bill_image,
     count_text_tokens,
     frame_token_estimate,
     parse_pricing_table,
     pricing_table,
-    select_rule,
 )
 
 OPENAI_VISION = "platform.openai.com/docs/guides/images-vision#calculating-costs"

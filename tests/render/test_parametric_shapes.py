@@ -15,6 +15,7 @@ import pytest
 from locations import GOLDEN
 from PIL import Image
 
+from snapcompact.billing import bill_image
 from snapcompact.core import (
     SHAPE_NAMES,
     get_shape,
@@ -22,7 +23,6 @@ from snapcompact.core import (
     parametric_shape,
     parse_parametric_name,
 )
-from snapcompact.pricing import bill_image
 from snapcompact.render import decode_rgb, render_many
 
 GOLDEN = GOLDEN / "render"

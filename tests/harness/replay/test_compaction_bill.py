@@ -31,7 +31,7 @@ from evals.replay.compaction_bill import CallRecorder
 from evals.replay.contexts import build_context
 from evals.spec.run_spec import ArmSpec, RunSpec
 from evals.store.records import iter_records
-from snapcompact.compaction import billed_text_tokens
+from snapcompact.billing import billed_text_tokens
 from snapcompact.pricing import shape_rules
 
 #: the smoke session at a 32k window: the agent hands over exactly once (worked out by running

@@ -135,7 +135,7 @@ def test_request_is_llm_messages_plus_the_question_byte_for_byte(tmp_path, sessi
 
 def test_context_bill_is_the_documented_bill_of_every_sent_frame_plus_text(tmp_path,
                                                                            session_item):
-    from snapcompact.compaction import billed_text_tokens
+    from snapcompact.billing import billed_text_tokens
 
     spec = spec_for(tmp_path, SMALL)
     store = FrameStore(tmp_path / "frames")

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import pytest
 
+from snapcompact.billing import cache_uses
 from snapcompact.compaction import cache_breakpoint, with_cache_breakpoint
-from snapcompact.pricing import cache_uses, prompt_cache_rule
+from snapcompact.pricing import prompt_cache_rule
 
 
 # --- rules (pricing.toml [[prompt_cache]]) ---------------------------------------------------
@@ -168,7 +169,7 @@ def test_twin_automatic_cache_reads_the_longest_shared_prefix() -> None:
 
 # --- production's next turns ------------------------------------------------------------------
 def test_next_turns_stable_prefix_is_cheaper_than_rewritten() -> None:
-    from evals.replay.conversation_bill import next_turns_units
+    from snapcompact.billing import next_turns_units
 
     rule = prompt_cache_rule("claude-sonnet-4-5")
     bill = next_turns_units(rule, 10_000, 6_000, k=2, turn_tokens=1_000)

@@ -180,7 +180,8 @@ def test_run_directories_are_deterministic_and_ignore_non_measuring_keys(compose
 def test_model_config_is_priced_resolved_and_billed(name, compose_eval):
     """Each model's target resolves to a shape, bills a real frame, and has a price offline."""
     from evals.send.price_map import price_of
-    from snapcompact.pricing import bill_image, resolve_shape
+    from snapcompact.billing import bill_image
+    from snapcompact.pricing import resolve_shape
 
     spec = RunSpec.from_config(compose_eval([f"model={name}"]))
     model = spec.model

@@ -7,7 +7,7 @@ Three layers, each against expectations that do not come from the code under tes
   the client's backoff honours (through litellm);
 - every model config that calls a real provider runs ``experiment=smoke`` end to end through
   litellm against its twin: every row carries the usage the twin reported, and the drift of
-  ``snapcompact.pricing.billing``'s prediction against the twin's independent reading is pinned.
+  ``snapcompact.billing``'s prediction against the twin's independent reading is pinned.
 """
 
 from __future__ import annotations
@@ -779,7 +779,7 @@ def test_a_run_past_a_limit_stops_before_sending_anything(server, tmp_path):
     # is tile-billed and takes low/high/auto only. Without the config's documented override the
     # run must stop before the first request, naming the detail.
     # (since issue 10 the context's request bill meets the detail first: a ValueError from
-    # snapcompact.pricing.billing while the contexts are built, before any request is planned)
+    # snapcompact.billing while the contexts are built, before any request is planned)
     with pytest.raises((PreflightError, ValueError), match="detail 'original'"):
         run_against_twin("gpt-4.1", server, tmp_path, overrides=["model.image_detail=null"])
     assert server.exchanges() == []

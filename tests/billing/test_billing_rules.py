@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from snapcompact.billing import bill_image
 from snapcompact.core import SHAPE_NAMES, get_shape
-from snapcompact.pricing import bill_image, pricing_table
+from snapcompact.pricing import pricing_table
 
 CHECKED = "2026-11-30"
 OPENAI_COSTS = "platform.openai.com/docs/guides/images-vision#calculating-costs"
