@@ -19,6 +19,15 @@ goes through an injected ``complete(system_prompt, prompt, *, max_tokens)`` func
 (:mod:`.litellm_adapter` builds one for litellm; :mod:`.remote` one for a remote endpoint;
 :mod:`.control` retries several and lets a caller abort). Every token count goes through one
 injectable :class:`~.tokens.TokenEstimator`, identical to the agent core's by default.
+
+Around them: :mod:`.settings` (the settings file and its defaults), :mod:`.prompts` (the
+summary prompts), :mod:`.summarize` (LLM summaries), :mod:`.openai_compact` and
+:mod:`.provider_history` (provider-native compaction and the history it stores),
+:mod:`.chat` (wire messages as a chat request), :mod:`.cache_breakpoints` (where a prompt-cache
+breakpoint goes), :mod:`.path_index` (facts about the active branch, kept in step),
+:mod:`.session_formats` and :mod:`.session_check` (real session files read and checked),
+:mod:`.text_counters` and :mod:`.ctok_pieces` (text tokens as production counts them),
+:mod:`.replay` (a recorded session turn by turn through the pipeline alone).
 """
 
 from __future__ import annotations

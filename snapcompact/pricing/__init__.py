@@ -3,6 +3,12 @@ estimate, the providers' image rules, request limits and prompt-cache rows, fram
 text-token counts, with their TOML tables. Depends on core and text. What a provider bills
 (an image, a request, a cached prefix) is :mod:`snapcompact.billing`, which applies these rules.
 
+Modules: ``model_table`` (which shape each model line reads best, which API bills it, Claude
+tiers), ``resolve`` (model id -> shape, priced for its API), ``billing`` (the pricing table and
+production's per-frame estimate), ``pricing_rows`` (``pricing.toml`` as typed records),
+``prompt_cache`` (the cache rows), ``budgets`` (frames and bytes one request may carry),
+``text_tokens`` (text-token counts of the text-only baseline).
+
 The names below are the public API; everything else is internal and may change.
 """
 
