@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -221,8 +222,14 @@ def _refuse_settings_shape(*settings: Mapping[str, Any]) -> None:
 
 
 def _run_shapes(raw: EvalConfig, research: ResearchSpec) -> tuple[ShapeSpec, ...]:
-    """The shapes every snapcompact arm runs: one chosen by name (``shape=NAME``) wins over the
-    research's shape, which wins over the list ``shapes``; each at most once."""
+    """The shapes every snapcompact arm runs, from exactly one source: a shape chosen by name
+    (``shape=NAME``), the research's shape (``research.shape``, a shape given by its
+    parameters) or the list ``shapes``. ``shape=NAME`` (the command line's) replaces the
+    experiment's research shape and its list, and says so when it replaces a research shape:
+    nothing is overridden silently. Each shape at most once."""
+    if raw.shape is not None and research.shape is not None:
+        warnings.warn(f"shape={raw.shape.name} replaces research.shape ({research.shape}) for "
+                      "this run", UserWarning, stacklevel=3)
     if raw.shape is not None:
         size = raw.shape.frame_size if raw.shape.frame_size is not None else raw.frame_size
         shapes: tuple[ShapeSpec, ...] = (ShapeSpec.parse(raw.shape.name, size, "shape.name"),)
@@ -239,10 +246,13 @@ def _run_shapes(raw: EvalConfig, research: ResearchSpec) -> tuple[ShapeSpec, ...
 
 def _policy_shapes(raw: EvalConfig,
                    research: ResearchSpec) -> dict[str, tuple[ShapeSpec, ...]]:
-    """``policy_shapes``: the shapes a policy runs instead of the run's (none when the research
-    names its one shape)."""
+    """``policy_shapes``: the shapes a policy runs instead of the run's list ``shapes``. A run
+    whose one shape is chosen (``shape=NAME`` or ``research.shape``) runs it under every policy,
+    as both keys say: the experiment's ``policy_shapes`` do not apply."""
+    if raw.shape is not None or research.shape is not None:
+        return {}
     out: dict[str, tuple[ShapeSpec, ...]] = {}
-    for policy, names in ({} if research.shape is not None else raw.policy_shapes).items():
+    for policy, names in raw.policy_shapes.items():
         if policy not in POLICIES:
             raise ValueError(f"policy_shapes has unknown policy {policy!r}; known: "
                              f"{list(POLICIES)}")

@@ -342,3 +342,18 @@ def test_the_generator_check_names_a_stale_shape_config(tmp_path, monkeypatch):
     monkeypatch.setattr(gen, "ALL_SHAPES", all_shapes)
     assert gen.stale_files() == ["all_shapes.yaml", "shape/5x8-bw.yaml",
                                  "shape/retired-shape.yaml (no such shape)"]
+
+
+def test_shape_name_is_the_one_shape_under_every_policy(compose_eval):
+    # configs/eval.yaml: "`shape=NAME` runs that one shape only, under every policy"; the
+    # default experiment pins the pinned policy to auto through policy_shapes, which a chosen
+    # shape replaces rather than being silently overridden by it.
+    spec = RunSpec.from_config(compose_eval(["shape=6x6u-bw"]))
+    drawn = {(a.policy, a.shape.name) for a in spec.arms() if a.strategy == "snapcompact"}
+    assert drawn == {("foveated", "6x6u-bw"), ("pinned", "6x6u-bw")}
+
+
+def test_a_shape_chosen_over_the_research_shape_says_so(compose_eval):
+    with pytest.warns(UserWarning, match=r"shape=6x6u-bw replaces research.shape \(8on22-bw\)"):
+        spec = RunSpec.from_config(compose_eval(["shape=6x6u-bw", "research.shape=8on22-bw"]))
+    assert {a.shape.name for a in spec.arms() if a.strategy == "snapcompact"} == {"6x6u-bw"}
