@@ -225,7 +225,8 @@ def _cmd_compact(args: argparse.Namespace) -> int:
         api=args.api,
         provider=args.provider, strategy=args.strategy, policy=args.policy,
         shape=None if args.shape in (None, "auto") else args.shape, frame_size=args.size,
-        context_window=args.context_window, settings=args.settings)
+        settings=args.settings,
+        **({} if args.context_window is None else {"context_window": args.context_window}))
     if args.steps is not None:
         from snapcompact.agent import StepsRequest, compact_session_steps, step_line
 
@@ -309,7 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", choices=("pinned", "foveated"))
     p.add_argument("--shape", help="shape name, or auto (default)")
     p.add_argument("--size", type=int, help="frame side in px")
-    p.add_argument("--context-window", type=int, default=200_000)
+    p.add_argument("--context-window", type=int,
+                   help="the model's window in tokens (default: CompactRequest's, 200,000)")
     p.add_argument("--settings", help="settings file (.toml or .json)")
     p.add_argument("--steps", type=int, metavar="K",
                    help="the upstream-agent oracle's protocol instead of a live replay: resume "
