@@ -97,4 +97,32 @@ def test_each_package_docstring_names_its_rooms(package):
     rooms = [p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")]
     rooms += [d.name for d in package.iterdir() if (d / "__init__.py").is_file()]
     missing = sorted(r for r in rooms if not re.search(rf"\b{re.escape(r)}\b", doc))
-    assert not missing, f"{package.relative_to(REPO)}/__init__.py's docstring does not name {missing}"
+    where = package.relative_to(REPO)
+    assert not missing, f"{where}/__init__.py's docstring does not name {missing}"
+
+
+def _module_qualified(text: str) -> set[str]:
+    """Dotted names that go through a real package or module (``snapcompact.billing.X``,
+    ``evals.send.client.Y``). Two-part names such as ``snapcompact.frameCharge`` are settings
+    keys in prose, not code, and are left alone."""
+    out = set()
+    for dotted in DOTTED.findall(text):
+        parts = dotted.split(".")
+        package, module = REPO.joinpath(*parts[:2]), REPO.joinpath(parts[0], parts[1] + ".py")
+        if len(parts) > 2 and (package.is_dir() or module.is_file()):
+            out.add(dotted)
+    return out
+
+
+PAGES = [REPO / "README.md", REPO / "results" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_module_qualified_name_in_the_docs_exists(page):
+    stale = []
+    for dotted in sorted(_module_qualified(page.read_text())):
+        try:
+            _resolve(dotted)
+        except (ModuleNotFoundError, AttributeError):
+            stale.append(dotted)
+    assert not stale, f"{page.relative_to(REPO)} names {stale}, which no longer exist"
