@@ -19,8 +19,14 @@ from typing import Any
 from snapcompact.agent.frame_charge import frame_tokens_for
 from snapcompact.archive import archive_blocks
 from snapcompact.billing import billed_frame_charge
-from snapcompact.compaction import FRAME_TOKEN_ESTIMATE, ModelInfo, Settings, TokenEstimator
-from snapcompact.pricing import FRAME_DATA_BYTES_BUDGET, resolve_shape
+from snapcompact.compaction import (
+    FRAME_TOKEN_ESTIMATE,
+    ModelInfo,
+    Settings,
+    TokenEstimator,
+    asked_shape,
+)
+from snapcompact.pricing import FRAME_DATA_BYTES_BUDGET
 
 __all__ = [
     "context_tokens_of_usage",
@@ -54,8 +60,7 @@ def frame_charge_kwargs(model: ModelInfo, settings: Settings) -> dict[str, Any]:
     sc = settings.snapcompact
     if sc.frame_charge == "production":
         return {}
-    size = resolve_shape(model.id, api=model.api, provider=model.provider, shape=sc.shape,
-                         frame_size=sc.frame_size).shape.frame_size
+    size = asked_shape(model, sc).shape.frame_size
     return {"frame_tokens": frame_tokens_for(sc.frame_charge, model, size),
             "frame_charge": billed_frame_charge(model)}
 

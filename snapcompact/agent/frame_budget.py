@@ -27,21 +27,19 @@ from snapcompact.archive import get_preserved_archive
 from snapcompact.compaction import (
     CompactionPayload,
     CompactionPreparation,
+    asked_shape,
     compact_snapcompact,
     effective_reserve_tokens,
     text_edge_chars,
 )
 from snapcompact.core import Shape
-from snapcompact.pricing import resolve_shape
 
 __all__ = ["Drawn", "draw_within_payload", "pass_frame_cap"]
 
 
 def _cap_shape(view: MaintenanceView) -> Shape:
     sc, model = view.settings.snapcompact, view.model
-    shape: Shape = view.derived("cap_shape", (model, sc), lambda: resolve_shape(
-        model.id, api=model.api, provider=model.provider, shape=sc.shape,
-        frame_size=sc.frame_size).shape)
+    shape: Shape = view.derived("cap_shape", (model, sc), lambda: asked_shape(model, sc).shape)
     return shape
 
 

@@ -28,10 +28,10 @@ from snapcompact.compaction import (
     CompactionPreparation,
     CustomMessageEntry,
     MessageEntry,
+    asked_shape,
     shake_in_place,
     text_edge_chars,
 )
-from snapcompact.pricing import resolve_shape
 
 __all__ = [
     "COMPACTION_RECOVERY_BAND",
@@ -127,8 +127,7 @@ def rescue_frame_budget(view: MaintenanceView, kept_tail_tokens: int) -> int:
     """The frames a dead-end rebuild may draw: sized so the rebuilt context lands in the
     recovery band (``#computeSnapcompactRescueMaxFrames``, SM:3938-3990)."""
     sc = view.settings.snapcompact
-    shape = resolve_shape(view.model.id, api=view.model.api, provider=view.model.provider,
-                          shape=sc.shape, frame_size=sc.frame_size).shape
+    shape = asked_shape(view.model, sc).shape
     return rescue_max_frames(
         threshold_tokens=view.threshold(), non_message_tokens=view.non_message_tokens,
         kept_tail_tokens=kept_tail_tokens, shape=shape, provider=view.model.provider,

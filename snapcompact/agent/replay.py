@@ -44,13 +44,13 @@ from snapcompact.compaction import (
     Replay,
     ReplayRound,
     Settings,
+    asked_shape,
     legacy_method_order,
     replay_settings,
     replay_store,
     tallied,
     truncating_hooks,
 )
-from snapcompact.pricing import resolve_shape
 
 __all__ = ["AGENT_STRATEGIES", "AgentReplay", "agent_settings", "replay_agent_session"]
 
@@ -84,8 +84,7 @@ class AgentReplay(Replay):
         if self.maintenance is None:
             return ""
         model, sc = self.maintenance.model, self.maintenance.settings.snapcompact
-        return resolve_shape(model.id, api=model.api, provider=model.provider, shape=sc.shape,
-                             frame_size=sc.frame_size).name
+        return asked_shape(model, sc).name
 
     def methods_used(self) -> dict[str, int]:
         """Accepted method -> passes (``none`` for passes where every method failed)."""

@@ -27,7 +27,8 @@ summary prompts), :mod:`.summarize` (LLM summaries), :mod:`.openai_compact` and
 breakpoint goes), :mod:`.path_index` (facts about the active branch, kept in step),
 :mod:`.session_formats` and :mod:`.session_check` (real session files read and checked),
 :mod:`.text_counters` and :mod:`.ctok_pieces` (text tokens as production counts them),
-:mod:`.replay` (a recorded session turn by turn through the pipeline alone).
+:mod:`.replay` (a recorded session turn by turn through the pipeline alone),
+:mod:`.settings_shape` (the shape the settings ask for, resolved for the model: one home).
 """
 
 from __future__ import annotations
@@ -138,6 +139,7 @@ if TYPE_CHECKING:
         resolve_threshold_tokens,
         settings_paths,
     )
+    from snapcompact.compaction.settings_shape import asked_shape
     from snapcompact.compaction.shake import DEFAULT_SHAKE_CONFIG, RESCUE_SHAKE_CONFIG
     from snapcompact.compaction.strategies import (
         CompactionPayload,
@@ -237,6 +239,7 @@ _WHERE: dict[str, str] = {
     "MessageEntry": "entries",
     "MetadataEntry": "entries",
     "ModelInfo": "model",
+    "asked_shape": "settings_shape",
     "NavigationOutcome": "tree_navigation",
     "prepare_compaction": "cut_point",
     "usage_context_tokens": "cut_point",
@@ -333,6 +336,7 @@ __all__ = [
     "MessageEntry",
     "MetadataEntry",
     "ModelInfo",
+    "asked_shape",
     "NavigationOutcome",
     "PruneSettings",
     "REPLAY_STRATEGIES",

@@ -32,11 +32,11 @@ from snapcompact.compaction.openai_compact import ResponsesCompactFn
 from snapcompact.compaction.remote import remote_complete
 from snapcompact.compaction.session import Session
 from snapcompact.compaction.settings import DEFAULT_SETTINGS, Settings
+from snapcompact.compaction.settings_shape import asked_shape
 from snapcompact.compaction.shake import ShakeConfig
 from snapcompact.compaction.summarize import CompleteFn
 from snapcompact.compaction.tokens import TokenEstimator
 from snapcompact.compaction.triggers import compaction_threshold
-from snapcompact.pricing import resolve_shape
 
 __all__ = ["PipelineState", "iso_to_ms", "latest_compaction_ms", "summary_complete",
            "transcript"]
@@ -113,10 +113,7 @@ class PipelineState:
             return derived[1]
         frame_tokens = self.model.image_tokens
         if frame_tokens is None:
-            sc = self.settings.snapcompact
-            frame_tokens = resolve_shape(self.model.id, api=self.model.api,
-                                         provider=self.model.provider, shape=sc.shape,
-                                         frame_size=sc.frame_size).frame_token_estimate
+            frame_tokens = asked_shape(self.model, self.settings.snapcompact).frame_token_estimate
         limit = self.settings.snapcompact.max_frame_data_bytes
         estimator = TokenEstimator(frame_tokens=frame_tokens,
                                    archive_blocks=lambda message: archive_blocks(message, limit))
