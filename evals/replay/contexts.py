@@ -217,7 +217,8 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     wanted, drawn_names = _frame_shapes(replay, arm)
     names = sorted(set(drawn_names))
     sizes = {b.width for b in bill.images}
-    counted = maint.stored_tokens([final_prompt]) if maint is not None else bill.billed_tokens
+    counted = (maint.view.stored_tokens([final_prompt]) if maint is not None
+               else bill.billed_tokens)
     fits = max(counted, bill.billed_tokens) <= spec.context_window
     llm_methods = sorted(m for m in replay.methods_used() if m in LLM_METHODS)
     stand_in = spec.summarizer is not None and spec.summarizer.stand_in and bool(llm_methods)
@@ -251,7 +252,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         context_tokens_estimate=counted, fits_window=fits, production_valid=valid,
         production_note=note,
         replay_warnings_total=len(maint.notices) if maint is not None else 0,
-        agent_token_method=maint.text_token_method if maint is not None else None,
+        agent_token_method=maint.view.text_token_method if maint is not None else None,
         passes=passes,
         truncated_chars=archive.truncated_chars if archive is not None else 0,
         summary_stand_in=stand_in,

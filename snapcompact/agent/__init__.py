@@ -12,9 +12,10 @@ Every constant and rule cites the upstream source where it lives.
 Rooms (one job each):
 
 * :mod:`.maintenance`: :class:`SessionMaintenance`, the orchestrator: the three check points,
-  each ending in a pass;
+  each ending in a pass; it composes the view and hands it to the rooms below;
 * :mod:`.maintenance_view`: what the rooms read (stored context, threshold, window budget,
-  method order, the cut), made once per change; :mod:`.counting`: counted as the agent counts;
+  method order, the cut), made once per change, and the passes' record (rounds, notices);
+  :mod:`.counting`: counted as the agent counts;
 * :mod:`.check_points`: each check point's count and the auto-continue rule;
   :mod:`.usage_anchor`: the provider-anchored pre-prompt count; :mod:`.turn_prunes`: the
   prunes after every turn;

@@ -156,7 +156,7 @@ def _compact_session_file(req: CompactRequest, keep_alive: list[Any] | None) -> 
     session.rewrite()
     archive = replay.final_archive()
     payload = sum(len(f.data) for f in archive.frames) if archive is not None else 0
-    stored = maint.stored_tokens()
+    stored = maint.view.stored_tokens()
     caps = [a.frame_cap.max_frames for p in replay.passes for a in p.attempts
             if a.frame_cap is not None]
     warnings_all = list(maint.notices)
@@ -170,10 +170,10 @@ def _compact_session_file(req: CompactRequest, keep_alive: list[Any] | None) -> 
         "frames_by_shape": frames_by_shape(archive.frames) if archive is not None else {},
         "frame_payload_bytes": payload,
         "context_tokens_estimate": stored,
-        "agent_token_method": maint.text_token_method,
-        "threshold_tokens": maint.threshold(),
-        "window_budget_tokens": maint.window_budget(),
-        "fits_window": stored <= maint.window_budget(),
+        "agent_token_method": maint.view.text_token_method,
+        "threshold_tokens": maint.view.threshold(),
+        "window_budget_tokens": maint.view.window_budget(),
+        "fits_window": stored <= maint.view.window_budget(),
         "dead_ends": replay.dead_ends,
         "offline_divergence": replay.offline_divergence,
         "context_text_tokens": bill.text_tokens,

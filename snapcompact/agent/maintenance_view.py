@@ -11,8 +11,9 @@ fit the window less the effective reserve; the method order is ``compaction.meth
 makes each once per change of session or settings: a session above its threshold runs a pass
 at every check point (39,555 in a 60,000-message replay).
 
-:class:`MaintenanceView` is the base of :class:`~.maintenance.SessionMaintenance`; the rooms
-take it as their argument and never the orchestrator, so none of them imports it back.
+:class:`~.maintenance.SessionMaintenance` holds one :class:`MaintenanceView` (its ``view``)
+and hands it to the rooms; they take the view as their argument and never the orchestrator, so
+none of them imports it back.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ class PreparationMemo:
 
 class MaintenanceView:
     """The agent's maintenance over one session (wraps a :class:`CompactionPipeline`): what it
-    reads. :class:`~.maintenance.SessionMaintenance` adds the check points.
+    reads, and the record of its passes. :class:`~.maintenance.SessionMaintenance` composes it
+and adds the check points.
 
     ``complete`` is the summarizer (soft compaction, handoff documents); ``responses_compact``
     OpenAI's native compact endpoint (remote). Without them those methods are recorded as

@@ -83,7 +83,8 @@ class AgentReplay(Replay):
         shape production picks for the model); "" when no maintenance ran."""
         if self.maintenance is None:
             return ""
-        model, sc = self.maintenance.model, self.maintenance.settings.snapcompact
+        view = self.maintenance.view
+        model, sc = view.model, view.settings.snapcompact
         return asked_shape(model, sc).name
 
     def methods_used(self) -> dict[str, int]:
@@ -257,13 +258,13 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
         if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
             raise ValueError(f"message {index}: must be an object with a string 'role'")
         message = dict(raw)
-        maint.message_index = index
+        maint.view.message_index = index
         first_new = len(maint.session.entries)
         loop.feed(maint, message, partial(ledger.record, index))
         ledger.stored(index, message["role"], first_new)
         ledger.record(index)
     if final_prompt is not None:
-        maint.message_index = len(messages)
+        maint.view.message_index = len(messages)
         maint.before_prompt([dict(final_prompt)])
         ledger.record(len(messages))
     notes = list(dict.fromkeys(maint.notices))

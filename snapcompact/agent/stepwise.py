@@ -255,7 +255,7 @@ def _resume(maint: SessionMaintenance, step: StepPlan, model: ModelInfo,
     (an extra assistant turn) and the post-turn check."""
     prompt_message = {"role": "user", "content": [{"type": "text", "text": step.prompt}],
                       "timestamp": int(clock() * 1000)}
-    maint.message_index = step.end
+    maint.view.message_index = step.end
     maint.before_prompt([prompt_message])
     maint.append(prompt_message)
     reply = {"role": "assistant", "content": [{"type": "text", "text": CANNED_REPLY}],
@@ -293,7 +293,7 @@ def _step_report(number: int, step: StepPlan, maint: SessionMaintenance, session
         adjacent_assistants=sum(1 for a, b in zip(wire, wire[1:])
                                 if a.get("role") == b.get("role") == "assistant"),
         archive=_archive_totals(latest), first_kept_source_index=kept,
-        tokens_after=maint.stored_tokens(),
+        tokens_after=maint.view.stored_tokens(),
         warnings=tuple(w for r in rounds for w in r.warnings))
 
 

@@ -71,7 +71,8 @@ def is_usage_anchor(message: Mapping[str, Any]) -> bool:
 def anchored_context_tokens(branch: Any, estimator: TokenEstimator, *,
                             non_message_tokens: int, pending_tokens: int) -> int | None:
     """``getContextBreakdown().usedTokens`` when the live context has a usage anchor, else None
-    (the agent then counts locally, as :meth:`SessionMaintenance.stored_tokens` does).
+    (the agent then counts locally, as
+    :meth:`~.maintenance_view.MaintenanceView.stored_tokens` does).
 
     ``branch`` is the session's :class:`~snapcompact.compaction.path_index.BranchIndex`.
     """

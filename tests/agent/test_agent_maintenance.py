@@ -188,8 +188,8 @@ def test_frames_are_charged_the_flat_estimate_in_the_projection():
     message = {"role": "compactionSummary", "summary": entry.summary,
                "preserveData": entry.preserve_data}
     free = TokenEstimator(frame_tokens=0)
-    charged = maint.estimator.message(message) - free.message(message)
-    frames = len([b for b in (maint.estimator.archive_blocks(message) or ())
+    charged = maint.view.estimator.message(message) - free.message(message)
+    frames = len([b for b in (maint.view.estimator.archive_blocks(message) or ())
                   if b.get("type") != "text"])
     assert attempt.frames >= 1 and charged == 5024 * frames
 
@@ -205,9 +205,9 @@ def test_the_pre_prompt_check_counts_the_pending_prompt():
                                use_recorded_usage=False)
     for m in _session(60):
         maint.append(m)
-        if maint.stored_tokens() > 25_000:
+        if maint.view.stored_tokens() > 25_000:
             break
-    room = maint.threshold() - maint.stored_tokens()
+    room = maint.view.threshold() - maint.view.stored_tokens()
     assert room > 200
     small = {"role": "user", "content": [{"type": "text", "text": "x" * 40}]}
     assert maint.before_prompt([small]) is None

@@ -64,7 +64,7 @@ def _snapcompact_attempt(round_):
 
 
 def _prompt_over_threshold(maint: SessionMaintenance):
-    return _text("user", "p" * 4 * (BUDGET - maint.stored_tokens() + 50))
+    return _text("user", "p" * 4 * (BUDGET - maint.view.stored_tokens() + 50))
 
 
 # ------------------------------------------------------------- (a) pre-prompt reduction band
@@ -73,8 +73,8 @@ def _prompt_over_threshold(maint: SessionMaintenance):
 def test_a_pre_prompt_projection_between_trigger_less_prompt_and_trigger_is_rejected():
     maint = _small_history()
     prompt = _prompt_over_threshold(maint)
-    pending = maint.estimator.messages([prompt])
-    stored = maint.stored_tokens()
+    pending = maint.view.estimator.messages([prompt])
+    stored = maint.view.stored_tokens()
     done = maint.before_prompt([prompt])
     assert done is not None and done.trigger_tokens == stored + pending
     attempt = _snapcompact_attempt(done)
@@ -93,7 +93,7 @@ def _round_with_usage(prompt_tokens: int):
     maint = _small_history({"input": prompt_tokens, "output": 1, "cacheRead": 0,
                             "cacheWrite": 0, "totalTokens": prompt_tokens + 1}, recorded=True)
     prompt = _prompt_over_threshold(maint)
-    pending = maint.estimator.messages([prompt])
+    pending = maint.view.estimator.messages([prompt])
     done = maint.before_prompt([prompt])
     assert done is not None
     return done, pending
@@ -146,14 +146,14 @@ def _summary_with_frames(sizes: list[int]) -> dict:
 
 
 def _images(maint: SessionMaintenance, message: dict) -> int:
-    return sum(1 for b in maint.estimator.archive_blocks(message) or ()
+    return sum(1 for b in maint.view.estimator.archive_blocks(message) or ()
                if b.get("type") == "image")
 
 
 def test_the_production_path_carries_three_megabytes_of_frames():
     maint = SessionMaintenance(Session(None, fsync=False), MODEL,
                                settings=agent_settings("snapcompact", DEFAULT_SETTINGS))
-    assert maint.settings.snapcompact.max_frame_data_bytes == 3_000_000
+    assert maint.view.settings.snapcompact.max_frame_data_bytes == 3_000_000
     # exactly 3,000,000 B of base64: every frame goes out and is charged
     assert _images(maint, _summary_with_frames([1_000_000] * 3)) == 3
     # one byte more: the oldest frame is left out (priced newest first)

@@ -36,14 +36,14 @@ def test_pipeline_and_maintenance_share_the_threshold(model, overrides, expected
     settings = merge_settings(DEFAULT_SETTINGS, {"compaction": overrides})
     maint = SessionMaintenance(Session(), model, settings=settings)
     assert compaction_threshold(model, settings.compaction) == expected
-    assert maint.threshold() == expected
+    assert maint.view.threshold() == expected
     assert maint.pipeline.threshold() == expected
 
 
 def test_promotion_moves_both_thresholds_to_the_new_window():
     settings = merge_settings(DEFAULT_SETTINGS, {"compaction": {"contextPromotion": True}})
     maint = SessionMaintenance(Session(), SMALL, settings=settings, models=(SMALL, BIG))
-    assert maint.threshold() == 23_616
+    assert maint.view.threshold() == 23_616
     overflow = {"role": "assistant", "content": [], "stopReason": "error",
                 "model": "small-model", "timestamp": 0,
                 "errorMessage": "prompt is too long: 45000 tokens > 40000 maximum"}
@@ -51,4 +51,4 @@ def test_promotion_moves_both_thresholds_to_the_new_window():
         warnings.simplefilter("ignore")
         maint.end_turn(overflow)
     assert maint.model is BIG
-    assert maint.threshold() == maint.pipeline.threshold() == 170_000
+    assert maint.view.threshold() == maint.pipeline.threshold() == 170_000

@@ -121,7 +121,7 @@ def test_the_context_estimate_counts_what_is_sent():
     assert pipeline.estimate_tokens() == expected
     assert session.branch_index.context_entry_ids() == list(pipeline.context().entry_ids)
     maint = SessionMaintenance(session, GPT, settings=SETTINGS)
-    assert maint.stored_tokens() == expected
+    assert maint.view.stored_tokens() == expected
 
 
 def test_a_responses_request_replays_the_items_in_place_of_the_summary():
@@ -152,7 +152,7 @@ def test_the_pipeline_and_the_maintenance_send_the_replay_after_a_remote_compact
                                 "content": [{"type": "text", "text": f"done {i}"}]})
     maint = SessionMaintenance(session, GPT, settings=SETTINGS,
                                responses_compact=responses_compact)
-    assert maint.method_order()[0] == "remote"
+    assert maint.view.method_order()[0] == "remote"
     round_ = maint.before_prompt([{"role": "user", "content": "next " * 40000}])
     assert round_ is not None and round_.method == "remote" and answers
     wire = [m.to_json() for m in maint.llm_messages()]

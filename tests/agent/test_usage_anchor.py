@@ -107,9 +107,10 @@ def test_recorded_usage_above_the_estimate_compacts_before_the_prompt():
     usage = {**ZERO, "input": 27_000, "cacheRead": 500, "output": 80, "totalTokens": 27_580}
     maint = _maintenance()
     after = _history(maint, usage)
-    local = maint.stored_tokens([PROMPT])
+    local = maint.view.stored_tokens([PROMPT])
     assert local < 6_000  # the stored estimate alone is far below the threshold
-    expected = 27_500 + maint.estimator.messages(after) + maint.estimator.messages([PROMPT])
+    estimator = maint.view.estimator
+    expected = 27_500 + estimator.messages(after) + estimator.messages([PROMPT])
     assert expected > THRESHOLD
     done = maint.before_prompt([PROMPT])
     assert done is not None and done.check == "pre_prompt"
@@ -127,7 +128,7 @@ def test_without_recorded_usage_the_same_session_does_not_compact():
 def test_anchor_just_below_the_threshold_does_not_compact():
     maint = _maintenance()
     after = _history(maint, {**ZERO, "input": 1})
-    tail = maint.estimator.messages(after) + maint.estimator.messages([PROMPT])
+    tail = maint.view.estimator.messages(after) + maint.view.estimator.messages([PROMPT])
     maint2 = _maintenance()
     _history(maint2, {**ZERO, "input": THRESHOLD - tail})  # used tokens == threshold: not over
     assert maint2.before_prompt([PROMPT]) is None
@@ -144,7 +145,8 @@ def test_the_snapshot_wins_over_usage_and_counts_history_rewrites():
     maint = _maintenance()
     after = _history(maint, {**ZERO, "input": 10}, snapshot)
     done = maint.before_prompt([PROMPT])
-    expected = 27_200 + maint.estimator.messages(after) + maint.estimator.messages([PROMPT])
+    estimator = maint.view.estimator
+    expected = 27_200 + estimator.messages(after) + estimator.messages([PROMPT])
     assert done is not None and done.trigger_tokens == expected
 
 
@@ -154,20 +156,20 @@ def test_non_message_growth_since_the_snapshot_is_added():
     maint = SessionMaintenance(Session(None, fsync=False), MODEL, settings=_settings(),
                                system_prompt=system)
     after = _history(maint, {**ZERO, "input": 10}, snapshot)
-    growth = maint.non_message_tokens - 100
+    growth = maint.view.non_message_tokens - 100
     assert growth > 0
     done = maint.before_prompt([PROMPT])
-    expected = (20_000 + growth + maint.estimator.messages(after)
-                + maint.estimator.messages([PROMPT]))
+    expected = (20_000 + growth + maint.view.estimator.messages(after)
+                + maint.view.estimator.messages([PROMPT]))
     assert done is not None and done.trigger_tokens == max(expected,
-                                                           maint.stored_tokens([PROMPT]))
+                                                           maint.view.stored_tokens([PROMPT]))
 
 
 def test_the_larger_local_estimate_wins():
     maint = _maintenance()
     _history(maint, {**ZERO, "input": 5})
     big = _text("user", "y" * 4 * THRESHOLD)
-    local = maint.stored_tokens([big])
+    local = maint.view.stored_tokens([big])
     done = maint.before_prompt([big])
     assert done is not None and done.trigger_tokens == local
 
