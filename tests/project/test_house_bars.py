@@ -67,7 +67,8 @@ def test_no_function_is_over_the_bar():
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
 
 
-@pytest.mark.parametrize("qualified", ["snapcompact.compaction.CompactionPipeline"])
+@pytest.mark.parametrize("qualified", ["snapcompact.compaction.CompactionPipeline",
+                                       "snapcompact.agent.SessionMaintenance"])
 def test_the_orchestrator_shows_its_callers_few_names(qualified):
     import importlib
 
