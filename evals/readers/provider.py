@@ -28,7 +28,7 @@ gold answers and the size each frame is shown at. They travel in litellm's per-r
 `metadata` reaches a CustomLLM as `litellm_params["metadata"]` for `completion` and
 `acompletion` alike, it is a litellm-side parameter (never forwarded to a real provider, unlike
 `extra_body`), and it is what the harness client already passes through. `seen_sizes` holds
-one (width, height) per image part, in order, from `snapcompact.billing.bill_image(...)`
+one (width, height) per image part, in order, from `snapcompact.pricing.billing.bill_image(...)`
 (`seen_width`, `seen_height`); absent means native size.
 
 Usage. The reader is billed nothing, but rows should still show the prompt tokens the *target*
