@@ -48,6 +48,9 @@ PRODUCTION_STAND_IN = "stand-in"
 #: Statuses that are never ranked nor drawn on the frontier (the bounds are drawn, not ranked).
 PRODUCTION_UNSENT = (PRODUCTION_NOT_SENT, PRODUCTION_STAND_IN)
 PRODUCTION_UNCHECKED = "unchecked"  # rows recorded before the verdict existed
+#: Statuses that are ranked, placed on a frontier and drawn as the compared arms; the others
+#: (bounds, stand-ins, not sent) are drawn apart, never ranked.
+PRODUCTION_RANKED = (PRODUCTION_VALID, PRODUCTION_UNCHECKED)
 BOUND_STRATEGIES = ("full", "truncate")
 #: The strategy whose rows are the text baseline (compression is measured against it).
 BASELINE_STRATEGY = "full"

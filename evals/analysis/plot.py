@@ -22,19 +22,27 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
-from matplotlib.transforms import blended_transform_factory
+from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from evals.analysis.aggregate import (
     PRODUCTION_BOUND,
     PRODUCTION_NOT_SENT,
     PRODUCTION_STAND_IN,
     PRODUCTION_UNCHECKED,
-    PRODUCTION_UNSENT,
     arm_labels,
     reader_label,
 )
 from evals.analysis.recall_breakdown import recall_by_round
-from evals.analysis.summary import same_context_groups
+from evals.analysis.plot_marks import (
+    APART_COLOR,
+    APART_MARKERS,
+    APART_NOTE,
+    INTERVAL_NOTE,
+    is_ranked,
+    ranked_frontier,
+    recall_interval,
+)
+from evals.analysis.summary import same_context_groups, with_session_intervals
 
 STYLE = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
          "xtick.labelsize": 10, "ytick.labelsize": 10, "figure.dpi": 110}
@@ -181,8 +189,6 @@ _PALETTE = [c for i, c in enumerate(plt.cm.tab10.colors) if i != 7] + \
 
 #: Marker per arm in line plots, so arms drawn on top of each other stay apart.
 _MARKERS = "osD^vPX<>h"
-#: Label tags of arms production would not send (drawn dashed).
-_UNSENT_TAGS = (_TAGS[PRODUCTION_NOT_SENT], _TAGS[PRODUCTION_STAND_IN])
 
 
 def _shape_colors(labels: list[str]) -> dict[str, tuple]:
@@ -203,10 +209,13 @@ def _with_billed(summary: pd.DataFrame) -> pd.DataFrame:
 
 def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
     """Recall against billed tokens per question (compaction calls included), one panel per
-    model, with frontier.
+    model, with the ranked arms' frontier.
 
-    Each context window the arms ran at is a labelled dotted line; an arm with no point (``full``
-    skipped over the window) is named under the panel's title with the reason, not in the legend.
+    Ranked arms are filled and coloured, the others hollow grey (:mod:`evals.analysis.plot_marks`);
+    each point carries its session-level interval and n. Each context window the arms ran at is
+    a labelled dotted line; an arm with no point (``full`` skipped over the window) is named
+    under the panel's title with the reason. The legend sits under the panels, clear of the
+    title and the data.
     """
     summary = _with_billed(summary)
     with plt.rc_context(STYLE):
@@ -215,35 +224,48 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
         fig, axes = _panels(len(groups), 6.4, 4.9)
         all_labels = _labels(summary)
         colors = _shape_colors(all_labels)
-        handles: dict[str, object] = {}
+        handles: dict[str, tuple[object, tuple]] = {}
         for ax, ((reader, target), part) in zip(axes, groups):
             windows = (summary.loc[summary["target_model"] == target,
                                    "context_window"].astype(float)
                        if "context_window" in part else None)
-            missing = _tokens_panel(ax, part.sort_values("billed_tokens"), windows, colors,
+            missing = _tokens_panel(fig, ax, part.sort_values("billed_tokens"), windows, colors,
                                     handles)
             title = target if one_reader else f"{target}\nanswers by {reader_label(reader)}"
             if missing:
                 title += "\n" + "\n".join(textwrap.fill(m, 64) for m in missing)
             ax.set_title(title, fontsize=11)
-        _legend_by_tokens(fig, summary, all_labels, handles)
-        title = ("Recall versus billed tokens per question, 95 % Wilson intervals\n"
-                 "(x: not sent by production, never ranked; dotted: the context window)")
+        title = ("Recall versus billed tokens per question (the context plus its share of the "
+                 "compaction calls)\nfilled: ranked arms, dashed: their Pareto frontier; "
+                 f"{APART_NOTE}\nbars: {INTERVAL_NOTE}; dotted: the context window")
         if one_reader:
             title += f"\nanswers by {_readers_title(summary)}"
-        fig.suptitle(title, fontsize=13)
+        fig.suptitle(title, fontsize=12)
         _widen(fig, 4.8)
         for ax in axes:
             _fit_log_ticks(fig, ax)
         fig.tight_layout()
+        _legend_by_tokens(fig, handles)
     return fig
 
 
-def _tokens_panel(ax, part: pd.DataFrame, windows: pd.Series | None,
-                  colors: dict[str, object], handles: dict[str, object]) -> list[str]:
+def _nudges(points: list[tuple[float, float]], step: float = 7.0) -> list[float]:
+    """A horizontal offset (points) per point, so points drawn on one spot sit side by side
+    (tokens within 3 % and recall within 0.03 of an earlier one)."""
+    out: list[float] = []
+    for k, (x, y) in enumerate(points):
+        near = sum(abs(math.log(x / px)) < 0.03 and abs(y - py) < 0.03
+                   for px, py in points[:k])
+        out.append(step * near)
+    return out
+
+
+def _tokens_panel(fig: plt.Figure, ax, part: pd.DataFrame, windows: pd.Series | None,
+                  colors: dict[str, object],
+                  handles: dict[str, tuple[object, tuple]]) -> list[str]:
     """One model's panel of :func:`plot_recall_vs_tokens`: a point per arm (arms that sent one
-    context share a point and a label), the Pareto frontier, the context windows (``windows``;
-    None: not recorded), the axes. Returns the arms with no point, with why."""
+    context share a point and a label), the ranked arms' Pareto frontier, the context windows
+    (``windows``; None: not recorded), the axes. Returns the arms with no point, with why."""
     missing = [f"{label} not plotted: {_not_plotted(row)}" for label, row, drawn in
                zip(_labels(part), part.itertuples(), _has_point(part)) if not drawn]
     part = part[_has_point(part)]
@@ -253,28 +275,33 @@ def _tokens_panel(ax, part: pd.DataFrame, windows: pd.Series | None,
         for i in idx[1:]:
             labels.pop(i)
     part = part.loc[[i for i in part.index if i in labels]]
-    drawn: list[tuple[float, float]] = []
-    for label, row in zip((labels[i] for i in part.index), part.itertuples()):
-        colors.setdefault(label, colors[label.split(" = ")[0]])
-        # a point on top of an earlier one is drawn smaller: the earlier shows as a ring
-        under = sum(abs(math.log(row.billed_tokens / x)) < 0.03
-                    and abs(row.recall - y) < 0.02 for x, y in drawn)
-        drawn.append((row.billed_tokens, row.recall))
-        err = [[row.recall - row.recall_lo], [row.recall_hi - row.recall]]
-        not_sent = getattr(row, "production", "") in PRODUCTION_UNSENT
-        handles[label] = ax.errorbar(
-            row.billed_tokens, row.recall, yerr=err,
-            fmt="x" if not_sent else "s" if row.strategy != "snapcompact" else "o",
-            color=colors[label], markersize=max(8 - 3 * under, 3),
-            alpha=0.55 if not_sent else 1.0,
-            capsize=3, elinewidth=1.2, label=label)
-    front = part[part["on_frontier"]].sort_values("billed_tokens")
-    if len(front):
-        handles["Pareto frontier"] = ax.step(
+    ranked = is_ranked(part)
+    nudges = _nudges(list(zip(part["billed_tokens"], part["recall"])))
+    for (i, row), dx in zip(part.iterrows(), nudges):
+        label, interval = labels[i], recall_interval(row)
+        shift = ax.transData + ScaledTranslation(dx / 72, 0, fig.dpi_scale_trans)
+        err = [[row.recall - interval.lo], [interval.hi - row.recall]]
+        if ranked[i]:
+            colors.setdefault(label, colors[label.split(" = ")[0]])
+            style = dict(fmt="s" if row.strategy != "snapcompact" else "o",
+                         color=colors[label], markersize=8)
+        else:
+            style = dict(fmt=APART_MARKERS.get(row.production, "D"), color=APART_COLOR,
+                         markerfacecolor="none", markersize=8)
+        key = f"{_wrap(label, 60)}\n({interval.text})"
+        ax.update_datalim([(row.billed_tokens, interval.lo), (row.billed_tokens, interval.hi)])
+        handles[key] = (ax.errorbar(row.billed_tokens, row.recall, yerr=err, capsize=3,
+                                    elinewidth=1.2, transform=shift,
+                                    label=key.replace("\n", " "), **style),
+                        (0 if ranked[i] else 1, row.billed_tokens))
+    front = part[ranked_frontier(part)].sort_values("billed_tokens")
+    if len(front) > 1:  # one point is no line: nothing to name in the legend
+        handles["Pareto frontier (ranked arms only)"] = (ax.step(
             front["billed_tokens"], front["recall"], where="post",
             color="0.35", linestyle="--", linewidth=1.2, zorder=0,
-            label="Pareto frontier")[0]
+            label="Pareto frontier (ranked arms only)")[0], (2, 0.0))
     ax.set_xscale("log")
+    ax.autoscale_view()  # the nudged points' transform leaves autoscaling to us
     _plain_log_axis(ax.xaxis)
     if windows is not None:
         _draw_windows(ax, windows)
@@ -286,99 +313,124 @@ def _tokens_panel(ax, part: pd.DataFrame, windows: pd.Series | None,
     return missing
 
 
-def _legend_by_tokens(fig, summary: pd.DataFrame, all_labels: list[str],
-                      handles: dict[str, object]) -> None:
-    """The figure's legend, arms by their mean billed tokens (fewest first; a shared point
-    sorts as its first arm), then text-only and the frontier."""
-    mean_tokens = (summary.assign(label=all_labels).groupby("label")
-                   ["billed_tokens"].mean()).to_dict()
-    for merged in handles:
-        if " = " in merged:
-            mean_tokens[merged] = mean_tokens[merged.split(" = ")[0]]
-    order = sorted((k for k in handles if k not in ("text-only", "Pareto frontier")),
-                   key=lambda k: mean_tokens[k])
-    order += [k for k in ("text-only", "Pareto frontier") if k in handles]
-    fig.legend([handles[k] for k in order], [_wrap(k) for k in order], loc="upper left",
-               bbox_to_anchor=(1.0, 0.93), frameon=False, title="arm (fewest tokens first)")
+def _legend_by_tokens(fig, handles: dict[str, tuple[object, tuple]]) -> None:
+    """The figure's legend under the panels (clear of the title and the data): the ranked arms
+    by their billed tokens (fewest first), then the arms drawn apart, then the frontier."""
+    order = sorted(handles, key=lambda k: handles[k][1])
+    top = min(ax.get_position().y0 for ax in fig.axes if ax.get_visible())
+    fig.legend([handles[k][0] for k in order], order,
+               loc="upper center", bbox_to_anchor=(0.5, max(top - 0.16, 0.0)), ncol=2,
+               frameon=False, title="arm (ranked first, fewest tokens first)")
+
+
+def _arm_order(part: pd.DataFrame) -> tuple[list[str], int]:
+    """Arm labels, the ranked ones first then the ones drawn apart, each fewest billed tokens
+    first; and how many are ranked."""
+    tokens = part.groupby("label")["predicted_prompt_tokens"].mean()
+    ranked = set(part.loc[is_ranked(part), "label"])
+    first = [lbl for lbl in tokens.sort_values().index if lbl in ranked]
+    return first + [lbl for lbl in tokens.sort_values().index if lbl not in ranked], len(first)
+
+
+def _apart_divider(ax, n_ranked: int, n_all: int, vertical: bool = True) -> None:
+    """A line between the ranked rows and the rows drawn apart, with the latter's name."""
+    if 0 < n_ranked < n_all or (n_ranked == 0 and n_all):
+        at = n_ranked - 0.5
+        ax.axhline(at, color="0.3", linewidth=0.8)
+        ax.text(0.99, at + 0.08, "not ranked: bounds, stand-ins, not sent", ha="right",
+                va="top", fontsize=9, color="0.3", style="italic",
+                transform=blended_transform_factory(ax.transAxes, ax.transData))
 
 
 def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
-    """Recall with intervals per shape (rows), one marker per target model, one panel per reader.
+    """Recall with intervals per arm (rows), one marker per target model, one panel per reader.
 
-    Long arm labels wrap and widen the figure (the panel keeps its width); an arm with no point
-    says why in its row (``full`` skipped: not sent, over the window).
+    The ranked arms come first (fewest billed tokens first), then, under a line, the arms drawn
+    apart (hollow grey); every point carries its session-level interval and n. Long arm labels
+    wrap and widen the figure; an arm with no point says why in its row.
     """
     with plt.rc_context(STYLE):
         readers = sorted(summary["reader_id"].unique())
-        height = max(4.0, 1.6 + 0.62 * len(set(_labels(summary))))
+        height = max(4.0, 1.8 + 0.62 * len(set(_labels(summary))))
         fig, axes = _panels(len(readers), 9.0, height, max_cols=1)
         for ax, reader in zip(axes, readers):
             part = summary[summary["reader_id"] == reader].copy()
             part["label"] = _labels(part)
-            order = (part.groupby("label")["predicted_prompt_tokens"].mean().sort_values()
-                     .index.tolist())
+            order, n_ranked = _arm_order(part)
             targets = sorted(part["target_model"].unique())
             step = 0.7 / max(len(targets), 1)
+            named: set[str] = set()
             for k, target in enumerate(targets):
                 rows = part[part["target_model"] == target]
                 offset = (k - (len(targets) - 1) / 2) * step
-                drawn = rows[_has_point(rows)]
-                y = np.array([order.index(lbl) for lbl in drawn["label"]]) + offset
-                xerr = np.vstack([drawn["recall"] - drawn["recall_lo"],
-                                  drawn["recall_hi"] - drawn["recall"]])
-                ax.errorbar(drawn["recall"], y, xerr=xerr, fmt="o", capsize=3, markersize=6,
-                            color=_PALETTE[k % len(_PALETTE)], label=target)
+                color = _PALETTE[k % len(_PALETTE)]
+                for i, row in rows[_has_point(rows)].iterrows():
+                    interval, ranked = recall_interval(row), bool(is_ranked(rows)[i])
+                    y = order.index(row["label"]) + offset
+                    ax.errorbar(row["recall"], y, capsize=3, markersize=6,
+                                xerr=[[row["recall"] - interval.lo], [interval.hi - row["recall"]]],
+                                fmt="o" if ranked else APART_MARKERS.get(row["production"], "D"),
+                                color=color if ranked else APART_COLOR,
+                                markerfacecolor=color if ranked else "none",
+                                label=target if ranked and target not in named else None)
+                    named.add(target) if ranked else None
+                    ax.text(max(interval.hi, row["recall"]) + 0.015, y, interval.text,
+                            va="center", fontsize=8.5, color="0.25")
                 for row in rows[~_has_point(rows)].itertuples():
                     note = _not_plotted(row) + (f" ({target})" if len(targets) > 1 else "")
                     ax.text(0.01, order.index(row.label) + offset, note, va="center",
                             fontsize=9, color="0.3", style="italic")
             ax.set_yticks(range(len(order)))
             ax.set_yticklabels([_wrap(label, 40) for label in order])
+            for tick in ax.get_yticklabels()[n_ranked:]:
+                tick.set_color(APART_COLOR)
+            _apart_divider(ax, n_ranked, len(order))
             ax.set_ylim(len(order) - 0.5, -0.5)
             ax.set_xlim(-0.02, 1.02)
             ax.set_xlabel("recall (share of questions correct)")
-            ax.set_ylabel("arm (fewest billed tokens first)")
+            ax.set_ylabel("arm (ranked first; fewest billed tokens first)")
             ax.grid(True, axis="x", alpha=0.3)
-            ax.set_title("Recall by arm, 95 % Wilson intervals\n"
+            ax.set_title(f"Recall by arm: {INTERVAL_NOTE}\n{APART_NOTE}\n"
                          f"answers by {reader_label(reader)}")
-            ax.legend(title="target model", loc="upper left", bbox_to_anchor=(1.02, 1.0),
-                      borderaxespad=0, frameon=False)
+            ax.legend(title="target model (ranked arms)", loc="upper left",
+                      bbox_to_anchor=(1.02, 1.0), borderaxespad=0, frameon=False)
         _widen(fig, 5.0)
     return fig
 
 
-def plot_billing_drift(records: pd.DataFrame) -> plt.Figure:
-    """Provider-reported minus predicted prompt tokens per request, relative to the prediction."""
+def plot_billing_drift(records: pd.DataFrame) -> plt.Figure | None:
+    """Provider-reported minus predicted prompt tokens per request, relative to the prediction.
+
+    None when no request carries provider-reported tokens (the offline reader reports none):
+    an empty figure is not drawn.
+    """
+    ok = records[records["ok"]]
+    have = ok[ok["reported_prompt_tokens_by_provider"].notna()]
+    if have.empty:
+        return None
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8.5, 5.0))
-        ok = records[records["ok"]]
-        have = ok[ok["reported_prompt_tokens_by_provider"].notna()]
-        if have.empty:
-            ax.text(0.5, 0.5, "no provider-reported prompt tokens in these records\n"
-                    f"({len(ok):,} requests)", ha="center", va="center", transform=ax.transAxes)
-            ax.set_xticks([])
-            ax.set_yticks([])
-        else:
-            markers = "osD^vP*X"
-            several = have["reader_id"].nunique() > 1
-            groups = have.groupby(["reader_id", "target_model"], sort=True)
-            for k, ((reader, target), part) in enumerate(groups):
-                drift = 100 * (part["reported_prompt_tokens_by_provider"]
-                               / part["predicted_prompt_tokens"] - 1)
-                name = f"{target} via {reader}" if several else target
-                ax.scatter(part["predicted_prompt_tokens"], drift, s=36, marker=markers[k % 8],
-                           facecolors="none", edgecolors=_PALETTE[k % len(_PALETTE)],
-                           linewidths=1.3, label=f"{name} (median {drift.median():+.1f} %)")
-            ax.axhline(0, color="0.3", linestyle="--", linewidth=1, label="reported = predicted")
-            ax.set_xscale("log")
-            _plain_log_axis(ax.xaxis)
-            ax.grid(True, which="major", alpha=0.3)
-            ax.legend(title="target model", loc="upper left", bbox_to_anchor=(1.02, 1.0),
-                      borderaxespad=0, frameon=False)
+        markers = "osD^vP*X"
+        several = have["reader_id"].nunique() > 1
+        groups = have.groupby(["reader_id", "target_model"], sort=True)
+        for k, ((reader, target), part) in enumerate(groups):
+            drift = 100 * (part["reported_prompt_tokens_by_provider"]
+                           / part["predicted_prompt_tokens"] - 1)
+            name = f"{target} via {reader}" if several else target
+            ax.scatter(part["predicted_prompt_tokens"], drift, s=36, marker=markers[k % 8],
+                       facecolors="none", edgecolors=_PALETTE[k % len(_PALETTE)],
+                       linewidths=1.3, label=f"{name} (median {drift.median():+.1f} %, "
+                       f"n = {len(part):,} requests)")
+        ax.axhline(0, color="0.3", linestyle="--", linewidth=1, label="reported = predicted")
+        ax.set_xscale("log")
+        _plain_log_axis(ax.xaxis)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(title="target model", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                  borderaxespad=0, frameon=False)
         ax.set_xlabel("predicted prompt tokens per request (log scale)")
         ax.set_ylabel("reported / predicted - 1 (%)")
         ax.set_title(f"Billing drift: provider-reported versus predicted prompt tokens\n"
-                     f"answers by {_readers_title(have if len(have) else ok)}")
+                     f"answers by {_readers_title(have)}")
         fig.tight_layout()
     return fig
 
@@ -386,44 +438,30 @@ def plot_billing_drift(records: pd.DataFrame) -> plt.Figure:
 def plot_recall_by_round(records: pd.DataFrame) -> plt.Figure:
     """Recall per arm against the compaction round that discarded the evidence (0 = kept).
 
-    Panels stacked (one per reader and target) with one legend for all: the colours are the
-    arms' in every panel; bucket labels slant when the panel is too narrow for them upright.
+    Two panels per reader and target: the ranked arms, then the arms drawn apart (bounds,
+    stand-ins, not sent); every point carries its interval (over sessions; one session: Wilson
+    over its questions) and each legend entry the n of every bucket.
     """
     with plt.rc_context(STYLE):
         table = recall_by_round(records)
         table = table.assign(arm_label=[label + _TAGS.get(status, "") for label, status in
                                         zip(table["arm_label"], table["production"])])
-        groups = list(table.groupby(["reader_id", "target_model"], sort=True))
+        groups = [(key, part, ranked) for key, part in
+                  table.groupby(["reader_id", "target_model"], sort=True)
+                  for ranked in (True, False) if (is_ranked(part) == ranked).any()]
         fig, axes = _panels(max(len(groups), 1), 7.5, 4.4, max_cols=1)
         colors = _shape_colors(sorted(table["arm_label"].unique()))
-        handles: dict[str, object] = {}
-        for ax, ((reader, target), part) in zip(axes, groups):
+        for ax, ((reader, target), part, ranked) in zip(axes, groups):
             buckets = (part[["round_lo", "evidence_rounds"]].drop_duplicates()
                        .sort_values("round_lo"))
-            position = {b: i for i, b in enumerate(buckets["evidence_rounds"])}
-            arms = sorted(part["arm_label"].unique())
-            for k, label in enumerate(arms):  # nudged apart: equal recalls stay visible
-                rows = part[part["arm_label"] == label].sort_values("round_lo")
-                nudge = 0.16 * (k - (len(arms) - 1) / 2) / max(len(arms) - 1, 1)
-                handles[label] = ax.plot(
-                    [position[b] + nudge for b in rows["evidence_rounds"]], rows["recall"],
-                    marker=_MARKERS[k % len(_MARKERS)], markersize=6, color=colors[label],
-                    linestyle="--" if any(t in label for t in _UNSENT_TAGS) else "-",
-                    linewidth=1.4, label=label)[0]
-            ax.set_xticks(range(len(position)))
-            ax.set_xticklabels(list(position))
-            ax.set_xlabel("compaction that discarded the evidence (evidence_round)\n"
-                          "0 = still in the kept tail; rounds in doubling buckets")
-            ax.set_ylabel("recall")
-            ax.set_ylim(-0.03, 1.03)
-            ax.grid(True, alpha=0.3)
-            ax.set_title(f"{target}\nanswers by {reader_label(reader)}", fontsize=11)
-        if handles:
-            fig.legend(list(handles.values()), [_wrap(k) for k in handles], loc="upper left",
-                       bbox_to_anchor=(1.0, 0.9), frameon=False, title="arm")
-        else:
+            _round_panel(ax, part[is_ranked(part) == ranked], list(buckets["evidence_rounds"]),
+                         colors, ranked)
+            what = ("ranked arms" if ranked else "not ranked: bounds, stand-in summaries, "
+                    "not sent by production (hollow, dashed)")
+            ax.set_title(f"{target}: {what}\nanswers by {reader_label(reader)}", fontsize=11)
+        if not groups:
             axes[0].text(0.5, 0.5, "no question-answering records", ha="center", va="center")
-        fig.suptitle("Recall by where the answer was", fontsize=13)
+        fig.suptitle(f"Recall by where the answer was\n{INTERVAL_NOTE}", fontsize=12)
         _widen(fig, 5.5)
         for ax in axes:
             _fit_category_ticks(fig, ax)
@@ -431,38 +469,100 @@ def plot_recall_by_round(records: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+def _round_panel(ax, part: pd.DataFrame, buckets: list[str], colors: dict[str, tuple],
+                 ranked: bool) -> None:
+    """One panel of :func:`plot_recall_by_round`: a line per arm, nudged apart so equal
+    recalls stay visible, each point with its interval; the legend names each bucket's n."""
+    position = {b: i for i, b in enumerate(buckets)}
+    arms = sorted(part["arm_label"].unique())
+    for k, label in enumerate(arms):
+        rows = part[part["arm_label"] == label].sort_values("round_lo")
+        nudge = 0.24 * (k - (len(arms) - 1) / 2) / max(len(arms) - 1, 1)
+        x = [position[b] + nudge for b in rows["evidence_rounds"]]
+        ns = ", ".join(f"{b}: {n}" for b, n in zip(rows["evidence_rounds"], rows["n"]))
+        sessions = int(rows["n_sessions"].max()) if "n_sessions" in rows else 0
+        color = colors[label]  # the panel sets the arms apart: they keep their colours
+        ax.errorbar(x, rows["recall"], yerr=[rows["recall"] - rows["recall_lo"],
+                                             rows["recall_hi"] - rows["recall"]],
+                    marker=_MARKERS[k % len(_MARKERS)], markersize=6, capsize=2.5,
+                    color=color, markerfacecolor=color if ranked else "none",
+                    linestyle="-" if ranked else "--", linewidth=1.3, elinewidth=0.9,
+                    label=f"{_wrap(label, 52)}\n({sessions} session{'s' if sessions != 1 else ''}; "
+                          f"n per bucket:\n{textwrap.fill(ns, 52)})")
+    ax.set_xticks(range(len(position)))
+    ax.set_xticklabels(list(position))
+    ax.set_xlabel("compaction that discarded the evidence (evidence_round)\n"
+                  "0 = still in the kept tail; rounds in doubling buckets")
+    ax.set_ylabel("recall")
+    ax.set_ylim(-0.03, 1.03)
+    ax.grid(True, alpha=0.3)
+    handles, names = ax.get_legend_handles_labels()
+    ax.legend(handles, names, loc="upper left", fontsize=9,
+              bbox_to_anchor=(1.02, 1.0), borderaxespad=0, frameon=False)
+
+
 def plot_recall_per_1k(summary: pd.DataFrame) -> plt.Figure:
     """Recall per 1k billed tokens (compaction calls included), one bar per arm, per target
-    model."""
+    model: the ranked arms sorted first (most per token on top), the others apart under a line
+    as hollow grey bars; each bar with its interval (the recall's, over the billed tokens) and a
+    label giving the ratio, the recall, the tokens and n. The title says what a ratio rewards:
+    low recall at low cost scores high."""
     summary = _with_billed(summary)
     with plt.rc_context(STYLE):
         groups = list(summary.groupby(["reader_id", "target_model"], sort=True))
-        height = max(3.5, 1.4 + 0.62 * len(set(_labels(summary))))
+        height = max(3.5, 2.2 + 0.7 * len(set(_labels(summary))))
         fig, axes = _panels(max(len(groups), 1), 9.0, height, max_cols=1)
         for ax, ((reader, target), part) in zip(axes, groups):
-            part = part.assign(label=_labels(part)).sort_values("recall_per_1k_tokens")
-            colors = ["0.2" if s != "snapcompact" else _PALETTE[0] for s in part["strategy"]]
-            y = np.arange(len(part))
-            ax.barh(y, part["recall_per_1k_tokens"].fillna(0), color=colors)
-            ax.set_yticks(y, [_wrap(label, 40) for label in part["label"]])
-            for k, row in enumerate(part.itertuples()):
-                value, tokens = row.recall_per_1k_tokens, row.billed_tokens
-                text = (f"  {value:.3f} ({tokens:,.0f} tok)" if np.isfinite(value)
-                        else f"  {_not_plotted(row)}")
-                ax.text(value if np.isfinite(value) else 0, k, text, va="center", fontsize=9)
-            ax.set_xlim(0, 1.45 * max(part["recall_per_1k_tokens"].max(), 1e-3))
-            ax.set_xlabel("recall per 1k billed tokens (context + share of compaction calls)")
-            ax.grid(True, axis="x", alpha=0.3)
-            ax.set_title(f"Recall per 1k context tokens: {target}\n"
-                         f"answers by {reader_label(reader)}")
+            _ratio_panel(ax, part.assign(label=_labels(part)))
+            ax.set_title(f"Recall per 1k billed tokens (the question's context plus its share "
+                         f"of the compaction calls): {target}\n"
+                         "a ratio: low recall at low cost scores high; read it beside recall "
+                         "versus billed tokens\n(the winner rule ranks it only among arms whose "
+                         f"recall is not significantly below the best)\n{APART_NOTE}\n"
+                         f"answers by {reader_label(reader)}", fontsize=11)
         _widen(fig, 5.0)
     return fig
 
 
+def _ratio_panel(ax, part: pd.DataFrame) -> None:
+    """The bars of one :func:`plot_recall_per_1k` panel (``part`` carries ``label``)."""
+    ranked = is_ranked(part)
+    ordered = pd.concat([part[ranked].sort_values("recall_per_1k_tokens", ascending=False),
+                         part[~ranked].sort_values("billed_tokens")])
+    top = 0.0
+    for k, (i, row) in enumerate(ordered.iterrows()):
+        value = row["recall_per_1k_tokens"]
+        if not np.isfinite(value):
+            ax.text(0, k, f"  {_not_plotted(row)}", va="center", fontsize=9)
+            continue
+        interval = recall_interval(row)
+        scale = 1000 / row["billed_tokens"]
+        ax.barh(k, value, xerr=[[value - interval.lo * scale], [interval.hi * scale - value]],
+                capsize=3, color=_PALETTE[0] if ranked[i] else "none",
+                edgecolor=_PALETTE[0] if ranked[i] else APART_COLOR,
+                hatch=None if ranked[i] else "//", error_kw={"ecolor": "0.2"})
+        top = max(top, interval.hi * scale, value)
+        ax.text(max(interval.hi * scale, value), k,
+                f"  {value:.3g} = recall {row['recall']:.3f} / "
+                f"{row['billed_tokens'] / 1000:,.1f}k tok\n  ({interval.text})",
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(ordered)), [_wrap(label, 40) for label in ordered["label"]])
+    for tick in ax.get_yticklabels()[int(ranked.sum()):]:
+        tick.set_color(APART_COLOR)
+    _apart_divider(ax, int(ranked.sum()), len(ordered))
+    ax.set_ylim(len(ordered) - 0.5, -0.5)
+    ax.set_xlim(0, 2.1 * max(top, 1e-3))
+    ax.set_xlabel("recall per 1k billed tokens (context + share of compaction calls)")
+    ax.grid(True, axis="x", alpha=0.3)
+
+
 def write_plots(summary: pd.DataFrame, records: pd.DataFrame, out_dir: str | Path) -> list[Path]:
-    """Draw every figure to ``out_dir`` as PNG; returns the paths."""
+    """Draw every figure to ``out_dir`` as PNG; returns the paths written. A figure with nothing
+    to show (billing drift without provider-reported tokens) is not written, and a stale file of
+    that name is removed."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    summary = with_session_intervals(summary, records)
     figures = {
         "recall_vs_tokens.png": plot_recall_vs_tokens(summary),
         "recall_by_shape.png": plot_recall_by_shape(summary),
@@ -473,7 +573,35 @@ def write_plots(summary: pd.DataFrame, records: pd.DataFrame, out_dir: str | Pat
     paths = []
     for name, fig in figures.items():
         path = out_dir / name
+        if fig is None:
+            path.unlink(missing_ok=True)
+            continue
         fig.savefig(path, bbox_inches="tight")
         plt.close(fig)
         paths.append(path)
     return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m evals.analysis.plot RESULTS_DIR...``: redraw ``RESULTS_DIR/plots`` from the
+    committed ``summary.parquet`` and ``records.parquet`` (no run folder needed)."""
+    import argparse
+
+    from evals.analysis.aggregate import read_table
+
+    parser = argparse.ArgumentParser(prog="python -m evals.analysis.plot",
+                                     description=main.__doc__)
+    parser.add_argument("results", nargs="+", type=Path,
+                        help="folders holding summary.parquet and records.parquet")
+    for folder in parser.parse_args(argv).results:
+        paths = write_plots(read_table(folder / "summary.parquet"),
+                            read_table(folder / "records.parquet"), folder / "plots")
+        print("\n".join(str(p) for p in paths))
+    return 0
+
+
+if __name__ == "__main__":
+    import matplotlib
+
+    matplotlib.use("Agg")
+    raise SystemExit(main())

@@ -32,7 +32,7 @@ import pandas as pd
 from evals.analysis.aggregate import (
     BASELINE_STRATEGY,
     GROUP_COLUMNS,
-    PRODUCTION_UNSENT,
+    PRODUCTION_RANKED,
     QA_READERS,
     format_counts,
     reader_label,
@@ -40,12 +40,14 @@ from evals.analysis.aggregate import (
 )
 from evals.analysis.intervals import wilson_interval
 from evals.analysis.resampling import (
+    SESSION_UNIT,
     UNIT,
     bootstrap_means,
     check_settings,
     percentile_interval,
     stable_seed,
 )
+from evals.analysis.session_bootstrap import session_mean
 from evals.send.price_map import price_of
 from snapcompact.billing import NEXT_TURNS, next_turns_units
 from snapcompact.pricing import prompt_cache_rule
@@ -77,6 +79,8 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
         lo, hi = percentile_interval(boots, alpha) if len(scores) else ([np.nan] * 3,) * 2
         means = scores.mean() if len(scores) else pd.Series(np.nan, index=scores.columns)
         recall_lo, recall_hi = wilson_interval(float(means["correct"]), len(scores), alpha)
+        by_session = session_recall(scores, n_boot, stable_seed(seed, "sessions", *seed_key),
+                                    alpha)
         em_lo, em_hi = wilson_interval(float(means["em"]), len(scores), alpha)
         reported = ok["reported_prompt_tokens_by_provider"]
         row = dict(zip(GROUP_COLUMNS, key))
@@ -89,6 +93,8 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
             n_seeds=rows["seed"].nunique(), frames_mean=ok["frames"].mean(),
             abstain_rate=ok["abstained"].astype(float).mean(),
             recall=means["correct"], recall_lo=recall_lo, recall_hi=recall_hi,
+            n_sessions=by_session.n_sessions, recall_session_lo=by_session.lo,
+            recall_session_hi=by_session.hi,
             em=means["em"], em_lo=em_lo, em_hi=em_hi,
             f1=means["f1"], f1_lo=lo[2], f1_hi=hi[2],
             predicted_prompt_tokens=ok["predicted_prompt_tokens"].mean(),
@@ -121,15 +127,43 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
     summary = _add_compression(summary, qa[qa["ok"]], qa)
     summary = _add_cer(summary, df)
     summary["on_frontier"] = False
-    # the frontier is drawn over what production sends and the bounds, never over contexts
-    # production would not send
-    ranked = summary[~summary["production"].isin(PRODUCTION_UNSENT)]
+    # the frontier is drawn over the ranked arms only (what production sends): never over the
+    # bounds, the stand-in summaries or contexts production would not send
+    ranked = summary[summary["production"].isin(PRODUCTION_RANKED)]
     for idx in ranked.groupby(["reader_id", "target_model"]).groups.values():
         part = summary.loc[idx]
         summary.loc[idx, "on_frontier"] = pareto_mask(part["billed_tokens"].to_numpy(),
                                                       part["recall"].to_numpy())
     return summary.sort_values(["reader_id", "target_model", "strategy", "policy",
                                 "predicted_prompt_tokens"], ignore_index=True)
+
+
+def session_recall(scores: pd.DataFrame, n_boot: int, seed: int, alpha: float):
+    """Recall over the questions of ``scores`` (indexed by ``UNIT``) with a cluster bootstrap
+    over their sessions (:func:`evals.analysis.session_bootstrap.session_mean`): the interval a
+    comparison between arms rests on; nan below two sessions."""
+    session_levels = [c for c in SESSION_UNIT if c in UNIT]
+    sessions = (list(zip(*(scores.index.get_level_values(c) for c in session_levels)))
+                if len(scores) else [])
+    return session_mean(sessions, scores["correct"].to_numpy(dtype=float) if len(scores)
+                        else [], n_boot=max(n_boot, 100), seed=seed, alpha=alpha)
+
+
+#: The summary columns of the session-level interval (:func:`session_recall`).
+SESSION_COLUMNS = ["n_sessions", "recall_session_lo", "recall_session_hi"]
+
+
+def with_session_intervals(summary: pd.DataFrame, df: pd.DataFrame, n_boot: int = 2000,
+                           seed: int = 0, alpha: float = 0.05) -> pd.DataFrame:
+    """``summary`` with its session-level recall intervals, computed from the records ``df``
+    when a table written before they existed lacks them (the figures compare arms on them)."""
+    if all(c in summary for c in SESSION_COLUMNS):
+        return summary
+    fresh = summarize(df, n_boot=n_boot, seed=seed, alpha=alpha)[GROUP_COLUMNS + SESSION_COLUMNS]
+    keys = [c for c in GROUP_COLUMNS if c in summary]
+    merged = summary.drop(columns=[c for c in SESSION_COLUMNS if c in summary]).merge(
+        fresh.drop(columns=[c for c in GROUP_COLUMNS if c not in keys]), on=keys, how="left")
+    return merged.set_axis(summary.index)
 
 
 def _compaction_bill(rows: pd.DataFrame, ok: pd.DataFrame) -> dict[str, object]:

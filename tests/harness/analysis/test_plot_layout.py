@@ -117,7 +117,8 @@ def test_every_legend_entry_has_a_point_and_skipped_full_says_why(agent_tables) 
                    if a.get_label() == name]
         assert any(_has_drawn_data(a, fig) for a in artists), \
             f"legend entry without a point: {name!r}"
-    assert "Pareto frontier" in names and not any(n.startswith("full") for n in names)
+    assert "Pareto frontier (ranked arms only)" in names
+    assert not any(n.startswith("full") for n in names)
     texts = " ".join(t.get_text().replace("\n", " ") for t in fig.findobj(matplotlib.text.Text))
     assert f"full @200k [bound] not plotted: not sent ({FULL_TOKENS:,} tokens per question, " \
            "over the 200k window)" in texts
