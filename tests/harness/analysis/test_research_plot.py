@@ -1,6 +1,6 @@
 """The held-out comparison figure (evals.analysis.research_plot): an oracle is not drawn as a
 research setting, and differences from the ceiling are not drawn as differences from
-production."""
+production (more in test_plot_claims)."""
 
 from __future__ import annotations
 
@@ -41,9 +41,9 @@ def test_the_ceiling_is_grey_and_the_bracket_rows_are_left_to_the_table():
     bars = left.patches
     assert len(bars) == 3  # the two bracket rows are not drawn
     labels = [t.get_text().split("\n")[0] for t in left.get_yticklabels()]
-    assert labels == ["production", top, "recommended"]
+    assert labels == ["production", "recommended", top]  # baseline, research, the ceiling
     colours = {label: bar.get_facecolor() for label, bar in zip(labels, bars)}
-    assert colours[top] == to_rgba("0.6")
+    assert colours[top][3] == 0 and bars[2].get_edgecolor() == to_rgba("0.5")  # hollow grey
     assert colours["recommended"] == to_rgba("tab:blue")
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert f"{top}: oracle ceiling, never ranked" in legend
+    assert f"{top}: oracle ceiling, never ranked, not a difference from production" in legend
