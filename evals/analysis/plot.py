@@ -32,16 +32,18 @@ from evals.analysis.aggregate import (
     arm_labels,
     reader_label,
 )
-from evals.analysis.recall_breakdown import recall_by_round
 from evals.analysis.plot_marks import (
     APART_COLOR,
     APART_MARKERS,
     APART_NOTE,
     INTERVAL_NOTE,
+    apart_divider,
+    arm_order,
     is_ranked,
     ranked_frontier,
     recall_interval,
 )
+from evals.analysis.recall_breakdown import recall_by_round
 from evals.analysis.summary import same_context_groups, with_session_intervals
 
 STYLE = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
@@ -261,7 +263,7 @@ def _nudges(points: list[tuple[float, float]], step: float = 7.0) -> list[float]
 
 
 def _tokens_panel(fig: plt.Figure, ax, part: pd.DataFrame, windows: pd.Series | None,
-                  colors: dict[str, object],
+                  colors: dict[str, tuple],
                   handles: dict[str, tuple[object, tuple]]) -> list[str]:
     """One model's panel of :func:`plot_recall_vs_tokens`: a point per arm (arms that sent one
     context share a point and a label), the ranked arms' Pareto frontier, the context windows
@@ -323,25 +325,6 @@ def _legend_by_tokens(fig, handles: dict[str, tuple[object, tuple]]) -> None:
                frameon=False, title="arm (ranked first, fewest tokens first)")
 
 
-def _arm_order(part: pd.DataFrame) -> tuple[list[str], int]:
-    """Arm labels, the ranked ones first then the ones drawn apart, each fewest billed tokens
-    first; and how many are ranked."""
-    tokens = part.groupby("label")["predicted_prompt_tokens"].mean()
-    ranked = set(part.loc[is_ranked(part), "label"])
-    first = [lbl for lbl in tokens.sort_values().index if lbl in ranked]
-    return first + [lbl for lbl in tokens.sort_values().index if lbl not in ranked], len(first)
-
-
-def _apart_divider(ax, n_ranked: int, n_all: int, vertical: bool = True) -> None:
-    """A line between the ranked rows and the rows drawn apart, with the latter's name."""
-    if 0 < n_ranked < n_all or (n_ranked == 0 and n_all):
-        at = n_ranked - 0.5
-        ax.axhline(at, color="0.3", linewidth=0.8)
-        ax.text(0.99, at + 0.08, "not ranked: bounds, stand-ins, not sent", ha="right",
-                va="top", fontsize=9, color="0.3", style="italic",
-                transform=blended_transform_factory(ax.transAxes, ax.transData))
-
-
 def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
     """Recall with intervals per arm (rows), one marker per target model, one panel per reader.
 
@@ -356,7 +339,7 @@ def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
         for ax, reader in zip(axes, readers):
             part = summary[summary["reader_id"] == reader].copy()
             part["label"] = _labels(part)
-            order, n_ranked = _arm_order(part)
+            order, n_ranked = arm_order(part)
             targets = sorted(part["target_model"].unique())
             step = 0.7 / max(len(targets), 1)
             named: set[str] = set()
@@ -373,7 +356,8 @@ def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
                                 color=color if ranked else APART_COLOR,
                                 markerfacecolor=color if ranked else "none",
                                 label=target if ranked and target not in named else None)
-                    named.add(target) if ranked else None
+                    if ranked:
+                        named.add(target)
                     ax.text(max(interval.hi, row["recall"]) + 0.015, y, interval.text,
                             va="center", fontsize=8.5, color="0.25")
                 for row in rows[~_has_point(rows)].itertuples():
@@ -384,7 +368,7 @@ def plot_recall_by_shape(summary: pd.DataFrame) -> plt.Figure:
             ax.set_yticklabels([_wrap(label, 40) for label in order])
             for tick in ax.get_yticklabels()[n_ranked:]:
                 tick.set_color(APART_COLOR)
-            _apart_divider(ax, n_ranked, len(order))
+            apart_divider(ax, n_ranked, len(order))
             ax.set_ylim(len(order) - 0.5, -0.5)
             ax.set_xlim(-0.02, 1.02)
             ax.set_xlabel("recall (share of questions correct)")
@@ -549,7 +533,7 @@ def _ratio_panel(ax, part: pd.DataFrame) -> None:
     ax.set_yticks(range(len(ordered)), [_wrap(label, 40) for label in ordered["label"]])
     for tick in ax.get_yticklabels()[int(ranked.sum()):]:
         tick.set_color(APART_COLOR)
-    _apart_divider(ax, int(ranked.sum()), len(ordered))
+    apart_divider(ax, int(ranked.sum()), len(ordered))
     ax.set_ylim(len(ordered) - 0.5, -0.5)
     ax.set_xlim(0, 2.1 * max(top, 1e-3))
     ax.set_xlabel("recall per 1k billed tokens (context + share of compaction calls)")

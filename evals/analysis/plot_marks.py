@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from matplotlib.transforms import blended_transform_factory
 
 from evals.analysis.aggregate import (
     PRODUCTION_BOUND,
@@ -30,7 +31,8 @@ from evals.analysis.aggregate import (
 from evals.analysis.summary import pareto_mask
 
 __all__ = ["APART_COLOR", "APART_MARKERS", "APART_NOTE", "INTERVAL_NOTE", "Interval",
-           "is_ranked", "joined_interval", "ranked_frontier", "recall_interval"]
+           "apart_divider", "arm_order", "is_ranked", "joined_interval", "ranked_frontier",
+           "recall_interval"]
 
 #: The colour of every arm drawn apart (never ranked): hollow marks in it.
 APART_COLOR = "0.5"
@@ -106,3 +108,22 @@ def recall_interval(row: object) -> Interval:
         (float(getattr(row, "recall_lo", np.nan)), float(getattr(row, "recall_hi", np.nan))),
         sessions)
     return Interval(lo, hi, sessions, _count(getattr(row, "n_questions", 0)), over)
+
+
+def arm_order(part: pd.DataFrame) -> tuple[list[str], int]:
+    """Arm labels, the ranked ones first then the ones drawn apart, each fewest billed tokens
+    first; and how many are ranked."""
+    tokens = part.groupby("label")["predicted_prompt_tokens"].mean()
+    ranked = set(part.loc[is_ranked(part), "label"])
+    first = [lbl for lbl in tokens.sort_values().index if lbl in ranked]
+    return first + [lbl for lbl in tokens.sort_values().index if lbl not in ranked], len(first)
+
+
+def apart_divider(ax, n_ranked: int, n_all: int) -> None:
+    """A line between the ranked rows and the rows drawn apart, with the latter's name."""
+    if 0 < n_ranked < n_all or (n_ranked == 0 and n_all):
+        at = n_ranked - 0.5
+        ax.axhline(at, color="0.3", linewidth=0.8)
+        ax.text(0.99, at + 0.08, "not ranked: bounds, stand-ins, not sent", ha="right",
+                va="top", fontsize=9, color="0.3", style="italic",
+                transform=blended_transform_factory(ax.transAxes, ax.transData))

@@ -170,7 +170,8 @@ def test_the_held_out_figure_draws_subsets_not_pools_and_no_oracle_difference() 
         (top, "sessions: production stand-in")]
     assert labels[4][3] == "n = 17 sessions, 170 q discarded"
     # differences from production: the research label's only, never the oracle's +0.23
-    middle_x = sorted({round(float(x), 3) for c in middle.containers for x in c.lines[0].get_xdata()})
+    middle_x = sorted({round(float(x), 3) for c in middle.containers
+                       for x in c.lines[0].get_xdata()})
     assert middle_x == [0.03, 0.09]
     right_x = sorted(float(x) for c in right.containers for x in c.lines[0].get_xdata())
     assert right_x == [-12_772, 7_041]
