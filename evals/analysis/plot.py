@@ -40,6 +40,7 @@ from evals.analysis.plot_marks import (
     apart_divider,
     arm_order,
     is_ranked,
+    nudges,
     ranked_frontier,
     recall_interval,
 )
@@ -70,8 +71,14 @@ _TAGS = {PRODUCTION_BOUND: " [bound]", PRODUCTION_NOT_SENT: " [not sent by produ
 
 
 def _labels(frame: pd.DataFrame) -> list[str]:
+    """Arm labels with their verdict's tag; two rows of one model that would share a label (one
+    arm whose sessions drew different frames, split by verdict) say which frames they drew."""
     statuses = frame["production"] if "production" in frame else [""] * len(frame)
-    return [label + _TAGS.get(status, "") for label, status in zip(arm_labels(frame), statuses)]
+    labels = [label + _TAGS.get(status, "") for label, status in zip(arm_labels(frame), statuses)]
+    keys = list(zip(*(frame[c] if c in frame else [""] * len(frame)
+                      for c in ("reader_id", "target_model")), labels))
+    return [f"{label} (frames: {shape})" if keys.count(key) > 1 else label
+            for key, label, shape in zip(keys, labels, frame["shape"])]
 
 
 #: Major tick multiples per decade on a log axis, densest first: a narrow panel falls back to
@@ -251,17 +258,6 @@ def plot_recall_vs_tokens(summary: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def _nudges(points: list[tuple[float, float]], step: float = 7.0) -> list[float]:
-    """A horizontal offset (points) per point, so points drawn on one spot sit side by side
-    (tokens within 3 % and recall within 0.03 of an earlier one)."""
-    out: list[float] = []
-    for k, (x, y) in enumerate(points):
-        near = sum(abs(math.log(x / px)) < 0.03 and abs(y - py) < 0.03
-                   for px, py in points[:k])
-        out.append(step * near)
-    return out
-
-
 def _tokens_panel(fig: plt.Figure, ax, part: pd.DataFrame, windows: pd.Series | None,
                   colors: dict[str, tuple],
                   handles: dict[str, tuple[object, tuple]]) -> list[str]:
@@ -278,8 +274,8 @@ def _tokens_panel(fig: plt.Figure, ax, part: pd.DataFrame, windows: pd.Series | 
             labels.pop(i)
     part = part.loc[[i for i in part.index if i in labels]]
     ranked = is_ranked(part)
-    nudges = _nudges(list(zip(part["billed_tokens"], part["recall"])))
-    for (i, row), dx in zip(part.iterrows(), nudges):
+    offsets = nudges(list(zip(part["billed_tokens"], part["recall"])))
+    for (i, row), dx in zip(part.iterrows(), offsets):
         label, interval = labels[i], recall_interval(row)
         shift = ax.transData + ScaledTranslation(dx / 72, 0, fig.dpi_scale_trans)
         err = [[row.recall - interval.lo], [interval.hi - row.recall]]

@@ -31,8 +31,8 @@ from evals.analysis.aggregate import (
 from evals.analysis.summary import pareto_mask
 
 __all__ = ["APART_COLOR", "APART_MARKERS", "APART_NOTE", "INTERVAL_NOTE", "Interval",
-           "apart_divider", "arm_order", "is_ranked", "joined_interval", "ranked_frontier",
-           "recall_interval"]
+           "apart_divider", "arm_order", "is_ranked", "joined_interval", "nudges",
+           "ranked_frontier", "recall_interval"]
 
 #: The colour of every arm drawn apart (never ranked): hollow marks in it.
 APART_COLOR = "0.5"
@@ -127,3 +127,21 @@ def apart_divider(ax, n_ranked: int, n_all: int) -> None:
         ax.text(0.99, at + 0.08, "not ranked: bounds, stand-ins, not sent", ha="right",
                 va="top", fontsize=9, color="0.3", style="italic",
                 transform=blended_transform_factory(ax.transAxes, ax.transData))
+
+
+def nudges(points: list[tuple[float, float]], step: float = 7.0) -> list[float]:
+    """A horizontal offset (points) per point, so points drawn on one spot sit side by side:
+    each point near an earlier group's first point (tokens within 3 %, recall within 0.06)
+    takes the next place in that group."""
+    groups: list[list] = []  # [x, y, members so far]
+    out: list[float] = []
+    for x, y in points:
+        group = next((g for g in groups if abs(math.log(x / g[0])) < 0.03
+                      and abs(y - g[1]) < 0.06), None)
+        if group is None:
+            groups.append([x, y, 1])
+            out.append(0.0)
+        else:
+            out.append(step * group[2])
+            group[2] += 1
+    return out

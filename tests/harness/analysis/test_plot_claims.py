@@ -27,7 +27,7 @@ from evals.analysis.plot import (  # noqa: E402
     plot_recall_per_1k,
     plot_recall_vs_tokens,
 )
-from evals.analysis.plot_marks import joined_interval  # noqa: E402
+from evals.analysis.plot_marks import joined_interval, nudges  # noqa: E402
 from evals.analysis.recall_breakdown import recall_by_round  # noqa: E402
 from evals.analysis.research_plot import plot_research_compare  # noqa: E402
 from evals.analysis.summary import session_recall, summarize  # noqa: E402
@@ -131,6 +131,13 @@ def test_a_session_interval_is_never_narrower_than_wilson_and_one_session_has_no
         names=["dataset", "item_id", "question_id"]))
     got = session_recall(scores, 200, 0, 0.05)
     assert (got.mean, got.n_sessions, got.n_questions) == (0.25, 2, 4)
+
+
+def test_points_on_one_spot_are_set_side_by_side() -> None:
+    # the second and fourth are near the first (tokens within 3 %, recall within 0.06), the
+    # third is far above it: the first group takes places 0, 1, 2; the third stays put
+    points = [(100_000, 0.20), (101_000, 0.21), (100_000, 0.50), (102_000, 0.25)]
+    assert nudges(points, step=7.0) == [0.0, 7.0, 0.0, 14.0]
 
 
 def _compare_row(research, subset, sessions, recall, diff, tokens, diff_tokens):
