@@ -24,13 +24,19 @@ from record_rows import agent_run_records, base_record, frame  # noqa: E402
 
 from evals.analysis.plot import (  # noqa: E402
     plot_recall_by_round,
+    plot_recall_by_shape,
     plot_recall_per_1k,
     plot_recall_vs_tokens,
 )
 from evals.analysis.plot_marks import joined_interval, nudges  # noqa: E402
 from evals.analysis.recall_breakdown import recall_by_round  # noqa: E402
 from evals.analysis.research_plot import plot_research_compare  # noqa: E402
-from evals.analysis.summary import session_recall, summarize  # noqa: E402
+from evals.analysis.summary import (  # noqa: E402
+    SESSION_COLUMNS,
+    session_recall,
+    summarize,
+    with_session_intervals,
+)
 
 CLAUDE = "anthropic/claude-sonnet-4-5"
 
@@ -73,6 +79,36 @@ def test_arms_never_ranked_are_hollow_grey_points_with_their_n(agent) -> None:
     # every compared point says its n: 40 questions, four per item
     assert all("(n = 10 sessions, 40 q)" in label for label in points)
     plt.close(fig)
+
+
+def test_recall_by_arm_lists_the_ranked_arms_first(agent) -> None:
+    _, summary = agent
+    fig = plot_recall_by_shape(_claude(summary))
+    ax = fig.axes[0]
+    labels = [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()]
+    # ranked by billed tokens (16,626; 59,508; 59,699), then the others by theirs (truncate
+    # 48,775, pinned 118,452, full 352,110): truncate no longer sits among the ranked arms
+    assert labels == ["snapcompact foveated auto @32k", "snapcompact foveated auto @200k",
+                      "snapcompact foveated 8on22-bw @200k", "truncate @200k [bound]",
+                      "snapcompact pinned auto @200k [not sent by production]",
+                      "full @200k [bound]"]
+    colours = [to_rgba(t.get_color())[:3] for t in ax.get_yticklabels()]
+    assert colours[3:] == [pytest.approx((0.5, 0.5, 0.5))] * 3
+    notes = [t.get_text() for t in ax.texts]
+    assert notes.count("n = 10 sessions, 40 q") == 5  # every drawn point; full has none
+    plt.close(fig)
+
+
+def test_a_summary_written_before_the_session_intervals_gets_them_from_records(agent) -> None:
+    df, summary = agent
+    old = summary.drop(columns=SESSION_COLUMNS)
+    again = with_session_intervals(old, df, n_boot=200)
+    assert list(again.index) == list(summary.index)
+    # 40 questions, four per item; full (skipped over the window) answered none
+    answered = again["n_questions"] > 0
+    assert (again.loc[answered, "n_sessions"] == 10).all()
+    assert (again.loc[~answered, "n_sessions"] == 0).all() and (~answered).sum() == 2
+    pd.testing.assert_frame_equal(again[SESSION_COLUMNS], summary[SESSION_COLUMNS])
 
 
 def _top_label(ax) -> str:
