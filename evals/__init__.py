@@ -7,6 +7,7 @@
     store     records, transcripts, pixel keys
     pipeline  one run: the Hydra entry point, the plan, the loop, rows, scoring, the report
     analysis  records -> tables, intervals, plots, the winner per model line
+    study     pre-registered studies: the plan, its power analysis, its order in git
     view      the static records viewer
     spec      the typed run spec, the configs' location, the versions behind a row
     twins     every fake: provider wire twins, the loopback chat server, the soak run
