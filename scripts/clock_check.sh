@@ -19,7 +19,7 @@ fi
 work=$(mktemp -d /tmp/clock-check.XXXXXX)
 git clone -q "$root" "$work/clone"
 cd "$work/clone"
-ln -s "$root/.venv" .venv
+ln -s "${VENV:-$root/.venv}" .venv  # VENV: another checkout's venv (the project is on sys.path via -m)
 export PY=.venv/bin/python LITELLM_LOCAL_MODEL_COST_MAP=True HF_DATASETS_OFFLINE=1 \
   HF_HUB_OFFLINE=1 OMP_THREAD_LIMIT=1
 echo "clock check in $work/clone at $(git rev-parse --short HEAD): $command"
