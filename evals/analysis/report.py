@@ -349,6 +349,15 @@ def _decision_preamble(df: pd.DataFrame, decisions: Sequence[Decision]) -> list[
     return out
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the current folder when it is under it: a committed report names
+    no machine's folders."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[Decision],
                  proposal: TableProposal, rule: str, applied: Path | None,
                  passes: pd.DataFrame | None = None, verdicts: str = "",
@@ -387,7 +396,7 @@ def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[De
     lines += ["", "The diff of the table `--apply` writes (rows the gate refused keep their entry "
               "and say why; a row whose evidence rests on more sessions is left as it is):", "",
               "```diff", diff.rstrip("\n") or "(no change)", "```", ""]
-    lines.append(f"Applied to {applied} (the rows marked write above)." if applied else
+    lines.append(f"Applied to {_shown(applied)} (the rows marked write above)." if applied else
                  "Not applied (--apply writes the rows the gate accepts, --apply --force every "
                  "row, --dry-run shows this diff only).")
     return "\n".join(lines) + "\n"

@@ -117,7 +117,9 @@ def test_a_refused_change_from_fewer_sessions_is_not_even_kept_as_evidence(tmp_p
     assert table.read_text() == before
 
 
-def test_stronger_evidence_replaces_and_the_header_describes_every_measured_row(tmp_path) -> None:
+def test_stronger_evidence_replaces_and_the_header_describes_every_measured_row(
+        tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the report names the table it wrote from here, no machine path
     # gemini has no evidence; 25 sessions (100 questions) at gemini's 2048 px: 8on22-bw reads
     # every question, 11on16-bw misses the first of each session (3 of 4 in every session:
     # the paired difference is 0.25 in each, so its session-level interval is [0.25, 0.25])
@@ -147,6 +149,8 @@ def test_stronger_evidence_replaces_and_the_header_describes_every_measured_row(
         f"claude: {OLD_MEASURED}; gemini: {gemini_part}")
     claude = next(r for r in data["rules"] if r["name"] == "claude")
     assert (claude["evidence"], claude["evidence_sessions"]) == (OLD_EVIDENCE, 23)
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "Applied to model_shapes.toml (the rows marked write above)." in report
 
 
 def test_a_table_not_applied_says_so_first_and_a_no_change_run_changes_no_row(tmp_path,
