@@ -10,6 +10,7 @@ depth), ``winner`` (the winner rule per model line), ``write_model_shapes`` and
 (``snapcompact-eval-table``), ``docs_blocks`` and ``rederive`` (``--check``: every quoted and
 generated figure rebuilt from committed records; ``diff_lines`` names file, line and both
 values), ``plot``, ``frame_costs``, ``research_compare`` / ``research_rows`` /
+``research_records`` (its per-question records, committed as Parquet) /
 ``research_rederive`` (rebuilt from committed per-session figures) / ``research_plot``,
 ``search_front`` / ``search_objectives``.
 """

@@ -107,6 +107,6 @@ def check_all(root: Path) -> list[str]:
             problems += check_table_folder(root / rel, table if table.is_file() else None)
     for rel in RESEARCH_FOLDERS:
         if (root / rel / "research_compare.md").is_file():
-            problems += check_research(root / rel)
+            problems += check_research(root / rel, root)
     prefix = f"{root}/"
     return [p.removeprefix(prefix) for p in problems]

@@ -53,6 +53,7 @@ import pandas as pd
 from evals.analysis.aggregate import dedupe_records, production_status, reader_id, reader_label
 from evals.analysis.diff_lines import compare_text
 from evals.analysis.intervals import wilson_interval
+from evals.analysis.research_records import RECORDS_TABLE, read_records_table, records_table
 from evals.analysis.research_rederive import WITHHELD, rows_from_sessions
 from evals.analysis.research_rows import CEILING, ResearchRow, ceiling_label
 from evals.analysis.session_bootstrap import (
@@ -439,9 +440,14 @@ def bracket_sentences(bracket: Sequence[ResearchRow]) -> list[str]:
 
 def command_line(args: argparse.Namespace) -> str:
     """The command that writes these files, every option spelled out (it heads the markdown, and
-    ``--check`` reruns it from there)."""
-    source = (f"--sessions {args.sessions}" if args.sessions is not None
-              else " ".join(str(r) for r in args.runs))
+    ``--check`` reruns it from there). Made from run folders with ``--out``, it names the
+    records table written beside the tables, not the folders (which are not committed)."""
+    if args.sessions is not None:
+        source = f"--sessions {args.sessions}"
+    elif args.out is not None and any(r.suffix != ".parquet" for r in args.runs):
+        source = str(args.out / RECORDS_TABLE)
+    else:
+        source = " ".join(str(r) for r in args.runs)
     return (f"python -m evals.analysis.research_compare {source} --baseline {args.baseline} "
             f"--bootstrap {args.bootstrap} --seed {args.seed} --out {args.out}")
 
@@ -465,8 +471,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load(runs: Sequence[Path]) -> list[Record]:
+    """Records of run folders (``records.jsonl`` inside) and committed records tables."""
     records: list[Record] = []
     for run in runs:
+        if run.suffix == ".parquet" and run.is_file():
+            records.extend(read_records_table(run))
+            continue
         files = sorted(run.rglob(RECORDS_FILE)) if run.is_dir() else []
         if not files:
             raise ValueError(f"no {RECORDS_FILE} under {run}")
@@ -475,20 +485,24 @@ def _load(runs: Sequence[Path]) -> list[Record]:
     return records
 
 
-def build(args: argparse.Namespace) -> dict[str, str]:
-    """File name -> text of every file the command writes (nothing written here)."""
+def build(args: argparse.Namespace, records: list[Record] | None = None,
+          root: Path = Path(".")) -> dict[str, str]:
+    """File name -> text of every file the command writes (nothing written here), its input
+    paths read under ``root``; ``records`` (when given) receives the records read."""
     if args.sessions is not None:
-        sessions = pd.read_csv(args.sessions)
+        sessions = pd.read_csv(root / args.sessions)
         rows, bracket = rows_from_sessions(sessions, baseline=args.baseline,
                                            n_boot=args.bootstrap, seed=args.seed)
         head, table_of_sessions = [WITHHELD], None
     else:
-        records = _load(args.runs)
-        rows = compare_research(records, baseline=args.baseline, n_boot=args.bootstrap,
+        read = _load([root / r for r in args.runs])
+        if records is not None:
+            records.extend(read)
+        rows = compare_research(read, baseline=args.baseline, n_boot=args.bootstrap,
                                 seed=args.seed)
-        bracket = bracket_rows(records, baseline=args.baseline, n_boot=args.bootstrap,
+        bracket = bracket_rows(read, baseline=args.baseline, n_boot=args.bootstrap,
                                seed=args.seed)
-        head, table_of_sessions = [], per_session(records, baseline=args.baseline)
+        head, table_of_sessions = [], per_session(read, baseline=args.baseline)
     table = "\n\n".join([f"Command: `{command_line(args)}`", *head,
                           format_markdown(rows, args.baseline, bracket)])
     out = {"research_compare.md": table + "\n",
@@ -499,17 +513,20 @@ def build(args: argparse.Namespace) -> dict[str, str]:
     return out
 
 
-def check(folder: Path) -> list[str]:
-    """Rerun the command ``folder/research_compare.md`` names and compare every file it writes
-    with the committed one; one line per difference (file, line, both values)."""
+def check(folder: Path, root: Path = Path(".")) -> list[str]:
+    """Rerun the command ``folder/research_compare.md`` names (its paths read under ``root``,
+    the checkout) and compare every file it writes with the committed one; one line per
+    difference (file, line, both values)."""
     md = folder / "research_compare.md"
     first = md.read_text(encoding="utf-8").split("\n", 1)[0] if md.is_file() else ""
     if not first.startswith("Command: `python -m evals.analysis.research_compare "):
         return [f"{md}:1: no `Command:` line naming how it was made: regenerate it"]
-    words = first.removeprefix("Command: `").rstrip("`").split()[3:]
-    args = _parser().parse_args(words)
-    return [p for name, text in build(args).items()
-            for p in compare_text(folder / name, text)]
+    args = _parser().parse_args(first.removeprefix("Command: `").rstrip("`").split()[3:])
+    try:
+        files = build(args, root=root)
+    except (OSError, ValueError) as exc:
+        return [f"{md}:1: its command cannot be rerun from committed files: {exc}"]
+    return [p for name, text in files.items() for p in compare_text(folder / name, text)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -524,8 +541,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1 if problems else 0
     if not args.runs and args.sessions is None:
         parser.error("give run folders or --sessions")
+    records: list[Record] = []
     try:
-        files = build(args)
+        files = build(args, records)
     except ValueError as exc:
         print(f"research_compare: {exc}", file=sys.stderr)
         return 2
@@ -534,6 +552,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
             (args.out / name).write_text(text, encoding="utf-8")
+        if records and any(r.suffix != ".parquet" for r in args.runs):
+            records_table(records).to_parquet(args.out / RECORDS_TABLE, index=False)
     return 0
 
 
