@@ -168,7 +168,8 @@ GENERATED_DOCS: tuple[str, ...] = ("results/report.md", "results/shapetable/repo
 
 #: what a measured figure looks like in prose: a ratio (``3.84x``), a signed difference
 #: (``+0.112``, ``-11,749``), a fraction with two or more decimals (``0.45``), an interval
-#: (``[0.28, 0.58]``), a share compared (``12 % fewer``), a timing (``7 min 28 s``, ``22 s``).
+#: (``[0.28, 0.58]``), a share compared (``12 % fewer``), a timing (``7 min 28 s``, ``22 s``), a
+#: bill per question (``60,982 tokens a question``).
 #: Settings and definitions (a 200k window, 95 %, version numbers, ranges of seeds such as
 #: ``13-52``) do not look like this; a setting that does goes in inline code.
 FIGURE = re.compile(
@@ -178,7 +179,9 @@ FIGURE = re.compile(
     r"|\[\s*[+\u2212\-]?\d[\d.,]*\s*,\s*[+\u2212\-]?\d[\d.,]*\s*\]"
     r"|(?<![\w.])\d+(?:\.\d+)?\s?%\s+(?:fewer|more|less|cheaper|dearer|higher|lower)\b"
     r"|(?<![\w.])\d+\s?min(?:\s+\d+\s?s)?\b"
-    r"|(?<![\w.\-])\d+(?:\.\d+)?\s?s\b(?![\w.\-])")
+    r"|(?<![\w.\-])\d+(?:\.\d+)?\s?s\b(?![\w.\-])"
+    r"|(?<![\w.,])\d{1,3}(?:,\d{3})+\s+(?:billed\s+)?(?:prompt\s+)?tokens?"
+    r"\s*(?:(?:a|per)\s+question|/q)\b")
 
 #: a span of prose whose figures are quoted from a committed file: each must occur in it
 _QUOTES = re.compile(r"<!-- quotes: (\S+) -->(.*?)<!-- /quotes -->", re.S)

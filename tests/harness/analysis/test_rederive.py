@@ -165,3 +165,23 @@ def test_a_difference_names_the_line_and_both_values(tmp_path):
     assert compare_text(path, "a\n| x | 0.12 [0.10, 0.14] |\nc\n") == []
     assert compare_text(path, "a\n| x | 0.13 [0.10, 0.14] |\nc\n") == [
         f"{path}:2: committed '0.12' != re-derived '0.13'"]
+
+
+@pytest.mark.parametrize("prose, figure", [
+    ("at 12 % fewer billed tokens", "12 % fewer"), ("took 7 min 28 s", "7 min 28 s"),
+    ("replays 22 s", "22 s"),
+    ("production bills 60,982 tokens a question", "60,982 tokens a question"),
+    ("+7,041 tokens/q more", "+7,041")])
+def test_shares_timings_and_bills_are_figures(prose, figure):
+    from evals.analysis.docs_blocks import stray_figures
+
+    assert [f for _, f in stray_figures(prose)] == [figure]
+
+
+@pytest.mark.parametrize("prose", [
+    "every frame counts 5,024 tokens", "a 15 % reserve", "default `60 s`", "Python 3.11",
+    "<!-- example -->\n`make run` took 7 min.\n<!-- /example -->"])
+def test_settings_and_spans_are_not_stray(prose):
+    from evals.analysis.docs_blocks import stray_figures
+
+    assert stray_figures(prose) == []
