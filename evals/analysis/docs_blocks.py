@@ -193,10 +193,15 @@ _COMMAND = re.compile(r"(?:`[^`\n]*|^ {4}[^\n]*)(?:snapcompact|python|pytest|mak
                       re.M)
 
 
+#: folders under results/ that are never committed (run records, the cache, the viewer)
+_UNCOMMITTED = {"runs", "cache", "view"}
+
+
 def scanned_docs(root: Path) -> list[str]:
     """The prose pages and config files ``--check`` scans, relative to ``root``."""
     pages = [*SCANNED_DOCS, *(str(p.relative_to(root)) for p in sorted(root.glob("docs/*.md"))),
-             *(str(p.relative_to(root)) for p in sorted(root.glob("results/**/*.md")))]
+             *(str(p.relative_to(root)) for p in sorted(root.glob("results/**/*.md"))
+               if not set(p.relative_to(root).parts[1:2]) & _UNCOMMITTED)]
     pages += [str(p.relative_to(root)) for p in sorted(root.glob("configs/**/*.yaml"))]
     return [p for i, p in enumerate(pages) if p not in pages[:i] and p not in GENERATED_DOCS]
 

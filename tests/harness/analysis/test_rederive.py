@@ -185,3 +185,13 @@ def test_settings_and_spans_are_not_stray(prose):
     from evals.analysis.docs_blocks import stray_figures
 
     assert stray_figures(prose) == []
+
+
+def test_uncommitted_run_folders_are_not_scanned(checkout, capsys):
+    notes = checkout / "results" / "runs" / "default" / "notes.md"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("recall 0.45 [0.28, 0.58]\n")
+    assert _check(checkout, capsys) == (0, "")
+    (checkout / "results" / "notes.md").write_text("recall 0.45 [0.28, 0.58]\n")
+    rc, err = _check(checkout, capsys)
+    assert rc == 1 and "results/notes.md:1: figure '0.45'" in err
