@@ -51,7 +51,10 @@ COMPRESSION_NOTE = ("Compression: `full`'s tokens / the arm's on the same questi
 
 def compression_cell(row) -> str:
     """The report's compression of one summary row: ``5.92x``, or ``5.92x (vs uncompacted)``
-    when ``full`` was skipped and the ratio is taken against the uncompacted history's bill."""
+    when ``full`` was skipped and the ratio is taken against the uncompacted history's bill;
+    ``n/a`` when there was neither to divide by."""
+    if pd.isna(row.compression_vs_text):  # no baseline to divide by: not a ratio ("n/ax")
+        return "n/a"
     base = "" if row.compression_baseline == "full" else " (vs uncompacted)"
     return f"{_fmt(row.compression_vs_text, '.2f')}x{base}"
 

@@ -195,3 +195,18 @@ def test_uncommitted_run_folders_are_not_scanned(checkout, capsys):
     (checkout / "results" / "notes.md").write_text("recall 0.45 [0.28, 0.58]\n")
     rc, err = _check(checkout, capsys)
     assert rc == 1 and "results/notes.md:1: figure '0.45'" in err
+
+
+def test_a_compression_without_a_baseline_reads_not_available():
+    # shapetable/report.md printed "n/ax" where neither full nor the uncompacted bill was there
+    from types import SimpleNamespace
+
+    from evals.analysis.report import compression_cell
+
+    assert compression_cell(SimpleNamespace(compression_vs_text=float("nan"),
+                                            compression_baseline=None)) == "n/a"
+    assert compression_cell(SimpleNamespace(compression_vs_text=5.9234,
+                                            compression_baseline="full")) == "5.92x"
+    assert compression_cell(SimpleNamespace(compression_vs_text=7.2,
+                                            compression_baseline="uncompacted")) == (
+        "7.20x (vs uncompacted)")
