@@ -51,7 +51,8 @@ COMPRESSION_NOTE = ("Compression: `full`'s tokens / the arm's on the same questi
 
 def compression_cell(row) -> str:
     """The report's compression of one summary row: ``5.92x``, or ``5.92x (vs uncompacted)``
-    when ``full`` was skipped and the ratio is taken against the uncompacted history's bill."""
+    when ``full`` was skipped and the ratio is taken against the uncompacted history's bill;
+    ``– (no full history to compare)`` when there was neither to divide by (never "n/ax")."""
     if pd.isna(row.compression_vs_text):
         return "– (no full history to compare)"
     base = "" if row.compression_baseline == "full" else " (vs uncompacted)"

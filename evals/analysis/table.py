@@ -193,8 +193,9 @@ def _docs(root: Path, *, check: bool, write: bool) -> int:
     for line in problems:
         print(f"snapcompact-eval-table: check: {line}", file=sys.stderr)
     if check and not problems:
-        print("snapcompact-eval-table: check: every generated block matches its source and "
-              "no figure is typed outside one")
+        print("snapcompact-eval-table: check: every generated file re-derives from its committed "
+              "records, every generated block matches its source and no figure is typed "
+              "outside one")
     return 1 if problems else 0
 
 
@@ -216,8 +217,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="rewrite the generated blocks of README.md from the committed "
                              "tables under results/ (evals.analysis.docs_blocks)")
     parser.add_argument("--check", action="store_true",
-                        help="fail (exit 1) when a generated block of README.md is stale or "
-                             "quotes a table that is not committed")
+                        help="fail (exit 1) when a generated file under results/ no longer "
+                             "re-derives from its committed records, a generated block of "
+                             "README.md is stale, or a figure in README, docs/, results/ or "
+                             "configs/ comments is neither generated, quoted from a committed "
+                             "file nor given its command (evals.analysis.rederive, "
+                             "evals.analysis.docs_blocks); writes nothing")
     parser.add_argument("--root", default=".", help="the checkout holding README.md and "
                         "results/ (for --write-docs / --check; default: the current folder)")
     parser.add_argument("--out", default="results", help="output directory (default: results)")
