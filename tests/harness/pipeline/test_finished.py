@@ -49,6 +49,25 @@ def test_a_finished_run_says_nothing_to_do_without_replaying(tmp_path, capsys, m
     assert len(rows_of(tmp_path / "run")) == rows  # nothing appended
 
 
+def test_a_finished_rerun_writes_its_own_traffic_not_the_first_runs(tmp_path):
+    """summary.json is each run's traffic; a sweep's rerun check adds ``sent`` up across jobs.
+
+    make slurm-check read 6 sent on a rerun that sent nothing: the finished path left the first
+    run's counters in place. The first run sent its 2 questions; the rerun sent none and found
+    both rows recorded."""
+    summary = tmp_path / "run" / "summary.json"
+    _run(tmp_path)
+    first = json.loads(summary.read_text())["requests"]
+    assert (first["planned"], first["sent"], first["rows_written"]) == (2, 2, 2)
+    calls = Counting()
+    _run(tmp_path, calls=calls)
+    again = json.loads(summary.read_text())
+    assert calls.calls == 0
+    assert again["requests"] == {"planned": 0, "skipped_done": 2, "sent": 0, "cache_hits": 0,
+                                 "shared": 0, "claim_waits": 0, "errors": 0, "rows_written": 0}
+    assert len(again["rows"]) == 1  # the arm's table, as the first run wrote it
+
+
 def test_records_changed_since_the_marker_plan_again(tmp_path):
     _run(tmp_path)
     records = tmp_path / "run" / "records.jsonl"
