@@ -45,5 +45,9 @@ def test_the_pending_prompt_tips_the_pre_prompt_check():
     (check,) = first.rounds
     assert (check.check, check.trigger_tokens, check.threshold_tokens) == (
         "pre_prompt", 30_000, THRESHOLD)
-    assert first.new_compactions == 1
+    assert (first.compactions, first.new_compactions) == (1, 1)
     assert first.text_chars < 60_000  # the prompt went out after the compaction
+    # the last step appends the reply "fine" and asks "Continue.": far below, no new compaction
+    last = replay.steps[1]
+    assert (last.prompt, last.rounds, last.compactions, last.new_compactions) == (
+        "Continue.", (), 1, 0)

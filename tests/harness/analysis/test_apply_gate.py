@@ -14,11 +14,12 @@ from evals.analysis.write_model_shapes import RowChange, TableProposal
 CLAUDE = ("claude-sonnet-4-5",)  # production draws 1568 px frames for it (reference table)
 
 
-def _candidate(shape: str, size: int, recall: float, *, below: bool) -> Candidate:
-    return Candidate(shape=shape, frame_size=size, n_questions=40, recall=recall,
+def _candidate(shape: str, size: int, recall: float, *, below: bool,
+               questions: int = 40) -> Candidate:
+    return Candidate(shape=shape, frame_size=size, n_questions=questions, recall=recall,
                      recall_lo=recall - 0.1, recall_hi=recall + 0.1,
                      predicted_prompt_tokens=1000.0, billed_tokens=1000.0,
-                     recall_per_1k_tokens=recall, shared_questions=40,
+                     recall_per_1k_tokens=recall, shared_questions=questions,
                      significantly_below=below)
 
 
@@ -52,6 +53,14 @@ def test_the_session_bar_counts_sessions_not_questions():
     verdict = _verdict((_candidate("11on16-bw", 1568, 0.6, below=False),
                         _candidate("8on22-bw", 1568, 0.3, below=True)), sessions=19)
     assert verdict.refused == ("19 session(s) (< 20)",)
+
+
+def test_thirty_questions_clear_the_question_bar_twenty_nine_do_not():
+    def verdict(questions: int):
+        return _verdict((_candidate("11on16-bw", 1568, 0.6, below=False, questions=questions),
+                         _candidate("8on22-bw", 1568, 0.3, below=True)), sessions=20)
+    assert verdict(30).accepted
+    assert verdict(29).refused == ("29 questions (< 30)",)
 
 
 def test_the_current_entry_is_matched_at_its_own_frame_size():

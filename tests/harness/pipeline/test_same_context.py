@@ -12,10 +12,12 @@ import json
 from hydra_compose import compose_eval
 from mock_runs import Counting, rows_of
 
+from evals.items.datasets import load_dataset
 from evals.pipeline.plan import context_warnings
 from evals.pipeline.run import run_config
-from evals.replay.contexts import Context
+from evals.replay.contexts import Context, build_context
 from evals.spec.arms import ArmSpec
+from evals.spec.run_spec import RunSpec
 from evals.store.sent_index import SentIndex
 
 ARMS = ["experiment=smoke", "model=mock", "progress=false", "strategies=[snapcompact]",
@@ -87,3 +89,18 @@ def test_only_an_arm_whose_frames_are_all_in_another_shape_is_warned():
                                            shape_asked_drawn=False,
                                            frames_by_shape={"8on16-bw": 2}))
     assert warning.startswith("no frame drawn in 11on16-bw (drawn: 2 x 8on16-bw)")
+
+
+def test_a_snapcompact_arm_that_drew_no_frame_is_not_said_to_miss_its_shape(tmp_path):
+    # The smoke session (~30k tokens) at a 200k window never compacts: the arm asked for
+    # 11on16-bw but drew no frame at all, so "drawn in its shape" has no answer (None), and
+    # the console says nothing about it.
+    spec = RunSpec.from_config(compose_eval([f"results_dir={tmp_path}", *ARMS,
+                                             "shapes=[11on16-bw]", "context_window=200000"]),
+                               base_dir=tmp_path)
+    item = load_dataset("agent_session", target_tokens=30000, depths=(0.1, 0.9))[0]
+    (arm,) = [a for a in spec.arms() if a.is_snapcompact]
+    context = build_context(item, arm, spec, frames=None, contexts=None)
+    assert (context.compactions, context.frame_hashes) == (0, ())
+    assert context.shape_asked == "11on16-bw" and context.shape_asked_drawn is None
+    assert context_warnings(context) == []
