@@ -59,6 +59,8 @@ from evals.analysis.research_rows import CEILING, ResearchRow, ceiling_label
 from evals.analysis.session_bootstrap import (
     MIN_SESSIONS_FOR_CLAIM,
     SessionDiff,
+    claim_supported,
+    interval_excludes_zero,
     session_mean,
     session_paired_bootstrap,
 )
@@ -381,10 +383,9 @@ def format_markdown(rows: Sequence[ResearchRow], baseline: str,
 def _strength(n: int, lo: float, hi: float) -> str:
     if math.isnan(lo):
         return "no session-level interval (one session): no claim"
-    clear = lo > 0 or hi < 0
-    if clear and n >= MIN_SESSIONS_FOR_CLAIM:
+    if claim_supported(n, lo, hi):
         return "a finding (interval clear of 0)"
-    if clear:
+    if interval_excludes_zero(lo, hi):
         return (f"interval clear of 0, but {n} < {MIN_SESSIONS_FOR_CLAIM} sessions: suggestive, "
                 "not a finding")
     return "interval includes 0: no evidence of a difference"

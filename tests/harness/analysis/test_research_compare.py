@@ -325,3 +325,43 @@ def test_per_session_figures_reproduce_the_comparison_from_records():
                       "diff_recall_hi", "diff_recall_record", "diff_billed_tokens_lo",
                       "diff_billed_tokens_hi"):
             assert getattr(g, field) == pytest.approx(getattr(w, field), nan_ok=True), field
+
+
+def test_the_facts_production_lost_are_production_s_not_the_research_arm_s():
+    # Session i0 (q0-q9): production discarded the evidence of all ten (round 1) and read none;
+    # the research arm kept them (round 0) and read q0-q3. Session i1 (q10-q19): production
+    # kept all ten and read them; the research arm discarded q10-q14 and read none of those,
+    # q15-q19 all. On the facts production lost (q0-q9): research 4/10 - production 0/10 =
+    # +0.40 (one session); on the research arm's own losses it would be 0/5 - 5/5 = -1.00.
+    # The research arm's own "discarded" recall is over its own losses: 0 of 5.
+    prod = (_rows("production", [False] * 10, [1] * 10, 50_000)
+            + [r.with_fields(item_id="i1", question_id=f"q{10 + k}") for k, r in enumerate(
+                _rows("production", [True] * 10, [0] * 10, 50_000))])
+    rec = (_rows(RECOMMENDED, [True] * 4 + [False] * 6, [0] * 10, 40_000)
+           + [r.with_fields(item_id="i1", question_id=f"q{10 + k}") for k, r in enumerate(
+               _rows(RECOMMENDED, [False] * 5 + [True] * 5, [1] * 5 + [0] * 5, 40_000))])
+    rows = {(r.research, r.subset): r for r in compare_research(prod + rec, n_boot=500)}
+    got = rows[(RECOMMENDED, "all")]
+    assert (got.baseline_discarded, got.baseline_discarded_sessions) == (10, 1)
+    assert got.diff_on_baseline_discarded == pytest.approx(0.40)
+    assert got.diff_on_baseline_discarded_record == "1-0-0"
+    assert (got.discarded, got.recall_discarded) == (5, 0.0)
+    assert got.diff_recall == pytest.approx((9 - 10) / 20)  # 4 + 5 read against 0 + 10
+
+
+@pytest.mark.parametrize(("sessions", "strength"), [
+    (20, "(20 sessions; 20-0-0): a finding (interval clear of 0)"),
+    (19, "(19 sessions; 19-0-0): interval clear of 0, but 19 < 20 sessions: suggestive, not a "
+         "finding"),
+])
+def test_a_finding_needs_twenty_sessions_exactly_as_the_claim_rule_says(sessions, strength):
+    # Every session (all valid: no split, so "all sessions"): production reads 5 of 10
+    # discarded facts, research 7: +0.2 in each, so every resample is +0.2 and the interval
+    # [+0.2, +0.2] is clear of 0. Twenty sessions are the bar
+    # (evals.analysis.session_bootstrap.MIN_SESSIONS_FOR_CLAIM), nineteen are short.
+    prod = _sessions("production", [(5, 50_000, 0)] * sessions)
+    rec = _sessions(RECOMMENDED, [(7, 50_000, 0)] * sessions)
+    table = format_markdown(compare_research(prod + rec, n_boot=500), "production")
+    claims = table[table.index("What the evidence supports"):]
+    assert ("recall on the facts production discarded, on all sessions: "
+            f"+0.200 [+0.200, +0.200] {strength}") in claims
