@@ -8,5 +8,6 @@ recall, bill, compression, frontier), ``recall_breakdown`` (recall by evidence r
 depth), ``winner`` (the winner rule per model line), ``write_model_shapes`` and
 ``apply_gate`` (the table edit and its gate), ``report`` (the markdown report), ``table``
 (``snapcompact-eval-table``), ``docs_blocks``, ``plot``, ``frame_costs``,
-``research_compare`` / ``research_plot``, ``search_front`` / ``search_objectives``.
+``research_compare`` / ``research_plot``, ``search_front`` / ``search_objectives``,
+``outcomes`` (correct / abstained / wrong per reader, arm and probe kind; silent wrong answers).
 """
