@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from evals.blind.provider import question_of, run_blind
 from evals.blind.retrieval import ABSTENTION, answer_blind, extract, segments
-from evals.items.prompts import question_text
 from evals.items.probes import is_confabulation
+from evals.items.prompts import question_text
 from evals.pipeline.probe_grading import grade
 from snapcompact.core import NEWLINE_GLYPH
 

@@ -9,8 +9,8 @@ import pytest
 
 from evals.items.probes import is_confabulation, is_silent_wrong, probe_label
 from evals.pipeline.probe_grading import exact_form, gist_share, grade
-from evals.readers.answer import ABSTENTION, locate
 from evals.pipeline.reader_side import UNREACHABLE_SCORE
+from evals.readers.answer import ABSTENTION, locate
 
 EXACT = {"probe": "exact"}
 
