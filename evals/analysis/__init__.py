@@ -9,5 +9,6 @@ depth), ``winner`` (the winner rule per model line), ``write_model_shapes`` and
 ``apply_gate`` (the table edit and its gate), ``report`` (the markdown report), ``table``
 (``snapcompact-eval-table``), ``docs_blocks``, ``plot``, ``frame_costs``,
 ``research_compare`` / ``research_plot``, ``search_front`` / ``search_objectives``,
-``outcomes`` (correct / abstained / wrong per reader, arm and probe kind; silent wrong answers).
+``outcomes`` (correct / abstained / wrong per reader, arm and probe kind; silent wrong answers),
+``frame_pay`` (where frames pay: characters per billed token, text vs frames, by content type).
 """
