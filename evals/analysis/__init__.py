@@ -13,5 +13,7 @@ records; ``diff_lines`` names file, line and both values), ``plot`` and ``plot_m
 arms compared, the others drawn apart, intervals with n), ``frame_costs``,
 ``research_compare`` / ``research_rows`` / ``research_records`` (its per-question records,
 committed as Parquet) / ``research_rederive`` (rebuilt from committed per-session figures) /
-``research_plot``, ``search_front`` / ``search_objectives``.
+``research_plot``, ``search_front`` / ``search_objectives``,
+``outcomes`` (correct / abstained / wrong per reader, arm and probe kind; silent wrong answers),
+``frame_pay`` (where frames pay: characters per billed token, text vs frames, by content type).
 """

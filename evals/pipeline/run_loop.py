@@ -46,6 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.blind.provider import MODEL_ID as BLIND_MODEL_ID
+from evals.blind.provider import blind_reading
+from evals.blind.provider import register as register_blind
 from evals.pipeline.finished import FINISHED_FILE, finished_run, mark_finished
 from evals.pipeline.plan import QA_READER, Plan, Planned, build_plan, check_prices
 from evals.pipeline.rows import OCR_NOTE, RecordSink, make_record
@@ -227,7 +230,11 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
 
     def store_reading(p: Planned) -> dict[str, Any] | None:
         request = p.request(data_url)
-        reading = reading_of(parse_request(request.model, request.messages, request.metadata))
+        if request.model == BLIND_MODEL_ID:
+            reading = blind_reading(request.messages, request.metadata)
+        else:
+            reading = reading_of(parse_request(request.model, request.messages,
+                                               request.metadata))
         return readings.put(reading) if reading is not None and readings is not None else None
 
     async def one(p: Planned) -> None:
@@ -315,6 +322,7 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     run_dir.mkdir(parents=True, exist_ok=True)
     if spec.model.offline_reader:
         register()
+        register_blind()
 
     import_litellm()
     _quiet_litellm()
