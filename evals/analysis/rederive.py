@@ -29,13 +29,13 @@ import pandas as pd
 
 from evals.analysis.diff_lines import compare_text
 from evals.analysis.research_compare import check as check_research
-from evals.analysis.table import write_outputs
 from evals.analysis.table_outputs import (
     TableOptions,
     TableOutputs,
     committed_passes,
     derive,
     render,
+    write_outputs,
 )
 from evals.analysis.write_model_shapes import library_table_path
 

@@ -33,11 +33,11 @@ from evals.analysis.report import build_report
 from evals.analysis.table_outputs import (
     PER_RUN_COLUMNS,
     TableOptions,
-    TableOutputs,
     committed_passes,
     committed_records,
     derive,
     render,
+    write_outputs,
 )
 from evals.analysis.table_sources import RunSource, read_sources
 from evals.analysis.write_model_shapes import TableProposal, apply_table, library_table_path
@@ -64,34 +64,6 @@ class TableRun:
     written: TableProposal
     sources: tuple[RunSource, ...]
     applied: Path | None
-
-
-def write_outputs(out: Path, outputs: TableOutputs, texts: dict[str, str], *, plots: bool,
-                  records_blob: bytes | None = None, records_csv: bool = True) -> None:
-    """Write what :func:`evals.analysis.table_outputs.render` made (and the tables' Parquet
-    twins and the plots) into ``out``. ``records_blob``: the records' Parquet bytes as
-    committed (:func:`evals.analysis.table_outputs.committed_records`); ``records_csv=False``
-    leaves ``records.csv`` out (a folder committing its records as Parquet only)."""
-    out.mkdir(parents=True, exist_ok=True)
-    # what differs between two runs of the same code on the same data (the checkout's commit,
-    # when a row was written, how long it took) is left out of the committed table, so a
-    # rerun from a fresh clone reproduces it byte for byte; run folders keep every field
-    for stem, frame in outputs.frames().items():
-        if stem == "records" and records_blob is not None:
-            (out / "records.parquet").write_bytes(records_blob)
-        else:
-            frame.to_parquet(out / f"{stem}.parquet", index=False)
-    for name, text in texts.items():
-        if name != "records.csv" or records_csv:
-            (out / name).write_text(text, encoding="utf-8")
-    if plots:
-        # local (cost): matplotlib and the plots, +0.92 s, load only when plots are drawn
-        import matplotlib
-
-        matplotlib.use("Agg")  # headless PNGs, whatever the environment's default
-        from evals.analysis.plot import write_plots
-
-        write_plots(outputs.summary, outputs.records, out / "plots")
 
 
 def _passes_csv(paths: Sequence[str | Path], df: pd.DataFrame) -> str:
@@ -178,7 +150,7 @@ def _docs(root: Path, *, check: bool, write: bool) -> int:
 
 def _rederive(root: Path, *, plots: bool) -> int:
     """``--rederive``: see :func:`evals.analysis.rederive.rewrite_all`."""
-    # local: rederive imports this module (write_outputs)
+    # local (cost): rederive loads the research comparison; only --rederive needs it here
     from evals.analysis.rederive import rewrite_all
 
     try:
@@ -198,7 +170,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> _Parser:
     parser = _Parser(
         prog="snapcompact-eval-table",
         description="Aggregate eval records into recall-per-token tables, plots and the "
@@ -245,6 +217,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="model -> shape table to compare with and apply to "
                              "(default: the library's snapcompact/pricing/model_shapes.toml)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.rederive:
         return _rederive(Path(args.root), plots=not args.no_plots)
@@ -290,4 +267,4 @@ if __name__ == "__main__":
 
 
 __all__ = ["GROUP_COLUMNS", "PER_RUN_COLUMNS", "TableRun", "build_report", "main", "make_tables",
-           "run", "write_outputs"]
+           "run"]

@@ -38,7 +38,7 @@ from evals.analysis.winner import Decision, choose_winners, rule_text
 from evals.analysis.write_model_shapes import TableProposal, propose_table
 
 __all__ = ["PER_RUN_COLUMNS", "READER_NOTE", "TableOptions", "TableOutputs", "committed_passes",
-           "committed_records", "csv_text", "derive", "render", "source_lines"]
+           "committed_records", "csv_text", "derive", "render", "source_lines", "write_outputs"]
 
 #: Record fields that change from run to run of the same code on the same data: the checkout's
 #: commit, when and how fast a row was written, and whether its answer came from the response
@@ -171,3 +171,31 @@ def render(outputs: TableOutputs, options: TableOptions, *, apply: bool,
         o.records, o.summary, list(o.decisions), o.written, options.rule(), applied, o.passes,
         format_verdicts(o.verdicts, force=options.force), sources=source_lines(o.records))
     return texts
+
+
+def write_outputs(out: Path, outputs: TableOutputs, texts: dict[str, str], *, plots: bool,
+                  records_blob: bytes | None = None, records_csv: bool = True) -> None:
+    """Write what :func:`evals.analysis.table_outputs.render` made (and the tables' Parquet
+    twins and the plots) into ``out``. ``records_blob``: the records' Parquet bytes as
+    committed (:func:`evals.analysis.table_outputs.committed_records`); ``records_csv=False``
+    leaves ``records.csv`` out (a folder committing its records as Parquet only)."""
+    out.mkdir(parents=True, exist_ok=True)
+    # what differs between two runs of the same code on the same data (the checkout's commit,
+    # when a row was written, how long it took) is left out of the committed table, so a
+    # rerun from a fresh clone reproduces it byte for byte; run folders keep every field
+    for stem, frame in outputs.frames().items():
+        if stem == "records" and records_blob is not None:
+            (out / "records.parquet").write_bytes(records_blob)
+        else:
+            frame.to_parquet(out / f"{stem}.parquet", index=False)
+    for name, text in texts.items():
+        if name != "records.csv" or records_csv:
+            (out / name).write_text(text, encoding="utf-8")
+    if plots:
+        # local (cost): matplotlib and the plots, +0.92 s, load only when plots are drawn
+        import matplotlib
+
+        matplotlib.use("Agg")  # headless PNGs, whatever the environment's default
+        from evals.analysis.plot import write_plots
+
+        write_plots(outputs.summary, outputs.records, out / "plots")
