@@ -9,6 +9,9 @@ the same invocation, so what is committed under ``results/`` always agrees with 
     snapcompact-eval-table RUN [RUN ...] --out results        # tables, plots, report, diff
     snapcompact-eval-table RUN [RUN ...] --out results --apply  # ... and write the rows the
                                                               # evidence supports (apply_gate)
+    snapcompact-eval-table --check       # re-derive every committed file; writes nothing
+    snapcompact-eval-table --rederive    # rewrite results/ and results/shapetable/ from their
+                                         # committed records, as --check re-derives them
 
 Records are found by walking the given files and directories
 (``evals.store.records.find_record_files``); nothing is read from their names. Each path holds
