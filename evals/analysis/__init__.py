@@ -7,7 +7,9 @@ shape an arm stands for), ``resampling`` (the unit, seeds and bootstrap), ``inte
 recall, bill, compression, frontier), ``recall_breakdown`` (recall by evidence round and
 depth), ``winner`` (the winner rule per model line), ``write_model_shapes`` and
 ``apply_gate`` (the table edit and its gate), ``report`` (the markdown report), ``table``
-(``snapcompact-eval-table``), ``table_sources`` (which runs a table reads), ``docs_blocks``
+(``snapcompact-eval-table``), ``table_outputs`` (what it writes, from the records as committed:
+the one path ``--check`` re-derives by), ``table_sources`` (which runs a table reads),
+``docs_blocks``
 and ``rederive`` (``--check``: every quoted and generated figure rebuilt from committed
 records; ``diff_lines`` names file, line and both values), ``plot`` and ``plot_marks`` (ranked
 arms compared, the others drawn apart, intervals with n), ``frame_costs``,

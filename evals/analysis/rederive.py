@@ -4,17 +4,20 @@ Why: ``--check`` used to compare the README's blocks with the committed tables, 
 changed consistently in both, or a hand edit of ``results/report.md``, passed. Here each
 generated file is made again, in memory, from the per-question records committed beside it
 (``records.parquet``) and compared with the committed text, line by line
-(:mod:`evals.analysis.diff_lines`); nothing is written.
+(:mod:`evals.analysis.diff_lines`); nothing is written. It is made by the very functions the
+table command writes with (:func:`evals.analysis.table_outputs.derive` and ``render``), so the
+two cannot drift: what ``snapcompact-eval-table RUNS --out DIR`` writes is what this re-derives.
 
 A results folder made by ``snapcompact-eval-table`` is found by its ``report.md`` beside a
-``records.parquet``. The options it was made with are read from the report's rule text (it
-states the bootstrap resamples, the seed, the interval level and the thin-evidence bar), so a
-table made with ``--bootstrap 4000`` is rebuilt with 4000. Two inputs are not records: the
-maintenance passes (``passes.csv``: read from the run's stored contexts, which are not
-committed) are read as committed, and the date in the ``measured`` provenance (the newest
-record's ``created_at``, a per-run column the committed table leaves out) is taken from the
-committed ``model_shapes.toml``. The research comparison reruns the command its markdown names
-(:func:`evals.analysis.research_compare.check`).
+``records.parquet``. The invocation is read from the committed files, since it is not in the
+records: the options from the report's rule text (bootstrap resamples, seed, interval level,
+thin-evidence bar, and the reader when ``--reader`` chose one), ``--apply``/``--force`` from the
+first line of its ``model_shapes.toml``. The maintenance passes (``passes.csv``: read from the
+run's stored contexts, which are not committed) are an input, read as committed. The research
+comparison reruns the command its markdown names (:func:`evals.analysis.research_compare.check`).
+
+:func:`rewrite_table_folder` writes the rebuild (``snapcompact-eval-table --rederive``): the
+way to regenerate a folder whose runs are not at hand after the analysis code changed.
 """
 
 from __future__ import annotations
@@ -24,21 +27,27 @@ from pathlib import Path
 
 import pandas as pd
 
-from evals.analysis.apply_gate import format_verdicts, judge_changes
 from evals.analysis.diff_lines import compare_text
-from evals.analysis.recall_breakdown import recall_by_depth, recall_by_round
-from evals.analysis.report import build_report, code_hashes
 from evals.analysis.research_compare import check as check_research
-from evals.analysis.summary import summarize
-from evals.analysis.winner import choose_winners, rule_text
-from evals.analysis.write_model_shapes import library_table_path, propose_table
+from evals.analysis.table_outputs import (
+    TableOptions,
+    TableOutputs,
+    committed_passes,
+    derive,
+    render,
+    write_outputs,
+)
+from evals.analysis.write_model_shapes import library_table_path
 
-__all__ = ["TABLE_FOLDERS", "check_all", "check_table_folder", "report_options"]
+__all__ = ["TABLE_FOLDERS", "check_all", "check_table_folder", "rebuild_table_folder",
+           "report_options", "rewrite_all", "rewrite_table_folder"]
 
 #: the folders ``snapcompact-eval-table`` wrote (records.parquet + report.md), and the
 #: research comparisons (research_compare.md), relative to the checkout
 TABLE_FOLDERS = ("results", "results/shapetable")
 RESEARCH_FOLDERS = ("results/research",)
+#: inputs of the rebuild, not outputs: compared with nothing, never rewritten
+INPUTS = ("records.parquet", "passes.csv")
 
 
 def report_options(report: str) -> dict[str, float | int]:
@@ -53,60 +62,91 @@ def report_options(report: str) -> dict[str, float | int]:
             "min_questions": int(thin.group(1))}
 
 
-def _csv(frame: pd.DataFrame) -> str:
-    return frame.to_csv(index=False, float_format="%.6g")
-
-
-def rebuild_table_folder(folder: Path, table_path: Path | None = None) -> dict[str, str]:
-    """File name -> the text ``snapcompact-eval-table`` writes there, from the committed
-    ``records.parquet`` (and ``passes.csv``); nothing is written."""
+def _invocation(folder: Path) -> tuple[TableOptions, bool]:
+    """The options and ``--apply`` the folder's files were written with."""
     report = (folder / "report.md").read_text(encoding="utf-8")
     opts = report_options(report)
-    n_boot, seed, alpha = int(opts["n_boot"]), int(opts["seed"]), float(opts["alpha"])
-    min_q = int(opts["min_questions"])
-    df = pd.read_parquet(folder / "records.parquet")
+    reader = re.search(r"written from reader (\S+)'s decisions only", report)
+    table = folder / "model_shapes.toml"
+    first = table.read_text(encoding="utf-8").split("\n", 1)[0] if table.is_file() else ""
+    if first.startswith("# APPLIED"):
+        # the library table now holds what was written: the table it was compared with is gone
+        raise ValueError("its model_shapes.toml was applied to the library table, so the table "
+                         "it was compared with is no longer there: rerun the table command")
+    return (TableOptions(n_boot=int(opts["n_boot"]), seed=int(opts["seed"]),
+                         alpha=float(opts["alpha"]), min_questions=int(opts["min_questions"]),
+                         reader=reader.group(1) if reader else None,
+                         force="--force" in first),
+            first.startswith("# snapcompact-eval-table --apply"))
+
+
+def rebuild_table_folder(folder: Path, table_path: Path | None = None
+                         ) -> tuple[TableOutputs, dict[str, str]]:
+    """What ``snapcompact-eval-table`` writes into ``folder`` (file name -> text) and the
+    outputs behind it, from the committed ``records.parquet`` and ``passes.csv``; nothing is
+    written."""
+    options, apply = _invocation(folder)
+    records = pd.read_parquet(folder / "records.parquet")
+    passes_file = folder / "passes.csv"
+    passes = committed_passes(passes_file.read_text(encoding="utf-8")
+                              if passes_file.is_file() else "")
     current = (table_path or library_table_path()).read_text()
-    summary = summarize(df, n_boot=n_boot, seed=seed, alpha=alpha)
-    decisions = choose_winners(df, n_boot=n_boot, seed=seed, alpha=alpha, min_questions=min_q)
-    committed = (folder / "model_shapes.toml").read_text(encoding="utf-8") \
-        if (folder / "model_shapes.toml").is_file() else ""
-    date = re.search(r"records up to (\S+?),", committed)
-    provenance = (f"snapcompact-eval-table, records up to "
-                  f"{date.group(1) if date else 'date not recorded'}, code {code_hashes(df)}")
-    proposal = propose_table(current, decisions, reader=None, provenance=provenance)
-    passes = pd.read_csv(folder / "passes.csv") if (folder / "passes.csv").is_file() \
-        else pd.DataFrame()
-    verdicts = judge_changes(proposal, decisions, min_questions=min_q)
-    out = {"summary.csv": _csv(summary), "recall_by_round.csv": _csv(recall_by_round(df)),
-           "recall_by_depth.csv": _csv(recall_by_depth(df)),
-           "decisions.csv": _csv(pd.DataFrame([d.to_row() for d in decisions])),
-           "model_shapes.toml": proposal.text, "model_shapes.diff": proposal.diff(),
-           "report.md": build_report(df, summary, decisions, proposal,
-                                     rule_text(n_boot, seed, alpha, min_q), None, passes,
-                                     format_verdicts(verdicts, force=False))}
-    if (folder / "records.csv").is_file():
-        out["records.csv"] = _csv(df)
-    return out
+    outputs = derive(records, passes, current, options)
+    return outputs, render(outputs, options, apply=apply, applied=None)
+
+
+def _committed_names(folder: Path, texts: dict[str, str]) -> list[str]:
+    """The files compared: every text the command writes, ``records.csv`` only where the
+    folder commits it (``results/shapetable`` keeps its records as Parquet only)."""
+    return [n for n in texts if n != "records.csv" or (folder / n).is_file()]
 
 
 def check_table_folder(folder: Path, table_path: Path | None = None) -> list[str]:
     """One line per difference between ``folder``'s committed files and their rebuild."""
     try:
-        files = rebuild_table_folder(folder, table_path)
+        _, texts = rebuild_table_folder(folder, table_path)
     except (OSError, ValueError, KeyError) as exc:
         return [f"{folder}: cannot be re-derived from its committed records: {exc}"]
-    return [p for name, text in files.items() for p in compare_text(folder / name, text)]
+    return [p for name in _committed_names(folder, texts)
+            for p in compare_text(folder / name, texts[name])]
+
+
+def rewrite_table_folder(folder: Path, table_path: Path | None = None, *,
+                         plots: bool = True) -> list[str]:
+    """Write the rebuild into ``folder`` (its tables, their Parquet twins, the report, the
+    table and diff, the plots); its inputs stay as committed. Returns the files whose bytes
+    changed."""
+    outputs, texts = rebuild_table_folder(folder, table_path)
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    write_outputs(folder, outputs, {n: texts[n] for n in _committed_names(folder, texts)},
+                  plots=plots, records_blob=(folder / "records.parquet").read_bytes())
+    return sorted(str(p) for p in folder.rglob("*")
+                  if p.is_file() and before.get(p) != p.read_bytes())
 
 
 def check_all(root: Path) -> list[str]:
     """Every results folder and research comparison under ``root``, re-derived."""
     problems: list[str] = []
-    table = root / "snapcompact" / "pricing" / "model_shapes.toml"
     for rel in TABLE_FOLDERS:
         if (root / rel / "report.md").is_file():
-            problems += check_table_folder(root / rel, table if table.is_file() else None)
+            problems += check_table_folder(root / rel, _library(root))
     for rel in RESEARCH_FOLDERS:
         if (root / rel / "research_compare.md").is_file():
             problems += check_research(root / rel, root)
     prefix = f"{root}/"
     return [p.removeprefix(prefix) for p in problems]
+
+
+def _library(root: Path) -> Path | None:
+    table = root / "snapcompact" / "pricing" / "model_shapes.toml"
+    return table if table.is_file() else None
+
+
+def rewrite_all(root: Path, *, plots: bool = True) -> list[str]:
+    """Every results folder under ``root`` rewritten from its committed records
+    (:func:`rewrite_table_folder`); the files that changed, relative to ``root``."""
+    changed: list[str] = []
+    for rel in TABLE_FOLDERS:
+        if (root / rel / "report.md").is_file():
+            changed += rewrite_table_folder(root / rel, _library(root), plots=plots)
+    return [c.removeprefix(f"{root}/") for c in changed]

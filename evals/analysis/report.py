@@ -372,7 +372,8 @@ def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[De
          f"({df.attrs.get('duplicates_dropped', 0)} duplicate rows dropped), "
          f"code {code_hashes(df)}."),
         "Answers by: " + "; ".join(reader_label(r) for r in readers) + ".", "",
-        *(["Runs read, one path each:", *sources, ""] if sources else []),
+        *(["Runs read, by experiment and window:", *sources, ""]
+          if sources else []),
         "## Rule", "", rule, "",
         "## Per arm", "", *_summary_lines(summary),
         "## Production's next turns with the prompt cache", "", *_next_turn_lines(summary),

@@ -9,6 +9,9 @@ the same invocation, so what is committed under ``results/`` always agrees with 
     snapcompact-eval-table RUN [RUN ...] --out results        # tables, plots, report, diff
     snapcompact-eval-table RUN [RUN ...] --out results --apply  # ... and write the rows the
                                                               # evidence supports (apply_gate)
+    snapcompact-eval-table --check       # re-derive every committed file; writes nothing
+    snapcompact-eval-table --rederive    # rewrite results/ and results/shapetable/ from their
+                                         # committed records, as --check re-derives them
 
 Records are found by walking the given files and directories
 (``evals.store.records.find_record_files``); nothing is read from their names. Each path holds
@@ -27,42 +30,28 @@ from pathlib import Path
 import pandas as pd
 
 from evals.analysis.aggregate import GROUP_COLUMNS, arm_labels, records_frame
-from evals.analysis.apply_gate import (
-    RowVerdict,
-    format_verdicts,
-    judge_changes,
-    proposal_banner,
-)
+from evals.analysis.apply_gate import RowVerdict, format_verdicts
 from evals.analysis.docs_blocks import check_docs, write_docs
-from evals.analysis.recall_breakdown import recall_by_depth, recall_by_round
-from evals.analysis.report import build_report, code_hashes
-from evals.analysis.summary import summarize
-from evals.analysis.table_sources import RunSource, read_sources, sources_lines
-from evals.analysis.winner import Decision, choose_winners, rule_text
-from evals.analysis.write_model_shapes import (
-    TableProposal,
-    apply_table,
-    library_table_path,
-    propose_table,
+from evals.analysis.report import build_report
+from evals.analysis.table_outputs import (
+    PER_RUN_COLUMNS,
+    TableOptions,
+    committed_passes,
+    committed_records,
+    derive,
+    render,
+    write_outputs,
 )
+from evals.analysis.table_sources import RunSource, read_sources
+from evals.analysis.write_model_shapes import TableProposal, apply_table, library_table_path
 from evals.replay.passes import load_passes, passes_frame
 from snapcompact.pricing import parse_shape_rules
 
-#: Record fields that change from run to run of the same code on the same data: the checkout's
-#: commit, when and how fast a row was written, and whether its answer came from the response
-#: cache (a fresh clone sends what a warm checkout reads back: same answer, other ``cached``).
-PER_RUN_COLUMNS = ("git_sha", "created_at", "latency_s", "cached", "attempts")
 #: The committed records table's row order: a measurement's identity, not the order the
 #: concurrent requests happened to finish in.
 RECORD_ORDER = ("experiment", "dataset", "seed", "item_id", "target_model", "strategy", "policy",
                 "shape_requested", "context_window", "research", "shape", "frame_size",
                 "reader", "model", "question_id")
-
-
-def _write_table(frame: pd.DataFrame, out: Path, stem: str) -> None:
-    frame.to_parquet(out / f"{stem}.parquet", index=False)
-    frame.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
-
 
 #: Exit status of ``--apply`` when a proposed row was refused and kept (see apply_gate).
 EXIT_REFUSED = 3
@@ -80,39 +69,16 @@ class TableRun:
     applied: Path | None
 
 
-def _gated(current: str, decisions: Sequence[Decision], verdicts: Sequence[RowVerdict],
-           reader: str | None, provenance: str) -> TableProposal:
-    """The table ``--apply`` writes: accepted rows; rows refused by the gate keep their entry
-    with the new evidence saying why; rows whose evidence is stronger are left as they are."""
-    refused = {(v.change.line, v.change.reader_id): v for v in verdicts if not v.accepted}
-    return propose_table(
-        current, [d for d in decisions if (d.line, d.reader_id) not in refused],
-        reader=reader, provenance=provenance,
-        kept=[(d, "; ".join(refused[(d.line, d.reader_id)].refused)) for d in decisions
-              if (d.line, d.reader_id) in refused and not refused[(d.line, d.reader_id)].weaker])
-
-
-def _write_outputs(out: Path, df: pd.DataFrame, summary: pd.DataFrame, passes: pd.DataFrame,
-                   decisions: Sequence[Decision], plots: bool) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    # what differs between two runs of the same code on the same data (the checkout's commit,
-    # when a row was written, how long it took) is left out of the committed table, so a
-    # rerun from a fresh clone reproduces it byte for byte; run folders keep every field
-    _write_table(df.drop(columns=[c for c in PER_RUN_COLUMNS if c in df]), out, "records")
-    _write_table(summary, out, "summary")
-    _write_table(recall_by_round(df), out, "recall_by_round")
-    _write_table(recall_by_depth(df), out, "recall_by_depth")
-    passes.to_csv(out / "passes.csv", index=False)
-    decision_frame = pd.DataFrame([d.to_row() for d in decisions])
-    decision_frame.to_csv(out / "decisions.csv", index=False, float_format="%.6g")
-    if plots:
-        # local (cost): matplotlib and the plots, +0.92 s, load only when plots are drawn
-        import matplotlib
-
-        matplotlib.use("Agg")  # headless PNGs, whatever the environment's default
-        from evals.analysis.plot import write_plots
-
-        write_plots(summary, df, out / "plots")
+def _passes_csv(paths: Sequence[str | Path], df: pd.DataFrame) -> str:
+    """``passes.csv``'s text: every maintenance pass of the runs' stored contexts, in a stable
+    order (the run's contexts finish in no fixed order)."""
+    labelled = df.assign(arm_label=arm_labels(df))
+    passes = passes_frame(labelled, load_passes(paths, df["context_hash"]))
+    if len(passes):
+        passes = passes.sort_values(
+            [c for c in ("context_window", "arm_label", "item_id", "pass_index") if c in passes],
+            kind="stable", ignore_index=True)
+    return passes.to_csv(index=False)
 
 
 def make_tables(paths: Sequence[str | Path], out: str | Path = "results", apply: bool = False,
@@ -121,7 +87,9 @@ def make_tables(paths: Sequence[str | Path], out: str | Path = "results", apply:
            plots: bool = True, force: bool = False, dry_run: bool = False) -> TableRun:
     """Everything the command does. ``dry_run`` writes nothing at all (no table, no --out
     file); ``apply`` writes the rows :mod:`evals.analysis.apply_gate` accepts into the library
-    table (``force``: every proposed row)."""
+    table (``force``: every proposed row). What is written is computed from the records and
+    passes as committed (:mod:`evals.analysis.table_outputs`), the way ``--check`` re-derives
+    it."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out}: is a file, not a folder")
@@ -134,35 +102,19 @@ def make_tables(paths: Sequence[str | Path], out: str | Path = "results", apply:
     order = [c for c in RECORD_ORDER if c in df]
     if order:
         df = df.sort_values(order, kind="mergesort", na_position="first", ignore_index=True)
-    summary = summarize(df, n_boot=n_boot, seed=seed, alpha=alpha)
-    decisions = choose_winners(df, n_boot=n_boot, seed=seed, alpha=alpha,
-                               min_questions=min_questions)
-    # no date: the records' own timestamps are when they were sent, so a rerun on a later day
-    # (a fresh clone) would rewrite the header for the same measurements
-    provenance = f"code {code_hashes(df)}"
-    proposal = propose_table(current, decisions, reader=reader, provenance=provenance)
-    verdicts = judge_changes(proposal, decisions, min_questions=min_questions)
-    written = proposal if force else _gated(current, decisions, verdicts, reader, provenance)
-    labelled = df.assign(arm_label=arm_labels(df))
-    passes = passes_frame(labelled, load_passes(paths, df["context_hash"]))
-    if len(passes):  # in a stable order: the run's contexts finish in no fixed order
-        passes = passes.sort_values(
-            [c for c in ("context_window", "arm_label", "item_id", "pass_index") if c in passes],
-            kind="stable", ignore_index=True)
+    committed, blob = committed_records(df)
+    passes_text = _passes_csv(paths, df)
+    options = TableOptions(n_boot=n_boot, seed=seed, alpha=alpha, min_questions=min_questions,
+                           reader=reader, force=force)
+    outputs = derive(committed, committed_passes(passes_text), current, options)
     applied = None
-    if apply and written.text != current:  # changed rows, or kept ones now saying why
-        applied = apply_table(written, table_path)
-    report = build_report(df, summary, decisions, written,
-                          rule_text(n_boot, seed, alpha, min_questions), applied, passes,
-                          format_verdicts(verdicts, force=force), sources=sources_lines(sources))
+    if apply and outputs.written.text != current:  # changed rows, or kept ones saying why
+        applied = apply_table(outputs.written, table_path)
+    texts = render(outputs, options, apply=apply, applied=applied)
     if not dry_run:
-        _write_outputs(out, df, summary, passes, decisions, plots)
-        (out / "model_shapes.toml").write_text(
-            proposal_banner(verdicts, apply=apply, written=applied is not None, force=force)
-            + written.text)
-        (out / "model_shapes.diff").write_text(written.diff())
-        (out / "report.md").write_text(report)
-    return TableRun(report, tuple(verdicts), written, sources, applied)
+        write_outputs(out, outputs, {**texts, "passes.csv": passes_text}, plots=plots,
+                      records_blob=blob)
+    return TableRun(texts["report.md"], outputs.verdicts, outputs.written, sources, applied)
 
 
 def run(paths: Sequence[str | Path], out: str | Path = "results", apply: bool = False,
@@ -199,6 +151,21 @@ def _docs(root: Path, *, check: bool, write: bool) -> int:
     return 1 if problems else 0
 
 
+def _rederive(root: Path, *, plots: bool) -> int:
+    """``--rederive``: see :func:`evals.analysis.rederive.rewrite_all`."""
+    # local (cost): rederive loads the research comparison; only --rederive needs it here
+    from evals.analysis.rederive import rewrite_all
+
+    try:
+        changed = rewrite_all(root, plots=plots)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"snapcompact-eval-table: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"snapcompact-eval-table: rederived from committed records: "
+          f"{', '.join(changed) or 'no file changed'}")
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error (no usage block); ``-h`` still prints the usage."""
 
@@ -206,7 +173,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> _Parser:
     parser = _Parser(
         prog="snapcompact-eval-table",
         description="Aggregate eval records into recall-per-token tables, plots and the "
@@ -223,6 +190,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "configs/ comments is neither generated, quoted from a committed "
                              "file nor given its command (evals.analysis.rederive, "
                              "evals.analysis.docs_blocks); writes nothing")
+    parser.add_argument("--rederive", action="store_true",
+                        help="rewrite every results folder the command wrote (results/, "
+                             "results/shapetable/) from its committed records, exactly as "
+                             "--check re-derives it (tables, report, table and diff, plots "
+                             "unless --no-plots): regenerates them after the analysis code "
+                             "changed when the runs are not at hand (evals.analysis.rederive)")
     parser.add_argument("--root", default=".", help="the checkout holding README.md and "
                         "results/ (for --write-docs / --check; default: the current folder)")
     parser.add_argument("--out", default="results", help="output directory (default: results)")
@@ -247,7 +220,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="model -> shape table to compare with and apply to "
                              "(default: the library's snapcompact/pricing/model_shapes.toml)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
+    if args.rederive:
+        return _rederive(Path(args.root), plots=not args.no_plots)
     if args.check or args.write_docs:
         return _docs(Path(args.root), check=args.check, write=args.write_docs)
     if not args.results:
@@ -289,4 +269,5 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["GROUP_COLUMNS", "TableRun", "build_report", "main", "make_tables", "run"]
+__all__ = ["GROUP_COLUMNS", "PER_RUN_COLUMNS", "TableRun", "build_report", "main", "make_tables",
+           "run"]

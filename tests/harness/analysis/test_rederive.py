@@ -86,7 +86,9 @@ def test_a_hand_edit_of_a_committed_table_is_caught(checkout, capsys):
     text = summary.read_text()
     summary.write_text(text.replace("claude", "claudia", 1))
     rc, err = _check(checkout, capsys)
-    assert rc == 1 and "results/shapetable/decisions.csv:2: committed" in err
+    # a CSV difference is named by its field and the re-derived header's column name
+    assert rc == 1 and ("results/shapetable/decisions.csv:2: field 1 line: committed 'claudia' "
+                        "!= re-derived 'claude'") in err
 
 
 def test_a_stale_number_in_the_research_knobs_page_is_caught_then_fixed(checkout, capsys):
@@ -197,14 +199,17 @@ def test_uncommitted_run_folders_are_not_scanned(checkout, capsys):
     assert rc == 1 and "results/notes.md:1: figure '0.45'" in err
 
 
-def test_a_compression_without_a_baseline_reads_not_available():
-    # shapetable/report.md printed "n/ax" where neither full nor the uncompacted bill was there
+def test_a_compression_without_a_baseline_reads_a_dash_with_why():
+    # shapetable/report.md printed "n/ax" where neither full nor the uncompacted bill was there;
+    # w-check read it "n/a", w-table "– (no full history to compare)" (issue 44.2: a dash with
+    # why); the merge keeps w-table's
     from types import SimpleNamespace
 
     from evals.analysis.report import compression_cell
 
     assert compression_cell(SimpleNamespace(compression_vs_text=float("nan"),
-                                            compression_baseline=None)) == "n/a"
+                                            compression_baseline=None)) == (
+        "– (no full history to compare)")
     assert compression_cell(SimpleNamespace(compression_vs_text=5.9234,
                                             compression_baseline="full")) == "5.92x"
     assert compression_cell(SimpleNamespace(compression_vs_text=7.2,
