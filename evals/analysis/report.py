@@ -140,6 +140,19 @@ def _compaction_notes(rows: pd.DataFrame) -> list[str]:
     return out + [""] if out else []
 
 
+def _shape_note(row: object) -> str:
+    """The summary's ``shape_note`` (an arm that drew no frame in the shape it asked for), or
+    the old wording from ``shape_asked_drawn`` alone for a summary written before it."""
+    note = getattr(row, "shape_note", "")
+    if isinstance(note, str) and note:
+        return note
+    if getattr(row, "shape_asked_drawn", None) is False:
+        return (f"no frame drawn in the shape it asks for (drawn: "
+                f"{getattr(row, 'frames_by_shape_per_context', '-')}); it does not measure "
+                "that shape")
+    return ""
+
+
 def _summary_lines(summary: pd.DataFrame) -> list[str]:
     out = []
     summary = summary.assign(arm_label=arm_labels(summary))
@@ -163,9 +176,12 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                                f"{_fmt(row.tokens_skipped_context, ',.0f')} tokens, over the "
                                "model's input window | | | | | | | | |")
                     continue
+                unmeasured = (" (not a measurement of "
+                              f"{getattr(row, 'shape_asked_names', 'the shape it asks for')})"
+                              if _shape_note(row) else "")
                 out.append(
                     f"| {row.arm_label}{skipped} | {row.n_questions} | {_fmt(row.recall)} "
-                    f"[{_fmt(row.recall_lo)}, {_fmt(row.recall_hi)}] | "
+                    f"[{_fmt(row.recall_lo)}, {_fmt(row.recall_hi)}]{unmeasured} | "
                     f"{_fmt(row.recall_discarded)} ({row.n_discarded}) | "
                     f"{_fmt(row.compactions_mean, '.1f')} | "
                     f"{_fmt(row.text_tokens, ',.0f')} + "
@@ -183,8 +199,7 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                     f"{', '.join(names[1:])}: same context as {names[0]}.", ""]
         undrawn = part[part.get("shape_asked_drawn", pd.Series(dtype=object)) == False]  # noqa: E712
         for row in undrawn.itertuples():
-            out += [f"**{row.arm_label}**: no frame drawn in the shape it asks for (drawn: "
-                    f"{row.frames_by_shape_per_context}); it does not measure that shape.", ""]
+            out += [f"**{row.arm_label}**: {_shape_note(row)}.", ""]
         out += ["#### What production did, per arm (means per context; one context per session)",
                 "",
                 ("| arm | verdict | contexts | methods (passes) | frame cap | frames by shape | "

@@ -174,8 +174,22 @@ def _sent_identity(rows: pd.DataFrame) -> dict[str, object]:
               if "sent_hash" in rows else [])
     key = hashlib.sha256("\n".join(hashes).encode()).hexdigest()[:16] if hashes else ""
     drawn = rows["shape_asked_drawn"].dropna() if "shape_asked_drawn" in rows else pd.Series()
-    return {"sent_key": key,
-            "shape_asked_drawn": (bool(drawn.astype(bool).any()) if len(drawn) else None)}
+    measured = bool(drawn.astype(bool).any()) if len(drawn) else None
+    asked = sorted({str(s) for s in rows.get("shape_asked", pd.Series(dtype=object)).dropna()
+                    if str(s)})
+    name = "/".join(asked) or "the shape it asks for"
+    return {"sent_key": key, "shape_asked_drawn": measured, "shape_asked_names": name,
+            "shape_note": shape_note(rows, name) if measured is False else ""}
+
+
+def shape_note(rows: pd.DataFrame, name: str) -> str:
+    """What an arm that drew no frame in the shape it asked for (``name``) measured instead:
+    ``no frame drawn in 6x6u-bw (drawn: no frame): recall is not a measurement of 6x6u-bw``."""
+    contexts = rows.drop_duplicates("item_id")
+    drawn = format_counts(summed_counts(contexts.get("frames_by_shape", ())), len(contexts))
+    drawn = "no frame" if drawn == "-" else f"{drawn} per context"
+    return (f"no frame drawn in {name} (drawn: {drawn}): recall is not a "
+            f"measurement of {name}")
 
 
 def same_context_groups(summary: pd.DataFrame) -> list[list[int]]:

@@ -259,8 +259,9 @@ def context_warnings(context: Context) -> list[str]:
                    f"recorded as same_context_as={context.same_context_as})")
     if context.shape_asked_drawn is False:
         drawn = ", ".join(f"{n} x {k}" for k, n in sorted((context.frames_by_shape or {}).items()))
-        out.append(f"no frame drawn in {context.shape_asked} (drawn: {drawn or context.shape}): "
-                   "this arm does not measure the shape it names")
+        out.append(f"no frame drawn in {context.shape_asked} (drawn: {drawn or 'no frame'}): "
+                   f"this arm does not measure the shape it names; its recall is not a "
+                   f"measurement of {context.shape_asked}")
     return out
 
 

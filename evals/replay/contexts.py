@@ -106,7 +106,8 @@ class Context:
     #: asks once and records this arm as the same measurement); None: a context of its own
     same_context_as: str | None = None
     #: the shape the arm asked for (resolved: ``auto`` -> the shape production picks) and
-    #: whether any frame was drawn in it (None: no frames, or not a snapcompact arm)
+    #: whether any frame was drawn in it (False also when the arm drew no frame at all: its
+    #: recall then measures no shape; None: not a snapcompact arm)
     shape_asked: str = ""
     shape_asked_drawn: bool | None = None
     #: the compaction calls this replay made (summary / handoff requests), counted as billed:
@@ -257,7 +258,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         truncated_chars=archive.truncated_chars if archive is not None else 0,
         summary_stand_in=stand_in,
         sent_hash=_sent_hash(keyed, tools, hashes), shape_asked=wanted,
-        shape_asked_drawn=(wanted in names) if (hashes and wanted) else None,
+        shape_asked_drawn=(wanted in names) if wanted else None,
         stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model),
         compaction_bill=_compaction_bill(recorder, spec, replay.methods_used()))
 

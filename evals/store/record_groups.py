@@ -96,7 +96,7 @@ class SentFrames:
     frame_hashes: tuple[str, ...]
     frames_by_shape: Mapping[str, int] = field(default_factory=dict)  # frames sent, by shape
     #: the shape the arm asked for (auto resolved) and whether any frame was drawn in it
-    #: (False: every frame came out in another shape; None: no frames / not snapcompact)
+    #: (False: every frame came out in another shape, or none was drawn; None: not snapcompact)
     shape_asked: str = ""
     shape_asked_drawn: bool | None = None
     frame_cap: int | None = None  # the largest frame cap a maintenance pass was given
