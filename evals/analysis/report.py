@@ -44,16 +44,21 @@ def _fmt(value: float, spec: str = ".3f") -> str:
 
 
 #: What the report's ``compression`` column is (``summary._add_compression`` computes it).
-COMPRESSION_NOTE = ("Compression: `full`'s tokens / the arm's on the same questions; where "
-                    "`full` was skipped (over the model's window), against the uncompacted "
-                    "history's bill.")
+COMPRESSION_NOTE = ("Compression: the same session's whole history as text (`full`'s request) "
+                    "/ the arm's tokens, on the same questions; where `full` was skipped (over "
+                    "the model's window) or not run (a sweep), the history's bill computed from "
+                    "the session; never another compacted arm.")
 
 
 def compression_cell(row) -> str:
-    """The report's compression of one summary row: ``5.92x``, or ``5.92x (vs uncompacted)``
-    when ``full`` was skipped and the ratio is taken against the uncompacted history's bill."""
-    base = "" if row.compression_baseline == "full" else " (vs uncompacted)"
-    return f"{_fmt(row.compression_vs_text, '.2f')}x{base}"
+    """The report's compression of one summary row: ``5.92x`` against ``full``,
+    ``5.92x (vs uncompacted)`` when ``full`` was skipped or not run and the ratio is taken
+    against the history's bill, ``– (why)`` without a baseline."""
+    baseline = str(getattr(row, "compression_baseline", "") or "")
+    if pd.isna(row.compression_vs_text):
+        return f"– ({baseline.removeprefix('none: ')})" if baseline else "–"
+    base = "" if baseline == "full" else " (vs uncompacted)"
+    return f"{row.compression_vs_text:.2f}x{base}"
 
 
 def arm_table(summary: pd.DataFrame) -> pd.DataFrame:

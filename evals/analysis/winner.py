@@ -162,9 +162,9 @@ def choose_winners(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0, alpha: f
                            .transform("max"))
         mine = snap[(snap["line"] == line) & (snap["reader_id"] == reader)]
         notes += _not_ranked_notes(mine[mine["production"] != PRODUCTION_VALID])
-        notes += _unrecorded_notes(mine[(mine["production"] == PRODUCTION_VALID) & ~recorded])
-        notes += _undrawn_notes(mine[(mine["production"] == PRODUCTION_VALID) & recorded
-                                     & undrawn])
+        sent, known = mine["production"] == PRODUCTION_VALID, recorded.loc[mine.index]
+        notes += _unrecorded_notes(mine[sent & ~known])
+        notes += _undrawn_notes(mine[sent & known & undrawn.loc[mine.index]])
         decision = _decide(line, reader, rows, n_boot, seed, alpha, min_questions)
         decisions.append(replace(decision, notes=decision.notes + tuple(notes)))
     return decisions

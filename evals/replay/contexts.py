@@ -53,7 +53,8 @@ from snapcompact.compaction import (
 
 PLACEHOLDER_URL = "data:image/png;base64,"
 
-__all__ = ["PLACEHOLDER_URL", "Context", "build_context", "fill_images", "model_info"]
+__all__ = ["PLACEHOLDER_URL", "Context", "build_context", "fill_images", "full_history_tokens",
+           "model_info"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,9 @@ class Context:
     #: the compaction calls this replay made (summary / handoff requests), counted as billed:
     #: the session's, paid once whatever the number of questions asked after the context
     compaction_bill: CompactionBill = NO_CALLS
+    #: the session's whole history billed for the target, the question excluded: the ``full``
+    #: arm's context, the compression baseline of every arm of the session (None: not known)
+    full_history_tokens: int | None = None
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -261,6 +265,17 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         shape_asked_drawn=(wanted in names) if wanted else None,
         stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model),
         compaction_bill=_compaction_bill(recorder, spec, replay.methods_used()))
+
+
+def full_history_tokens(item: SessionItem, spec: RunSpec) -> int:
+    """The session's whole history billed for the target (the question excluded), as the
+    ``full`` arm's context is: every arm's compression baseline, computed from the session when
+    the run has no ``full`` arm (a shape sweep)."""
+    longest = max((q.question for q in item.questions), key=len)
+    replay, _ = _replayed(item, ArmSpec("full"), spec, None,
+                          user_question(question_text(longest)))
+    _, _, bill = _billed_chat(replay, spec, f"{item.item_id} full history")
+    return int(bill.billed_tokens)
 
 
 def _replayed(item: SessionItem, arm: ArmSpec, spec: RunSpec,

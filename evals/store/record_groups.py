@@ -161,6 +161,10 @@ class TokensAndBill:
     compaction_bill_note: str | None = None
     #: questions asked after this context (the divisor of the per-question compaction share)
     context_questions: int | None = None
+    #: the session's whole history as the ``full`` arm sends it, plus this question, billed for
+    #: the target: every arm's compression baseline (a skipped row: the history alone; None:
+    #: a row written before it was recorded)
+    full_history_prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True)
