@@ -470,9 +470,11 @@ class EvalClient:
             asked = retry_after_seconds(error)
             wait = self.retry.delay(attempt, asked, self._rng)
             # every retry in the job log with its cause; the console counts them (``retries``)
+            cause = (message[:300] if str(error) else  # a bare timeout says nothing itself
+                     f"{type(error).__name__}, no answer within {hard_timeout:,.0f} s")
             _log.warning("retry %d of %s (attempt %d of %d failed: %s); sending again in "
                          "%.1f s%s", attempt, request.model, attempt, self.retry.max_attempts,
-                         message[:300], wait,
+                         cause, wait,
                          " (the wait the provider asked for)" if asked is not None else "")
             await self._sleep(wait)
         return await self._answered(key, request, raw, latency, attempt, reservation, tokens)

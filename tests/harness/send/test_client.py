@@ -114,6 +114,29 @@ def test_mock_response_path_prices_and_caches(tmp_path, litellm):
     assert client.progress.cost_usd == pytest.approx(expected)  # spent once
 
 
+def test_a_bare_timeout_is_logged_with_what_it_means(tmp_path, litellm, caplog):
+    """``asyncio.TimeoutError`` says nothing itself: the retry line names the wait it ran out."""
+    calls = []
+
+    async def slow_once(**kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise asyncio.TimeoutError()
+        return await litellm.acompletion(**kwargs)
+
+    client = make_client(tmp_path, completion_fn=slow_once, timeout_s=12)
+    request = Request(model="anthropic/claude-sonnet-4-5",
+                      messages=[{"role": "user", "content": "hi"}],
+                      params={"mock_response": "hello"})
+    with caplog.at_level(logging.WARNING, logger="snapcompact-eval.client"):
+        response = run(client.complete(request))
+    assert response.answer == "hello" and response.attempts == 2
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("retry ")]
+    assert len(lines) == 1
+    assert "(attempt 1 of " in lines[0] and "failed: TimeoutError, no answer within 42 s)" in \
+        lines[0]  # timeout_s + the 30 s grace of the hard timeout
+
+
 def test_mock_rate_limit_exception_is_retried(tmp_path, litellm):
     calls = []
 
