@@ -385,7 +385,8 @@ def _finish(spec: RunSpec, run_dir: Path, run_id: str, v: Versions, plan: Plan,
     # This run's traffic (a rerun overwrites it): what a sweep's checks add up across jobs.
     traffic = {"planned": len(plan.planned), "skipped_done": plan.skipped_done,
                "sent": progress.requests_sent, "cache_hits": progress.cache_hits,
-               "shared": progress.dedup_hits, "claim_waits": progress.claim_waits,
+               "shared": progress.dedup_hits, "retries": progress.retries,
+               "claim_waits": progress.claim_waits,
                "errors": progress.errors, "rows_written": sink.written}
     (run_dir / "summary.json").write_text(json.dumps(
         {"note": OCR_NOTE if spec.model.offline_reader else None, "run_id": run_id,
