@@ -329,6 +329,9 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
             for warning in context_warnings(context):
                 log(f"  {item.item_id} {arm.label}: {warning}")
         full = _full_tokens(item, item_contexts, spec)
+        if not any(c.arm.strategy == "full" for c in item_contexts):
+            log(f"  {item.item_id} whole history: {full:,} tokens (no full arm: computed from "
+                "the session, every arm's compression baseline)")
         for context in item_contexts:
             context = replace(context, full_history_tokens=full)
             built.append((item, context))
