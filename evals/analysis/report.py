@@ -44,18 +44,20 @@ def _fmt(value: float, spec: str = ".3f") -> str:
 
 
 #: What the report's ``compression`` column is (``summary._add_compression`` computes it).
-COMPRESSION_NOTE = ("Compression: `full`'s tokens / the arm's on the same questions; where "
-                    "`full` was skipped (over the model's window), against the uncompacted "
-                    "history's bill.")
+COMPRESSION_NOTE = ("Compression: the same session's whole history as text (`full`'s request) "
+                    "/ the arm's tokens, on the same questions; where `full` was skipped (over "
+                    "the model's window) or not run (a sweep), the history's bill computed from "
+                    "the session; never another compacted arm.")
 
 
 def compression_cell(row) -> str:
-    """The report's compression of one summary row: ``5.92x``, or ``5.92x (vs uncompacted)``
-    when ``full`` was skipped and the ratio is taken against the uncompacted history's bill;
-    ``– (no full history to compare)`` when there was neither to divide by (never "n/ax")."""
+    """The report's compression of one summary row: ``5.92x`` against ``full``,
+    ``5.92x (vs uncompacted)`` when ``full`` was skipped or not run and the ratio is taken
+    against the history's bill, ``– (why)`` without a baseline."""
+    baseline = str(getattr(row, "compression_baseline", "") or "")
     if pd.isna(row.compression_vs_text):
-        return "– (no full history to compare)"
-    base = "" if row.compression_baseline == "full" else " (vs uncompacted)"
+        return f"– ({baseline.removeprefix('none: ')})" if baseline else "–"
+    base = "" if baseline == "full" else " (vs uncompacted)"
     return f"{row.compression_vs_text:.2f}x{base}"
 
 
@@ -143,6 +145,19 @@ def _compaction_notes(rows: pd.DataFrame) -> list[str]:
     return out + [""] if out else []
 
 
+def _shape_note(row: object) -> str:
+    """The summary's ``shape_note`` (an arm that drew no frame in the shape it asked for), or
+    the old wording from ``shape_asked_drawn`` alone for a summary written before it."""
+    note = getattr(row, "shape_note", "")
+    if isinstance(note, str) and note:
+        return note
+    if getattr(row, "shape_asked_drawn", None) is False:
+        return (f"no frame drawn in the shape it asks for (drawn: "
+                f"{getattr(row, 'frames_by_shape_per_context', '-')}); it does not measure "
+                "that shape")
+    return ""
+
+
 def _summary_lines(summary: pd.DataFrame) -> list[str]:
     out = []
     summary = summary.assign(arm_label=arm_labels(summary))
@@ -166,9 +181,12 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                                f"{_fmt(row.tokens_skipped_context, ',.0f')} tokens, over the "
                                "model's input window | | | | | | | | |")
                     continue
+                unmeasured = (" (not a measurement of "
+                              f"{getattr(row, 'shape_asked_names', 'the shape it asks for')})"
+                              if _shape_note(row) else "")
                 out.append(
                     f"| {row.arm_label}{skipped} | {row.n_questions} | {_fmt(row.recall)} "
-                    f"[{_fmt(row.recall_lo)}, {_fmt(row.recall_hi)}] | "
+                    f"[{_fmt(row.recall_lo)}, {_fmt(row.recall_hi)}]{unmeasured} | "
                     f"{_fmt(row.recall_discarded)} ({row.n_discarded}) | "
                     f"{_fmt(row.compactions_mean, '.1f')} | "
                     f"{_fmt(row.text_tokens, ',.0f')} + "
@@ -186,8 +204,7 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                     f"{', '.join(names[1:])}: same context as {names[0]}.", ""]
         undrawn = part[part.get("shape_asked_drawn", pd.Series(dtype=object)) == False]  # noqa: E712
         for row in undrawn.itertuples():
-            out += [f"**{row.arm_label}**: no frame drawn in the shape it asks for (drawn: "
-                    f"{row.frames_by_shape_per_context}); it does not measure that shape.", ""]
+            out += [f"**{row.arm_label}**: {_shape_note(row)}.", ""]
         out += ["#### What production did, per arm (means per context; one context per session)",
                 "",
                 ("| arm | verdict | contexts | methods (passes) | frame cap | frames by shape | "

@@ -208,8 +208,22 @@ def _sent_identity(rows: pd.DataFrame) -> dict[str, object]:
               if "sent_hash" in rows else [])
     key = hashlib.sha256("\n".join(hashes).encode()).hexdigest()[:16] if hashes else ""
     drawn = rows["shape_asked_drawn"].dropna() if "shape_asked_drawn" in rows else pd.Series()
-    return {"sent_key": key,
-            "shape_asked_drawn": (bool(drawn.astype(bool).any()) if len(drawn) else None)}
+    measured = bool(drawn.astype(bool).any()) if len(drawn) else None
+    asked = sorted({str(s) for s in rows.get("shape_asked", pd.Series(dtype=object)).dropna()
+                    if str(s)})
+    name = "/".join(asked) or "the shape it asks for"
+    return {"sent_key": key, "shape_asked_drawn": measured, "shape_asked_names": name,
+            "shape_note": shape_note(rows, name) if measured is False else ""}
+
+
+def shape_note(rows: pd.DataFrame, name: str) -> str:
+    """What an arm that drew no frame in the shape it asked for (``name``) measured instead:
+    ``no frame drawn in 6x6u-bw (drawn: no frame): recall is not a measurement of 6x6u-bw``."""
+    contexts = rows.drop_duplicates("item_id")
+    drawn = format_counts(summed_counts(contexts.get("frames_by_shape", ())), len(contexts))
+    drawn = "no frame" if drawn == "-" else f"{drawn} per context"
+    return (f"no frame drawn in {name} (drawn: {drawn}): recall is not a "
+            f"measurement of {name}")
 
 
 def same_context_groups(summary: pd.DataFrame) -> list[list[int]]:
@@ -283,25 +297,35 @@ def per_1k(recall: float, tokens: float) -> float:
     return 1000.0 * recall / tokens
 
 
+#: ``compression_baseline`` values: what an arm's compression is taken against.
+BASELINE_FULL = "full"
+BASELINE_UNCOMPACTED = "uncompacted history (full skipped: over the window)"
+BASELINE_COMPUTED = "the session's full history (no full arm: computed from the session)"
+BASELINE_NONE = ("none: no full arm, and the rows predate full_history_prompt_tokens: rerun "
+                 "to record it")
+
+
 def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame,
                      every: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Baseline tokens / this arm's tokens on the questions both were asked (same target model).
+    """The session's own full history's tokens / this arm's, on the arm's questions.
 
-    The baseline is the ``full`` strategy (the whole history as text). Where ``full`` was
-    skipped (the history exceeds the model's window) its rows still carry the uncompacted
-    history's bill, so the ratio is taken against that size (``compression_baseline`` says
-    which); its recall is then unknown. Schema-1 rows fall back to their text arm.
+    The baseline is each question's ``full`` request: the whole history of the same session as
+    text plus the question, billed for the same target. Rows carry it
+    (``full_history_prompt_tokens``: the ``full`` arm's context, or computed from the session
+    when the run has none); older rows are matched with the ``full`` rows of the same session and
+    question (answered, or skipped over the window: they still carry the history's bill). It is
+    never another compacted arm: without either the compression is NaN and
+    ``compression_baseline`` says why. ``text_recall_same_questions`` is ``full``'s recall on
+    those questions (NaN when ``full`` was not asked).
     """
-    text = ok[ok["strategy"] == BASELINE_STRATEGY]
-    skipped_full = (every[(every["strategy"] == BASELINE_STRATEGY) & every["skipped"].notna()
-                          & every["error"].isna()]
-                    if every is not None else ok.iloc[0:0])
-    baseline_name = "full"
-    if text.empty and not skipped_full.empty:
-        text, baseline_name = skipped_full, "uncompacted history (full skipped: over the window)"
-    if text.empty:
-        text = ok[ok["arm"] == "text"]
-    ratio, text_recall, text_tokens = [], [], []
+    every = ok if every is None else every
+    # schema-1 rows (no strategy: rendered items, nothing compacted) have their whole text as
+    # the text arm
+    whole = ((every["strategy"] == BASELINE_STRATEGY)
+             | ((every["strategy"].fillna("") == "") & (every["arm"] == "text")))
+    full_rows = every[whole & every["error"].isna()]
+    answered = full_rows[full_rows["skipped"].isna()]
+    ratio, text_recall, text_tokens, baselines = [], [], [], []
     for _, row in summary.iterrows():
         image = ok[(ok["reader_id"] == row["reader_id"])
                    & (ok["target_model"] == row["target_model"])
@@ -310,26 +334,48 @@ def _add_compression(summary: pd.DataFrame, ok: pd.DataFrame,
                    & (ok["frame_size"] == row["frame_size"])
                    & (ok["shape_requested"] == row["shape_requested"])
                    & _same(ok["context_window"], row["context_window"])]
-        base = text[(text["target_model"] == row["target_model"])
-                    & (text["reader_id"] == row["reader_id"])]
-        if base.empty:  # a text arm answered by another reader still measures text tokens
-            base = text[text["target_model"] == row["target_model"]]
-        img_q = image.groupby(UNIT)["predicted_prompt_tokens"].mean()
-        txt_q = base.groupby(UNIT)["predicted_prompt_tokens"].mean()
-        shared = img_q.index.intersection(txt_q.index)
+        arm_q = image.groupby(UNIT)["predicted_prompt_tokens"].mean()
+        full_q, baseline = _full_tokens(image, full_rows, row)
+        shared = arm_q.index.intersection(full_q.index)
         if len(shared) == 0:
-            ratio.append(np.nan), text_tokens.append(np.nan), text_recall.append(np.nan)
-            continue
-        ratio.append(txt_q[shared].sum() / img_q[shared].sum())
-        text_tokens.append(txt_q[shared].mean())
-        answered = base[base["ok"]] if "ok" in base else base
-        text_recall.append(answered.groupby(UNIT)["correct"].mean().reindex(shared).mean()
-                           if len(answered) else np.nan)
+            ratio.append(np.nan), text_tokens.append(np.nan)
+            baselines.append(BASELINE_NONE if len(arm_q) else "")
+        else:
+            ratio.append(full_q[shared].sum() / arm_q[shared].sum())
+            text_tokens.append(full_q[shared].mean())
+            baselines.append(baseline)
+        mine = answered[(answered["target_model"] == row["target_model"])
+                         & (answered["reader_id"] == row["reader_id"])]
+        text_recall.append(mine.groupby(UNIT)["correct"].mean().reindex(shared).mean()
+                           if len(mine) and len(shared) else np.nan)
     summary["text_predicted_prompt_tokens_same_questions"] = text_tokens
     summary["compression_vs_text"] = ratio
-    summary["compression_baseline"] = baseline_name
+    summary["compression_baseline"] = baselines
     summary["text_recall_same_questions"] = text_recall
     return summary
+
+
+def _full_tokens(image: pd.DataFrame, full_rows: pd.DataFrame,
+                 row: pd.Series) -> tuple[pd.Series, str]:
+    """Per question of the arm (``image``), the tokens of the same session's ``full`` request,
+    and which baseline that is (one of the ``BASELINE_*`` names)."""
+    column = "full_history_prompt_tokens"
+    recorded = (pd.to_numeric(image[column], errors="coerce") if column in image
+                else pd.Series(np.nan, index=image.index))
+    same = full_rows[full_rows["target_model"] == row["target_model"]]
+    if recorded.notna().all() and len(image):
+        if same.empty:
+            baseline = BASELINE_COMPUTED
+        else:
+            baseline = BASELINE_FULL if same["skipped"].isna().any() else BASELINE_UNCOMPACTED
+        return image.assign(_full=recorded).groupby(UNIT)["_full"].mean(), baseline
+    mine = same[same["reader_id"] == row["reader_id"]]
+    if mine.empty:  # a full arm answered by another reader still measures the history's bill
+        mine = same
+    if mine.empty:
+        return pd.Series(dtype=float), BASELINE_NONE
+    baseline = BASELINE_FULL if mine["skipped"].isna().any() else BASELINE_UNCOMPACTED
+    return mine.groupby(UNIT)["predicted_prompt_tokens"].mean(), baseline
 
 
 def _same(column: pd.Series, value: object) -> pd.Series:

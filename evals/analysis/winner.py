@@ -151,7 +151,11 @@ def choose_winners(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0, alpha: f
         return [_decide(line, reader, rows, n_boot, seed, alpha, min_questions)
                 for (line, reader), rows in image.groupby(["line", "reader_id"], sort=True)]
     recorded = snap["shape_decided"] != SHAPE_NOT_RECORDED
-    valid = snap[(snap["production"] == PRODUCTION_VALID) & recorded]
+    # a context that drew no frame in the shape it asked for (zero frames included) is not a
+    # measurement of that shape: never ranked as one
+    undrawn = (snap["shape_asked_drawn"].map(lambda v: v is False or v == 0.0)
+               if "shape_asked_drawn" in snap else pd.Series(False, index=snap.index))
+    valid = snap[(snap["production"] == PRODUCTION_VALID) & recorded & ~undrawn]
     decisions = []
     for (line, reader), rows in valid.groupby(["line", "reader_id"], sort=True):
         rows, notes = _at_largest_window(rows)
@@ -160,7 +164,9 @@ def choose_winners(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0, alpha: f
                            .transform("max"))
         mine = snap[(snap["line"] == line) & (snap["reader_id"] == reader)]
         notes += _not_ranked_notes(mine[mine["production"] != PRODUCTION_VALID])
-        notes += _unrecorded_notes(mine[(mine["production"] == PRODUCTION_VALID) & ~recorded])
+        sent, known = mine["production"] == PRODUCTION_VALID, recorded.loc[mine.index]
+        notes += _unrecorded_notes(mine[sent & ~known])
+        notes += _undrawn_notes(mine[sent & known & undrawn.loc[mine.index]])
         decision = _decide(line, reader, rows, n_boot, seed, alpha, min_questions)
         decisions.append(replace(decision, notes=decision.notes + tuple(notes)))
     return decisions
@@ -197,6 +203,14 @@ def _unrecorded_notes(unrecorded: pd.DataFrame) -> list[str]:
     return [f"not ranked: {label} ({part['item_id'].nunique()} context(s): {SHAPE_NOT_RECORDED}; "
             f"the records predate the {SHAPE_ASKED_COLUMN} column)"
             for label, part in unrecorded.assign(label=arm_labels(unrecorded)).groupby("label")]
+
+
+def _undrawn_notes(undrawn: pd.DataFrame) -> list[str]:
+    """One note per arm with contexts that drew no frame in the shape they asked for."""
+    return [f"not ranked: {label} ({part['item_id'].nunique()} context(s) with no frame drawn "
+            f"in {'/'.join(sorted(set(part['shape_decided'].astype(str))))}: not a measurement "
+            "of that shape)"
+            for label, part in undrawn.assign(label=arm_labels(undrawn)).groupby("label")]
 
 
 def _measured_on(rows: pd.DataFrame) -> str:

@@ -18,7 +18,7 @@ from evals.items.datasets import load_dataset
 from evals.items.qa_items import Question
 from evals.items.sessions import SessionItem, as_session
 from evals.pipeline.reader_side import blind_view, offline_metadata
-from evals.replay.contexts import Context, build_context, fill_images
+from evals.replay.contexts import Context, build_context, fill_images, full_history_tokens
 from evals.send.client import Request
 from evals.send.price_map import UnpricedModel, model_window, price_of, require_price
 from evals.send.prompt_cache import MARKER, cache_plan, prompt_cache_key
@@ -110,6 +110,15 @@ class Planned:
     @property
     def predicted_prompt_tokens(self) -> int:
         return self.context.predicted_image_tokens + self.text_tokens
+
+    @property
+    def full_history_prompt_tokens(self) -> int | None:
+        """The ``full`` request of this question: the session's whole history + the question
+        (the compression baseline; None when the history's bill is not known)."""
+        full = self.context.full_history_tokens
+        if full is None:
+            return None
+        return full + self.text_tokens - self.context.text_tokens_without_question
 
     def key(self, spec: RunSpec) -> tuple:
         c = self.context
@@ -257,8 +266,9 @@ def context_warnings(context: Context) -> list[str]:
                    f"recorded as same_context_as={context.same_context_as})")
     if context.shape_asked_drawn is False:
         drawn = ", ".join(f"{n} x {k}" for k, n in sorted((context.frames_by_shape or {}).items()))
-        out.append(f"no frame drawn in {context.shape_asked} (drawn: {drawn or context.shape}): "
-                   "this arm does not measure the shape it names")
+        out.append(f"no frame drawn in {context.shape_asked} (drawn: {drawn or 'no frame'}): "
+                   f"this arm does not measure the shape it names; its recall is not a "
+                   f"measurement of {context.shape_asked}")
     return out
 
 
@@ -269,6 +279,16 @@ def load_items(spec: RunSpec) -> list[SessionItem]:
     if not items:
         raise ValueError(f"dataset {spec.dataset.name!r} gave no items")
     return [as_session(item) for item in items]
+
+
+def _full_tokens(item: SessionItem, contexts: Sequence[Context], spec: RunSpec) -> int:
+    """The session's whole history billed for the target: the ``full`` arm's context when the
+    run has one, else computed from the session (a sweep has no ``full`` arm; compression is
+    never taken against another compacted arm)."""
+    for context in contexts:
+        if context.arm.strategy == "full":
+            return context.text_tokens_without_question + context.predicted_image_tokens
+    return full_history_tokens(item, spec)
 
 
 def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = console,
@@ -286,6 +306,7 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
     index = SentIndex(spec.cache_dir.parent / "sent", run_dir.name, read_only=spec.dry_run)
     for item in items:
         first_of: dict[str, str] = {}  # sent_hash -> the first arm that sends it
+        item_contexts: list[Context] = []
         for arm in spec.arms():
             begun = time.perf_counter()
             context = build_context(item, arm, spec, frames=frames, contexts=contexts,
@@ -296,7 +317,7 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
                 earlier = index.first(context.sent_hash, arm.label)
                 if earlier is not None:
                     context = replace(context, same_context_as=earlier)
-            built.append((item, context))
+            item_contexts.append(context)
             note = f"; skipped: {context.skipped}" if context.skipped else ""
             log(f"  {item.item_id} {arm.label}: {context.compactions} compactions, "
                 f"{len(context.frame_hashes)} frames, "
@@ -305,6 +326,13 @@ def build_plan(spec: RunSpec, run_dir: Path, *, log: Callable[[str], None] = con
                 f"({time.perf_counter() - begun:.1f} s){note}")
             for warning in context_warnings(context):
                 log(f"  {item.item_id} {arm.label}: {warning}")
+        full = _full_tokens(item, item_contexts, spec)
+        if not any(c.arm.strategy == "full" for c in item_contexts):
+            log(f"  {item.item_id} whole history: {full:,} tokens (no full arm: computed from "
+                "the session, every arm's compression baseline)")
+        for context in item_contexts:
+            context = replace(context, full_history_tokens=full)
+            built.append((item, context))
             groups.append(plan_questions(item, context, spec, ocr_dir))
     # The offline reader: round-robin (it transcribes a frame once; two questions about the
     # same frames at once would transcribe them twice). Real providers: consecutive, for their

@@ -169,6 +169,8 @@ def _tokens_and_bill(p: Planned | None, response: Any, spec: RunSpec, item: Sess
         reported_cache_read_tokens=(response.cache_read_tokens if response is not None
                                     else None),
         stable_prefix_tokens=context.stable_prefix_tokens,
+        full_history_prompt_tokens=(p.full_history_prompt_tokens if p is not None
+                                    else context.full_history_tokens),
         compaction_cost_tokens=context.compaction_cost_tokens,
         **_compaction_fields(context, spec, len(item.questions)),
     )

@@ -406,7 +406,8 @@ def _finish(spec: RunSpec, run_dir: Path, run_id: str, v: Versions, plan: Plan,
         mark_finished(run_dir, run_id, v)
     traffic = {"planned": len(plan.planned), "skipped_done": plan.skipped_done,
                "sent": progress.requests_sent, "cache_hits": progress.cache_hits,
-               "shared": progress.dedup_hits, "claim_waits": progress.claim_waits,
+               "shared": progress.dedup_hits, "retries": progress.retries,
+               "claim_waits": progress.claim_waits,
                "errors": progress.errors, "rows_written": sink.written}
     _write_summary(spec, run_dir, run_id, traffic, table)
     result = RunResult(

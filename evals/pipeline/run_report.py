@@ -34,7 +34,8 @@ SUMMARY_COLUMNS = (
     "frame_size", "shape_requested", "context_window", "research", "n_questions", "n_rows",
     "n_skipped", "n_errors", "recall", "recall_discarded", "n_discarded", "f1",
     "compactions_mean", "frames_max", "predicted_prompt_tokens", "tokens_skipped_context",
-    "predicted_cost_usd", "compaction_tokens_per_question", "billed_tokens", "billed_cost_usd")
+    "predicted_cost_usd", "compaction_tokens_per_question", "billed_tokens", "billed_cost_usd",
+    "shape_asked_drawn", "shape_note", "compression_vs_text", "compression_baseline")
 
 
 def _plain(value: Any) -> Any:
@@ -82,6 +83,8 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
     for r in sorted(rows, key=lambda r: (order.get(r["production"], 4), r["arm"])):
         disc = f"{r['recall_discarded']:.2f}" if r["recall_discarded"] is not None else "-"
         recall = f"{r['recall']:>6.2f}" if r["recall"] is not None else f"{'-':>6}"
+        if r.get("shape_note") and r["recall"] is not None:  # not a measurement of its shape
+            recall = f"{r['recall']:>5.2f}*"
         rounds = f"{r['compactions_mean']:.1f}" if r["compactions_mean"] is not None else "-"
         frames = f"{r['frames_max']:.0f}" if r["frames_max"] is not None else "-"
         # an arm whose every question was skipped shows the bill of the context it would send
@@ -110,6 +113,9 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
                  "this context (ranked), bound = full / truncate, stand-in = production's path "
                  "with the offline stand-in's summary where its LLM's would be (never ranked), "
                  "not sent = production would not (never ranked)")
+    for r in rows:
+        if r.get("shape_note"):
+            lines.append(f"* {r['arm']}: {r['shape_note']}")
     return "\n".join(lines)
 
 

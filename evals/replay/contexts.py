@@ -53,7 +53,8 @@ from snapcompact.compaction import (
 
 PLACEHOLDER_URL = "data:image/png;base64,"
 
-__all__ = ["PLACEHOLDER_URL", "Context", "build_context", "fill_images", "model_info"]
+__all__ = ["PLACEHOLDER_URL", "Context", "build_context", "fill_images", "full_history_tokens",
+           "model_info"]
 
 
 @dataclass(frozen=True)
@@ -106,12 +107,16 @@ class Context:
     #: asks once and records this arm as the same measurement); None: a context of its own
     same_context_as: str | None = None
     #: the shape the arm asked for (resolved: ``auto`` -> the shape production picks) and
-    #: whether any frame was drawn in it (None: no frames, or not a snapcompact arm)
+    #: whether any frame was drawn in it (False also when the arm drew no frame at all: its
+    #: recall then measures no shape; None: not a snapcompact arm)
     shape_asked: str = ""
     shape_asked_drawn: bool | None = None
     #: the compaction calls this replay made (summary / handoff requests), counted as billed:
     #: the session's, paid once whatever the number of questions asked after the context
     compaction_bill: CompactionBill = NO_CALLS
+    #: the session's whole history billed for the target, the question excluded: the ``full``
+    #: arm's context, the compression baseline of every arm of the session (None: not known)
+    full_history_tokens: int | None = None
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -257,9 +262,20 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         truncated_chars=archive.truncated_chars if archive is not None else 0,
         summary_stand_in=stand_in,
         sent_hash=_sent_hash(keyed, tools, hashes), shape_asked=wanted,
-        shape_asked_drawn=(wanted in names) if (hashes and wanted) else None,
+        shape_asked_drawn=(wanted in names) if wanted else None,
         stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model),
         compaction_bill=_compaction_bill(recorder, spec, replay.methods_used()))
+
+
+def full_history_tokens(item: SessionItem, spec: RunSpec) -> int:
+    """The session's whole history billed for the target (the question excluded), as the
+    ``full`` arm's context is: every arm's compression baseline, computed from the session when
+    the run has no ``full`` arm (a shape sweep)."""
+    longest = max((q.question for q in item.questions), key=len)
+    replay, _ = _replayed(item, ArmSpec("full"), spec, None,
+                          user_question(question_text(longest)))
+    _, _, bill = _billed_chat(replay, spec, f"{item.item_id} full history")
+    return int(bill.billed_tokens)
 
 
 def _replayed(item: SessionItem, arm: ArmSpec, spec: RunSpec,

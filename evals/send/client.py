@@ -467,7 +467,16 @@ class EvalClient:
                 return _error_response(key, request, message[:2000] + suffix, attempt,
                                        time.perf_counter() - started)
             self.progress.retries += 1
-            await self._sleep(self.retry.delay(attempt, retry_after_seconds(error), self._rng))
+            asked = retry_after_seconds(error)
+            wait = self.retry.delay(attempt, asked, self._rng)
+            # every retry in the job log with its cause; the console counts them (``retries``)
+            cause = (message[:300] if str(error) else  # a bare timeout says nothing itself
+                     f"{type(error).__name__}, no answer within {hard_timeout:,.0f} s")
+            _log.warning("retry %d of %s (attempt %d of %d failed: %s); sending again in "
+                         "%.1f s%s", attempt, request.model, attempt, self.retry.max_attempts,
+                         cause, wait,
+                         " (the wait the provider asked for)" if asked is not None else "")
+            await self._sleep(wait)
         return await self._answered(key, request, raw, latency, attempt, reservation, tokens)
 
     async def _wait_turn(self, request: Request, limiter: RequestRateLimiter | None,

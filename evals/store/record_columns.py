@@ -50,7 +50,7 @@ COLUMN_ORDER: tuple[str, ...] = (
     "compaction_billed_tokens", "compaction_token_method", "compaction_price_model",
     "compaction_cost_usd", "compaction_bill_note", "context_questions",
     "question", "gold_answers", "question_kind", "question_meta", "reading", "created_at",
-    "schema_version", "extra",
+    "schema_version", "extra", "full_history_prompt_tokens",
 )
 
 

@@ -96,7 +96,7 @@ class SentFrames:
     frame_hashes: tuple[str, ...]
     frames_by_shape: Mapping[str, int] = field(default_factory=dict)  # frames sent, by shape
     #: the shape the arm asked for (auto resolved) and whether any frame was drawn in it
-    #: (False: every frame came out in another shape; None: no frames / not snapcompact)
+    #: (False: every frame came out in another shape, or none was drawn; None: not snapcompact)
     shape_asked: str = ""
     shape_asked_drawn: bool | None = None
     frame_cap: int | None = None  # the largest frame cap a maintenance pass was given
@@ -161,6 +161,10 @@ class TokensAndBill:
     compaction_bill_note: str | None = None
     #: questions asked after this context (the divisor of the per-question compaction share)
     context_questions: int | None = None
+    #: the session's whole history as the ``full`` arm sends it, plus this question, billed for
+    #: the target: every arm's compression baseline (a skipped row: the history alone; None:
+    #: a row written before it was recorded)
+    full_history_prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True)

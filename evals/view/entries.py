@@ -11,8 +11,11 @@ every field through ``.get`` with a default, so rows from before the compaction 
 A field may also sit in ``extra`` (where the harness put it before it became a column).
 
 A *cell* is one row of the summary table: (reader, model line, target model, strategy, policy,
-arm, shape, frame size). A *group* is one question (dataset, item, question, seed) across every
-cell it was asked in: the question page offers them side by side.
+arm, shape, frame size, the shape asked for, window, production verdict, research knobs), so two
+windows or two verdicts never share a cell. A *group* is one question (dataset, item, question,
+seed) across every cell it was asked in: the question page offers them side by side. A question
+that was not asked (``skipped``: ``full`` over the model's window) is an entry of its own kind:
+never correct, never wrong, never in a recall.
 """
 
 from __future__ import annotations
@@ -25,7 +28,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.analysis.aggregate import OFFLINE_PROVIDER, model_line, reader_id, reader_label
+from evals.analysis.aggregate import (
+    OFFLINE_PROVIDER,
+    PRODUCTION_BOUND,
+    PRODUCTION_NOT_SENT,
+    PRODUCTION_STAND_IN,
+    PRODUCTION_UNCHECKED,
+    PRODUCTION_VALID,
+    arm_label,
+    model_line,
+    production_status,
+    reader_id,
+    reader_label,
+)
 from evals.store.records import (
     find_record_files,
     iter_rows,
@@ -46,7 +61,11 @@ COMPACTION_FIELDS: dict[str, Any] = {
 }
 
 CELL_FIELDS = ("reader_id", "line", "target_model", "strategy", "policy", "arm", "shape",
-               "frame_size")
+               "frame_size", "shape_requested", "context_window", "verdict", "research")
+#: The index's order of verdicts within a window: ranked arms first, then the bounds, then arms
+#: production would not send as measured.
+VERDICT_ORDER = (PRODUCTION_VALID, PRODUCTION_BOUND, PRODUCTION_STAND_IN, PRODUCTION_NOT_SENT,
+                 PRODUCTION_UNCHECKED)
 
 
 def _digest(value: Any, length: int) -> str:
@@ -91,6 +110,7 @@ class Entry:
     error: str | None
     context_hash: str | None
     reading: Mapping[str, Any] | None  # the offline reader's spans (``evals.store.transcripts``)
+    skipped: str | None = None  # why the question was not asked (never scored)
 
     @property
     def transcript_hash(self) -> str | None:
@@ -116,6 +136,13 @@ class Cell:
     def as_dict(self) -> dict[str, Any]:
         return dict(zip(CELL_FIELDS, self.values, strict=True))
 
+    @property
+    def label(self) -> str:
+        """The arm as the tables name it (``snapcompact foveated auto @200k``)."""
+        v = self.as_dict()
+        return arm_label(v["strategy"], v["policy"], v["shape"], v["frame_size"],
+                         v["shape_requested"], v["context_window"], v["research"])
+
 
 def load_rows(run_dirs: Sequence[str | Path]) -> list[SourceRow]:
     """Every row of every ``records.jsonl`` under the given run directories (or files)."""
@@ -132,7 +159,10 @@ def _identity(row: Mapping[str, Any]) -> list:
     """What makes a measurement distinct, compaction coordinates included."""
     coords = [row.get(k) for k in ("run_id", "dataset", "item_id", "question_id", "model",
                                    "target_model", "shape", "frame_size", "reader", "seed")]
-    return coords + [field_of(row, "strategy", ""), field_of(row, "policy", "")]
+    arm = [field_of(row, name) for name in ("shape_requested", "context_window", "research",
+                                             "summarizer")]
+    return coords + [field_of(row, "strategy", ""), field_of(row, "policy", "")] + (
+        arm if any(v is not None for v in arm) else [])
 
 
 def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
@@ -159,7 +189,7 @@ def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
         policy = str(field_of(row, "policy", ""))
         cell = (reader_id(str(row.get("model", ""))), lines[target], target, strategy, policy,
                 str(row.get("arm", "")), str(row.get("shape", "")),
-                int(row.get("frame_size") or 0))
+                int(row.get("frame_size") or 0), *_arm_fields(row, strategy))
         group = [row.get(k) for k in ("dataset", "item_id", "question_id", "seed")]
         evidence_round = field_of(row, "evidence_round")
         billed = row.get("predicted_prompt_tokens") or 0
@@ -174,24 +204,50 @@ def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
             policy=policy,
             evidence_round=int(evidence_round) if evidence_round is not None else None,
             billed_tokens=int(billed),
-            correct=bool(row.get("correct")) and row.get("error") is None,
+            correct=(bool(row.get("correct")) and row.get("error") is None
+                     and not field_of(row, "skipped")),
             error=row.get("error"),
+            skipped=str(field_of(row, "skipped")) if field_of(row, "skipped") else None,
             context_hash=field_of(row, "context_hash"),
             reading=reading if isinstance(reading := field_of(row, "reading"), Mapping)
             else None,
         ))
-    entries.sort(key=lambda e: (e.cell, str(e.row.get("dataset")), str(e.row.get("item_id")),
-                                str(e.row.get("question_id")), int(e.row.get("seed") or 0)))
+    entries.sort(key=lambda e: (tuple(str(x) for x in e.cell), str(e.row.get("dataset")),
+                                str(e.row.get("item_id")), str(e.row.get("question_id")),
+                                int(e.row.get("seed") or 0)))
     return entries
 
 
+def _arm_fields(row: Mapping[str, Any], strategy: str) -> tuple[str, int | None, str, str]:
+    """The cell's arm coordinates past the shape: the shape asked for, the window, the
+    production verdict (:func:`evals.analysis.aggregate.production_status`) and the research
+    knobs."""
+    window = field_of(row, "context_window")
+    return (str(field_of(row, "shape_requested", "")),
+            int(window) if window is not None else None,
+            production_status(strategy, field_of(row, "production_valid"),
+                              field_of(row, "summary_stand_in", False)),
+            str(field_of(row, "research", "production")))
+
+
+def _cell_order(cell: Cell) -> tuple:
+    """Table order: reader, line, target, then the window (largest first: each window is its
+    own table), the verdict (ranked arms first), then the rest."""
+    v = cell.as_dict()
+    window = v["context_window"]
+    verdict = v["verdict"]
+    return (cell.values[:3], -(window or 0),
+            VERDICT_ORDER.index(verdict) if verdict in VERDICT_ORDER else len(VERDICT_ORDER),
+            tuple(str(x) for x in cell.values))
+
+
 def cells_of(entries: Iterable[Entry]) -> list[Cell]:
-    """Entries grouped by cell, cells in table order (reader, line, target, strategy, ...)."""
+    """Entries grouped by cell, cells in table order (:func:`_cell_order`)."""
     cells: dict[str, Cell] = {}
     for entry in entries:
         cell = cells.setdefault(entry.cell_id, Cell(entry.cell_id, entry.cell))
         cell.entries.append(entry)
-    return sorted(cells.values(), key=lambda c: c.values)
+    return sorted(cells.values(), key=_cell_order)
 
 
 def groups_of(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
@@ -207,8 +263,15 @@ def round_key(evidence_round: int | None) -> str:
     return "rna" if evidence_round is None else f"r{evidence_round}"
 
 
+def outcome_of(entry: Entry) -> str:
+    """``skipped`` (not asked), ``correct`` or ``wrong``: a skipped question is never wrong."""
+    if entry.skipped is not None:
+        return "skipped"
+    return "correct" if entry.correct else "wrong"
+
+
 def list_names(entry: Entry) -> tuple[str, ...]:
     """The filtered question lists of its cell an entry belongs to (outcome x round)."""
-    outcome = "correct" if entry.correct else "wrong"
+    outcome = outcome_of(entry)
     rnd = round_key(entry.evidence_round)
     return ("all-all", f"{outcome}-all", f"all-{rnd}", f"{outcome}-{rnd}")

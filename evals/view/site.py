@@ -47,6 +47,7 @@ from evals.view.entries import (
     groups_of,
     list_names,
     load_rows,
+    outcome_of,
     round_key,
 )
 from snapcompact.pricing import count_text_tokens, parse_shape_rules
@@ -142,7 +143,7 @@ def _list_row(entry: Entry) -> dict[str, Any]:
     gold = list(row.get("gold_answers") or [])
     return {"id": entry.entry_id, "q": _short(row.get("question")),
             "gold": _short(" | ".join(gold), 80), "a": _short(row.get("answer"), 80),
-            "ok": entry.correct, "err": entry.error is not None,
+            "ok": entry.correct, "err": entry.error is not None, "skip": entry.skipped,
             "abst": bool(row.get("abstained")), "f1": row.get("f1"),
             "round": entry.evidence_round, "tok": entry.billed_tokens,
             "item": row.get("item_id"), "qid": row.get("question_id")}
@@ -153,16 +154,22 @@ def _pages(rows: Sequence[Any], size: int) -> list[Sequence[Any]]:
 
 
 def _cell_summary(cell: Cell, list_pages: Mapping[str, int]) -> dict[str, Any]:
+    """The index's row of a cell: per evidence round [questions, correct, errors, billed tokens,
+    skipped] (a skipped question is counted apart: never correct, never wrong, and its context's
+    tokens are not a question's bill), the arm's label, and why its questions were skipped."""
     rounds: dict[str, list[int]] = {}
     for e in cell.entries:
-        counts = rounds.setdefault(round_key(e.evidence_round), [0, 0, 0, 0])
+        counts = rounds.setdefault(round_key(e.evidence_round), [0, 0, 0, 0, 0])
         counts[0] += 1
         counts[1] += int(e.correct)
         counts[2] += int(e.error is not None)
-        counts[3] += e.billed_tokens
+        counts[3] += e.billed_tokens if e.skipped is None else 0
+        counts[4] += int(e.skipped is not None)
     first = cell.entries[0]
-    return {"id": cell.cell_id, **cell.as_dict(), "label": first.reader_label,
-            "offline": first.offline, "rounds": rounds, "lists": dict(list_pages)}
+    skipped = sorted({e.skipped for e in cell.entries if e.skipped is not None})
+    return {"id": cell.cell_id, **cell.as_dict(), "arm_label": cell.label,
+            "label": first.reader_label, "offline": first.offline, "rounds": rounds,
+            "lists": dict(list_pages), "skipped": "; ".join(skipped)}
 
 
 def _legacy_context(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -342,7 +349,8 @@ def _write_groups(writer: _Writer, entries: Sequence[Entry]) -> None:
     for group_id, members in groups_of(entries).items():
         writer.data(_sharded("g", group_id), {"id": group_id, "members": [
             {"id": e.entry_id, "cell": e.cell_id, **dict(zip(CELL_FIELDS, e.cell, strict=True)),
-             "ok": e.correct, "err": e.error is not None, "a": _short(e.row.get("answer"), 80),
+             "ok": e.correct, "err": e.error is not None, "skip": e.skipped,
+             "a": _short(e.row.get("answer"), 80),
              "tok": e.billed_tokens, "round": e.evidence_round} for e in members]})
 
 
@@ -367,6 +375,7 @@ class _QuestionPages:
             "coords": dict(zip(CELL_FIELDS, entry.cell, strict=True)), "label": entry.reader_label,
             "offline": entry.offline, "run_dir": str(entry.run_dir), "fields": fields,
             "billed_tokens": entry.billed_tokens, "correct": entry.correct,
+            "outcome": outcome_of(entry), "skipped": entry.skipped,
             "context": context_ref, "block_tokens": block_tokens, "missing_frames": missing,
             "transcript": self._transcript(entry), "reading": entry.reading,
             "record": dict(row)})
@@ -434,6 +443,9 @@ def _write_index(writer: _Writer, entries: Sequence[Entry], summaries: list[dict
         "questions": len(entries),
         "cell_fields": list(CELL_FIELDS),
         "filters": {
+            "window": sorted({e.cell[9] for e in entries if e.cell[9] is not None},
+                             reverse=True),
+            "verdict": sorted({e.cell[10] for e in entries}),
             "shape": sorted({e.cell[6] for e in entries}),
             "strategy": sorted({e.strategy for e in entries}),
             "policy": sorted({e.policy for e in entries}),

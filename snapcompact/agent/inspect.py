@@ -42,7 +42,8 @@ _PROVIDER_BY_PREFIX: tuple[tuple[str, str, str], ...] = (
     ("gemini-", "google", "google-generative-ai"),
 )
 
-__all__ = ["CompactRequest", "compact_session_file", "model_for_request", "prepare_out"]
+__all__ = ["CompactRequest", "compact_session_file", "load_with_warnings", "model_for_request",
+           "prepare_out"]
 
 
 @dataclass(frozen=True)
@@ -117,8 +118,54 @@ def compact_session_file(req: CompactRequest, *,
         return _compact_session_file(req, keep_alive)
 
 
+def _without_thinking(message: Any) -> Any:
+    """``message`` (as JSON) without its thinking blocks (what the chat request leaves out)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    return {**message, "content": [p for p in content
+                                   if not (isinstance(p, dict) and p.get("type") == "thinking")]}
+
+
+def _count_note(view: Any, messages: list[Any], counted: int, billed: int) -> str | None:
+    """Why the agent's count (``context_tokens_estimate``, what ``fits_window`` judges, as
+    production does) and the next request's bill (``context_billed_tokens``) differ: the
+    thinking blocks the agent counts and the chat request does not send, and what the agent
+    counts beside the messages (system prompt, tool declarations). None when they agree."""
+    if counted == billed:
+        return None
+    as_json = [m if isinstance(m, dict) else m.to_json() for m in messages
+               if isinstance(m, dict) or hasattr(m, "to_json")]
+    thinking = (view.estimator.messages(as_json)
+                - view.estimator.messages([_without_thinking(m) for m in as_json]))
+    parts = []
+    if thinking:
+        parts.append(f"{thinking:,} tokens of thinking blocks, which the next request does not "
+                     "send (chat messages carry no thinking)")
+    if view.non_message_tokens:
+        parts.append(f"{view.non_message_tokens:,} tokens of system prompt and tools beside "
+                     "the messages")
+    why = "; ".join(parts) or "its own estimate of the same messages"
+    return (f"the agent's count ({counted:,}, context_tokens_estimate; fits_window compares it "
+            f"with the window budget, as production does) differs from the next request's bill "
+            f"({billed:,}, context_billed_tokens): the agent counts {why}")
+
+
+def load_with_warnings(path: str) -> tuple[list[Any], list[str]]:
+    """The session file's messages and the loader's warnings (a torn last line, a skipped
+    entry), as text: the command counts them in ``warnings_total`` and prints each as one line
+    instead of Python's ``UserWarning`` display with the library's source path."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        messages = load_session_messages(path)
+    for w in caught:  # anything but the loader's own notes is passed on as it came
+        if w.category is not UserWarning:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return messages, [str(w.message) for w in caught if w.category is UserWarning]
+
+
 def _compact_session_file(req: CompactRequest, keep_alive: list[Any] | None) -> dict[str, Any]:
-    messages = load_session_messages(req.session)
+    messages, load_warnings = load_with_warnings(req.session)
     if keep_alive is not None:
         keep_alive.append(messages)
     model, api, provider = model_for_request(req)
@@ -159,7 +206,7 @@ def _compact_session_file(req: CompactRequest, keep_alive: list[Any] | None) -> 
     stored = maint.view.stored_tokens()
     caps = [a.frame_cap.max_frames for p in replay.passes for a in p.attempts
             if a.frame_cap is not None]
-    warnings_all = list(maint.notices)
+    warnings_all = list(maint.notices) + list(load_warnings)
     return {
         "compactions": replay.compactions,
         "passes": len(replay.passes),
@@ -180,10 +227,12 @@ def _compact_session_file(req: CompactRequest, keep_alive: list[Any] | None) -> 
         "context_image_tokens": bill.image_tokens,
         "context_billed_tokens": bill.billed_tokens,
         "text_token_method": bill.text_token_method,
+        "count_note": _count_note(maint.view, replay.llm_messages(), stored, bill.billed_tokens),
         "strategy": req.strategy,
         "messages_replayed": len(messages),
         "messages_discarded": sum(1 for r in replay.discarded_round if r > 0),
         "warnings_total": len(warnings_all),
         "warnings": list(dict.fromkeys(warnings_all))[:10],
+        "load_warnings": load_warnings,
         "out": str(folder),
     }

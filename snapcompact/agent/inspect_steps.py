@@ -28,11 +28,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from snapcompact.agent.inspect import CompactRequest, model_for_request, prepare_out
+from snapcompact.agent.inspect import (
+    CompactRequest,
+    load_with_warnings,
+    model_for_request,
+    prepare_out,
+)
 from snapcompact.agent.stepwise import StepReport, replay_like_upstream_steps
 from snapcompact.compaction import (
     DEFAULT_SETTINGS,
-    load_session_messages,
     load_settings,
     merge_settings,
 )
@@ -126,7 +130,7 @@ def compact_session_steps(req: CompactRequest, steps: StepsRequest, *,
 def _steps(req: CompactRequest, steps: StepsRequest,
            on_row: Callable[[dict[str, Any]], None] | None,
            keep_alive: list[Any] | None) -> dict[str, Any]:
-    messages = load_session_messages(req.session)
+    messages, load_warnings = load_with_warnings(req.session)
     if not any(m.get("role") == "user" for m in messages):
         raise ValueError(f"{req.session}: no user message to plan steps from")
     model, api, provider = model_for_request(req)
@@ -169,6 +173,7 @@ def _steps(req: CompactRequest, steps: StepsRequest,
         "window_budget_tokens": maint.view.window_budget(),
         "compactions": last.compactions, "methods": methods,
         "frames": len(last.frames), "messages_replayed": len(messages),
-        "rows": rows, "warnings_total": len(maint.notices),
-        "warnings": list(dict.fromkeys(maint.notices))[:10], "out": str(folder),
+        "rows": rows, "warnings_total": len(maint.notices) + len(load_warnings),
+        "warnings": list(dict.fromkeys([*maint.notices, *load_warnings]))[:10],
+        "load_warnings": load_warnings, "out": str(folder),
     }

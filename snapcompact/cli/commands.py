@@ -239,6 +239,8 @@ def _cmd_compact(args: argparse.Namespace) -> int:
             system_chars=args.system_chars or 0), on_row=show, keep_alive=KEEP_UNTIL_EXIT)
     else:
         summary = compact_session_file(request, keep_alive=KEEP_UNTIL_EXIT)
+    for note in summary.get("load_warnings", ()):  # one line each, counted in warnings_total
+        sys.stderr.write(f"snapcompact compact: warning: {note}\n")
     _print(summary)
     if KEEP_UNTIL_EXIT is not None:
         KEEP_UNTIL_EXIT.append(summary)

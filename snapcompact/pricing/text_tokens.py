@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -116,6 +117,25 @@ def count_text_tokens(text: str, model: str | None = None) -> TextTokens:
                               f"exact:tiktoken:{name}", True, name)
     proxy = _encoding("o200k_base")
     if proxy is not None:
-        return TextTokens(len(proxy.encode(text, disallowed_special=())), "estimate:o200k-proxy",
-                          False, "o200k_base")
-    return TextTokens(estimate_text_tokens(len(text)), "estimate:chars/4", False)
+        out = TextTokens(len(proxy.encode(text, disallowed_special=())), "estimate:o200k-proxy",
+                         False, "o200k_base")
+    else:
+        out = TextTokens(estimate_text_tokens(len(text)), "estimate:chars/4", False)
+    if name is not None:
+        _fell_back(name, str(model), out.method)
+    return out
+
+
+_log = logging.getLogger(__name__)
+
+
+@lru_cache(maxsize=None)
+def _fell_back(encoding: str, model: str, method: str) -> None:
+    """Say once per model and counter that a model's own tokenizer was not available offline
+    and which counter stood in: an OpenAI model's text is then billed by an estimate (for
+    gpt-5.5, chars/4 counts ~17 % fewer tokens than o200k_base on an agent session)."""
+    _log.warning("%s: its tokenizer %s is not available offline (tiktoken's BPE file, bundled "
+                 "with litellm in the [evals] extra), so text is counted by %s instead, not "
+                 "exactly; install snapcompact[evals] or set TIKTOKEN_CACHE_DIR to a folder "
+                 "holding %s.tiktoken under tiktoken's cache name", model, encoding, method,
+                 encoding)

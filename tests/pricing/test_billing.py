@@ -185,6 +185,30 @@ def test_text_tokens_exact_for_openai_models_offline():
     assert old.exact and old.encoding == "cl100k_base" and old.tokens == 2
 
 
+def test_without_the_tokenizer_file_the_fallback_counter_is_named_once(tmp_path, monkeypatch,
+                                                                        caplog):
+    """A library-only install (no litellm, whose wheel bundles tiktoken's BPE files): gpt-5.5's
+    o200k_base cannot load offline, so its text is counted as ceil(chars / 4); the count says
+    so, and one warning names the counter and the fix."""
+    from snapcompact.pricing import text_tokens
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # an empty cache: no BPE file
+    text_tokens._encoding.cache_clear()
+    text_tokens._fell_back.cache_clear()
+    try:
+        with caplog.at_level("WARNING", logger="snapcompact.pricing.text_tokens"):
+            got = [count_text_tokens("hello world, hello again", "gpt-5.5") for _ in range(3)]
+    finally:
+        text_tokens._encoding.cache_clear()
+        text_tokens._fell_back.cache_clear()
+    assert {(g.tokens, g.method, g.exact) for g in got} == {(6, "estimate:chars/4", False)}
+    notes = [r.getMessage() for r in caplog.records]
+    assert len(notes) == 1, notes  # once, not once per count
+    assert "gpt-5.5: its tokenizer o200k_base is not available offline" in notes[0]
+    assert "counted by estimate:chars/4" in notes[0] and "[evals]" in notes[0]
+    assert "TIKTOKEN_CACHE_DIR" in notes[0]
+
+
 def test_text_tokens_are_labelled_estimates_elsewhere():
     text = "The quick brown fox jumps over the lazy dog. " * 20
     for model in ("claude-sonnet-4-5", "gemini-3.5-flash", "kimi-k2.5", None):

@@ -78,7 +78,9 @@
   function floorBadge(label) {
     return el("span", { class: "floor", title: label }, "legibility floor");
   }
-  function outcomeBadge(ok, err, abst) {
+  function outcomeBadge(ok, err, abst, skip) {
+    // a question that was not asked is neither right nor wrong
+    if (skip) return el("span", { class: "badge skip", title: skip }, "skipped (not asked)");
     if (err) return el("span", { class: "badge err" }, "error");
     if (ok) return el("span", { class: "badge ok" }, "correct");
     return el("span", { class: "badge bad" }, abst ? "wrong (abstained)" : "wrong");
@@ -104,9 +106,19 @@
 
   const INDEX_PAGE = 200;
 
+  // [questions, correct, errors, billed tokens of the asked ones, skipped]
   function cellCounts(cell, round) {
-    const rounds = round === "all" ? Object.values(cell.rounds) : [cell.rounds[round] || [0, 0, 0, 0]];
-    return rounds.reduce((a, r) => [a[0] + r[0], a[1] + r[1], a[2] + r[2], a[3] + r[3]], [0, 0, 0, 0]);
+    const rounds = round === "all" ? Object.values(cell.rounds) : [cell.rounds[round] || [0, 0, 0, 0, 0]];
+    return rounds.reduce((a, r) => [a[0] + r[0], a[1] + r[1], a[2] + r[2], a[3] + r[3], a[4] + (r[4] || 0)],
+      [0, 0, 0, 0, 0]);
+  }
+  const windowName = (w) => (w === null || w === undefined ? "window not recorded" :
+    Number(w).toLocaleString("en-US") + "-token window");
+  const OUTCOMES = [["all", "all"], ["correct", "correct"], ["wrong", "wrong"], ["skipped", "skipped (not asked)"]];
+  // recall over the questions asked: an arm whose every question was skipped has none
+  function recallCell(cell, correct, asked, skipped) {
+    if (!asked && skipped) return el("span", { class: "badge skip", title: cell.skipped }, "skipped");
+    return pct(correct, asked);
   }
 
   async function renderIndex(main) {
@@ -114,55 +126,79 @@
     const p = hashParams();
     // "" is a real strategy/policy (rows from before compaction): "~" stands for it in the address
     const f = {
+      window: p.get("window") || "all", verdict: p.get("verdict") || "all",
       shape: p.get("shape") || "all", strategy: p.get("strategy") || "all", policy: p.get("policy") || "all",
       round: p.get("round") || "all", outcome: p.get("outcome") || "all",
     };
     const enc = (v) => (v === "" ? "~" : v);
     const page = Math.max(1, parseInt(p.get("page") || "1", 10));
     const go = (changes) => { location.hash = hashWith(Object.assign({ page: null }, changes)); };
-    const opts = (values, show) => [["all", "all"], ...values.map((v) => [enc(v), show ? show(v) : dash(v)])];
+    const opts = (values, show) => [["all", "all"], ...values.map((v) => [enc(String(v)), show ? show(v) : dash(v)])];
     const filters = el("div", { class: "filters" },
+      select("window", f.window, opts(index.filters.window || [], windowName), (v) => go({ window: v })),
+      select("verdict", f.verdict, opts(index.filters.verdict || []), (v) => go({ verdict: v })),
       select("shape", f.shape, opts(index.filters.shape), (v) => go({ shape: v })),
       select("strategy", f.strategy, opts(index.filters.strategy), (v) => go({ strategy: v })),
       select("policy", f.policy, opts(index.filters.policy), (v) => go({ policy: v })),
       select("evidence round", f.round, opts(index.filters.round, roundName), (v) => go({ round: v })),
-      select("outcome", f.outcome, [["all", "all"], ["correct", "correct"], ["wrong", "wrong"]], (v) => go({ outcome: v })));
+      select("outcome", f.outcome, OUTCOMES, (v) => go({ outcome: v })));
     const rows = [];
     for (const cell of index.cells) {
+      if (f.window !== "all" && String(cell.context_window) !== f.window) continue;
+      if (f.verdict !== "all" && cell.verdict !== f.verdict) continue;
       if (f.shape !== "all" && cell.shape !== f.shape) continue;
       if (f.strategy !== "all" && enc(cell.strategy) !== f.strategy) continue;
       if (f.policy !== "all" && enc(cell.policy) !== f.policy) continue;
-      const [n, correct, errors, tokens] = cellCounts(cell, f.round);
-      const shown = f.outcome === "correct" ? correct : f.outcome === "wrong" ? n - correct : n;
+      const [n, correct, errors, tokens, skipped] = cellCounts(cell, f.round);
+      const asked = n - errors - skipped;
+      const shown = { all: n, correct, skipped, wrong: n - skipped - correct }[f.outcome] ?? n;
       if (!shown) continue;
-      rows.push({ cell, n, correct, errors, tokens, shown });
+      rows.push({ cell, n, correct, errors, tokens, skipped, asked, shown });
     }
     const pages = Math.max(1, Math.ceil(rows.length / INDEX_PAGE));
     const slice = rows.slice((page - 1) * INDEX_PAGE, page * INDEX_PAGE);
     const listName = f.outcome + "-" + f.round;
-    const body = slice.map(({ cell, n, correct, errors, tokens, shown }) => el("tr", { "data-cell": cell.id },
+    const line = ({ cell, n, correct, errors, tokens, skipped, asked, shown }) => el("tr", { "data-cell": cell.id, title: cell.arm_label },
       el("td", {}, cell.offline ? [cell.reader_id, " ", floorBadge(cell.label)] : cell.reader_id),
       el("td", {}, cell.line), el("td", {}, cell.target_model),
       el("td", {}, dash(cell.strategy)), el("td", {}, dash(cell.policy)),
-      el("td", {}, shapeLabel(cell)),
+      el("td", {}, shapeLabel(cell)), el("td", {}, dash(cell.shape_requested)),
+      el("td", { class: "num" }, fmt(cell.context_window)),
+      el("td", {}, el("span", { class: "verdict v-" + cell.verdict.replace(" ", "-") }, cell.verdict)),
       el("td", { class: "num" }, fmt(n)), el("td", { class: "num" }, fmt(correct)),
-      el("td", { class: "num" }, pct(correct, n - errors)), el("td", { class: "num" }, fmt(errors)),
-      el("td", { class: "num" }, fmt(n ? tokens / n : null)),
+      el("td", { class: "num" }, fmt(skipped)),
+      el("td", { class: "num" }, recallCell(cell, correct, asked, skipped)), el("td", { class: "num" }, fmt(errors)),
+      el("td", { class: "num" }, fmt(asked + errors ? tokens / (asked + errors) : null)),
       el("td", {}, link("cell.html" + "#" + new URLSearchParams({ c: cell.id, list: listName }).toString(),
         shown + (f.outcome === "all" ? (shown === 1 ? " question" : " questions") : " " + f.outcome),
-        { class: "open" }))));
+        { class: "open" })));
+    // one table per window: arms measured at different windows are never ranked together
+    const windows = [];
+    for (const row of slice) {
+      const w = row.cell.context_window ?? null;
+      let section = windows.find((s) => s.window === w);
+      if (!section) windows.push(section = { window: w, rows: [] });
+      section.rows.push(row);
+    }
+    const head = el("thead", {}, el("tr", {}, ["reader", "model line", "target model", "strategy", "policy", "shape",
+      "asked", "window", "verdict", "questions", "correct", "skipped", "recall", "errors", "billed tok/q", "open"]
+      .map((h) => el("th", {}, h))));
+    const tables = windows.map((s) => [
+      el("h2", { class: "window" }, windowName(s.window)),
+      el("table", { class: "cells", "data-window": s.window === null ? "" : String(s.window) },
+        head.cloneNode(true), el("tbody", {}, s.rows.map(line)))]).flat();
     const offline = index.cells.some((c) => c.offline);
     crumbs(el("span", {}, "cells"));
-    fill(main, 
+    fill(main,
       el("h1", {}, "What the model saw"),
       el("p", { class: "meta" }, index.questions + " questions in " + index.cells.length + " cells · runs: ",
         index.runs.join(", ") + " · written " + index.generated),
       offline ? el("p", { class: "note" }, floorBadge(index.offline_label), " ", index.offline_label) : null,
+      el("p", { class: "meta" }, "verdict: valid = production would send this context (ranked); bound = full / truncate; " +
+        "stand-in = production's path with the offline stand-in's summary; not sent = production would not. " +
+        "Skipped questions were not asked (full over the model's window): never counted as wrong, never in a recall."),
       filters,
-      el("table", { class: "cells", id: "cells" },
-        el("thead", {}, el("tr", {}, ["reader", "model line", "target model", "strategy", "policy", "shape",
-          "questions", "correct", "recall", "errors", "billed tok/q", "open"].map((h) => el("th", {}, h)))),
-        el("tbody", {}, body.length ? body : el("tr", {}, el("td", { colspan: 12, class: "empty" }, "no cell matches")))),
+      tables.length ? el("div", { id: "cells" }, ...tables) : el("p", { class: "empty", id: "cells" }, "no cell matches"),
       pages > 1 ? pager(page, pages, (n) => hashWith({ page: n })) : null);
   }
 
@@ -180,11 +216,11 @@
     const go = (changes) => { location.hash = hashWith(Object.assign({ page: null }, changes)); };
     const rounds = Object.keys(cell.rounds);
     const filters = el("div", { class: "filters" },
-      select("outcome", outcome, [["all", "all"], ["correct", "correct"], ["wrong", "wrong"]],
-        (v) => go({ list: v + "-" + round })),
+      select("outcome", outcome, OUTCOMES, (v) => go({ list: v + "-" + round })),
       select("evidence round", round, [["all", "all"], ...rounds.map((r) => [r, roundName(r)])],
         (v) => go({ list: outcome + "-" + v })));
-    const title = [cell.line, cell.target_model, dash(cell.strategy), dash(cell.policy), shapeLabel(cell)].join(" · ");
+    const title = [cell.line, cell.target_model, cell.arm_label || [dash(cell.strategy), dash(cell.policy), shapeLabel(cell)].join(" "),
+      windowName(cell.context_window), cell.verdict].join(" · ");
     crumbs(link("index.html", "cells"), el("span", {}, title));
     const head = [el("h1", {}, title),
       el("p", { class: "meta" }, "reader " + cell.reader_id + " ", cell.offline ? floorBadge(cell.label) : null),
@@ -199,7 +235,7 @@
       el("td", { class: "num" }, (data.page - 1) * index.page_size + i + 1),
       el("td", {}, r.item + " / " + r.qid),
       el("td", { class: "q" }, r.q), el("td", {}, r.gold), el("td", {}, r.a),
-      el("td", {}, outcomeBadge(r.ok, r.err, r.abst)), el("td", { class: "num" }, fmt(r.f1, 2)),
+      el("td", {}, outcomeBadge(r.ok, r.err, r.abst, r.skip)), el("td", { class: "num" }, r.skip ? "–" : fmt(r.f1, 2)),
       el("td", { class: "num" }, r.round === null ? "–" : r.round), el("td", { class: "num" }, fmt(r.tok)),
       el("td", {}, link("question.html#id=" + r.id, "open", { class: "open" }))));
     fill(main, ...head,
@@ -340,8 +376,11 @@
     const reported = r.reported_prompt_tokens === null || r.reported_prompt_tokens === undefined ? "–" : fmt(r.reported_prompt_tokens);
     return el("dl", { class: "facts" },
       row("gold answers", (r.gold_answers || []).length ? el("ul", { class: "gold" }, r.gold_answers.map((g) => el("li", {}, g))) : "–"),
-      row("answer", el("span", { class: "answer-text " + (q.correct ? "ok" : "bad") }, r.answer || "(empty)")),
-      row("score", [outcomeBadge(q.correct, !!r.error, r.abstained), " EM " + fmt(r.em, 2) + " · F1 " + fmt(r.f1, 2)]),
+      q.skipped ? row("answer", el("span", { class: "answer-text" }, "not asked: " + q.skipped)) :
+        row("answer", el("span", { class: "answer-text " + (q.correct ? "ok" : "bad") }, r.answer || "(empty)")),
+      row("score", q.skipped ? outcomeBadge(false, false, false, q.skipped) :
+        [outcomeBadge(q.correct, !!r.error, r.abstained), " EM " + fmt(r.em, 2) + " · F1 " + fmt(r.f1, 2)]),
+      row("window · verdict", windowName(c.context_window) + " · " + dash(c.verdict)),
       r.error ? row("error", el("code", {}, r.error)) : null,
       row("reader", q.offline ? [r.model + " ", floorBadge(q.label)] : r.model),
       row("target model", c.target_model + " (line " + c.line + ")"),
@@ -401,14 +440,15 @@
   function siblingsTable(group, current, other) {
     const rows = group.members.filter((m) => m.id !== current).map((m) => el("tr", { "data-id": m.id },
       el("td", {}, m.target_model), el("td", {}, dash(m.strategy)), el("td", {}, dash(m.policy)),
-      el("td", {}, shapeLabel(m)), el("td", {}, outcomeBadge(m.ok, m.err, false)), el("td", {}, m.a),
+      el("td", {}, shapeLabel(m)), el("td", { class: "num" }, fmt(m.context_window)), el("td", {}, dash(m.verdict)),
+      el("td", {}, outcomeBadge(m.ok, m.err, false, m.skip)), el("td", {}, m.a),
       el("td", { class: "num" }, fmt(m.tok)),
       el("td", {}, link("question.html#id=" + m.id, "open"), " · ",
         link("compare.html#" + new URLSearchParams({ a: current, b: m.id }).toString(), "side by side",
           { class: "compare" + (m.id === other ? " current" : "") }))));
     if (!rows.length) return el("p", { class: "meta" }, "asked in no other cell");
     return el("table", { class: "siblings" },
-      el("thead", {}, el("tr", {}, ["target", "strategy", "policy", "shape", "outcome", "answer", "billed tok", ""].map((h) => el("th", {}, h)))),
+      el("thead", {}, el("tr", {}, ["target", "strategy", "policy", "shape", "window", "verdict", "outcome", "answer", "billed tok", ""].map((h) => el("th", {}, h)))),
       el("tbody", {}, rows));
   }
 

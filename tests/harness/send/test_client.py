@@ -10,7 +10,9 @@ import asyncio
 import base64
 import hashlib
 import io
+import logging
 import os
+import re
 import time
 
 import pytest
@@ -112,6 +114,29 @@ def test_mock_response_path_prices_and_caches(tmp_path, litellm):
     assert client.progress.cost_usd == pytest.approx(expected)  # spent once
 
 
+def test_a_bare_timeout_is_logged_with_what_it_means(tmp_path, litellm, caplog):
+    """``asyncio.TimeoutError`` says nothing itself: the retry line names the wait it ran out."""
+    calls = []
+
+    async def slow_once(**kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise asyncio.TimeoutError()
+        return await litellm.acompletion(**kwargs)
+
+    client = make_client(tmp_path, completion_fn=slow_once, timeout_s=12)
+    request = Request(model="anthropic/claude-sonnet-4-5",
+                      messages=[{"role": "user", "content": "hi"}],
+                      params={"mock_response": "hello"})
+    with caplog.at_level(logging.WARNING, logger="snapcompact-eval.client"):
+        response = run(client.complete(request))
+    assert response.answer == "hello" and response.attempts == 2
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("retry ")]
+    assert len(lines) == 1
+    assert "(attempt 1 of " in lines[0] and "failed: TimeoutError, no answer within 42 s)" in \
+        lines[0]  # timeout_s + the 30 s grace of the hard timeout
+
+
 def test_mock_rate_limit_exception_is_retried(tmp_path, litellm):
     calls = []
 
@@ -150,11 +175,19 @@ def test_answer_and_usage_come_from_the_server(tmp_path, server):
     assert "metadata" not in body and DUMMY_API_KEY not in repr(body)
 
 
-def test_retries_429_and_500_then_succeeds_honouring_retry_after(tmp_path, server):
+def test_retries_429_and_500_then_succeeds_honouring_retry_after(tmp_path, server, caplog):
     server.push(FakeReply.rate_limited(retry_after=0.4), FakeReply.server_error(503),
                 FakeReply.server_error(500))
-    response = run(make_client(tmp_path).complete(fake_request(server)))
+    client = make_client(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="snapcompact-eval.client"):
+        response = run(client.complete(fake_request(server)))
     assert response.ok and response.attempts == 4 and server.requests == 4
+    # each retry in the job log with its cause; the end line counts them by the same name
+    retries = [r.getMessage() for r in caplog.records if r.getMessage().startswith("retry ")]
+    assert len(retries) == 3 == client.progress.retries
+    assert "RateLimitError" in retries[0] and "the wait the provider asked for" in retries[0]
+    assert "InternalServerError" in retries[2] and "attempt 3 of" in retries[2]
+    assert ", 4 sent, 0 cache hits, 0 shared, 3 retries, 0 errors," in client.progress.summary()
     gaps = [b - a for a, b in zip(server.arrivals, server.arrivals[1:])]
     assert gaps[0] >= 0.4  # waited as long as Retry-After asked, measured at the server
     assert max(gaps[1:]) < 0.4  # backoff without Retry-After is the short policy delay
@@ -365,7 +398,13 @@ def test_progress_bar_shows_requests_hits_tokens_dollars(tmp_path, server):
     with ProgressBar(progress, total=6, file=out, mininterval=0):
         run(client.complete_all(requests + requests))
     text = out.getvalue()
-    assert "6/6" in text and "sent=3" in text and "hits=3" in text and "usd=0.0000" in text
+    assert "6/6" in text and "sent=3" in text and "usd=0.0000" in text
+    # the end line's names: three answered by the model, three by an identical request or the
+    # cache, no retry
+    last = text.rsplit("\r", 1)[-1]
+    hits = int(re.search(r"cache hits=(\d+)", last)[1]) + int(re.search(r"shared=(\d+)", last)[1])
+    assert hits == 3 and "retries=0" in last and "errors=0" in last
+    assert "time left" not in last  # the model has answered: tqdm's own estimate again
     assert f"tok={progress.prompt_tokens + progress.completion_tokens}" in text
 
 
@@ -458,3 +497,21 @@ def test_backoff_grows_exponentially_with_jitter_and_respects_retry_after():
         assert len(set(delays)) > 100  # jittered, so retries of a burst spread out
     assert 5.0 <= policy.delay(1, 5.0, rng) <= 5.5  # at least what the server asked for
     assert 20.0 <= policy.delay(1, 3600.0, rng) <= 22.0  # capped
+
+
+def test_the_bar_shows_no_time_left_before_the_model_answers():
+    """A bar whose first updates are the reader's warm-up (cache hits, nothing answered by the
+    model yet) gives no estimate; once the model answers, tqdm's own time left appears."""
+    progress = Progress()
+    out = io.StringIO()
+    with ProgressBar(progress, total=100, file=out, mininterval=0):
+        progress.completed += 1
+        progress.cache_hits += 1
+        progress.notify()
+        before = out.getvalue().rsplit("\r", 1)[-1]
+        progress.completed += 1
+        progress.requests_sent += 1
+        progress.notify()
+        after = out.getvalue().rsplit("\r", 1)[-1]
+    assert "time left: after the first answer" in before and "<" not in before
+    assert "time left" not in after and "<" in after  # [elapsed<remaining, rate]

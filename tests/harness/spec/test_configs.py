@@ -357,3 +357,25 @@ def test_a_shape_chosen_over_the_research_shape_says_so(compose_eval):
     with pytest.warns(UserWarning, match=r"shape=6x6u-bw replaces research.shape \(8on22-bw\)"):
         spec = RunSpec.from_config(compose_eval(["shape=6x6u-bw", "research.shape=8on22-bw"]))
     assert {a.shape.name for a in spec.arms() if a.strategy == "snapcompact"} == {"6x6u-bw"}
+
+
+def test_every_shape_key_override_the_sweep_doc_names_composes(compose_eval):
+    """docs/running-real-models.md §6 documented ``shape.name=8on22-bw``, which Hydra refuses
+    (no shape is selected by default): every ``shape.name`` / ``shape.variant`` override it
+    shows must compose and give that one shape."""
+    from evals.spec.old_spellings import rename_old_overrides
+
+    doc = (REPO / "docs" / "running-real-models.md").read_text()
+    shown = re.findall(r"`(\+?shape\.(?:name|variant)=)[^`]*`", doc)
+    assert shown and all(s.startswith("+") for s in shown), shown
+    for key in sorted(set(shown)):
+        with pytest.warns(FutureWarning) if "variant" in key else _no_warning():
+            args = rename_old_overrides([f"{key}8on22-bw"])
+        spec = RunSpec.from_config(compose_eval(args))
+        assert {a.shape.name for a in spec.arms() if a.is_snapcompact} == {"8on22-bw"}
+
+
+def _no_warning():
+    import contextlib
+
+    return contextlib.nullcontext()
