@@ -18,6 +18,7 @@ none of them imports it back.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import time
 import warnings
@@ -126,6 +127,11 @@ and adds the check points.
         else:
             self.text_token_method = "caller's estimator"
         self.estimator = estimator
+        #: The same counter without opaque replay payloads (``thinkingSignature``,
+        #: ``redactedThinking``, server-tool blocks): the agent's local estimate of the stored
+        #: context and the reduction guard count that way (``excludeEncryptedReasoning``,
+        #: SM:2440-2453, 2478-2497, 4706-4723), the cut point and the window guard do not.
+        self.reasoning_free = dataclasses.replace(estimator, exclude_encrypted_reasoning=True)
         self.pipeline = CompactionPipeline(
             session, model, settings=settings, complete=complete, hooks=hooks,
             protected_paths=protected_paths, clock=clock, estimator=self.estimator, chat=chat,
@@ -192,9 +198,17 @@ and adds the check points.
         return window - effective_reserve_tokens(window, self.settings.compaction)
 
     def stored_tokens(self, pending: Sequence[Mapping[str, Any]] = ()) -> int:
-        """The agent's local estimate: non-message tokens + the context's messages + pending."""
-        return (self.non_message_tokens + self.pipeline.estimate_tokens()
-                + self.estimator.messages(list(pending)))
+        """The agent's local estimate (``#estimateStoredContextTokens``, SM:2440-2453):
+        non-message tokens + the context's messages + pending, opaque replay payloads left out
+        ("its local byte size diverges from what the provider bills", SM:2442-2446)."""
+        return (self.non_message_tokens
+                + self.session.branch_index.context_tokens(self.reasoning_free)
+                + self.reasoning_free.messages(list(pending)))
+
+    def context_tokens(self) -> int:
+        """Non-message tokens + the context's messages, every block counted (the agent's
+        ``getContextBreakdown`` without a usage anchor, session-stats.ts:304-306)."""
+        return self.non_message_tokens + self.pipeline.estimate_tokens()
 
     def llm_messages(self) -> list[Any]:
         """The context as wire messages for the LLM."""
