@@ -32,6 +32,7 @@ from snapcompact.agent.counting import (
     production_estimator,
 )
 from snapcompact.agent.methods import DEFAULT_METHOD_ORDER, resolve_method_order
+from snapcompact.agent.usage_anchor import anchored_context_tokens
 from snapcompact.agent.rounds import MaintenanceRound
 from snapcompact.compaction import (
     CompactionPipeline,
@@ -204,6 +205,19 @@ and adds the check points.
         return (self.non_message_tokens
                 + self.session.branch_index.context_tokens(self.reasoning_free)
                 + self.reasoning_free.messages(list(pending)))
+
+    def residual_tokens(self) -> int:
+        """What the agent's headroom and fit checks read after a pass
+        (``#compactionCreatedHeadroom``, SM:3769-3786; ``contextFitsModel``, SM:3807-3828):
+        the larger of the context usage (the breakdown: from the usage anchor when
+        ``use_recorded_usage`` finds one, else every block counted) and the local estimate."""
+        anchored = None
+        if self.use_recorded_usage:
+            anchored = anchored_context_tokens(
+                self.session.branch_index, self.estimator,
+                non_message_tokens=self.non_message_tokens, pending_tokens=0)
+        usage = self.context_tokens() if anchored is None else anchored
+        return max(usage, self.stored_tokens())
 
     def context_tokens(self) -> int:
         """Non-message tokens + the context's messages, every block counted (the agent's
