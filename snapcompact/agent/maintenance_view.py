@@ -32,8 +32,8 @@ from snapcompact.agent.counting import (
     production_estimator,
 )
 from snapcompact.agent.methods import DEFAULT_METHOD_ORDER, resolve_method_order
-from snapcompact.agent.usage_anchor import anchored_context_tokens
 from snapcompact.agent.rounds import MaintenanceRound
+from snapcompact.agent.usage_anchor import anchored_context_tokens
 from snapcompact.compaction import (
     CompactionPipeline,
     CompactionPreparation,
