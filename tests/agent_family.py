@@ -32,13 +32,16 @@ from typing import Any
 from agent_parity import settings_of
 
 from snapcompact.agent.stepwise import StepReport, replay_like_upstream_steps
-from snapcompact.compaction import MessageEntry, ModelInfo
+from snapcompact.compaction import MessageEntry, ModelInfo, claude_stand_in
 from snapcompact.compaction.session_formats import read_session_file
 
 FAMILY = Path(__file__).parent / "golden" / "agent_family"
 REAL_SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "real-sessions"
 #: The model of a case recorded before goldens named theirs.
 DEFAULT_MODEL = "claude-sonnet-4-5"
+#: Replay on a stand-in Claude counter when ctok is missing (``--allow-estimate`` of
+#: scripts/parity_family_table.py); otherwise such a case is refused as :class:`Unavailable`.
+ALLOW_ESTIMATE = False
 
 
 class Unavailable(Exception):
@@ -108,11 +111,15 @@ def replay(name: str) -> tuple[StepReport, ...]:
     own system prompt for the case's model (the replay's default)."""
     golden = load_golden(name)
     messages = session_of(golden)
+    model = model_of(golden)
+    stand_in = claude_stand_in(model.id)
+    if stand_in is not None and not ALLOW_ESTIMATE:
+        raise Unavailable(f"a parity check refuses a stand-in counter: {stand_in}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         done = replay_like_upstream_steps(
-            messages, model_of(golden), settings_of(golden), steps=golden["steps"],
-            question=golden["question"], estimator=None)
+            messages, model, settings_of(golden), steps=golden["steps"],
+            question=golden["question"], estimator=None, allow_stand_in=ALLOW_ESTIMATE)
     return done.steps
 
 
