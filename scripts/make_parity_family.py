@@ -94,6 +94,9 @@ CASES: dict[str, dict[str, Any]] = {
     "gen106-900k-128k": _generated(106, 900_000, 128_000, 10, keep=16_000, reserve=12_000),
     "gen104-1500k-200k": _generated(104, 1_250_000, 200_000, 16, keep=40_000, reserve=24_000),
 }
+#: The signed-thinking file at --steps 6: the port counting the base64 thinkingSignature in its
+#: pre-prompt trigger compacts at step 6, the agent does not (issue 45 item 1).
+CASES["piv1a-200k-k6"] = _real(PIV1A, 200_000, 6, "claude-opus-4-5")
 for _prefix, _file, _k, _model in REAL_MATRIX:
     for _window in (16_000, 32_000, 200_000):
         CASES.setdefault(f"{_prefix}-{_window // 1000}k", _real(_file, _window, _k, _model))
