@@ -1,10 +1,11 @@
 """Record the real coding agent's per-step decisions on the step parity family (issue 37 item 2).
 
-    python scripts/make_parity_family.py [--case NAME ...] [--list]
+    python scripts/make_parity_family.py [--case NAME ...] [--missing] [--runs DIR] [--list]
 
-The family is sessions the earlier goldens (``tests/golden/agent/``) never saw: the pi v3 real
-files the agent loads (read from ``../shared/real-sessions``; never copied into the project)
-and sessions of the project's generator (``evals.items.datasets.agent_session.build_session``)
+The family is sessions the earlier goldens (``tests/golden/agent/``) never saw: every real file
+of ``../shared/real-sessions`` (pi v1, pi v3, GJC, Claude Code; read there, never copied into
+the project) at 16k/32k/200k with the agent's defaults and keep 8k / reserve 4k (issue 45),
+each under the model its turns recorded when that is Anthropic's, and sessions of the project's generator (``evals.items.datasets.agent_session.build_session``)
 with other seeds, sizes, windows and keepRecentTokens/reserveTokens. For every case the
 oracle (``../shared/tools/upstream-agent run SESSION --steps K``: omp 18.3.4 under bun) replays
 the session, and ``tests/golden/agent_family/<case>.json`` keeps only the agent's per-step
@@ -15,7 +16,9 @@ count, and the agent's compaction warnings; plus the size of omp's system prompt
 context the port needs a stand-in for. A real file is identified by its name and sha256;
 a generated one by its generator arguments, the interpreter and the sha256 of its messages
 (the generator reads the interpreter's standard library, so another Python may draw another
-session: the test then skips). Cases run one after another (the oracle is CPU-heavy).
+session: the test then skips). Cases run one after another (the oracle is CPU-heavy; about 40
+minutes for the whole family on a loaded 2-core machine). ``--runs DIR`` keeps the oracle's
+runs (a complete one is reused, and its ``system.txt`` is the prompt the agent sent).
 """
 
 from __future__ import annotations
