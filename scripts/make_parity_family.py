@@ -1,10 +1,11 @@
 """Record the real coding agent's per-step decisions on the step parity family (issue 37 item 2).
 
-    python scripts/make_parity_family.py [--case NAME ...] [--list]
+    python scripts/make_parity_family.py [--case NAME ...] [--missing] [--runs DIR] [--list]
 
-The family is sessions the earlier goldens (``tests/golden/agent/``) never saw: the pi v3 real
-files the agent loads (read from ``../shared/real-sessions``; never copied into the project)
-and sessions of the project's generator (``evals.items.datasets.agent_session.build_session``)
+The family is sessions the earlier goldens (``tests/golden/agent/``) never saw: every real file
+of ``../shared/real-sessions`` (pi v1, pi v3, GJC, Claude Code; read there, never copied into
+the project) at 16k/32k/200k with the agent's defaults and keep 8k / reserve 4k (issue 45),
+each under the model its turns recorded when that is Anthropic's, and sessions of the project's generator (``evals.items.datasets.agent_session.build_session``)
 with other seeds, sizes, windows and keepRecentTokens/reserveTokens. For every case the
 oracle (``../shared/tools/upstream-agent run SESSION --steps K``: omp 18.3.4 under bun) replays
 the session, and ``tests/golden/agent_family/<case>.json`` keeps only the agent's per-step
@@ -15,7 +16,9 @@ count, and the agent's compaction warnings; plus the size of omp's system prompt
 context the port needs a stand-in for. A real file is identified by its name and sha256;
 a generated one by its generator arguments, the interpreter and the sha256 of its messages
 (the generator reads the interpreter's standard library, so another Python may draw another
-session: the test then skips). Cases run one after another (the oracle is CPU-heavy).
+session: the test then skips). Cases run one after another (the oracle is CPU-heavy; about 40
+minutes for the whole family on a loaded 2-core machine). ``--runs DIR`` keeps the oracle's
+runs (a complete one is reused, and its ``system.txt`` is the prompt the agent sent).
 """
 
 from __future__ import annotations
@@ -45,9 +48,13 @@ def _settings(keep: int | None = None, reserve: int | None = None) -> dict[str, 
     return {"compaction": compaction} if compaction else {}
 
 
-def _real(name: str, window: int, steps: int, **kw: int) -> dict[str, Any]:
-    return {"source": {"real": name}, "window": window, "steps": steps,
-            "question": "Continue.", "settings": _settings(**kw)}
+def _real(name: str, window: int, steps: int, model: str | None = None,
+          **kw: int) -> dict[str, Any]:
+    case: dict[str, Any] = {"source": {"real": name}, "window": window, "steps": steps,
+                            "question": "Continue.", "settings": _settings(**kw)}
+    if model is not None:
+        case["model"] = model
+    return case
 
 
 def _generated(seed: int, chars: int, window: int, steps: int, **kw: int) -> dict[str, Any]:
@@ -59,6 +66,18 @@ def _generated(seed: int, chars: int, window: int, steps: int, **kw: int) -> dic
 KIMCHI = "kimchi-dev__session.jsonl"
 GJC03 = "agent-complex-task__03-raddit-dashboard-pr__session.jsonl"
 GJC04 = "agent-complex-task__04-awesome-agent-ide__session.jsonl"
+PIV1A = "pi-mono__before-compaction.jsonl"
+PIV1B = "pi-mono__compact.jsonl"
+CLAUDE = "posthog-impact-dashboard__claude-session.jsonl"
+#: Issue 45 item 6: every real file at 16k, 32k and 200k, with the agent's defaults and with
+#: keep 8,000 / reserve 4,096: (name prefix, file, --steps K, the model its assistant turns
+#: recorded: pi-mono's claude-opus-4-5 with signed thinking, Claude Code's claude-opus-4-7;
+#: kimchi's and GJC's models are not Anthropic's, so claude-sonnet-4-5 as before). K avoids a
+#: step whose prompt starts with "-": the oracle hands it to omp as an argument, which omp
+#: reads as a flag (pi-mono__compact.jsonl at K=7: "unknown flag: - should we remove ...").
+REAL_MATRIX = (("piv1a", PIV1A, 5, "claude-opus-4-5"), ("piv1b", PIV1B, 8, "claude-opus-4-5"),
+               ("claude", CLAUDE, 8, "claude-opus-4-7"), ("kimchi", KIMCHI, 1, None),
+               ("gjc03", GJC03, 2, None), ("gjc04", GJC04, 1, None))
 #: name -> session, window, the oracle's --steps, --question and --settings. The current
 #: goldens use seed 22 at 60k/262k tokens, windows 32k/200k, keep 8000/reserve 4096 or the
 #: defaults (20000/16384); none of the generated cases below repeats a seed, size or setting.
@@ -78,6 +97,14 @@ CASES: dict[str, dict[str, Any]] = {
     "gen106-900k-128k": _generated(106, 900_000, 128_000, 10, keep=16_000, reserve=12_000),
     "gen104-1500k-200k": _generated(104, 1_250_000, 200_000, 16, keep=40_000, reserve=24_000),
 }
+#: The signed-thinking file at --steps 6: the port counting the base64 thinkingSignature in its
+#: pre-prompt trigger compacts at step 6, the agent does not (issue 45 item 1).
+CASES["piv1a-200k-k6"] = _real(PIV1A, 200_000, 6, "claude-opus-4-5")
+for _prefix, _file, _k, _model in REAL_MATRIX:
+    for _window in (16_000, 32_000, 200_000):
+        CASES.setdefault(f"{_prefix}-{_window // 1000}k", _real(_file, _window, _k, _model))
+        CASES[f"{_prefix}-{_window // 1000}k-keep8k"] = _real(
+            _file, _window, _k, _model, keep=8_000, reserve=4_096)
 
 
 def generated_messages(source: dict[str, Any]) -> list[dict[str, Any]]:
@@ -134,13 +161,29 @@ def claude_v3_tokens(text: str) -> int:
     return int(json.loads(done.stdout)["total"])
 
 
-def record(name: str, case: dict[str, Any]) -> None:
+def claude_code_messages(path: Path) -> list[dict[str, Any]]:
+    """A Claude Code file's messages as the agent's importer reads them (the active branch:
+    from its compact summary on), for the oracle, which reads a JSON list of agent messages."""
+    from snapcompact.compaction import MessageEntry
+    from snapcompact.compaction.session_formats import read_session_file
+
+    branch = read_session_file(path).session.get_branch()
+    return [dict(e.message) for e in branch if isinstance(e, MessageEntry)]
+
+
+def record(name: str, case: dict[str, Any], runs: Path | None) -> None:
+    """Run the oracle on ``case`` (into ``runs/<name>`` when given, kept and reused when its
+    summary is complete) and write the case's golden."""
     source = case["source"]
     scratch = Path(tempfile.mkdtemp(prefix="parity-family."))
     try:
         if "real" in source:
             session_path = REAL / source["real"]
-            identity = {"file": source["real"], "file_sha256": file_sha256(session_path)}
+            identity: dict[str, Any] = {"file": source["real"],
+                                        "file_sha256": file_sha256(session_path)}
+            if source["real"].endswith("claude-session.jsonl"):
+                session_path = scratch / "session.json"
+                session_path.write_text(json.dumps(claude_code_messages(REAL / source["real"])))
         else:
             messages = generated_messages(source)
             session_path = scratch / "session.json"
@@ -148,14 +191,18 @@ def record(name: str, case: dict[str, Any]) -> None:
             identity = {"python": sys.version.split()[0], "messages": len(messages),
                         "chars": len(json.dumps(messages)),
                         "session_sha256": messages_sha256(messages)}
-        run = scratch / "run"
-        cmd = [str(ORACLE), "run", str(session_path), "--window", str(case["window"]),
-               "--steps", str(case["steps"]), "--question", case["question"],
-               "--out", str(run), "--settings", json.dumps(case["settings"])]
-        subprocess.run(cmd, check=True)
+        run = (runs / name) if runs else scratch / "run"
+        if not _complete(run):
+            cmd = [str(ORACLE), "run", str(session_path), "--window", str(case["window"]),
+                   "--steps", str(case["steps"]), "--question", case["question"],
+                   "--out", str(run), "--settings", json.dumps(case["settings"]),
+                   "--model", case.get("model", "claude-sonnet-4-5")]
+            subprocess.run(cmd, check=True)
         summary = json.loads((run / "summary.json").read_text())
         system = system_text(run, summary)
+        (run / "system.txt").write_text(system, encoding="utf-8")
         golden = {"case": name, **case, **identity, "system_chars": len(system),
+                  "system_sha256": hashlib.sha256(system.encode("utf-8")).hexdigest(),
                   "system_tokens_claude_v3": claude_v3_tokens(system),
                   "rows": summary_rows(summary)}
         OUT.mkdir(parents=True, exist_ok=True)
@@ -167,11 +214,22 @@ def record(name: str, case: dict[str, Any]) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _complete(run: Path) -> bool:
+    """A kept oracle run whose every step finished (its summary's last row asked the question)."""
+    try:
+        summary = json.loads((run / "summary.json").read_text())
+    except (OSError, ValueError):
+        return False
+    rows = summary.get("rows") or []
+    return bool(rows) and rows[-1].get("rc") == 0 and rows[-1]["step"] == rows[-1]["of"]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--case", action="append", choices=sorted(CASES))
     ap.add_argument("--missing", action="store_true", help="only cases with no golden yet")
     ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    ap.add_argument("--runs", type=Path, help="keep the oracle's runs here (reused when complete)")
     args = ap.parse_args()
     names = args.case or list(CASES)
     if args.missing:
@@ -183,9 +241,14 @@ def main() -> int:
     if not ORACLE.exists():
         print(f"no oracle at {ORACLE}; nothing recorded", file=sys.stderr)
         return 1
+    failed = []
     for name in names:
-        record(name, CASES[name])
-    return 0
+        try:
+            record(name, CASES[name], args.runs)
+        except subprocess.CalledProcessError as exc:
+            print(f"{name}: the oracle failed ({exc}); no golden written", file=sys.stderr)
+            failed.append(name)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+import agent_family  # noqa: E402
 from agent_family import Unavailable, case_names, compare, step_lines  # noqa: E402
 
 
@@ -33,7 +34,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("cases", nargs="*")
     ap.add_argument("--steps", action="store_true", help="print every step under its case")
+    ap.add_argument("--allow-estimate", action="store_true",
+                    help="run on a stand-in Claude counter when ctok is missing (refused "
+                    "otherwise: the cases are a parity check)")
     args = ap.parse_args()
+    agent_family.ALLOW_ESTIMATE = args.allow_estimate
     print("| case | window | settings | steps same / steps | first differing step "
           "| final agent (compactions, method, frames) | final port | last archive step "
           "| archive total delta | archive truncated delta |")

@@ -10,9 +10,13 @@ protocol (:func:`snapcompact.agent.stepwise.replay_like_upstream_steps`) with th
 maintenance's DEFAULT token counter (``estimator=None``: claude-sonnet-4-5's tokenizer family
 through ctok), as a user's session would be maintained.
 
-One stand-in is needed: omp's system prompt is part of the context both sides count. Its text
-is the agent's own, so the golden keeps only its ``claude-v3`` token count, and the replay
-passes a placeholder that the default counter counts to exactly that (``" s"`` per token).
+No stand-in either for omp's system prompt, part of the context both sides count: the replay
+counts the agent's own text for the case's model, kept in the package
+(:func:`snapcompact.agent.agent_system_prompt`); goldens recorded since issue 45 carry the
+sha256 of the prompt the agent sent, and the test checks the package's text against it. The
+case's model is the one its assistant turns recorded (``model``; claude-sonnet-4-5 when absent).
+A Claude Code file is read as the agent's importer reads it (its active branch), the list of
+messages the oracle was given.
 """
 
 from __future__ import annotations
@@ -25,14 +29,19 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from agent_parity import model_of, settings_of
+from agent_parity import settings_of
 
 from snapcompact.agent.stepwise import StepReport, replay_like_upstream_steps
+from snapcompact.compaction import MessageEntry, ModelInfo, claude_stand_in
+from snapcompact.compaction.session_formats import read_session_file
 
 FAMILY = Path(__file__).parent / "golden" / "agent_family"
 REAL_SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "real-sessions"
-#: One claude-v3 (and ctok) token per repetition: the system prompt's stand-in.
-SYSTEM_TOKEN = " s"
+#: The model of a case recorded before goldens named theirs.
+DEFAULT_MODEL = "claude-sonnet-4-5"
+#: Replay on a stand-in Claude counter when ctok is missing (``--allow-estimate`` of
+#: scripts/parity_family_table.py); otherwise such a case is refused as :class:`Unavailable`.
+ALLOW_ESTIMATE = False
 
 
 class Unavailable(Exception):
@@ -74,6 +83,9 @@ def session_of(golden: dict[str, Any]) -> list[dict[str, Any]]:
             raise Unavailable(f"{path} is absent (real sessions are read, never committed)")
         if hashlib.sha256(path.read_bytes()).hexdigest() != golden["file_sha256"]:
             raise Unavailable(f"{path} differs from the recorded file (sha256)")
+        if path.name.endswith("claude-session.jsonl"):
+            branch = read_session_file(path).session.get_branch()
+            return [dict(e.message) for e in branch if isinstance(e, MessageEntry)]
         return oracle_messages(path)
     from evals.items.datasets.agent_session import build_session
 
@@ -86,17 +98,28 @@ def session_of(golden: dict[str, Any]) -> list[dict[str, Any]]:
     return messages
 
 
+def model_of(golden: dict[str, Any]) -> ModelInfo:
+    """The case's model at its window, as the oracle configures it (Anthropic's wire, thinking
+    left out of archives)."""
+    return ModelInfo(id=golden.get("model", DEFAULT_MODEL), context_window=golden["window"],
+                     provider="anthropic", api="anthropic-messages", include_thinking=False)
+
+
 @cache
 def replay(name: str) -> tuple[StepReport, ...]:
-    """The port's steps on case ``name`` with the maintenance's default token counter."""
+    """The port's steps on case ``name``: the maintenance's default token counter, the agent's
+    own system prompt for the case's model (the replay's default)."""
     golden = load_golden(name)
     messages = session_of(golden)
+    model = model_of(golden)
+    stand_in = claude_stand_in(model.id)
+    if stand_in is not None and not ALLOW_ESTIMATE:
+        raise Unavailable(f"a parity check refuses a stand-in counter: {stand_in}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         done = replay_like_upstream_steps(
-            messages, model_of(golden), settings_of(golden), steps=golden["steps"],
-            question=golden["question"],
-            system_prompt=SYSTEM_TOKEN * golden["system_tokens_claude_v3"], estimator=None)
+            messages, model, settings_of(golden), steps=golden["steps"],
+            question=golden["question"], estimator=None, allow_stand_in=ALLOW_ESTIMATE)
     return done.steps
 
 

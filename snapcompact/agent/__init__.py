@@ -29,7 +29,8 @@ Rooms (one job each):
 * :mod:`.recovery`: the recovery band after a commit and the dead-end rescues;
 * :mod:`.pass_report`: the record a pass leaves; :mod:`.rounds`: those records as data;
 * :mod:`.replay`, :mod:`.stepwise`: drivers over a recorded session; :mod:`.inspect`,
-  :mod:`.inspect_steps`: the ``compact`` command's reports.
+  :mod:`.inspect_steps`: the ``compact`` command's reports; :mod:`.system_prompt`: the agent's
+  own system prompt, kept as data, that both count by default.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
         plan_upstream_steps,
         replay_like_upstream_steps,
     )
+    from snapcompact.agent.system_prompt import AGENT_PROMPT, agent_system_prompt
 
 _WHERE: dict[str, str] = {
     "CompactRequest": "inspect",
@@ -119,9 +121,13 @@ _WHERE: dict[str, str] = {
     "StepwiseReplay": "stepwise",
     "plan_upstream_steps": "stepwise",
     "replay_like_upstream_steps": "stepwise",
+    "AGENT_PROMPT": "system_prompt",
+    "agent_system_prompt": "system_prompt",
 }
 
 __all__ = [
+    "AGENT_PROMPT",
+    "agent_system_prompt",
     "StepsRequest",
     "compact_session_steps",
     "step_line",

@@ -63,18 +63,28 @@ class PrePromptCount:
 
 def pre_prompt_count(view: MaintenanceView,
                      pending: Sequence[Mapping[str, Any]]) -> PrePromptCount:
-    """The context the pending prompt would make: the local count, or with
-    ``use_recorded_usage`` the provider-anchored one when larger (SM:2455-2462)."""
-    pending_tokens = view.estimator.messages(list(pending))
+    """The context the pending prompt would make (``#estimatePrePromptContextTokens``,
+    SM:2455-2462): the larger of the context breakdown and the local estimate.
+
+    The two count differently, as the agent's do. The local estimate
+    (``#estimateStoredContextTokens``, SM:2440-2453) leaves opaque replay payloads out
+    (``excludeEncryptedReasoning``: a signed-thinking turn's base64 signature is not what the
+    provider bills). The breakdown (``getContextBreakdown``, session-stats.ts:207-318) counts
+    every block: from the usage anchor when ``use_recorded_usage`` finds one
+    (:mod:`.usage_anchor`), else the whole context (session-stats.ts:304-306). The pending part
+    and the stored part handed on (the reduction guard's baseline, SM:2553-2554) are the local
+    estimate's."""
+    listed = list(pending)
+    pending_local = view.reasoning_free.messages(listed)
+    pending_full = view.estimator.messages(listed)
     prepared = view.stored_tokens()
-    context = prepared + pending_tokens
+    anchored = None
     if view.use_recorded_usage:
         anchored = anchored_context_tokens(
             view.session.branch_index, view.estimator,
-            non_message_tokens=view.non_message_tokens, pending_tokens=pending_tokens)
-        if anchored is not None:
-            context = max(context, anchored)
-    return PrePromptCount(context, prepared, pending_tokens)
+            non_message_tokens=view.non_message_tokens, pending_tokens=pending_full)
+    breakdown = view.context_tokens() + pending_full if anchored is None else anchored
+    return PrePromptCount(max(breakdown, prepared + pending_local), prepared, pending_local)
 
 
 def billed_context_tokens(view: MaintenanceView, message: Mapping[str, Any]) -> int:

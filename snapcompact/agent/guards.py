@@ -18,19 +18,23 @@ __all__ = ["snapcompact_rejection"]
 
 def snapcompact_rejection(*, payload_bytes: int, projected_tokens: int, reduction_baseline: int,
                           window_budget: int,
-                          max_payload_bytes: int = FRAME_DATA_BYTES_BUDGET) -> str | None:
+                          max_payload_bytes: int = FRAME_DATA_BYTES_BUDGET,
+                          reduction_projected: int | None = None) -> str | None:
     """Why the agent would reject this result, or None when it commits it.
 
     ``payload_bytes``: base64 bytes of the archive's frames; ``projected_tokens``: non-message
     tokens + the summary message (5,024 per frame) + the kept tail; ``reduction_baseline``: the
     context before (the trigger less a pending prompt, or the prepared regions' own count);
-    ``window_budget``: window minus the effective reserve.
+    ``window_budget``: window minus the effective reserve; ``reduction_projected``: the
+    projection the reduction guard compares, without opaque replay payloads (default
+    ``projected_tokens``).
     """
+    reducing = projected_tokens if reduction_projected is None else reduction_projected
     if payload_bytes > max_payload_bytes:
         return (f"too much standing image payload ({payload_bytes:,} B of base64 > "
                 f"{max_payload_bytes:,})")
-    if projected_tokens >= reduction_baseline:
-        return (f"projection would not reduce context ({projected_tokens:,} >= "
+    if reducing >= reduction_baseline:
+        return (f"projection would not reduce context ({reducing:,} >= "
                 f"{reduction_baseline:,})")
     if projected_tokens > window_budget:
         return (f"could not bring the context under the limit ({projected_tokens:,} > "

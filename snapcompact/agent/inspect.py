@@ -23,9 +23,11 @@ from typing import Any
 
 from snapcompact.agent.frame_shapes import frames_by_shape
 from snapcompact.agent.replay import AGENT_STRATEGIES, agent_settings, replay_agent_session
+from snapcompact.agent.system_prompt import system_prompt_for
 from snapcompact.billing import bill_request
 from snapcompact.compaction import (
     ModelInfo,
+    claude_stand_in,
     load_session_messages,
     load_settings,
     to_chat_messages,
@@ -61,6 +63,9 @@ class CompactRequest:
     frame_size: int | None = None
     context_window: int = 200_000
     settings: str | None = None
+    #: A system prompt file; None: the coding agent's own prompt for the model
+    #: (:func:`~.system_prompt.agent_system_prompt`).
+    system_prompt: str | None = None
 
 
 def prepare_out(out: str) -> Path:
@@ -171,10 +176,12 @@ def _compact_session_file(req: CompactRequest, keep_alive: list[Any] | None) -> 
     model, api, provider = model_for_request(req)
     settings = agent_settings(req.strategy, load_settings(req.settings), shape=req.shape,
                               policy=req.policy, frame_size=req.frame_size)
+    system, system_source = system_prompt_for(req.system_prompt, model)
     folder = prepare_out(req.out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        replay = replay_agent_session(messages, model, settings, strategy=req.strategy)
+        replay = replay_agent_session(messages, model, settings, strategy=req.strategy,
+                                      system_prompt=system)
     if keep_alive is not None:
         keep_alive.append(replay)
     chat = to_chat_messages(replay.llm_messages())
@@ -218,6 +225,8 @@ def _compact_session_file(req: CompactRequest, keep_alive: list[Any] | None) -> 
         "frame_payload_bytes": payload,
         "context_tokens_estimate": stored,
         "agent_token_method": maint.view.text_token_method,
+        "counts_estimated_by": (maint.view.text_token_method if claude_stand_in(
+            model.id, settings.compaction.text_tokenizer) else None),
         "threshold_tokens": maint.view.threshold(),
         "window_budget_tokens": maint.view.window_budget(),
         "fits_window": stored <= maint.view.window_budget(),
@@ -229,6 +238,8 @@ def _compact_session_file(req: CompactRequest, keep_alive: list[Any] | None) -> 
         "text_token_method": bill.text_token_method,
         "count_note": _count_note(maint.view, replay.llm_messages(), stored, bill.billed_tokens),
         "strategy": req.strategy,
+        "system_prompt": {"source": system_source, "chars": len(system),
+                          "tokens": maint.view.non_message_tokens},
         "messages_replayed": len(messages),
         "messages_discarded": sum(1 for r in replay.discarded_round if r > 0),
         "warnings_total": len(warnings_all),

@@ -10,8 +10,9 @@ the port's decisions next to the agent's on their own session, step by step.
 
 Settings are built as the oracle builds its ``config.yml``: ``{"compaction": {"enabled": true,
 "strategy": STRATEGY}}`` (a legacy strategy the agent migrates to its method list), with the
-``--settings`` file merged over it. ``--system-chars`` stands for the agent's system prompt
-(only its size counts; the oracle's omp sends 7,273 characters with ``--no-tools``).
+``--settings`` file merged over it. The system prompt counted is the agent's own for the model
+(:mod:`.system_prompt`: the text omp 18.3.4 sends with ``--no-tools``), or ``--system-prompt
+FILE``.
 
 Output folder: ``session.jsonl`` (the grown session with its compaction entries) and
 ``frames/NNN.png`` (the frames of the last step's request, as the oracle's ``frames/``); the
@@ -35,8 +36,10 @@ from snapcompact.agent.inspect import (
     prepare_out,
 )
 from snapcompact.agent.stepwise import StepReport, replay_like_upstream_steps
+from snapcompact.agent.system_prompt import system_prompt_for
 from snapcompact.compaction import (
     DEFAULT_SETTINGS,
+    claude_stand_in,
     load_settings,
     merge_settings,
 )
@@ -51,11 +54,13 @@ ORACLE_STRATEGIES: tuple[str, ...] = ("snapcompact", "context-full", "handoff", 
 
 @dataclass(frozen=True)
 class StepsRequest:
-    """``compact --steps K``: the resume interval, the final question, the system prompt size."""
+    """``compact --steps K``: the resume interval and the final question."""
 
     steps: int
     question: str = "Continue."
-    system_chars: int = 0
+    #: Run on a stand-in Claude counter (ctok missing) instead of refusing; every row then
+    #: says its counts are an estimate.
+    allow_estimate: bool = False
 
 
 def _settings(req: CompactRequest) -> Any:
@@ -69,9 +74,10 @@ def _settings(req: CompactRequest) -> Any:
 
 
 def _row(report: StepReport, of: int, system_chars: int, tokens_after: int | None,
-         ) -> dict[str, Any]:
+         stand_in: str | None) -> dict[str, Any]:
     archive = dict(report.archive) if report.archive else None
     return {
+        "counts_estimated_by": stand_in,
         "step": report.step, "of": of, "turns": report.turns, "prompt": report.prompt[:200],
         "compactions": report.compactions, "new_compactions": report.new_compactions,
         "method": report.method,
@@ -104,6 +110,8 @@ def step_line(row: Mapping[str, Any]) -> str:
     elif row["method"] is not None:
         text += (f" | last compaction: {row['method']} (no snapcompact archive), "
                  f"tokensAfter {row['tokens_after']}")
+    if row.get("counts_estimated_by"):
+        text += f" | ESTIMATE: counted by a stand-in ({row['counts_estimated_by']})"
     for r in row["rounds"]:
         for a in r["attempts"]:
             if a["status"] == "rejected" and a.get("reason"):
@@ -118,8 +126,6 @@ def compact_session_steps(req: CompactRequest, steps: StepsRequest, *,
     step, ``on_row`` told of each as it finishes)."""
     if steps.steps < 1:
         raise ValueError(f"--steps must be >= 1, got {steps.steps}")
-    if steps.system_chars < 0:
-        raise ValueError(f"--system-chars must be >= 0, got {steps.system_chars}")
     if req.strategy not in ORACLE_STRATEGIES:
         raise ValueError(f"--steps runs the agent's own settings: strategy must be one of "
                          f"{', '.join(ORACLE_STRATEGIES)}, got {req.strategy!r}")
@@ -137,20 +143,23 @@ def _steps(req: CompactRequest, steps: StepsRequest,
     settings = _settings(req)
     folder = prepare_out(req.out)
     rows: list[dict[str, Any]] = []
-    system = "s" * steps.system_chars if steps.system_chars else None
+    system, system_source = system_prompt_for(req.system_prompt, model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         run = replay_like_upstream_steps(messages, model, settings, steps=steps.steps,
-                                         question=steps.question, system_prompt=system)
+                                         question=steps.question, system_prompt=system,
+                                         allow_stand_in=steps.allow_estimate)
     if keep_alive is not None:
         keep_alive.extend((messages, run))
     maint = run.maintenance
+    stand_in = (maint.view.text_token_method
+                if claude_stand_in(model.id, settings.compaction.text_tokenizer) else None)
     after: int | None = None
     for report in run.steps:
         committed = [r for r in report.rounds if r.entry_id is not None]
         if committed:
             after = committed[-1].tokens_after
-        row = _row(report, len(run.steps), steps.system_chars, after)
+        row = _row(report, len(run.steps), len(system), after, stand_in)
         rows.append(row)
         if on_row is not None:
             on_row(row)
@@ -169,6 +178,10 @@ def _steps(req: CompactRequest, steps: StepsRequest,
         "model": req.model, "api": api, "provider": provider,
         "context_window": req.context_window, "strategy": req.strategy,
         "method_order": list(settings.compaction.method_order or ()),
+        "agent_token_method": maint.view.text_token_method,
+        "counts_estimated_by": stand_in,
+        "system_prompt": {"source": system_source, "chars": len(system),
+                          "tokens": maint.view.non_message_tokens},
         "threshold_tokens": maint.view.threshold(),
         "window_budget_tokens": maint.view.window_budget(),
         "compactions": last.compactions, "methods": methods,

@@ -18,6 +18,7 @@ none of them imports it back.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import time
 import warnings
@@ -32,6 +33,7 @@ from snapcompact.agent.counting import (
 )
 from snapcompact.agent.methods import DEFAULT_METHOD_ORDER, resolve_method_order
 from snapcompact.agent.rounds import MaintenanceRound
+from snapcompact.agent.usage_anchor import anchored_context_tokens
 from snapcompact.compaction import (
     CompactionPipeline,
     CompactionPreparation,
@@ -126,6 +128,11 @@ and adds the check points.
         else:
             self.text_token_method = "caller's estimator"
         self.estimator = estimator
+        #: The same counter without opaque replay payloads (``thinkingSignature``,
+        #: ``redactedThinking``, server-tool blocks): the agent's local estimate of the stored
+        #: context and the reduction guard count that way (``excludeEncryptedReasoning``,
+        #: SM:2440-2453, 2478-2497, 4706-4723), the cut point and the window guard do not.
+        self.reasoning_free = dataclasses.replace(estimator, exclude_encrypted_reasoning=True)
         self.pipeline = CompactionPipeline(
             session, model, settings=settings, complete=complete, hooks=hooks,
             protected_paths=protected_paths, clock=clock, estimator=self.estimator, chat=chat,
@@ -192,9 +199,30 @@ and adds the check points.
         return window - effective_reserve_tokens(window, self.settings.compaction)
 
     def stored_tokens(self, pending: Sequence[Mapping[str, Any]] = ()) -> int:
-        """The agent's local estimate: non-message tokens + the context's messages + pending."""
-        return (self.non_message_tokens + self.pipeline.estimate_tokens()
-                + self.estimator.messages(list(pending)))
+        """The agent's local estimate (``#estimateStoredContextTokens``, SM:2440-2453):
+        non-message tokens + the context's messages + pending, opaque replay payloads left out
+        ("its local byte size diverges from what the provider bills", SM:2442-2446)."""
+        return (self.non_message_tokens
+                + self.session.branch_index.context_tokens(self.reasoning_free)
+                + self.reasoning_free.messages(list(pending)))
+
+    def residual_tokens(self) -> int:
+        """What the agent's headroom and fit checks read after a pass
+        (``#compactionCreatedHeadroom``, SM:3769-3786; ``contextFitsModel``, SM:3807-3828):
+        the larger of the context usage (the breakdown: from the usage anchor when
+        ``use_recorded_usage`` finds one, else every block counted) and the local estimate."""
+        anchored = None
+        if self.use_recorded_usage:
+            anchored = anchored_context_tokens(
+                self.session.branch_index, self.estimator,
+                non_message_tokens=self.non_message_tokens, pending_tokens=0)
+        usage = self.context_tokens() if anchored is None else anchored
+        return max(usage, self.stored_tokens())
+
+    def context_tokens(self) -> int:
+        """Non-message tokens + the context's messages, every block counted (the agent's
+        ``getContextBreakdown`` without a usage anchor, session-stats.ts:304-306)."""
+        return self.non_message_tokens + self.pipeline.estimate_tokens()
 
     def llm_messages(self) -> list[Any]:
         """The context as wire messages for the LLM."""

@@ -109,7 +109,7 @@ class MaintenancePass:
         view, report = self.view, self.report
         report.record(MethodAttempt(method, "rejected", "nothing to compact: the kept tail alone "
                                     "is over the budget"))
-        headroom = view.stored_tokens() <= band_tokens(self.threshold)
+        headroom = view.residual_tokens() <= band_tokens(self.threshold)
         return report.finish("snapcompact-rescue" if "frame-rebuild" in report.rescues else None,
                              tokens_after=view.stored_tokens(), headroom=headroom,
                              dead_end=not headroom)

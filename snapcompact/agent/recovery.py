@@ -54,12 +54,12 @@ def band_tokens(threshold: int) -> int:
 
 
 def has_headroom(view: MaintenanceView) -> bool:
-    """The stored context is inside the recovery band."""
-    return view.stored_tokens() <= band_tokens(view.threshold())
+    """The residual context is inside the recovery band (SM:3769-3786)."""
+    return view.residual_tokens() <= band_tokens(view.threshold())
 
 
 def _fits_window(view: MaintenanceView) -> bool:
-    return view.stored_tokens() <= view.window_budget()
+    return view.residual_tokens() <= view.window_budget()
 
 
 def ensure_progress(view: MaintenanceView, reason: str, will_retry: bool,

@@ -113,18 +113,22 @@ def snapcompact_attempt(view: MaintenanceView, probe: RenderabilityProbe,
                        "tokensBefore": payload.tokens_before,
                        "preserveData": payload.preserve_data}
     recent = list(prep.recent_messages)
-    projected = (view.non_message_tokens + view.estimator.message(summary_message)
-                 + view.estimator.messages(recent))
+    # The window guard's projection counts every block; the reduction guard compares both
+    # sides without opaque replay payloads (SM:4701-4723, ``#projectPreSnapcompactContextTokens``
+    # SM:2478-2497), so a signed-thinking tail cannot make an inflating archive look reducing.
+    summary_tokens = view.non_message_tokens + view.estimator.message(summary_message)
+    projected = summary_tokens + view.estimator.messages(recent)
+    local = view.reasoning_free
+    projected_local = summary_tokens + local.messages(recent)
     pre = (view.non_message_tokens
-           + view.estimator.messages([*prep.messages_to_summarize,
-                                      *prep.turn_prefix_messages, *recent]))
+           + local.messages([*prep.messages_to_summarize, *prep.turn_prefix_messages, *recent]))
     baseline = max(0, trigger - pending)
     if prepared is not None:
         baseline = max(0, baseline - prepared) + pre
     budget = view.window_budget()
     rejection = snapcompact_rejection(
         payload_bytes=drawn.payload_bytes, projected_tokens=projected,
-        reduction_baseline=baseline, window_budget=budget,
+        reduction_projected=projected_local, reduction_baseline=baseline, window_budget=budget,
         max_payload_bytes=sc.max_frame_data_bytes)
     attempt = MethodAttempt("snapcompact", "rejected" if rejection else "accepted", rejection,
                             frame_cap=drawn.cap, frames=len(drawn.frames),

@@ -29,6 +29,7 @@ from typing import Any
 
 from snapcompact.agent.maintenance import SessionMaintenance
 from snapcompact.agent.rounds import MaintenanceRound
+from snapcompact.agent.system_prompt import AGENT_PROMPT, AgentPrompt
 from snapcompact.archive import get_preserved_archive
 from snapcompact.compaction import (
     CompactionEntry,
@@ -37,6 +38,7 @@ from snapcompact.compaction import (
     Session,
     Settings,
     TokenEstimator,
+    claude_stand_in,
     inline_request,
 )
 
@@ -299,22 +301,34 @@ def _step_report(number: int, step: StepPlan, maint: SessionMaintenance, session
 
 def replay_like_upstream_steps(
         messages: Sequence[Mapping[str, Any]], model: ModelInfo, settings: Settings, *,
-        steps: int, question: str = "Continue.", system_prompt: str | None = None,
+        steps: int, question: str = "Continue.",
+        system_prompt: str | None | AgentPrompt = AGENT_PROMPT, allow_stand_in: bool = False,
         estimator: TokenEstimator | None = None,
         on_step: Callable[[StepReport], None] | None = None) -> StepwiseReplay:
     """Run the oracle's step protocol through :class:`SessionMaintenance`.
 
-    ``system_prompt`` stands for the agent's (its size is what counts: the oracle's omp sends
-    7,272 characters with ``--no-tools``). Soft (LLM-summary) compaction summarizes to the
-    canned ``"ok"``, like the oracle's capture server. Returns one report per step and the
-    maintenance object.
+    ``system_prompt`` is the request's system prompt (default: the agent 18.3.4's own for
+    ``model``, as the oracle's omp sends it with ``--no-tools``; None: none). Soft
+    (LLM-summary) compaction summarizes to the canned ``"ok"``, like the oracle's capture
+    server. Returns one report per step and the maintenance object.
+
+    A parity check is only meaningful with the agent's own counter: with the default counter
+    (``estimator=None``) for a Claude model and no ``ctok`` installed, this refuses (a
+    ``ValueError`` naming the fix) unless ``allow_stand_in``.
     """
+    if estimator is None and not allow_stand_in:
+        stand_in = claude_stand_in(model.id, settings.compaction.text_tokenizer)
+        if stand_in is not None:
+            raise ValueError(f"the step replay is a parity check and refuses a stand-in "
+                             f"counter: {stand_in}; or allow the estimate (allow_stand_in, "
+                             f"--allow-estimate)")
     source = [dict(m) for m in messages]
     for i, m in enumerate(source):
         if not isinstance(m.get("role"), str):
             raise ValueError(f"message {i}: must be an object with a string 'role'")
     plan = plan_upstream_steps(source, steps, question)
-    maint, session, clock = _oracle_maintenance(model, settings, system_prompt, estimator)
+    system = system_prompt.text(model) if isinstance(system_prompt, AgentPrompt) else system_prompt
+    maint, session, clock = _oracle_maintenance(model, settings, system, estimator)
     source_of: dict[str, int] = {}
     reports: list[StepReport] = []
     compactions_before = 0

@@ -11,8 +11,9 @@
                                     [--strategy snapcompact|truncate|full]
                                     [--policy pinned|foveated]
                                     [--shape NAME] [--size PX] [--context-window N]
-                                    [--settings FILE] [--steps K [--question TEXT]
-                                    [--system-chars N]] --out DIR
+                                    [--settings FILE]
+                                    [--steps K [--question TEXT] [--allow-estimate]]
+                                    [--system-prompt FILE] --out DIR
     python -m snapcompact session   SESSION {show|transcript|tree|prune}
                                     (see snapcompact.cli.session)
 
@@ -217,7 +218,8 @@ def _cmd_compact(args: argparse.Namespace) -> int:
     from snapcompact.agent import CompactRequest, compact_session_file
 
     if args.steps is None:
-        for flag, value in (("--question", args.question), ("--system-chars", args.system_chars)):
+        for flag, value in (("--question", args.question), ("--allow-estimate",
+                                                             args.allow_estimate or None)):
             if value is not None:
                 raise ValueError(f"{flag} belongs to the step protocol: add --steps K")
     request = CompactRequest(
@@ -225,7 +227,7 @@ def _cmd_compact(args: argparse.Namespace) -> int:
         api=args.api,
         provider=args.provider, strategy=args.strategy, policy=args.policy,
         shape=None if args.shape in (None, "auto") else args.shape, frame_size=args.size,
-        settings=args.settings,
+        settings=args.settings, system_prompt=args.system_prompt,
         **({} if args.context_window is None else {"context_window": args.context_window}))
     if args.steps is not None:
         from snapcompact.agent import StepsRequest, compact_session_steps, step_line
@@ -236,7 +238,7 @@ def _cmd_compact(args: argparse.Namespace) -> int:
 
         summary = compact_session_steps(request, StepsRequest(
             steps=args.steps, question="Continue." if args.question is None else args.question,
-            system_chars=args.system_chars or 0), on_row=show, keep_alive=KEEP_UNTIL_EXIT)
+            allow_estimate=args.allow_estimate), on_row=show, keep_alive=KEEP_UNTIL_EXIT)
     else:
         summary = compact_session_file(request, keep_alive=KEEP_UNTIL_EXIT)
     for note in summary.get("load_warnings", ()):  # one line each, counted in warnings_total
@@ -321,9 +323,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "line per step on stderr")
     p.add_argument("--question", help="with --steps: the last resume's prompt "
                    "(default Continue.)")
-    p.add_argument("--system-chars", type=int, metavar="N",
-                   help="with --steps: size of the agent's system prompt in characters "
-                   "(the oracle's omp: 7273)")
+    p.add_argument("--allow-estimate", action="store_true",
+                   help="with --steps: run on a stand-in Claude counter when ctok is missing "
+                   "(refused otherwise: the steps are a parity check); rows say ESTIMATE")
+    p.add_argument("--system-prompt", metavar="FILE",
+                   help="the system prompt counted with the context (default: the coding "
+                   "agent 18.3.4's own prompt for --model, with no tools)")
     p.add_argument("--out", required=True)
     p.set_defaults(func=_cmd_compact)
     from snapcompact.cli.session import add_session_parser

@@ -10,7 +10,8 @@ holds the one compaction threshold, :func:`~.triggers.compaction_threshold`); :m
 ties it together at its check points, handing itself to rooms of one job each (functions of
 the pipeline's state): :mod:`.pipeline_state` (what the pipeline holds and counts),
 :mod:`.compaction_run` (one run: strategy, cut, hooks, entry), :mod:`.pipeline_shake` (shake
-in place), :mod:`.pipeline_handoff` (handoff to a new session), :mod:`.promotion` (a
+in place; its recovery artifacts numbered as the agent numbers them: :mod:`.artifacts`),
+:mod:`.pipeline_handoff` (handoff to a new session), :mod:`.promotion` (a
 larger-window model instead), :mod:`.next_request` (the next request, inline imaging
 included), :mod:`.tree_navigation` (moving the leaf; :mod:`.branch` summarizes the abandoned
 branch), :mod:`.outcome` (what a run did). :mod:`.hooks` lets a harness cancel or
@@ -157,6 +158,8 @@ if TYPE_CHECKING:
         serialize_for_summary,
     )
     from snapcompact.compaction.text_counters import (
+        CTOK_FIX,
+        claude_stand_in,
         estimator_for,
         text_counter_for,
         tokenizer_family,
@@ -272,6 +275,8 @@ _WHERE: dict[str, str] = {
     "FRAME_CHARGES": "settings",
     "MIDDLE_SHAPES": "settings",
     "estimator_for": "text_counters",
+    "CTOK_FIX": "text_counters",
+    "claude_stand_in": "text_counters",
     "text_counter_for": "text_counters",
     "tokenizer_family": "text_counters",
     "tool_definitions": "chat",
@@ -381,6 +386,8 @@ __all__ = [
     "replay_settings",
     "resolve_threshold_tokens",
     "estimator_for",
+    "CTOK_FIX",
+    "claude_stand_in",
     "text_counter_for",
     "tokenizer_family",
     "serialize_for_summary",

@@ -2,11 +2,12 @@
 
 Why a room: shake is the one maintenance that writes no compaction entry. It replaces heavy
 tool results and blocks on the branch with placeholders (:mod:`.shake` finds and applies the
-regions), keeps the originals in a recovery artifact next to the session file (the agent's
-``#saveShakeArtifact``, ``session-maintenance.ts:1031``), and as the ``shake`` strategy counts
-as handled only when the context is back under the recovery band; otherwise the next method, a
-context-full summary, runs (``#runAutoShake``, ``session-maintenance.ts:5254-5320``).
-:func:`shake_in_place` is the manual shake (aggressive by default), :func:`auto_shake` the strategy.
+regions), keeps the originals in a recovery artifact numbered as the agent numbers them
+(``#saveShakeArtifact``, ``session-maintenance.ts:1031``; :mod:`.artifacts`), and as the
+``shake`` strategy counts as handled only when the context is back under the recovery band;
+otherwise the next method, a context-full summary, runs (``#runAutoShake``,
+``session-maintenance.ts:5254-5320``). :func:`shake_in_place` is the manual shake (aggressive
+by default), :func:`auto_shake` the strategy.
 """
 
 from __future__ import annotations
@@ -57,22 +58,15 @@ def _shake_config(state: PipelineState, base: ShakeConfig) -> ShakeConfig:
 
 
 def _save_shake_artifact(state: PipelineState, text: str) -> str | None:
-    """Keep the shaken originals next to the session file; the artifact id, or None in
-    memory."""
-    if state.session.path is None:
-        return None
-    folder = state.session.path.with_name(state.session.path.stem + ".artifacts")
+    """Keep the shaken originals as the agent does (``#saveShakeArtifact``, SM:1031-1037:
+    :class:`~.artifacts.ArtifactStore`, in the session's artifact folder or in memory); the
+    artifact id, or None when it could not be written (placeholders then carry no link)."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        number = sum(1 for _ in folder.glob("shake-*.md")) + 1
-        while (folder / f"shake-{number}.md").exists():
-            number += 1
-        (folder / f"shake-{number}.md").write_text(text, encoding="utf-8")
+        return state.artifacts.save(state.session.path, text, "shake")
     except OSError as exc:
         state.notice(f"shake could not save a recovery artifact ({exc}); placeholders carry no "
                      "link")
         return None
-    return f"shake-{number}"
 
 
 def shake_in_place(state: PipelineState,
@@ -80,7 +74,7 @@ def shake_in_place(state: PipelineState,
     """Elide heavy content now (the manual shake: aggressive by default).
 
     The session is rewritten when anything was elided; the originals go to a recovery artifact
-    when the session has a file.
+    (in the session's artifact folder, or in memory for a session without a file).
     """
     state.abort_signal.check()
     path = state.session.branch_index.sync()  # read only: the index's own list, not a copy

@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from snapcompact.compaction.artifacts import ArtifactStore
 from snapcompact.compaction.context import SessionContext, archive_blocks, build_session_context
 from snapcompact.compaction.control import AbortSignal, with_candidates
 from snapcompact.compaction.hooks import Hooks
@@ -92,6 +93,8 @@ class PipelineState:
         #: models.
         self.responses_compact = responses_compact
         self.notices: list[str] = []
+        #: Recovery artifacts (shake's originals), numbered as the agent numbers them.
+        self.artifacts = ArtifactStore()
         self._handoff_pending = False
         #: The inline imager of the next request (its frames cached across requests).
         self.inline_imager: InlineImager | None = None

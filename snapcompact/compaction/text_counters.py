@@ -36,6 +36,7 @@ a family as o200k x its fitted scale (ctok is pure Python, ~60k chars/s on new t
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -48,10 +49,12 @@ from snapcompact.pricing import tiktoken_encoding
 __all__ = [
     "CLAUDE_FALLBACK_SCALES",
     "CLAUDE_FAMILIES",
+    "CTOK_FIX",
     "ESTIMATE_SCALES",
     "TEXT_TOKENIZERS",
     "TOKENIZER_FAMILIES",
     "TextCounter",
+    "claude_stand_in",
     "counter_named",
     "estimator_for",
     "text_counter_for",
@@ -88,12 +91,30 @@ CLAUDE_FALLBACK_SCALES: dict[str, tuple[str, float]] = {
 _CACHE_SIZE = 1 << 16
 
 
-#: The real fix when the Claude counter is missing: every ctok release declares Python >= 3.12,
-#: so pip leaves it out on 3.11 although it runs there (its one dependency, regex, comes with
-#: tiktoken).
+#: The real fix when the Claude counter is missing (what scripts/setup.sh runs): every ctok
+#: release declares Python >= 3.12, so pip leaves it out on 3.11 although it runs there (its
+#: one dependency, regex, comes with tiktoken).
+CTOK_FIX = "pip install --no-deps --ignore-requires-python ctok==1.3.0"
 _CTOK_MISSING = ("the Claude token counter needs the ctok package, which is not installed (pip "
                  "skips it on Python 3.11 because every ctok release declares Python >= 3.12; "
-                 "it runs on 3.11: pip install --no-deps --ignore-requires-python ctok==1.3.0)")
+                 f"it runs on 3.11: {CTOK_FIX})")
+
+
+_warned_stand_in = [False]
+
+
+def _warn_stand_in(family: str, base: str, scale: float) -> None:
+    """Say once per process, on stderr, that Claude text is counted by a stand-in (a user
+    reads it there whatever logging or warning filters a caller set)."""
+    if _warned_stand_in[0]:
+        return
+    _warned_stand_in[0] = True
+    sys.stderr.write(
+        f"snapcompact: warning: {_CTOK_MISSING}. Until then Claude text ({family}) is counted "
+        f"as {base} x{scale:g}, an ESTIMATE (about 2 % high on generated sessions): thresholds "
+        "and compactions may differ from the agent's; every count that rests on it is labelled "
+        f"estimate:{family}~{base}x{scale:g}.\n")
+    sys.stderr.flush()
 
 
 def _tiktoken_count(name: str) -> Callable[[str], int]:
@@ -107,8 +128,22 @@ def _tiktoken_count(name: str) -> Callable[[str], int]:
 
 def ctok_available() -> bool:
     """Whether the ``ctok`` package (the Claude counters) imports."""
-    import importlib.util
-    return importlib.util.find_spec("ctok") is not None
+    try:
+        import ctok  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def claude_stand_in(model_id: str | None, setting: str = "auto") -> str | None:
+    """Why the counter :func:`text_counter_for` picks for ``model_id`` would be a stand-in for
+    the agent's Claude counter (ctok is missing), naming the fix; None when it is not."""
+    family = tokenizer_family(model_id) if model_id else None
+    if setting != "auto" or family not in CLAUDE_FALLBACK_SCALES or ctok_available():
+        return None
+    base, scale = CLAUDE_FALLBACK_SCALES[family]
+    return (f"{model_id}'s text would be counted by a stand-in ({base} x{scale:g} for "
+            f"{family}), not the agent's counter: {_CTOK_MISSING}")
 
 
 def _ctok_count(version: str, strip_trailing_ascii_space: bool = False) -> Callable[[str], int]:
@@ -158,6 +193,8 @@ def _fragment_counter(name: str) -> Callable[[str], int]:
                 raise RuntimeError(_CTOK_MISSING + f"; its stand-in ({base} x{scale}) is not "
                                    f"available either: {exc}") from exc
             raise
+        if name in CLAUDE_FALLBACK_SCALES:
+            _warn_stand_in(name, base, scale)
         return counter if scale == 1.0 else _scaled(counter, scale)
     if name in CLAUDE_FAMILIES:
         return _ctok_count(CLAUDE_FAMILIES[name], strip_trailing_ascii_space=name == "claude-v5")

@@ -160,6 +160,11 @@ def test_bytes_over_four_compacts_later_than_the_agent() -> None:
 def test_the_default_counter_compacts_where_the_agent_does() -> None:
     """Without a recorded table, the maintenance counts claude-sonnet-4-5's text with its
     native family (claude-v3, ctok): the compactions land on the agent's steps."""
+    from snapcompact.compaction import claude_stand_in
+
+    stand_in = claude_stand_in("claude-sonnet-4-5")
+    if stand_in is not None:  # a parity check refuses a stand-in counter
+        pytest.skip(stand_in)
     golden = load_case("example")
     ours = replayed("example", "auto").steps
     assert [s.compactions for s in ours] == [r["compactions"] for r in golden["rows"]]

@@ -197,3 +197,40 @@ def test_kimchi_steps_at_32k_compact_where_the_agent_does():
                                      steps=1, system_prompt="s" * 7273)
     assert [s.compactions for s in run.steps] == [1, 2, 3, 4, 5, 6]
     assert [s.method for s in run.steps] == agent_methods
+
+
+SIGNATURE = "EqQBCkYIBRgCKkB" + "A" * 120_000  # a base64 thinking signature, ~30k bytes/4 tokens
+
+
+def _signed_turn(maint: SessionMaintenance, usage) -> None:
+    """A signed-thinking assistant turn after the history (pi-mono's claude-opus-4-5 turns)."""
+    maint.append(_text("user", "think about it"))
+    maint.append({"role": "assistant", "stopReason": "stop", "usage": usage, "content": [
+        {"type": "thinking", "thinking": "Let me think.", "thinkingSignature": SIGNATURE},
+        {"type": "text", "text": "thought"}]})
+
+
+def test_a_signature_does_not_move_the_local_estimate_of_the_trigger():
+    """``#estimateStoredContextTokens`` counts with ``excludeEncryptedReasoning`` (SM:2440-2453):
+    a recorded turn whose anchor is far below the threshold does not compact because of its
+    base64 signature (issue 45 item 1: ~51k of a 178,911 estimate were signatures)."""
+    maint = _maintenance()
+    _history(maint, {**ZERO, "input": 10})
+    _signed_turn(maint, {**ZERO, "input": 3_000})
+    with_signature = maint.view.estimator.messages(
+        [m.message for m in maint.session.get_branch() if m.type == "message"])
+    assert with_signature > THRESHOLD  # every block counted, the context is over
+    assert maint.view.stored_tokens([PROMPT]) < THRESHOLD // 2
+    assert maint.before_prompt([PROMPT]) is None
+
+
+def test_without_an_anchor_the_breakdown_counts_the_signature():
+    """No usage anchor: ``getContextBreakdown`` counts every block (session-stats.ts:304-306),
+    and the trigger is its max with the local estimate, so the signature counts."""
+    maint = _maintenance(recorded=False)
+    _history(maint, {**ZERO, "input": 10})
+    _signed_turn(maint, ZERO)
+    done = maint.before_prompt([PROMPT])
+    assert done is not None
+    assert done.trigger_tokens == maint.view.context_tokens() + maint.view.estimator.messages(
+        [PROMPT])

@@ -224,12 +224,16 @@ def test_compact_command_writes_session_context_and_frames(tmp_path):
     out = tmp_path / "out"
     (out / "frames").mkdir(parents=True)
     (out / "frames" / "999.png").write_bytes(b"stale")
+    # No system prompt (the default counts the agent's own, ~2k tokens of this small window).
+    no_prompt = tmp_path / "empty-prompt.txt"
+    no_prompt.write_text("")
 
     def run(*extra):
         return subprocess.run(
             [sys.executable, "-m", "snapcompact", "compact", str(session), "--model",
              "claude-sonnet-4-5", "--api", "anthropic-messages", "--context-window", "32000",
-             "--settings", str(settings), "--out", str(out), *extra],
+             "--settings", str(settings), "--system-prompt", str(no_prompt), "--out", str(out),
+             *extra],
             capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
 
     done = run()

@@ -81,7 +81,7 @@ def test_threshold_shake_elides_old_results_in_place_with_recovery_artifact(tmp_
     assert outcome.strategy == "shake" and outcome.entry is None and outcome.error is None
     # Results 0..8 have at least 8 x 2,000 = 16,000 tokens after them; 9..16 are the protected tail.
     texts = _result_texts(p)
-    expected = [f"[shaken ~2000 tokens \u2014 recover: artifact://shake-1 (region {k + 1})]" for k in range(9)]
+    expected = [f"[shaken ~2000 tokens \u2014 recover: artifact://0 (region {k + 1})]" for k in range(9)]
     assert texts == expected + [RESULT] * 8
     assert outcome.shaken.tool_results_dropped == 9 and outcome.shaken.blocks_dropped == 0
     placeholder_tokens = sum(-(-len(t.encode()) // 4) for t in expected)
@@ -89,7 +89,7 @@ def test_threshold_shake_elides_old_results_in_place_with_recovery_artifact(tmp_
     assert outcome.tokens_before - outcome.tokens_after == outcome.shaken.tokens_freed
     assert not any(isinstance(e, CompactionEntry) for e in p.session.get_branch())
     # The originals are recoverable, one heading per region.
-    artifact = (tmp_path / "s.artifacts" / "shake-1.md").read_text()
+    artifact = (tmp_path / "s" / "0.shake.log").read_text()
     assert artifact == "".join(f"### region {k + 1} (read, ~2000 tok)\n\n{RESULT}\n\n" for k in range(9))[:-1]
     # Elided results are stamped like pruned ones; the tool calls are untouched.
     results = [e for e in p.session.get_branch() if e.type == "message" and e.role == "toolResult"]
@@ -163,7 +163,9 @@ def test_manual_compaction_summarizes_and_manual_shake_is_aggressive():
     # (result 2 has exactly 2 results = 4,000 tokens plus nothing else after it... and the calls).
     applied = shake_in_place(q)
     assert applied.tool_results_dropped == 3
-    assert _result_texts(q) == ["[shaken ~2000 tokens]"] * 3 + [RESULT] * 2  # in memory: no artifact
+    # In memory the agent keeps the artifact in memory and links it (session-manager.ts:2585-2589).
+    assert _result_texts(q) == [f"[shaken ~2000 tokens \u2014 recover: artifact://0 (region {k})]"
+                                for k in (1, 2, 3)] + [RESULT] * 2
 
 
 def test_setting_accepts_shake():
@@ -186,3 +188,36 @@ def test_replay_with_shake_counts_elided_messages_as_discarded():
     # tokens): results 0..7 have 8 results after them and go; the protected tail and result 16 stay.
     assert [replay.discarded_round[i] for i in result_positions] == [1] * 8 + [0] * 9
     assert replay.llm_calls == 0
+
+
+def test_shake_artifacts_are_numbered_as_the_agent_numbers_them(tmp_path):
+    """The agent's ids (session-manager.ts:2581-2590, artifacts.ts:75-158): in memory from 0 per
+    session; on disk ``{id}.shake.log`` in the folder named like the session file without
+    ``.jsonl``, continuing after the largest id already there (a resumed session)."""
+    from snapcompact.compaction.artifacts import ArtifactStore
+
+    memory = ArtifactStore()
+    assert [memory.save(None, t, "shake") for t in ("a", "b")] == ["0", "1"]
+    assert memory.in_memory == {"0": "a", "1": "b"}
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "4.bash-original.log").write_text("x")
+    (folder / "notes.txt").write_text("x")
+    disk = ArtifactStore()
+    assert disk.save(tmp_path / "s.jsonl", "c", "shake") == "5"
+    assert disk.save(tmp_path / "s.jsonl", "d", "shake") == "6"
+    assert (folder / "6.shake.log").read_text() == "d"
+
+
+def test_in_memory_shake_links_its_placeholders():
+    """A session without a file gets the agent's linked placeholder too (no link-less line)."""
+    p = _pipeline(Session(None))
+    _feed(p, _messages(17))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p.after_turn({"role": "assistant", "content": [{"type": "text", "text": "done"}],
+                      "stopReason": "stop"})
+    texts = _result_texts(p)
+    assert texts[:9] == [f"[shaken ~2000 tokens \u2014 recover: artifact://0 (region {k + 1})]"
+                         for k in range(9)]
+    assert p.artifacts.in_memory["0"].startswith("### region 1 (read, ~2000 tok)")
