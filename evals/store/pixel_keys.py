@@ -1,7 +1,7 @@
 """The identity of a frame for the response cache: its decoded pixels, not its PNG bytes.
 
-Why: the same frame can be encoded into different bytes. The renderer deflates with ISA-L at a
-chosen level, Pillow >= 11.1 wheels deflate with zlib-ng, a system zlib may differ again, and an
+Why: the same frame can be encoded into different bytes. The renderer deflates with zlib-ng or
+ISA-L at a chosen effort, Pillow >= 11.1 wheels deflate with zlib-ng, a system zlib may differ again, and an
 indexed, grey or RGB PNG of one picture are different files. A key over the bytes would turn an
 upgrade of any of them into a cache miss for every frame, and a rerun would pay again for
 answers about pictures the model already saw. The model sees pixels, so the key holds pixels:
