@@ -8,8 +8,8 @@ frame actually uses, kept in global index order, so a plain black-on-white frame
 Why zlib-ng at level 9 by default: the bytes are what the coding agent's 3 MB payload guard,
 the request sizes and a provider's 413 read, so a frame must be no larger than the reference's
 PNG of the same pixels.  The reference deflates the same unfiltered rows at maximum compression;
-ISA-L level 2 (the ``fast`` effort) made palette frames 1.1-1.4x its bytes, zlib-ng level 9
-makes every frame measured 0.97-0.99x of them (8-bit frames 0.45-0.89x, stored grey where the
+ISA-L level 2 (the ``fast`` effort) made palette frames 1.1-1.55x its bytes, zlib-ng level 9
+makes every frame measured 0.97-0.99x of them (8-bit frames 0.37-0.73x, stored grey where the
 reference stores RGB) at ~40-170 ms of CPU for a full 1568 px palette frame, against ~1 ms
 (figures and cost in benchmarks/README.md; ``tests/render/test_png_bytes.py`` holds every shape
 to the reference's bytes).  ``fast`` is for renders nobody sends: same pixels, bigger files.
@@ -50,7 +50,7 @@ PngEffort = Literal["production", "fast"]
 PNG_EFFORTS: tuple[str, ...] = get_args(PngEffort)
 #: zlib-ng level of the ``production`` effort (read at every call).
 PRODUCTION_LEVEL = 9
-#: ISA-L level of the ``fast`` effort: ~1 ms for a full palette frame, 1.1-1.4x the bytes.
+#: ISA-L level of the ``fast`` effort: ~1 ms for a full palette frame, 1.1-1.55x the bytes.
 FAST_ISAL_LEVEL = 2
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Canvas bytes packed per band at depth 2 (bounds the packer's temporaries).
