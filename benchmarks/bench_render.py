@@ -3,7 +3,7 @@
     python benchmarks/bench_render.py [--mode process|inprocess] [--corpus mixed|stdlib]
                                       [--chars 800000] [--variants A,B] [--repeat 3]
                                       [--upstream PATH/TO/upstream-frames | --no-reference]
-                                      [--baseline TREE]
+                                      [--baseline TREE] [--png-effort production|fast]
 
 Input (``--corpus``): ``mixed`` (default) interleaves prose, source code, one-sentence lines and
 generated non-Latin text (CJK, kana, Hangul, emoji, combining marks), see ``corpus.py``;
@@ -29,6 +29,10 @@ editable checkout on a ``PYTHONDONTWRITEBYTECODE`` machine never would.
 change) with the same interpreter, alternating with ours in the same run, and prints its time,
 peak MB and cpu beside ours with the speedup (baseline / ours): before and after under the same
 load.
+
+``--png-effort`` (process mode) passes ``--png-effort`` to our ``render`` (default
+``production``, what the CLI does by default: PNG bytes no larger than the reference's; ``fast``
+is ISA-L level 2, the encoder before issue 45).  The baseline tree is run as it is.
 """
 
 from __future__ import annotations
@@ -115,9 +119,11 @@ def _run_with_rusage(
 
 
 def _ours_process(
-    path: str, variant: str, out_dir: str, tree: Path = ROOT
+    path: str, variant: str, out_dir: str, tree: Path = ROOT, effort: str | None = None
 ) -> tuple[float, float, float, int]:
     cmd = [sys.executable, "-m", "snapcompact", "render", "--shape", variant, "--out", out_dir]
+    if effort:
+        cmd += ["--png-effort", effort]
     seconds, cpu, peak, stdout = _run_with_rusage(cmd, path, tree)
     return seconds, cpu, peak, json.loads(stdout)["frames"]
 
@@ -137,7 +143,8 @@ def _ref_process(
 
 
 def bench_process(
-    path: str, variants: list[str], repeat: int, upstream: Path | None, baseline: Path | None
+    path: str, variants: list[str], repeat: int, upstream: Path | None, baseline: Path | None,
+    effort: str | None = None,
 ) -> None:
     header = (f"{'shape':20} {'frames':>6} {'ours s':>7} {'ref s':>7} {'ratio':>6} "
               f"{'peak MB':>8} {'ref MB':>7} {'ours cpu':>8} {'ref cpu':>8} {'cpu ratio':>9}")
@@ -151,7 +158,8 @@ def bench_process(
         frames = ref_frames = 0
         for _ in range(repeat):
             with _scratch("bench-ours-") as out_dir:
-                seconds, cpu, peak, frames = _ours_process(path, variant, out_dir)
+                seconds, cpu, peak, frames = _ours_process(path, variant, out_dir,
+                                                           effort=effort)
             ours.append(seconds)
             cpus.append(cpu)
             peaks.append(peak)
@@ -259,6 +267,8 @@ def main() -> None:
                         help="time ours (and the baseline) only")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="another checkout of this project to time beside ours")
+    parser.add_argument("--png-effort", choices=("production", "fast"), default=None,
+                        help="our render's --png-effort (default: the CLI's, production)")
     args = parser.parse_args()
     if args.baseline and not (args.baseline / "snapcompact" / "__init__.py").is_file():
         parser.error(f"--baseline {args.baseline}: not a checkout of this project")
@@ -273,11 +283,13 @@ def main() -> None:
     how = "median" if args.mode == "process" else "best"
     print(f"mode {args.mode}: {len(text):,} chars of {args.corpus} text; {how} of {args.repeat}; "
           f"cpus={os.cpu_count()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-          f"python {sys.version.split()[0]}; bytecode compiled first, as a wheel install has it")
+          f"python {sys.version.split()[0]}; bytecode compiled first, as a wheel install has it; "
+          f"png effort {args.png_effort or 'default (production)'}")
     try:
         variants = args.variants.split(",")
         if args.mode == "process":
-            bench_process(path, variants, args.repeat, args.upstream, args.baseline)
+            bench_process(path, variants, args.repeat, args.upstream, args.baseline,
+                          args.png_effort)
         else:
             bench_inprocess(path, len(text), variants, args.repeat, args.upstream,
                             args.baseline)

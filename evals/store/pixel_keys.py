@@ -1,12 +1,12 @@
 """The identity of a frame for the response cache: its decoded pixels, not its PNG bytes.
 
-Why: the same frame can be encoded into different bytes. The renderer deflates with ISA-L at a
-chosen level, Pillow >= 11.1 wheels deflate with zlib-ng, a system zlib may differ again, and an
-indexed, grey or RGB PNG of one picture are different files. A key over the bytes would turn an
-upgrade of any of them into a cache miss for every frame, and a rerun would pay again for
-answers about pictures the model already saw. The model sees pixels, so the key holds pixels:
-the frame is decoded, converted to 8-bit RGB (palette and grey frames become the RGB they
-display), and hashed with its size. A change to what is drawn still changes the key.
+Why: the same frame can be encoded into different bytes. The renderer deflates with zlib-ng or ISA-L
+at a chosen effort, Pillow >= 11.1 wheels deflate with zlib-ng, a system zlib may differ again, and
+an indexed, grey or RGB PNG of one picture are different files. A key over the bytes would turn an
+upgrade of any of them into a cache miss for every frame, and a rerun would pay again for answers
+about pictures the model already saw. The model sees pixels, so the key holds pixels: the frame is
+decoded, converted to 8-bit RGB (palette and grey frames become the RGB they display), and hashed
+with its size. A change to what is drawn still changes the key.
 
 ``PIXEL_DIGEST`` names this recipe; it is part of every key (``evals.send.response_cache``), so a
 future recipe can never collide with this one.

@@ -126,7 +126,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     page_texts = checked_pages(text, shape, args.max_frames)  # normalized and paginated once
     out = _output_folder(args.out)
-    frames = render_pages(page_texts, shape)
+    frames = render_pages(page_texts, shape, effort=args.png_effort)
     seconds = time.perf_counter() - t0
     for i, frame in enumerate(frames):
         (out / f"frame{i:03d}.png").write_bytes(frame.png)
@@ -134,6 +134,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     meta = {
         "shape": shape.name,
         "frame_size": shape.frame_size,
+        "png_effort": args.png_effort,
         "geometry": {"cols": geo.cols, "rows": geo.rows, "capacity": geo.capacity},
         "frames": len(frames),
         "per_frame": [
@@ -269,6 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--max-frames", type=int, default=DEFAULT_MAX_FRAMES,
                    help=f"refuse inputs that need more frames (default {DEFAULT_MAX_FRAMES})")
+    p.add_argument("--png-effort", choices=("production", "fast"), default="production",
+                   help="deflate effort: production (default; bytes no larger than the "
+                        "reference's) or fast (same pixels, ~1.1-1.4x the bytes, for frames "
+                        "nobody sends)")
     p.set_defaults(func=_cmd_render)
 
     p = sub.add_parser("normalize", help="print the normalized text as one JSON string")

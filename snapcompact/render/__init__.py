@@ -27,7 +27,14 @@ if TYPE_CHECKING:
     from snapcompact.render.frame_cap import check_frame_count, checked_pages
     from snapcompact.render.layout import doc_pages, paginate_cells
     from snapcompact.render.parallel import parallel_map
-    from snapcompact.render.png import PALETTE, decode_rgb, encode_indexed, encode_rgb
+    from snapcompact.render.png import (
+        PALETTE,
+        PNG_EFFORTS,
+        PngEffort,
+        decode_rgb,
+        encode_indexed,
+        encode_rgb,
+    )
     from snapcompact.render.renderer import (
         RENDERER_VERSION,
         Frame,
@@ -55,6 +62,8 @@ _WHERE: dict[str, str] = {
     "paginate": "renderer",
     "paginate_cells": "layout",
     "PALETTE": "png",
+    "PNG_EFFORTS": "png",
+    "PngEffort": "png",
     "parallel_map": "parallel",
     "render": "renderer",
     "render_many": "renderer",
@@ -68,6 +77,8 @@ __all__ = [
     "paginate",
     "Frame",
     "PALETTE",
+    "PNG_EFFORTS",
+    "PngEffort",
     "RENDERER_VERSION",
     "check_frame_count",
     "decode_rgb",

@@ -4,6 +4,15 @@ Why indexed: a frame uses at most ten colours (white, black, six sentence hues, 
 dim gray), and a 1-bit black-and-white frame is a fraction of an 8-bit one, which matters under
 the per-request byte budgets.  As the reference does, the palette is narrowed to the colours a
 frame actually uses, kept in global index order, so a plain black-on-white frame is 1 bit deep.
+
+Why zlib-ng at level 9 by default: the bytes are what the coding agent's 3 MB payload guard,
+the request sizes and a provider's 413 read, so a frame must be no larger than the reference's
+PNG of the same pixels.  The reference deflates the same unfiltered rows at maximum compression;
+ISA-L level 2 (the ``fast`` effort) made palette frames 1.1-1.55x its bytes, zlib-ng level 9
+makes every frame measured 0.97-0.99x of them (8-bit frames 0.37-0.73x, stored grey where the
+reference stores RGB) at ~40-170 ms of CPU for a full 1568 px palette frame, against ~1 ms
+(figures and cost in benchmarks/README.md; ``tests/render/test_png_bytes.py`` holds every shape
+to the reference's bytes).  ``fast`` is for renders nobody sends: same pixels, bigger files.
 """
 
 from __future__ import annotations
@@ -12,9 +21,11 @@ import io
 import struct
 import zlib
 from functools import lru_cache
+from typing import Literal, get_args
 
 import numpy as np
 from isal import isal_zlib
+from zlib_ng import zlib_ng
 
 #: Global palette (index -> RGB): background, six sentence hues, black ink, band, dim ink.
 PALETTE = np.array(
@@ -33,14 +44,26 @@ PALETTE = np.array(
     dtype=np.uint8,
 )
 WHITE, BLACK, BAND, DIM = 0, 7, 8, 9
-#: Frames are deflated by ISA-L (the ``isal`` package: the same zlib stream, several times
-#: faster than zlib).  Its level 2 on text frames: 8x faster than zlib level 3 for 1-4 % more
-#: bytes (a full 11on16 frame: 1.2 ms and 110 KB vs 10.9 ms and 106 KB), well inside the
-#: 170 KB-per-frame byte estimate the archive budgets with.
-ISAL_LEVEL = 2
+#: How hard a frame is deflated: ``production`` (the default wherever frames are sent, billed
+#: or guarded: bytes no larger than the reference's) or ``fast`` (same pixels, bigger files).
+PngEffort = Literal["production", "fast"]
+PNG_EFFORTS: tuple[str, ...] = get_args(PngEffort)
+#: zlib-ng level of the ``production`` effort (read at every call).
+PRODUCTION_LEVEL = 9
+#: ISA-L level of the ``fast`` effort: ~1 ms for a full palette frame, 1.1-1.55x the bytes.
+FAST_ISAL_LEVEL = 2
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Canvas bytes packed per band at depth 2 (bounds the packer's temporaries).
 _PACK_BAND_BYTES = 1 << 18
+
+
+def deflate(raw: bytes | np.ndarray, effort: PngEffort = "production") -> bytes:
+    """The zlib stream of a PNG's filtered rows, at ``effort``."""
+    if effort == "production":
+        return zlib_ng.compress(raw, PRODUCTION_LEVEL)
+    if effort == "fast":
+        return isal_zlib.compress(raw, FAST_ISAL_LEVEL)
+    raise ValueError(f"PNG effort must be one of {', '.join(PNG_EFFORTS)}, got {effort!r}")
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -121,11 +144,12 @@ def _pack_indexed(canvas: np.ndarray, lut: np.ndarray, depth: int) -> np.ndarray
     return packed
 
 
-def encode_indexed(canvas: np.ndarray, used: np.ndarray | None = None) -> bytes:
+def encode_indexed(canvas: np.ndarray, used: np.ndarray | None = None,
+                   effort: PngEffort = "production") -> bytes:
     """Encode a 2-D array of global palette indices as an indexed PNG (smallest bit depth).
 
     ``used`` (the sorted palette indices present) may be passed by a caller that knows it;
-    otherwise every pixel is counted.
+    otherwise every pixel is counted.  ``effort``: :data:`PngEffort` (same pixels either way).
     """
     if canvas.ndim != 2 or canvas.dtype != np.uint8:
         raise ValueError("indexed canvas must be a 2-D uint8 array")
@@ -145,10 +169,11 @@ def encode_indexed(canvas: np.ndarray, used: np.ndarray | None = None) -> bytes:
         lut[used] = np.arange(used.size, dtype=np.uint8)
         packed = _pack_rows(lut[canvas], depth) if depth == 8 else _pack_indexed(canvas, lut, depth)
     header = struct.pack(">IIBBBBB", w, h, depth, 3, 0, 0, 0)
-    return _png(header, packed, PALETTE[used].tobytes())
+    return _png(header, packed, effort, PALETTE[used].tobytes())
 
 
-def _png(header: bytes, rows: np.ndarray, palette: bytes | None = None) -> bytes:
+def _png(header: bytes, rows: np.ndarray, effort: PngEffort,
+         palette: bytes | None = None) -> bytes:
     """A PNG file from its IHDR fields and its packed rows (filter type None on every row)."""
     raw = np.empty((rows.shape[0], rows.shape[1] + 1), dtype=np.uint8)
     raw[:, 0] = 0  # no filter, as the reference writes indexed frames
@@ -156,11 +181,11 @@ def _png(header: bytes, rows: np.ndarray, palette: bytes | None = None) -> bytes
     chunks = [_PNG_SIGNATURE, _chunk(b"IHDR", header)]
     if palette is not None:
         chunks.append(_chunk(b"PLTE", palette))
-    chunks += [_chunk(b"IDAT", isal_zlib.compress(raw, ISAL_LEVEL)), _chunk(b"IEND", b"")]
+    chunks += [_chunk(b"IDAT", deflate(raw, effort)), _chunk(b"IEND", b"")]
     return b"".join(chunks)
 
 
-def encode_rgb(rgb: np.ndarray) -> bytes:
+def encode_rgb(rgb: np.ndarray, effort: PngEffort = "production") -> bytes:
     """Encode an H x W x 3 uint8 array as a PNG: 8-bit grey when all channels are equal.
 
     Black or gray ink on white (silver16-bw, 6x6u-bw) has equal channels everywhere; storing
@@ -174,17 +199,17 @@ def encode_rgb(rgb: np.ndarray) -> bytes:
     h, w, _ = rgb.shape
     red = rgb[:, :, 0]
     if np.array_equal(red, rgb[:, :, 1]) and np.array_equal(red, rgb[:, :, 2]):
-        return encode_grey(red)
-    return _png(struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0), rgb.reshape(h, w * 3))
+        return encode_grey(red, effort)
+    return _png(struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0), rgb.reshape(h, w * 3), effort)
 
 
-def encode_grey(grey: np.ndarray) -> bytes:
+def encode_grey(grey: np.ndarray, effort: PngEffort = "production") -> bytes:
     """Encode an H x W uint8 array as an 8-bit greyscale PNG (``encode_rgb`` of a frame whose
     three channels all equal it gives the same bytes)."""
     if grey.ndim != 2 or grey.dtype != np.uint8:
         raise ValueError("grey canvas must be a 2-D uint8 array")
     h, w = grey.shape
-    return _png(struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0), grey)
+    return _png(struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0), grey, effort)
 
 
 def decode_rgb(png: bytes) -> np.ndarray:

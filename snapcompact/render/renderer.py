@@ -42,6 +42,7 @@ from snapcompact.render.png import (
     DIM,
     PALETTE,
     WHITE,
+    PngEffort,
     encode_grey,
     encode_indexed,
     encode_rgb,
@@ -322,7 +323,8 @@ def _draw_silver(shape: Shape, cells: _Cells, grid_cols: int, width: int) -> np.
     return rgb
 
 
-def _render_page(page: str, shape: Shape, size: int) -> Frame:
+def _render_page(page: str, shape: Shape, size: int,
+                 effort: PngEffort = "production") -> Frame:
     geo = geometry(shape, size)
     if geo.cols < 1 or geo.rows < 1:
         raise ValueError(
@@ -332,7 +334,8 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
     cells, chars = (_doc_cells if shape.is_doc else _grid_cells)(page, shape, geo)
     if shape.font == "silver":
         drawn = _draw_silver(shape, cells, geo.grid_cols, size)
-        png = encode_grey(drawn[:, :, 0]) if drawn.shape[2] == 1 else encode_rgb(drawn)
+        png = (encode_grey(drawn[:, :, 0], effort) if drawn.shape[2] == 1
+               else encode_rgb(drawn, effort))
         height = cells.used_rows * shape.line_repeat * shape.cell_height
     elif shape.stretches:
         # local (cost): stretch runs ldconfig at import, +14-28 ms on the renderer's 217 ms
@@ -346,17 +349,17 @@ def _render_page(page: str, shape: Shape, size: int) -> Frame:
         if (colours == colours[:, :1]).all():  # black or grey on white: one channel
             grey = stretch_frame(PALETTE[:, :1][natural], size, natural_cell,
                                  (shape.cell_width, shape.cell_height))
-            height, png = grey.shape[0], encode_grey(grey[:, :, 0])
+            height, png = grey.shape[0], encode_grey(grey[:, :, 0], effort)
         else:
             rgb = stretch_frame(PALETTE[natural], size, natural_cell,
                                 (shape.cell_width, shape.cell_height))
-            height, png = rgb.shape[0], encode_rgb(rgb)
+            height, png = rgb.shape[0], encode_rgb(rgb, effort)
     else:
         canvas, counts = _draw_indexed(
             shape, cells, geo.grid_cols, shape.cell_width, shape.cell_height, size
         )
         height = canvas.shape[0]
-        png = encode_indexed(canvas, np.flatnonzero(counts))
+        png = encode_indexed(canvas, np.flatnonzero(counts), effort)
     return Frame(png, size, height, geo.cols, geo.rows, chars, shape.name)
 
 
@@ -368,15 +371,17 @@ def _as_shape(shape: Shape | str, size: int | None) -> Shape:
     return shape.at_size(size)
 
 
-def render(text: str, shape: Shape | str, size: int | None = None) -> Frame:
+def render(text: str, shape: Shape | str, size: int | None = None,
+           effort: PngEffort = "production") -> Frame:
     """Render one frame from already-normalized page text (extra characters are clipped).
 
-    Doc shapes expect one page of newline-joined, pre-wrapped lines.
+    Doc shapes expect one page of newline-joined, pre-wrapped lines.  ``effort`` is the PNG's
+    deflate effort (:data:`snapcompact.render.png.PngEffort`): same pixels, other bytes.
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
     shape = _as_shape(shape, size)
-    return _render_page(text, shape, shape.frame_size)
+    return _render_page(text, shape, shape.frame_size, effort)
 
 
 def pages(text: str, shape: Shape | str, size: int | None = None) -> list[str]:
@@ -413,15 +418,17 @@ def paginate(normalized: str, shape: Shape) -> list[str]:
     return out
 
 
-def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None) -> list[Frame]:
+def render_pages(page_texts: list[str], shape: Shape, workers: int | None = None,
+                 effort: PngEffort = "production") -> list[Frame]:
     """Render already-paginated page texts, several at a time (:mod:`snapcompact.render.parallel`).
 
-    ``workers`` defaults to the usable cores; 1 renders in this thread.
+    ``workers`` defaults to the usable cores; 1 renders in this thread.  ``effort``: as for
+    :func:`render` (``production``, the default, wherever frames are sent, billed or guarded).
     """
     if len(page_texts) > 1:
         warm_caches(shape, page_texts)  # built once here, inherited by forked workers
-    return parallel_map(lambda page: _render_page(page, shape, shape.frame_size), page_texts,
-                        workers)
+    return parallel_map(lambda page: _render_page(page, shape, shape.frame_size, effort),
+                        page_texts, workers)
 
 
 def _needs_silver(page: str, font_atlas: Atlas) -> bool:
@@ -468,10 +475,12 @@ def render_many(
     size: int | None = None,
     max_frames: int | None = None,
     workers: int | None = None,
+    effort: PngEffort = "production",
 ) -> list[Frame]:
     """Normalize, paginate and render ``text`` into frames (first page first).
 
     Empty or whitespace-only text gives no frames.  ``max_frames`` keeps the first pages only.
+    ``effort``: as for :func:`render`.
     """
     if max_frames is not None and (not isinstance(max_frames, int) or max_frames < 0):
         raise ValueError(f"max_frames must be a non-negative integer, got {max_frames!r}")
@@ -479,7 +488,7 @@ def render_many(
     page_texts = pages(text, shape)
     if max_frames is not None:
         page_texts = page_texts[:max_frames]
-    return render_pages(page_texts, shape, workers)
+    return render_pages(page_texts, shape, workers, effort)
 
 
 def frames(text: str, shape: Shape | str, size: int | None = None) -> int:

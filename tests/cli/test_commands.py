@@ -39,6 +39,20 @@ def test_render_writes_frames_and_meta(tmp_path) -> None:
     ]
 
 
+def test_render_fast_png_effort_writes_the_same_pixels_in_other_bytes(tmp_path) -> None:
+    text = (GOLDEN / "cases" / "prose-full.txt").read_bytes()
+    out = {}
+    for effort in ("production", "fast"):
+        proc = run_cli("render", "--shape", "11on16-bw", "--png-effort", effort,
+                       "--out", str(tmp_path / effort), stdin=text)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads((tmp_path / effort / "meta.json").read_text())["png_effort"] == effort
+        out[effort] = (tmp_path / effort / "frame000.png").read_bytes()
+    assert np.array_equal(decode_rgb(out["fast"]), decode_rgb(out["production"]))
+    reference = (GOLDEN / "frames" / "prose-full" / "11on16-bw" / "frame000.png").read_bytes()
+    assert len(out["production"]) <= len(reference) < len(out["fast"])
+
+
 def test_normalize_prints_one_json_string() -> None:
     proc = run_cli("normalize", "--shape", "11on16-bw", stdin="a \t b\n\nc → d ✅".encode())
     assert proc.returncode == 0

@@ -65,3 +65,21 @@ def test_grey_frames_are_the_rgb_encoders_grey_frames() -> None:
     png = encode_grey(grey)
     assert png == encode_rgb(np.repeat(grey[:, :, None], 3, axis=2))
     assert np.array_equal(_decode(png), np.repeat(grey[:, :, None], 3, axis=2))
+
+
+@pytest.mark.parametrize("effort", ["production", "fast"])
+def test_every_effort_encodes_the_same_pixels(effort: str) -> None:
+    rng = np.random.default_rng(11)
+    canvas = np.array([0, 7, 8, 1], dtype=np.uint8)[rng.integers(0, 4, size=(40, 57))]
+    assert np.array_equal(_decode(encode_indexed(canvas, effort=effort)), PALETTE[canvas])
+    rgb = rng.integers(0, 256, size=(6, 5, 3), dtype=np.uint8)
+    assert np.array_equal(_decode(encode_rgb(rgb, effort)), rgb)
+    grey = rng.integers(0, 256, size=(6, 5), dtype=np.uint8)
+    assert np.array_equal(_decode(encode_grey(grey, effort))[:, :, 0], grey)
+
+
+def test_production_is_the_default_and_an_unknown_effort_is_refused() -> None:
+    canvas = np.tile(np.array([0, 7], dtype=np.uint8), (64, 64))  # repetitive: levels differ
+    assert encode_indexed(canvas) == encode_indexed(canvas, effort="production")
+    with pytest.raises(ValueError, match="PNG effort must be one of production, fast"):
+        encode_indexed(canvas, effort="best")  # type: ignore[arg-type]

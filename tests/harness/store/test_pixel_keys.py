@@ -97,13 +97,14 @@ def test_a_jpeg_is_refused():
         pixel_digest(out.getvalue())
 
 
-@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("level", [1, 6])
 def test_rerun_after_reencoding_the_frames_sends_zero_requests(tmp_path, monkeypatch, level):
-    """Frames deflated at another ISA-L level are other files with the same pixels: the rerun
-    finds every answer in the response cache and the server sees no request."""
+    """Frames deflated at another zlib-ng level (the production effort's encoder: the renderer
+    reads the level at every call) are other files with the same pixels: the rerun finds every
+    answer in the response cache and the server sees no request."""
     from evals.twins.fake_server import FakeChatServer
     from snapcompact.render import png as snap_png
-    assert level != snap_png.ISAL_LEVEL
+    assert level != snap_png.PRODUCTION_LEVEL
     monkeypatch.setenv("OPENAI_API_KEY", DUMMY_KEY)
     overrides = [f"results_dir={tmp_path}", "progress=false", "experiment=smoke",
                  "max_questions_per_item=2", "model=fake", "strategies=[snapcompact]"]
@@ -111,7 +112,7 @@ def test_rerun_after_reencoding_the_frames_sends_zero_requests(tmp_path, monkeyp
         monkeypatch.setenv("SNAPCOMPACT_FAKE_API_BASE", server.api_base)
         first = run_config(compose_eval(overrides), tmp_path / "first", base_dir=tmp_path)
         sent_first = server.requests
-        monkeypatch.setattr(snap_png, "ISAL_LEVEL", level)
+        monkeypatch.setattr(snap_png, "PRODUCTION_LEVEL", level)
         again = run_config(compose_eval(overrides), tmp_path / "again", base_dir=tmp_path)
         sent_again = server.requests - sent_first
     rows_first = list(iter_records(tmp_path / "first" / "records.jsonl"))
