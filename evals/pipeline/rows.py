@@ -20,7 +20,7 @@ from evals.items.qa_items import Question
 from evals.items.sessions import SessionItem
 from evals.pipeline.plan import QA_READER, Planned
 from evals.pipeline.scoring import score
-from evals.replay.contexts import Context
+from evals.replay.contexts import Context, compaction_model
 from evals.send.price_map import price_of
 from evals.spec.provenance import Versions, offline_reader_version
 from evals.spec.run_spec import RunSpec
@@ -221,21 +221,24 @@ def _provenance(spec: RunSpec, v: Versions) -> Provenance:
 
 def _compaction_fields(context: Context, spec: RunSpec, questions: int) -> dict[str, Any]:
     """The context's compaction calls as bill fields (the session's figures, see
-    ``TokensAndBill.compaction_billed_tokens``), priced at the summarizer's price model (the
-    target's when no summarizer is configured), so a cheap summarizer for a dear reader is billed
-    at its own price."""
+    ``TokensAndBill.compaction_billed_tokens``), priced at the model that pays them
+    (``evals.replay.contexts.compaction_model``: the session's, unless a real summarizer is
+    configured), their input split by its prompt cache as the provider applies it."""
     bill = context.compaction_bill
-    priced_by = spec.summarizer if spec.summarizer is not None else spec.model
+    priced_by = compaction_model(spec)
     cost: float | None = 0.0
     if bill.calls:
+        rule = prompt_cache_rule(priced_by.target_model, api=priced_by.api)
         try:
-            cost = price_of(priced_by.price_model).dollars(bill.input_tokens,
-                                                            bill.output_tokens)
+            cost = price_of(priced_by.price_model).dollars_cached(bill.cache_use, rule,
+                                                                   bill.output_tokens)
         except ValueError:  # unpriced (allow_unpriced): unknown, never $0
             cost = None
     return {"compaction_calls": bill.calls, "compaction_input_tokens": bill.input_tokens,
             "compaction_output_tokens": bill.output_tokens,
             "compaction_billed_tokens": bill.billed_tokens,
+            "compaction_cache_read_tokens": bill.cache_read_tokens,
+            "compaction_cache_write_tokens": bill.cache_write_tokens,
             "compaction_token_method": bill.token_method,
             "compaction_price_model": priced_by.price_model if bill.calls else None,
             "compaction_cost_usd": cost, "compaction_bill_note": bill.note,

@@ -153,6 +153,11 @@ class TokensAndBill:
     #: input + output: the session's compaction bill. None: a row written before compaction
     #: calls were billed (the analysis reads 0 only when the row's methods show no LLM call)
     compaction_billed_tokens: int | None = None
+    #: the parts of ``compaction_input_tokens`` read from / written to the provider's prompt
+    #: cache (a handoff asked of the live conversation reads the prefix the live turn cached);
+    #: None: a row written before the cache was applied to the compaction calls
+    compaction_cache_read_tokens: int | None = None
+    compaction_cache_write_tokens: int | None = None
     compaction_token_method: str | None = None  # the counter of the three figures above
     compaction_price_model: str | None = None  # the summarizer's price model (its dollars)
     compaction_cost_usd: float | None = None  # the session's compaction dollars at that price

@@ -237,12 +237,15 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
                          hooks: Hooks | None = None,
                          system_prompt: str | Sequence[str] | None = None,
                          tools: Sequence[Mapping[str, Any]] | None = None,
-                         final_prompt: Mapping[str, Any] | None = None) -> AgentReplay:
+                         final_prompt: Mapping[str, Any] | None = None,
+                         chat: Any = None) -> AgentReplay:
     """Feed ``messages`` (agent JSON, oldest first) through a fresh agent maintenance.
 
     ``settings`` should come from :func:`agent_settings`. Methods that need an LLM run only
     with ``complete`` (a summarizer); without it they are recorded as ``offline`` and the next
-    method runs (the rounds and :attr:`AgentReplay.offline_divergence` say so).
+    method runs (the rounds and :attr:`AgentReplay.offline_divergence` say so). With ``chat``
+    and ``system_prompt`` a handoff is asked of the live conversation, as the agent asks it
+    (:func:`snapcompact.compaction.generate_handoff_live`); without them, of a transcript.
     """
     if strategy not in AGENT_STRATEGIES:
         raise ValueError(f"unknown replay strategy {strategy!r}; known: "
@@ -251,7 +254,7 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
     hooks = truncating_hooks(hooks) if strategy == "truncate" else (hooks or Hooks())
     maint = SessionMaintenance(replay_store(), model, settings=settings, complete=complete,
                                hooks=hooks, system_prompt=system_prompt, tools=tools,
-                               clock=lambda: _EPOCH_S, use_recorded_usage=False)
+                               chat=chat, clock=lambda: _EPOCH_S, use_recorded_usage=False)
     ledger = _RoundLedger(maint, strategy, len(messages))
     loop = _AgentLoop()
     for index, raw in enumerate(messages):

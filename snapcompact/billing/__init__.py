@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from snapcompact.core import lazy_exports
 
 if TYPE_CHECKING:
-    from snapcompact.billing.cache_use import CacheUse, cache_uses
+    from snapcompact.billing.cache_use import CacheUse, cache_uses, follow_on_use
     from snapcompact.billing.compaction_calls import (
         NO_CALLS,
         CompactionBill,
@@ -54,6 +54,7 @@ _WHERE: dict[str, str] = {
     "billed_frame_tokens": "frames",
     "billed_text_tokens": "request",
     "cache_uses": "cache_use",
+    "follow_on_use": "cache_use",
     "CacheUse": "cache_use",
     "CompactionBill": "compaction_calls",
     "CompactionCall": "compaction_calls",
@@ -91,6 +92,7 @@ __all__ = [
     "billed_frame_tokens",
     "billed_text_tokens",
     "cache_uses",
+    "follow_on_use",
     "next_turns_units",
     "png_size",
     "request_images",
