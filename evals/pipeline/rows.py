@@ -242,7 +242,30 @@ def _compaction_fields(context: Context, spec: RunSpec, questions: int) -> dict[
             "compaction_token_method": bill.token_method,
             "compaction_price_model": priced_by.price_model if bill.calls else None,
             "compaction_cost_usd": cost, "compaction_bill_note": bill.note,
-            "context_questions": questions}
+            "context_questions": questions, **_session_fields(context, spec, cost)}
+
+
+def _session_fields(context: Context, spec: RunSpec, compaction_cost: float | None
+                    ) -> dict[str, Any]:
+    """What the session costs after its first compaction (``TokensAndBill.session_cost_usd``):
+    its turn requests at the target's price with the prompt cache applied, their replies, and
+    the compaction calls' dollars."""
+    turns = context.session_bill
+    cost: float | None = None
+    if compaction_cost is not None:
+        try:
+            cost = price_of(spec.model.price_model).dollars_cached(
+                turns.cache_use, prompt_cache_rule(spec.model.target_model, api=spec.model.api),
+                turns.output_tokens) + compaction_cost
+        except ValueError:  # unpriced (allow_unpriced): unknown, never $0
+            cost = None
+    return {"session_requests": turns.requests, "session_input_tokens": turns.input_tokens,
+            "session_cache_read_tokens": turns.cache_read_tokens,
+            "session_cache_write_tokens": turns.cache_write_tokens,
+            "session_output_tokens": turns.output_tokens,
+            "session_billed_tokens": (turns.input_tokens + turns.output_tokens
+                                      + context.compaction_bill.billed_tokens),
+            "session_cost_usd": cost}
 
 
 def _rule_id(spec: RunSpec) -> str | None:

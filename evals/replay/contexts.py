@@ -46,10 +46,13 @@ from snapcompact.agent import (
 from snapcompact.archive import history_blocks
 from snapcompact.billing import (
     NO_CALLS,
+    NO_TURNS,
     CompactionBill,
     CompactionCall,
+    SessionBill,
     bill_calls,
     bill_request,
+    bill_turns,
     stable_prefix_of,
 )
 from snapcompact.compaction import (
@@ -58,6 +61,7 @@ from snapcompact.compaction import (
     tool_definitions,
     user_question,
 )
+from snapcompact.pricing import prompt_cache_rule
 
 PLACEHOLDER_URL = "data:image/png;base64,"
 
@@ -121,6 +125,9 @@ class Context:
     #: the compaction calls this replay made (summary / handoff requests), counted as billed:
     #: the session's, paid once whatever the number of questions asked after the context
     compaction_bill: CompactionBill = NO_CALLS
+    #: every request the agent sent for its replies after its first compaction, counted for the
+    #: target (the session's, paid once; ``snapcompact.billing.bill_turns``, cache applied)
+    session_bill: SessionBill = NO_TURNS
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -268,7 +275,9 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         sent_hash=_sent_hash(keyed, tools, hashes), shape_asked=wanted,
         shape_asked_drawn=(wanted in names) if (hashes and wanted) else None,
         stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model),
-        compaction_bill=_compaction_bill(calls, spec, replay.methods_used()))
+        compaction_bill=_compaction_bill(calls, spec, replay.methods_used()),
+        session_bill=bill_turns(prompt_cache_rule(model.target_model, api=model.api),
+                                replay.turn_requests))
 
 
 def _replayed(item: SessionItem, arm: ArmSpec, spec: RunSpec,
@@ -302,7 +311,7 @@ def _replayed(item: SessionItem, arm: ArmSpec, spec: RunSpec,
                                       strategy=arm.strategy, complete=recorder,
                                       final_prompt=final_prompt, system_prompt=system_prompt,
                                       tools=_session_tools(item.messages),
-                                      chat=live)
+                                      chat=live, turns_for=spec.model.target_model)
     return replay, calls
 
 

@@ -50,6 +50,9 @@ COLUMN_ORDER: tuple[str, ...] = (
     "compaction_billed_tokens", "compaction_cache_read_tokens",
     "compaction_cache_write_tokens", "compaction_token_method", "compaction_price_model",
     "compaction_cost_usd", "compaction_bill_note", "context_questions",
+    "session_requests", "session_input_tokens", "session_cache_read_tokens",
+    "session_cache_write_tokens", "session_output_tokens", "session_billed_tokens",
+    "session_cost_usd",
     "question", "gold_answers", "question_kind", "question_meta", "reading", "created_at",
     "schema_version", "extra",
 )

@@ -166,6 +166,20 @@ class TokensAndBill:
     compaction_bill_note: str | None = None
     #: questions asked after this context (the divisor of the per-question compaction share)
     context_questions: int | None = None
+    #: What the session costs after its first compaction (the session's, on every row of the
+    #: context; ``snapcompact.billing.session_bill``): the requests the agent sent for its
+    #: replies, their whole prompts, the parts read from / written to the prompt cache, the
+    #: replies' tokens; ``session_billed_tokens`` adds the compaction calls' tokens (input +
+    #: output, no cache weighting), ``session_cost_usd`` prices it all at the target's price
+    #: model, cache applied, plus ``compaction_cost_usd``. None: a row written before sessions
+    #: were billed.
+    session_requests: int | None = None
+    session_input_tokens: int | None = None
+    session_cache_read_tokens: int | None = None
+    session_cache_write_tokens: int | None = None
+    session_output_tokens: int | None = None
+    session_billed_tokens: int | None = None
+    session_cost_usd: float | None = None
 
 
 @dataclass(frozen=True)
