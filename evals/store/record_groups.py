@@ -159,7 +159,7 @@ class TokensAndBill:
     compaction_cache_read_tokens: int | None = None
     compaction_cache_write_tokens: int | None = None
     compaction_token_method: str | None = None  # the counter of the three figures above
-    compaction_price_model: str | None = None  # the summarizer's price model (its dollars)
+    compaction_price_model: str | None = None  # the price model of the model that pays them
     compaction_cost_usd: float | None = None  # the session's compaction dollars at that price
     #: why the compaction figures are an estimate (the offline stand-in's fixed text as output,
     #: the perfect oracle's prompts and summary); None: a real summarizer's calls, counted
