@@ -85,3 +85,25 @@ def test_a_replay_counts_each_reply_request_after_the_first_compaction() -> None
         assert turns[j].prompt_tokens == turns[j - 1].prompt_tokens + added
         assert turns[j].cached_prefix_tokens == turns[j - 1].prompt_tokens
     assert same_context > 10
+
+
+def test_the_summary_gives_each_session_one_vote_in_the_session_bill() -> None:
+    # three sessions of 4, 2 and 1 questions whose sessions cost $2, $4 and $9: the arm's
+    # session bill is their mean, $5 (a question-weighted mean would give $3.57), and a session
+    # bootstrap over three one-figure sessions can draw nothing below $2 or above $9
+    from record_rows import base_record
+
+    from evals.analysis.aggregate import records_frame
+    from evals.analysis.summary import summarize
+    from snapcompact.pricing import shape_rules
+
+    rows = [base_record().with_fields(
+        reader="qa", strategy="truncate", policy="", arm="text", shape="text", frame_size=0,
+        context_window=200_000, item_id=item, question_id=f"{item}-q{k}", correct=True,
+        methods_used={"soft": 1}, session_cost_usd=cost, session_billed_tokens=tokens)
+        for item, n, cost, tokens in (("A", 4, 2.0, 100_000), ("B", 2, 4.0, 200_000),
+                                      ("C", 1, 9.0, 600_000)) for k in range(n)]
+    row = summarize(records_frame(rows, shape_rules()), n_boot=400).iloc[0]
+    assert row["session_cost_usd"] == 5.0
+    assert row["session_billed_tokens"] == 300_000
+    assert 2.0 <= row["session_cost_usd_lo"] < 5.0 < row["session_cost_usd_hi"] <= 9.0
