@@ -107,3 +107,21 @@ def test_the_summary_gives_each_session_one_vote_in_the_session_bill() -> None:
     assert row["session_cost_usd"] == 5.0
     assert row["session_billed_tokens"] == 300_000
     assert 2.0 <= row["session_cost_usd_lo"] < 5.0 < row["session_cost_usd_hi"] <= 9.0
+
+
+def test_the_report_names_the_ranked_cost_and_states_the_session_bill_beside_it() -> None:
+    from record_rows import base_record
+
+    from evals.analysis.aggregate import records_frame
+    from evals.analysis.report import _summary_lines
+    from evals.analysis.summary import summarize
+    from snapcompact.pricing import shape_rules
+
+    rows = [base_record().with_fields(
+        reader="qa", strategy="truncate", policy="", arm="text", shape="text", frame_size=0,
+        context_window=200_000, item_id=item, question_id=f"{item}-q{k}", correct=True,
+        methods_used={"soft": 1}, session_cost_usd=cost, session_billed_tokens=tokens)
+        for item, cost, tokens in (("A", 2.0, 100_000), ("B", 4.0, 200_000)) for k in range(2)]
+    text = "\n".join(_summary_lines(summarize(records_frame(rows, shape_rules()), n_boot=200)))
+    assert "Ranked on billed tokens/q" in text
+    assert "$3.00 [2.00, 4.00] per session, 150,000 tokens" in text
