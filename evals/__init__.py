@@ -4,6 +4,7 @@
     replay    a session replayed through production's maintenance -> the next context, its bill
     send      the request to a model: client, response cache, budget, prices, limits, preflight
     readers   the offline OCR reader and the provider reader's request/answer parsing
+    blind     the blind offline reader: told only the question, BM25 over what it read
     store     records, transcripts, pixel keys
     pipeline  one run: the Hydra entry point, the plan, the loop, rows, scoring, the report
     analysis  records -> tables, intervals, plots, the winner per model line

@@ -7,7 +7,13 @@ shape an arm stands for), ``resampling`` (the unit, seeds and bootstrap), ``inte
 recall, bill, compression, frontier), ``recall_breakdown`` (recall by evidence round and
 depth), ``winner`` (the winner rule per model line), ``write_model_shapes`` and
 ``apply_gate`` (the table edit and its gate), ``report`` (the markdown report), ``table``
-(``snapcompact-eval-table``), ``docs_blocks``, ``plot`` and ``plot_marks`` (ranked arms
-compared, the others drawn apart, intervals with n), ``frame_costs``,
-``research_compare`` / ``research_plot``, ``search_front`` / ``search_objectives``.
+(``snapcompact-eval-table``), ``table_sources`` (which runs a table reads), ``docs_blocks``
+and ``rederive`` (``--check``: every quoted and generated figure rebuilt from committed
+records; ``diff_lines`` names file, line and both values), ``plot`` and ``plot_marks`` (ranked
+arms compared, the others drawn apart, intervals with n), ``frame_costs``,
+``research_compare`` / ``research_rows`` / ``research_records`` (its per-question records,
+committed as Parquet) / ``research_rederive`` (rebuilt from committed per-session figures) /
+``research_plot``, ``search_front`` / ``search_objectives``,
+``outcomes`` (correct / abstained / wrong per reader, arm and probe kind; silent wrong answers),
+``frame_pay`` (where frames pay: characters per billed token, text vs frames, by content type).
 """

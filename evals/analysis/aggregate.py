@@ -222,7 +222,8 @@ def records_frame(records: Iterable[Record], table: ShapeTable) -> pd.DataFrame:
     df["billed_cost_usd"] = df["predicted_cost_usd"] + df["compaction_cost_usd_per_question"]
     # The offline reader bills nothing and echoes the prediction as its "usage": not a report.
     # The record columns keep what was recorded; the *_by_provider columns hold real reports.
-    offline = df["reader_id"] == OFFLINE_PROVIDER
+    # the blind offline reader (snapblind/*, evals.blind) echoes the prediction too
+    offline = (df["reader_id"] == OFFLINE_PROVIDER) | df["model"].str.startswith("snapblind/")
     df["reported_prompt_tokens_by_provider"] = pd.to_numeric(df["reported_prompt_tokens"],
                                                              errors="coerce")
     df["reported_cost_by_provider_usd"] = pd.to_numeric(df["reported_cost_usd"], errors="coerce")

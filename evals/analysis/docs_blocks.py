@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["BLOCKS", "FIGURE", "SCANNED_DOCS", "DocBlock", "check_docs", "render_block",
-           "stray_figures", "write_docs"]
+__all__ = ["BLOCKS", "FIGURE", "GENERATED_DOCS", "SCANNED_DOCS", "DocBlock", "check_docs",
+           "render_block", "scanned_docs", "span_problems", "stray_figures", "write_docs"]
 
 _OPEN = "<!-- generated:{name} (snapcompact-eval-table --write-docs; do not edit) -->"
 _CLOSE = "<!-- /generated:{name} -->"
@@ -158,18 +158,58 @@ def write_docs(root: Path) -> list[str]:
     return changed
 
 
-#: the pages whose prose is scanned for figures typed outside a generated block
+#: the pages whose prose is always scanned for figures typed outside a generated block; with
+#: them every ``docs/*.md``, every ``results/**/*.md`` that is not itself generated (checked by
+#: re-deriving it instead: :mod:`evals.analysis.rederive`) and the comments of ``configs/``
 SCANNED_DOCS: tuple[str, ...] = ("README.md", "results/README.md")
+#: generated wholesale and re-derived from committed records, so not scanned as prose
+GENERATED_DOCS: tuple[str, ...] = ("results/report.md", "results/shapetable/report.md",
+                                   "results/research/research_compare.md")
 
 #: what a measured figure looks like in prose: a ratio (``3.84x``), a signed difference
 #: (``+0.112``, ``-11,749``), a fraction with two or more decimals (``0.45``), an interval
-#: (``[0.28, 0.58]``). Settings and definitions (a 200k window, 95 %, version numbers, ranges of
-#: seeds such as ``13-52``) do not look like this; a setting that does goes in inline code.
+#: (``[0.28, 0.58]``), a share compared (``12 % fewer``), a timing (``7 min 28 s``, ``22 s``), a
+#: bill per question (``60,982 tokens a question``).
+#: Settings and definitions (a 200k window, 95 %, version numbers, ranges of seeds such as
+#: ``13-52``) do not look like this; a setting that does goes in inline code.
 FIGURE = re.compile(
     r"(?<![\w.])\d+\.\d+x\b"
     r"|(?<![\w.\-])[+\u2212\-]\d[\d,]*(?:\.\d+)?(?![\w\-])"
     r"|(?<![\w.$])0\.\d{2,}\b"
-    r"|\[\s*[+\u2212\-]?\d[\d.,]*\s*,\s*[+\u2212\-]?\d[\d.,]*\s*\]")
+    r"|\[\s*[+\u2212\-]?\d[\d.,]*\s*,\s*[+\u2212\-]?\d[\d.,]*\s*\]"
+    r"|(?<![\w.])\d+(?:\.\d+)?\s?%\s+(?:fewer|more|less|cheaper|dearer|higher|lower)\b"
+    r"|(?<![\w.])\d+\s?min(?:\s+\d+\s?s)?\b"
+    r"|(?<![\w.\-])\d+(?:\.\d+)?\s?s\b(?![\w.\-])"
+    r"|(?<![\w.,])\d{1,3}(?:,\d{3})+\s+(?:billed\s+)?(?:prompt\s+)?tokens?"
+    r"\s*(?:(?:a|per)\s+question|/q)\b")
+
+#: a span of prose whose figures are quoted from a committed file: each must occur in it
+_QUOTES = re.compile(r"<!-- quotes: (\S+) -->(.*?)<!-- /quotes -->", re.S)
+#: a span of prose whose figures a command measured (timings, examples): the command must be
+#: in it, in code (``snapcompact-eval ...``, ``python -m ...``, ``make ...``; inline or an
+#: indented code line)
+_EXAMPLE = re.compile(r"<!-- example -->(.*?)<!-- /example -->", re.S)
+_COMMAND = re.compile(r"(?:`[^`\n]*|^ {4}[^\n]*)(?:snapcompact|python|pytest|make |upstream-)",
+                      re.M)
+
+
+#: folders under results/ that are never committed (run records, the cache, the viewer)
+_UNCOMMITTED = {"runs", "cache", "view"}
+
+
+def scanned_docs(root: Path) -> list[str]:
+    """The prose pages and config files ``--check`` scans, relative to ``root``."""
+    pages = [*SCANNED_DOCS, *(str(p.relative_to(root)) for p in sorted(root.glob("docs/*.md"))),
+             *(str(p.relative_to(root)) for p in sorted(root.glob("results/**/*.md"))
+               if not set(p.relative_to(root).parts[1:2]) & _UNCOMMITTED)]
+    pages += [str(p.relative_to(root)) for p in sorted(root.glob("configs/**/*.yaml"))]
+    return [p for i, p in enumerate(pages) if p not in pages[:i] and p not in GENERATED_DOCS]
+
+
+def _comments(text: str) -> str:
+    """A YAML file's comments only (each line's text from ``#``), line numbers kept."""
+    return "\n".join(line[line.index("#"):] if "#" in line else ""
+                     for line in text.splitlines())
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -179,27 +219,65 @@ def _blank(match: re.Match[str]) -> str:
 
 def stray_figures(text: str) -> list[tuple[int, str]]:
     """(line number, figure) for every figure-like number in ``text`` outside generated blocks,
-    fenced code and inline code: a measured figure typed by hand has no committed data under it."""
+    quoted and example spans, fenced code and inline code: a measured figure typed by hand has
+    no committed data under it."""
     text = re.sub(r"<!-- generated:(\S+)\b[^>]*-->.*?<!-- /generated:\1 -->", _blank, text,
                   flags=re.S)
+    text = _QUOTES.sub(_blank, text)
+    text = _EXAMPLE.sub(_blank, text)
+    return _figures(text)
+
+
+def _figures(text: str) -> list[tuple[int, str]]:
+    """(line number, figure) outside fenced and inline code."""
     text = re.sub(r"^```.*?^```", _blank, text, flags=re.S | re.M)
     text = re.sub(r"`[^`\n]*`", _blank, text)
     return [(n, m.group(0)) for n, line in enumerate(text.splitlines(), 1)
             for m in FIGURE.finditer(line)]
 
 
+def span_problems(doc: str, text: str, root: Path) -> list[str]:
+    """A quoted figure missing from the file it names; an example span without its command."""
+    out = []
+    for m in _QUOTES.finditer(text):
+        first = text.count("\n", 0, m.start(2)) + 1
+        source = root / m.group(1)
+        if not source.is_file():
+            out.append(f"{doc}:{first}: quotes {m.group(1)}, which is not committed")
+            continue
+        have = source.read_text(encoding="utf-8")
+        for line, figure in _figures(m.group(2)):
+            if figure not in have:
+                out.append(f"{doc}:{first + line - 1}: figure {figure!r} quoted from "
+                           f"{m.group(1)} is not in it")
+    for m in _EXAMPLE.finditer(text):
+        if not _COMMAND.search(m.group(1)):
+            out.append(f"{doc}:{text.count(chr(10), 0, m.start()) + 1}: an example span "
+                       "without its command (in code) measured nothing a reader can rerun")
+    return out
+
+
 def check_docs(root: Path) -> list[str]:
-    """One line per problem: a block missing, stale, or quoting an uncommitted table, or a
-    figure typed in the prose of a scanned page (:data:`SCANNED_DOCS`)."""
+    """One line per problem: a block missing, stale, or quoting an uncommitted table; a figure
+    typed in the prose of a scanned page (:func:`scanned_docs`) or a config's comments, or
+    quoted from a file that does not hold it; and any generated file that its committed records
+    no longer re-derive (:mod:`evals.analysis.rederive`)."""
+    from evals.analysis.rederive import check_all
+
     problems = []
-    for doc in SCANNED_DOCS:
+    for doc in scanned_docs(root):
         path = root / doc
         if not path.is_file():
             continue
-        for line, figure in stray_figures(path.read_text(encoding="utf-8")):
+        text = path.read_text(encoding="utf-8")
+        if doc.endswith(".yaml"):
+            text = _comments(text)
+        for line, figure in stray_figures(text):
             problems.append(f"{doc}:{line}: figure {figure!r} typed outside a generated block "
-                            "(no committed data behind it): generate it from a committed table "
-                            "or remove it")
+                            "(no committed data behind it): generate it from a committed table, "
+                            "quote it (<!-- quotes: FILE -->), give its command (<!-- example "
+                            "-->) or remove it")
+        problems += span_problems(doc, text, root)
     for block in BLOCKS:
         text = (root / block.doc).read_text(encoding="utf-8")
         span = _span(text, block.name)
@@ -214,4 +292,4 @@ def check_docs(root: Path) -> list[str]:
         if text[span[0]:span[1]] != want:
             problems.append(f"{block.doc}: block {block.name} is stale (differs from "
                             f"{block.source}); run snapcompact-eval-table --write-docs")
-    return problems
+    return problems + check_all(root)

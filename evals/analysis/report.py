@@ -51,9 +51,12 @@ COMPRESSION_NOTE = ("Compression: `full`'s tokens / the arm's on the same questi
 
 def compression_cell(row) -> str:
     """The report's compression of one summary row: ``5.92x``, or ``5.92x (vs uncompacted)``
-    when ``full`` was skipped and the ratio is taken against the uncompacted history's bill."""
+    when ``full`` was skipped and the ratio is taken against the uncompacted history's bill;
+    ``– (no full history to compare)`` when there was neither to divide by (never "n/ax")."""
+    if pd.isna(row.compression_vs_text):
+        return "– (no full history to compare)"
     base = "" if row.compression_baseline == "full" else " (vs uncompacted)"
-    return f"{_fmt(row.compression_vs_text, '.2f')}x{base}"
+    return f"{row.compression_vs_text:.2f}x{base}"
 
 
 def arm_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -370,9 +373,21 @@ def _decision_preamble(df: pd.DataFrame, decisions: Sequence[Decision]) -> list[
     return out
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the current folder when it is under it: a committed report names
+    no machine's folders."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[Decision],
                  proposal: TableProposal, rule: str, applied: Path | None,
-                 passes: pd.DataFrame | None = None, verdicts: str = "") -> str:
+                 passes: pd.DataFrame | None = None, verdicts: str = "",
+                 sources: Sequence[str] = ()) -> str:
+    """The report; ``sources``: one line per path read (what it held), ``verdicts``: the
+    gate's, ``proposal``: the table the command writes (``--apply``'s, gated)."""
     readers = sorted(df["reader_id"].unique())
     lines = [
         "# Compaction evaluation: recall per billed token", "",
@@ -380,6 +395,7 @@ def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[De
          f"({df.attrs.get('duplicates_dropped', 0)} duplicate rows dropped), "
          f"code {code_hashes(df)}."),
         "Answers by: " + "; ".join(reader_label(r) for r in readers) + ".", "",
+        *(["Runs read, one path each:", *sources, ""] if sources else []),
         "## Rule", "", rule, "",
         "## Per arm", "", *_summary_lines(summary),
         "## Production's next turns with the prompt cache", "", *_next_turn_lines(summary),
@@ -401,8 +417,10 @@ def build_report(df: pd.DataFrame, summary: pd.DataFrame, decisions: Sequence[De
     lines += [f"- not written: {s}" for s in proposal.skipped]
     lines += [f"- warning: {w}" for w in proposal.warnings]
     diff = proposal.diff()
-    lines += ["", "```diff", diff.rstrip("\n") or "(no change)", "```", ""]
-    lines.append(f"Applied to {applied} (the rows marked write above)." if applied else
+    lines += ["", "The diff of the table `--apply` writes (rows the gate refused keep their entry "
+              "and say why; a row whose evidence rests on more sessions is left as it is):", "",
+              "```diff", diff.rstrip("\n") or "(no change)", "```", ""]
+    lines.append(f"Applied to {_shown(applied)} (the rows marked write above)." if applied else
                  "Not applied (--apply writes the rows the gate accepts, --apply --force every "
                  "row, --dry-run shows this diff only).")
     return "\n".join(lines) + "\n"

@@ -27,9 +27,14 @@ sessions and the per-session record (wins-losses-ties of the research label). Pe
   the pooled rows last, marked as mixing both.
 
     python -m evals.analysis.research_compare RUN_DIR... [--baseline production] [--out DIR]
+    python -m evals.analysis.research_compare --sessions DIR/research_sessions.csv --out DIR
+    python -m evals.analysis.research_compare --check --out DIR
 
 prints the markdown tables and, with ``--out``, writes ``research_compare.csv`` and ``.md`` and
-``research_sessions.csv`` (each session's own figures per label).
+``research_sessions.csv`` (each session's own figures per label); the markdown's first line is
+the command with every option, which ``--check`` reruns (writing nothing) to compare.
+``--sessions`` rebuilds from the committed per-session figures alone
+(:mod:`evals.analysis.research_rederive`).
 """
 
 from __future__ import annotations
@@ -39,24 +44,31 @@ import math
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from evals.analysis.aggregate import dedupe_records, production_status, reader_id, reader_label
+from evals.analysis.diff_lines import compare_text
 from evals.analysis.intervals import wilson_interval
+from evals.analysis.research_records import RECORDS_TABLE, read_records_table, records_table
+from evals.analysis.research_rederive import WITHHELD, rows_from_sessions
+from evals.analysis.research_rows import CEILING, ResearchRow, ceiling_label
 from evals.analysis.session_bootstrap import (
     MIN_SESSIONS_FOR_CLAIM,
     SessionDiff,
+    claim_supported,
+    interval_excludes_zero,
     session_mean,
     session_paired_bootstrap,
 )
 from evals.store.records import RECORDS_FILE, Record, is_oracle_summarizer, iter_records
 
 __all__ = ["CEILING", "ResearchRow", "bracket_rows", "bracket_sentences", "ceiling_label",
-           "claim_sentences", "compare_research", "format_markdown", "main", "per_session",
+           "check", "claim_sentences", "command_line", "compare_research",
+           "format_markdown", "main", "per_session",
            "research_label"]
 
 QuestionKey = tuple[str, int, str, str]
@@ -66,72 +78,10 @@ SessionKey = tuple[str, int, str]
 ArmKey = tuple[str, str, str, int]
 
 
-@dataclass(frozen=True)
-class ResearchRow:
-    """One research label's figures, and its paired difference from the baseline label."""
-
-    research: str
-    arm: str  # "policy shape @window" (snapcompact)
-    questions: int
-    recall: float
-    discarded: int
-    recall_discarded: float
-    recall_discarded_lo: float
-    recall_discarded_hi: float
-    #: billed tokens per question: the question's prompt tokens plus its share of its session's
-    #: compaction calls (evals.store.records.Record.billed_tokens)
-    billed_tokens: float
-    fits_window_share: float  # of the rows that say whether they fit (nan: none says)
-    verdicts: str
-    #: "all", or "<baseline> <verdict>": only the sessions where the baseline had that verdict
-    subset: str = "all"
-    sessions: int = 0
-    #: how recall_discarded's interval was made: "session bootstrap" or "Wilson (1 session)"
-    recall_interval: str = ""
-    fits_window_unknown: int = 0  # rows that do not say whether their context fits
-    shared: int = 0
-    shared_sessions: int = 0
-    diff_recall: float = float("nan")
-    diff_recall_lo: float = float("nan")
-    diff_recall_hi: float = float("nan")
-    diff_recall_record: str = ""  # sessions where the label recalls more-less-same
-    baseline_discarded: int = 0
-    baseline_discarded_sessions: int = 0
-    diff_on_baseline_discarded: float = float("nan")
-    diff_on_baseline_discarded_lo: float = float("nan")
-    diff_on_baseline_discarded_hi: float = float("nan")
-    diff_on_baseline_discarded_record: str = ""
-    diff_billed_tokens: float = float("nan")
-    diff_billed_tokens_lo: float = float("nan")
-    diff_billed_tokens_hi: float = float("nan")
-    diff_billed_tokens_record: str = ""  # sessions where the label bills more-less-same
-    answered_by: str = ""  # the reader(s) of the rows (evals.analysis.aggregate.reader_label)
-    #: the share of billed_tokens that pays the session's compaction calls (summary / handoff
-    #: requests, input + output, once per session over the questions asked after the context)
-    compaction_tokens: float = float("nan")
-    compaction_token_method: str = ""  # the counter of the compaction calls ("" when none)
-    #: what a session costs from its first compaction on (Record.session_cost_usd: its turn
-    #: requests with the prompt cache, their replies, the compaction calls), the mean over the
-    #: label's questions; nan where the records predate it. Shown beside, never ranked on.
-    session_cost_usd: float = float("nan")
-    diff_session_cost_usd: float = float("nan")
-    diff_session_cost_usd_lo: float = float("nan")
-    diff_session_cost_usd_hi: float = float("nan")
-    diff_session_cost_usd_record: str = ""
-
-
-#: what the rows of a label whose summaries the oracle wrote are called (``<label> (...)``)
-CEILING = "perfect summarizer"
-
-
 def research_label(r: Record) -> str:
     """The row's research label; ``production (perfect summarizer)`` when an oracle wrote its
     summaries (summarizer=perfect: the ceiling of production's own summary, not production)."""
     return f"{r.research} ({CEILING})" if is_oracle_summarizer(r.summarizer) else r.research
-
-
-def ceiling_label(baseline: str) -> str:
-    return f"{baseline} ({CEILING})"
 
 
 def _key(r: Record) -> QuestionKey:
@@ -449,10 +399,9 @@ def format_markdown(rows: Sequence[ResearchRow], baseline: str,
 def _strength(n: int, lo: float, hi: float) -> str:
     if math.isnan(lo):
         return "no session-level interval (one session): no claim"
-    clear = lo > 0 or hi < 0
-    if clear and n >= MIN_SESSIONS_FOR_CLAIM:
+    if claim_supported(n, lo, hi):
         return "a finding (interval clear of 0)"
-    if clear:
+    if interval_excludes_zero(lo, hi):
         return (f"interval clear of 0, but {n} < {MIN_SESSIONS_FOR_CLAIM} sessions: suggestive, "
                 "not a finding")
     return "interval includes 0: no evidence of a difference"
@@ -510,41 +459,122 @@ def bracket_sentences(bracket: Sequence[ResearchRow]) -> list[str]:
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def command_line(args: argparse.Namespace) -> str:
+    """The command that writes these files, every option spelled out (it heads the markdown, and
+    ``--check`` reruns it from there). Made from run folders with ``--out``, it names the
+    records table written beside the tables, not the folders (which are not committed)."""
+    if args.sessions is not None:
+        source = f"--sessions {args.sessions}"
+    elif args.out is not None and any(r.suffix != ".parquet" for r in args.runs):
+        source = str(args.out / RECORDS_TABLE)
+    else:
+        source = " ".join(str(r) for r in args.runs)
+    return (f"python -m evals.analysis.research_compare {source} --baseline {args.baseline} "
+            f"--bootstrap {args.bootstrap} --seed {args.seed} --out {args.out}")
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m evals.analysis.research_compare",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders (records.jsonl inside)")
+    parser.add_argument("runs", nargs="*", type=Path, help="run folders (records.jsonl inside)")
+    parser.add_argument("--sessions", type=Path, default=None,
+                        help="rebuild from a committed research_sessions.csv instead of runs "
+                             "(evals.analysis.research_rederive: cells that pair questions stay "
+                             "empty)")
     parser.add_argument("--baseline", default="production")
     parser.add_argument("--bootstrap", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
-    args = parser.parse_args(argv)
+    parser.add_argument("--check", action="store_true",
+                        help="rebuild the files in --out with the command written in their "
+                             "research_compare.md, write nothing, exit 1 on any difference")
+    return parser
+
+
+def _load(runs: Sequence[Path]) -> list[Record]:
+    """Records of run folders (``records.jsonl`` inside) and committed records tables."""
     records: list[Record] = []
-    for run in args.runs:
+    for run in runs:
+        if run.suffix == ".parquet" and run.is_file():
+            records.extend(read_records_table(run))
+            continue
         files = sorted(run.rglob(RECORDS_FILE)) if run.is_dir() else []
         if not files:
-            print(f"research_compare: no {RECORDS_FILE} under {run}", file=sys.stderr)
-            return 2
+            raise ValueError(f"no {RECORDS_FILE} under {run}")
         for f in files:
             records.extend(iter_records(f))
-    try:
-        rows = compare_research(records, baseline=args.baseline, n_boot=args.bootstrap,
+    return records
+
+
+def build(args: argparse.Namespace, records: list[Record] | None = None,
+          root: Path = Path(".")) -> dict[str, str]:
+    """File name -> text of every file the command writes (nothing written here), its input
+    paths read under ``root``; ``records`` (when given) receives the records read."""
+    if args.sessions is not None:
+        sessions = pd.read_csv(root / args.sessions)
+        rows, bracket = rows_from_sessions(sessions, baseline=args.baseline,
+                                           n_boot=args.bootstrap, seed=args.seed)
+        head, table_of_sessions = [WITHHELD], None
+    else:
+        read = _load([root / r for r in args.runs])
+        if records is not None:
+            records.extend(read)
+        rows = compare_research(read, baseline=args.baseline, n_boot=args.bootstrap,
                                 seed=args.seed)
+        bracket = bracket_rows(read, baseline=args.baseline, n_boot=args.bootstrap,
+                               seed=args.seed)
+        head, table_of_sessions = [], per_session(read, baseline=args.baseline)
+    table = "\n\n".join([f"Command: `{command_line(args)}`", *head,
+                          format_markdown(rows, args.baseline, bracket)])
+    out = {"research_compare.md": table + "\n",
+           "research_compare.csv": pd.DataFrame([asdict(r) for r in [*rows, *bracket]])
+           .to_csv(index=False)}
+    if table_of_sessions is not None:
+        out["research_sessions.csv"] = table_of_sessions.to_csv(index=False)
+    return out
+
+
+def check(folder: Path, root: Path = Path(".")) -> list[str]:
+    """Rerun the command ``folder/research_compare.md`` names (its paths read under ``root``,
+    the checkout) and compare every file it writes with the committed one; one line per
+    difference (file, line, both values)."""
+    md = folder / "research_compare.md"
+    first = md.read_text(encoding="utf-8").split("\n", 1)[0] if md.is_file() else ""
+    if not first.startswith("Command: `python -m evals.analysis.research_compare "):
+        return [f"{md}:1: no `Command:` line naming how it was made: regenerate it"]
+    args = _parser().parse_args(first.removeprefix("Command: `").rstrip("`").split()[3:])
+    try:
+        files = build(args, root=root)
+    except (OSError, ValueError) as exc:
+        return [f"{md}:1: its command cannot be rerun from committed files: {exc}"]
+    return [p for name, text in files.items() for p in compare_text(folder / name, text)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.check:
+        if args.out is None:
+            parser.error("--check needs --out (the folder of the committed files)")
+        problems = check(args.out)
+        for line in problems:
+            print(f"research_compare: check: {line}", file=sys.stderr)
+        return 1 if problems else 0
+    if not args.runs and args.sessions is None:
+        parser.error("give run folders or --sessions")
+    records: list[Record] = []
+    try:
+        files = build(args, records)
     except ValueError as exc:
         print(f"research_compare: {exc}", file=sys.stderr)
         return 2
-    bracket = bracket_rows(records, baseline=args.baseline, n_boot=args.bootstrap,
-                           seed=args.seed)
-    table = format_markdown(rows, args.baseline, bracket)
-    print(table)
+    print(files["research_compare.md"], end="")
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame([asdict(r) for r in [*rows, *bracket]]).to_csv(
-            args.out / "research_compare.csv",
-                                                       index=False)
-        (args.out / "research_compare.md").write_text(table + "\n", encoding="utf-8")
-        per_session(records, baseline=args.baseline).to_csv(
-            args.out / "research_sessions.csv", index=False)
+        for name, text in files.items():
+            (args.out / name).write_text(text, encoding="utf-8")
+        if records and any(r.suffix != ".parquet" for r in args.runs):
+            records_table(records).to_parquet(args.out / RECORDS_TABLE, index=False)
     return 0
 
 

@@ -30,11 +30,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MIN_SESSIONS_FOR_CLAIM", "SessionDiff", "session_draws", "session_mean",
-           "session_paired_bootstrap"]
+__all__ = ["MIN_SESSIONS_FOR_CLAIM", "SessionDiff", "claim_supported", "interval_excludes_zero",
+           "session_draws", "session_mean", "session_paired_bootstrap"]
 
 #: Held-out sessions a comparison needs before it may be stated as a finding (issue 36).
 MIN_SESSIONS_FOR_CLAIM = 20
+
+
+def interval_excludes_zero(lo: float, hi: float) -> bool:
+    """True when ``[lo, hi]`` lies wholly on one side of 0 (false when there is none: nan)."""
+    return not math.isnan(lo) and (lo > 0 or hi < 0)
+
+
+def claim_supported(n_sessions: int, lo: float, hi: float) -> bool:
+    """The one claim rule: a finding needs :data:`MIN_SESSIONS_FOR_CLAIM` sessions and a
+    session-level interval clear of 0 (every table, sentence and gate asks this)."""
+    return n_sessions >= MIN_SESSIONS_FOR_CLAIM and interval_excludes_zero(lo, hi)
 
 
 @dataclass(frozen=True)
@@ -58,12 +69,12 @@ class SessionDiff:
     @property
     def excludes_zero(self) -> bool:
         """True when the interval lies wholly on one side of 0 (false when there is none)."""
-        return not math.isnan(self.lo) and (self.lo > 0 or self.hi < 0)
+        return interval_excludes_zero(self.lo, self.hi)
 
     @property
     def supports_claim(self) -> bool:
         """Enough sessions for a finding and an interval clear of 0."""
-        return self.n_sessions >= MIN_SESSIONS_FOR_CLAIM and self.excludes_zero
+        return claim_supported(self.n_sessions, self.lo, self.hi)
 
     @property
     def interval_note(self) -> str:

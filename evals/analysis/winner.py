@@ -75,6 +75,8 @@ class Candidate:
     #: paired comparison with the best-recall shape: questions shared, interval of the
     #: difference (best - this), share of resamples where this shape was at least as good
     shared_questions: int = 0
+    #: sessions those shared questions come from (the unit the paired interval resamples)
+    shared_sessions: int = 0
     diff_lo: float = float("nan")
     diff_hi: float = float("nan")
     p_not_below: float = float("nan")
@@ -226,7 +228,8 @@ def _decide(line: str, reader: str, rows: pd.DataFrame, n_boot: int, seed: int, 
     best = max(candidates, key=lambda c: (c.recall, -c.billed_tokens, c.label))
     best_scores = scores[(best.shape, best.frame_size)]
     compared = [
-        _with(c, shared_questions=len(best_scores), diff_lo=0.0, diff_hi=0.0, p_not_below=1.0)
+        _with(c, shared_questions=len(best_scores), shared_sessions=_session_count(best_scores),
+              diff_lo=0.0, diff_hi=0.0, p_not_below=1.0)
         if c is best else
         _paired(c, best_scores, scores[(c.shape, c.frame_size)], n_boot, alpha,
                 seed=stable_seed(seed, line, reader, "paired", c.shape, c.frame_size) % 2**32)
@@ -271,6 +274,11 @@ def _candidates(ok: pd.DataFrame,
     return candidates, scores
 
 
+def _session_count(scores: pd.Series) -> int:
+    """Sessions behind per-question scores (indexed by model and ``UNIT``)."""
+    return len(set(zip(*(scores.index.get_level_values(k) for k in SESSION_UNIT), strict=True)))
+
+
 def _paired(c: Candidate, best: pd.Series, mine: pd.Series, n_boot: int, alpha: float, *,
             seed: int) -> Candidate:
     """``c`` with its paired comparison against the best recall: on the questions both were
@@ -283,9 +291,10 @@ def _paired(c: Candidate, best: pd.Series, mine: pd.Series, n_boot: int, alpha: 
     sessions = list(zip(*(shared.get_level_values(k) for k in SESSION_UNIT), strict=True))
     boots = session_draws(sessions, diff, n_boot=n_boot, seed=seed)
     if boots is None:  # one session: no interval, so nothing is significantly below
-        return _with(c, shared_questions=len(shared))
+        return _with(c, shared_questions=len(shared), shared_sessions=len(set(sessions)))
     lo, hi = percentile_interval(boots, alpha)
-    return _with(c, shared_questions=len(shared), diff_lo=float(lo), diff_hi=float(hi),
+    return _with(c, shared_questions=len(shared), shared_sessions=len(set(sessions)),
+                 diff_lo=float(lo), diff_hi=float(hi),
                  p_not_below=float((boots <= 0).mean()), significantly_below=bool(lo > 0))
 
 

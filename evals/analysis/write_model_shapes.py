@@ -27,7 +27,7 @@ from typing import Any
 
 import snapcompact.pricing
 from evals.analysis.aggregate import UNMATCHED_LINE, reader_label, shape_label
-from evals.analysis.winner import Decision
+from evals.analysis.winner import Candidate, Decision
 from snapcompact.core import NAMED_SHAPES, renamed_keys
 from snapcompact.pricing import parse_shape_rules, shape_rules
 
@@ -49,10 +49,17 @@ class RowChange:
     shape: str
     frame_size: int | None
     evidence: str
+    old_evidence: str = ""  # the row's evidence before ("" for a row never measured)
 
     @property
     def changed(self) -> bool:
+        """The row's entry (shape or frame size) moves."""
         return (self.old_shape, self.old_frame_size) != (self.shape, self.frame_size)
+
+    @property
+    def rewrites(self) -> bool:
+        """The row's text changes: its entry, or only its evidence."""
+        return self.changed or self.evidence != self.old_evidence
 
 
 @dataclass(frozen=True)
@@ -125,11 +132,28 @@ def _find_block(lines: list[str], line_name: str) -> _Block | None:
     return None
 
 
+def _comparison(best: Candidate, c: Candidate) -> str:
+    """The paired session-level interval the decision read for ``c``: best minus ``c``."""
+    if c.shared_sessions < 2 or c.diff_lo != c.diff_lo:  # one session (or none): no interval
+        return (f"{best.label} minus {c.label}: no paired interval "
+                f"({c.shared_sessions} session(s) shared)")
+    verdict = "excludes 0" if c.significantly_below else "includes 0"
+    return (f"{best.label} minus {c.label} "
+            f"[{c.diff_lo:+.3f}, {c.diff_hi:+.3f}] paired over {c.shared_sessions} sessions "
+            f"({verdict})")
+
+
 def evidence_text(decision: Decision) -> str:
-    w = decision.winner
-    text = (f"{reader_label(decision.reader_id)}: {w.label} recall {w.recall:.3f} "
-            f"[{w.recall_lo:.3f}, {w.recall_hi:.3f}] over {w.n_questions} questions, "
-            f"{w.predicted_prompt_tokens:,.0f} predicted tokens/question, "
+    """What a written row rests on, in one line: every shape's recall and billed tokens, the
+    paired session-level interval of the best recall minus each other shape (the comparison
+    the winner rule reads), the questions, sessions and seeds behind the winner."""
+    w, best = decision.winner, decision.best_recall
+    shapes = sorted(decision.candidates, key=lambda c: (c.label != w.label, c.label))
+    parts = [f"{c.label} recall {c.recall:.3f}, {c.billed_tokens:,.0f} billed tokens/question"
+             for c in shapes]
+    parts += [_comparison(best, c) for c in shapes if c.label != best.label]
+    text = (f"{reader_label(decision.reader_id)}: winner {w.label}; " + "; ".join(parts)
+            + f"; {w.n_questions} questions, {decision.sessions} session(s), "
             f"seeds {','.join(map(str, decision.seeds))}")
     if w.measured_on:
         text += f"; measured on {w.measured_on}"
@@ -144,15 +168,39 @@ def evidence_text(decision: Decision) -> str:
 NOT_MEASURED = ("rows without an `evidence` key were not measured by this harness and keep the "
                 "entries above; a measured row applies to every model id its pattern matches, "
                 "including ids not among the models measured")
+#: The header's lead: it describes every measured row's own evidence, whichever run wrote it.
+MEASURED_LEAD = "snapcompact-eval-table, each measured row's own evidence"
 
 
-def measured_text(provenance: str, decisions: Iterable[Decision]) -> str:
-    """``provenance`` followed by what each written row rests on: records, sessions, questions,
-    the model ids measured and the reader (the header the issue asks of a regenerated table)."""
-    parts = [f"{d.line}: {d.rows} records, {d.sessions} session(s), "
-             f"{d.winner.n_questions} questions, models {', '.join(d.target_models)}, "
-             f"reader {d.reader_id}" for d in decisions]
-    return f"{provenance}; " + "; ".join(parts) if parts else provenance
+def measured_text(decision: Decision, provenance: str = "") -> str:
+    """What one written row rests on: records, sessions, questions, the model ids measured,
+    the reader and the code that wrote the records (no date: the same records give the same
+    text on any day)."""
+    d = decision
+    text = (f"{d.rows} records, {d.sessions} session(s), {d.winner.n_questions} questions, "
+            f"models {', '.join(d.target_models)}, reader {d.reader_id}")
+    return f"{text}, {provenance}" if provenance else text
+
+
+def row_evidence_sessions(text: str, line_name: str) -> int | None:
+    """Sessions the row's current evidence rests on: 0 for a row never measured, None when
+    the row has evidence that does not say (a later run may not replace it unasked).
+
+    Read from the row's ``evidence_sessions``, or for a table written before that key, from
+    the header's ``<line>: N records, S session(s)``.
+    """
+    data = tomllib.loads(text)
+    try:
+        row = _row_data(data, line_name)
+    except (KeyError, StopIteration):
+        return 0
+    if "evidence" not in row:
+        return 0
+    if isinstance(row.get("evidence_sessions"), int):
+        return int(row["evidence_sessions"])
+    header = str(data.get("meta", {}).get("measured", ""))
+    m = re.search(rf"(?:^|; ){re.escape(line_name)}: \d+ records, (\d+) session", header)
+    return int(m.group(1)) if m else None
 
 
 def _reference_view(data: dict) -> dict[str, tuple[str, int | None]]:
@@ -191,7 +239,11 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
 
     ``kept``: decisions whose change was refused (:mod:`evals.analysis.apply_gate`), with why:
     their rows keep shape and size and say so in ``evidence`` ("kept ...: no evidence to
-    change ...; measured: ..."), and the header counts them among the measured rows.
+    change ...; measured: ..."). Every written row carries ``evidence_sessions`` (the bar a
+    later run must reach to replace it: :mod:`evals.analysis.apply_gate`) and ``measured`` (what
+    it rests on, ``provenance`` appended: the code that wrote the records); the header's
+    ``measured`` is rebuilt from every measured row's own, so it never describes only the last
+    run.
     """
     parse_shape_rules(current_text)  # the starting point must itself be valid
     old_data = tomllib.loads(current_text)
@@ -208,17 +260,15 @@ def propose_table(current_text: str, decisions: Iterable[Decision], reader: str 
         if why is not None:
             skipped.append(why)
             continue
-        changes.append(_write_winner(lines, expected, by_line[line_name][0]))
+        changes.append(_write_winner(lines, expected, by_line[line_name][0], provenance))
     for decision, why in kept:
         if reader is not None and decision.reader_id != reader:
             continue
-        change = _write_kept(lines, expected, decision, why)
+        change = _write_kept(lines, expected, decision, why, provenance)
         if change is not None:
             changes.append(change)
-            by_line.setdefault(decision.line, [decision])
-    if changes and provenance:
-        written = [d for name in sorted({c.line for c in changes}) for d in by_line[name]]
-        _write_meta(lines, expected, measured_text(provenance, written))
+    if any(c.rewrites for c in changes):
+        _write_meta(lines, expected, old_data)
     text = "".join(lines)
     if tomllib.loads(text) != expected:
         raise ValueError("model shape table: regenerated text does not parse to the intended data")
@@ -242,7 +292,17 @@ def _why_not_written(line_name: str, found: list[Decision], lines: list[str]) ->
     return None
 
 
-def _write_winner(lines: list[str], expected: dict, decision: Decision) -> RowChange:
+def _set_evidence(lines: list[str], block: _Block, row: dict, decision: Decision,
+                  evidence: str, provenance: str) -> None:
+    """The keys that say what a row rests on: its evidence, the sessions, what was measured."""
+    for key, value in (("evidence", evidence), ("evidence_sessions", decision.sessions),
+                       ("measured", measured_text(decision, provenance))):
+        _set_key(lines, block, key, value)
+        row[key] = value
+
+
+def _write_winner(lines: list[str], expected: dict, decision: Decision,
+                  provenance: str = "") -> RowChange:
     """Set a row to its winner (shape, frame size unless the research size of a row without
     one, evidence), keeping the old shape as ``reference_shape`` when the row had none."""
     line_name = decision.line
@@ -255,6 +315,7 @@ def _write_winner(lines: list[str], expected: dict, decision: Decision) -> RowCh
     if (line_name != HIGH_RES_LINE and old_size is None
             and w.frame_size == NAMED_SHAPES[w.shape].frame_size):
         new_size = None
+    old_evidence = str(row.get("evidence", ""))
     evidence = evidence_text(decision)
     if w.shape != old_shape and line_name != HIGH_RES_LINE and "reference_shape" not in row:
         _set_key(lines, block, "reference_shape", old_shape)
@@ -264,14 +325,13 @@ def _write_winner(lines: list[str], expected: dict, decision: Decision) -> RowCh
     if new_size is not None:
         _set_key(lines, block, "frame_size", new_size)
         row["frame_size"] = new_size
-    _set_key(lines, block, "evidence", evidence)
-    row["evidence"] = evidence
+    _set_evidence(lines, block, row, decision, evidence, provenance)
     return RowChange(line_name, decision.reader_id, old_shape, old_size, w.shape, new_size,
-                     evidence)
+                     evidence, old_evidence)
 
 
 def _write_kept(lines: list[str], expected: dict, decision: Decision,
-                why: str) -> RowChange | None:
+                why: str, provenance: str = "") -> RowChange | None:
     """A refused change: the row keeps shape and size, its evidence says why and what was
     measured (None: the table has no such row)."""
     block = _find_block(lines, decision.line)
@@ -280,19 +340,43 @@ def _write_kept(lines: list[str], expected: dict, decision: Decision,
     row = _row_data(expected, decision.line)
     old = shape_label(row["shape"], row.get("frame_size")
                       or NAMED_SHAPES[row["shape"]].frame_size)
+    old_evidence = str(row.get("evidence", ""))
     evidence = f"kept {old} ({why}); measured: {evidence_text(decision)}"
-    _set_key(lines, block, "evidence", evidence)
-    row["evidence"] = evidence
+    _set_evidence(lines, block, row, decision, evidence, provenance)
     return RowChange(decision.line, decision.reader_id, row["shape"], row.get("frame_size"),
-                     row["shape"], row.get("frame_size"), evidence)
+                     row["shape"], row.get("frame_size"), evidence, old_evidence)
 
 
-def _write_meta(lines: list[str], expected: dict, measured: str) -> None:
-    """The ``[meta]`` header of a table with measured rows: what they rest on, and what the
-    rows nobody measured mean (a table without ``[meta]`` is left as it is)."""
+def _row_names(data: dict) -> list[str]:
+    """The table's model lines in file order (the high-res tier first, as it is checked)."""
+    return [HIGH_RES_LINE] + [str(r.get("name")) for r in data.get("rules", [])]
+
+
+def _header_parts(expected: dict, old_data: dict) -> list[str]:
+    """``<line>: <what it rests on>`` for every row with evidence: its own ``measured``, or
+    for a row written before that key, its part of the old header (or "not described")."""
+    old_header = str(old_data.get("meta", {}).get("measured", ""))
+    parts = []
+    for name in _row_names(expected):
+        row = _row_data(expected, name)
+        if "evidence" not in row:
+            continue
+        if "measured" in row:
+            parts.append(f"{name}: {row['measured']}")
+            continue
+        m = re.search(rf"(?:^|; ){re.escape(name)}: ([^;]*)", old_header)
+        parts.append(f"{name}: {m.group(1) if m else 'what it rests on was not recorded'}")
+    return parts
+
+
+def _write_meta(lines: list[str], expected: dict, old_data: dict) -> None:
+    """The ``[meta]`` header of a table with measured rows: what each measured row rests on
+    (rebuilt from the rows, whichever run wrote them), and what the rows nobody measured mean
+    (a table without ``[meta]`` is left as it is)."""
     meta = next((b for b in _blocks(lines) if b.kind == "table" and b.name == "meta"), None)
     if meta is None:
         return
+    measured = "; ".join([MEASURED_LEAD, *_header_parts(expected, old_data)])
     for key, value in (("measured", measured), ("not_measured", NOT_MEASURED)):
         _set_key(lines, meta, key, value)
         expected["meta"][key] = value

@@ -3,5 +3,5 @@ and the prompt text every reader is sent.
 
 Rooms: ``qa_items`` (what every dataset hands the harness), ``sessions`` (a conversation plus
 the questions asked after it), ``prompts`` (the versioned words every reader is sent),
-``datasets`` (the registry of dataset readers).
+``probes`` (probe kinds: exact, gist, never-stated), ``datasets`` (the registry of dataset readers).
 """

@@ -17,7 +17,7 @@ from evals.items import prompts
 from evals.items.datasets import load_dataset
 from evals.items.qa_items import Question
 from evals.items.sessions import SessionItem, as_session
-from evals.readers.provider import reader_metadata
+from evals.pipeline.reader_side import blind_view, offline_metadata
 from evals.replay.contexts import Context, build_context, fill_images
 from evals.send.client import Request
 from evals.send.price_map import UnpricedModel, model_window, price_of, require_price
@@ -176,16 +176,14 @@ def plan_questions(item: SessionItem, context: Context, spec: RunSpec,
                 params["tool_choice"] = "none"
         metadata: dict[str, Any] = {}
         if model.offline_reader:
-            metadata = reader_metadata(
-                evidence=question.evidence, answers=question.answers,
-                seen_sizes=list(context.seen_px), billed_prompt_tokens=prompt_tokens,
-                ocr_cache_dir=ocr_cache_dir)
+            metadata = offline_metadata(spec, question, context, prompt_tokens, ocr_cache_dir)
             # the target's resize and the reader's own code change the answer but not the
             # prompt: make them part of the cache key
             params["reader_view"] = {"target_model": model.target_model, "api": model.api,
                                      "provider": model.provider,
                                      "seen_px": [list(s) for s in context.seen_px],
-                                     "reader": offline_reader_version()}
+                                     "reader": offline_reader_version(),
+                                     **blind_view(spec)}
             spend = 0.0
         else:
             billed = cached_cost if plan.sent else target_cost

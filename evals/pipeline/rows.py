@@ -19,7 +19,8 @@ from evals.items import prompts
 from evals.items.qa_items import Question
 from evals.items.sessions import SessionItem
 from evals.pipeline.plan import QA_READER, Planned
-from evals.pipeline.scoring import score
+from evals.pipeline.probe_grading import grade
+from evals.pipeline.reader_side import READER_LABEL_KEY, reader_label
 from evals.replay.contexts import Context, compaction_model
 from evals.send.price_map import price_of
 from evals.spec.provenance import Versions, offline_reader_version
@@ -36,6 +37,9 @@ from evals.store.records import Record, append_records
 from snapcompact.pricing import prompt_cache_rule
 
 OCR_NOTE = "offline OCR reader: legibility floor, not a model ranking"
+#: The question's meta kept in its row: where it sits, its probe kind and what grades it.
+QUESTION_META = ("depth", "template", "place", "probe", "keywords", "lure_answer",
+                 "evidence_message", "evidence_line")
 _FLUSH_ROWS = 64
 _FLUSH_SECONDS = 2.0
 
@@ -178,8 +182,8 @@ def _answer_and_score(p: Planned | None, response: Any, question: Question,
     if p is not None:
         answer = response.answer if response.answer is not None else ""
         if response.error is None:
-            s = score(answer, question.answers)
-            em, f1, correct, abstained = s.em, s.f1, s.correct, s.abstained
+            g = grade(answer, question.answers, question.meta)
+            em, f1, correct, abstained = g.em, g.f1, g.correct, g.abstained
     return AnswerAndScore(
         answer=answer,
         latency_s=response.latency_s if response is not None else None,
@@ -193,8 +197,7 @@ def _answer_and_score(p: Planned | None, response: Any, question: Question,
         question=question.question,
         gold_answers=question.answers,
         question_kind=question.meta.get("kind"),
-        question_meta={k: question.meta[k] for k in ("depth", "template", "place")
-                       if k in question.meta},
+        question_meta={k: question.meta[k] for k in QUESTION_META if k in question.meta},
         reading=dict(reading) if reading is not None else None,
         cache_key=response.key if response is not None else None,
     )
@@ -215,7 +218,9 @@ def _provenance(spec: RunSpec, v: Versions) -> Provenance:
         code_sha256=v.code_sha256,
         dependency_versions=dict(v.dependency_versions),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        extra={"note": OCR_NOTE} if offline else {},
+        # the arm's reader (evals.pipeline.reader_side): told evidence or blind; a field of
+        # ``extra`` until the committed tables are regenerated with a column for it
+        extra={"note": OCR_NOTE, READER_LABEL_KEY: reader_label(spec)} if offline else {},
     )
 
 

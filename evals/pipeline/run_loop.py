@@ -46,6 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.blind.provider import MODEL_ID as BLIND_MODEL_ID
+from evals.blind.provider import blind_reading
+from evals.blind.provider import register as register_blind
 from evals.pipeline.finished import FINISHED_FILE, finished_run, mark_finished
 from evals.pipeline.plan import QA_READER, Plan, Planned, build_plan, check_prices
 from evals.pipeline.rows import OCR_NOTE, RecordSink, make_record
@@ -227,7 +230,11 @@ async def _send(plan: Plan, client: Any, store: FrameStore, sink: RecordSink, sp
 
     def store_reading(p: Planned) -> dict[str, Any] | None:
         request = p.request(data_url)
-        reading = reading_of(parse_request(request.model, request.messages, request.metadata))
+        if request.model == BLIND_MODEL_ID:
+            reading = blind_reading(request.messages, request.metadata)
+        else:
+            reading = reading_of(parse_request(request.model, request.messages,
+                                               request.metadata))
         return readings.put(reading) if reading is not None and readings is not None else None
 
     async def one(p: Planned) -> None:
@@ -315,6 +322,7 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     run_dir.mkdir(parents=True, exist_ok=True)
     if spec.model.offline_reader:
         register()
+        register_blind()
 
     import_litellm()
     _quiet_litellm()
@@ -325,7 +333,8 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     run_id = spec.run_id()
     done = None if spec.dry_run else finished_run(run_dir, run_id, v)
     if done is not None:  # evals.pipeline.finished: nothing to replay, nothing to send
-        return _already_finished(spec, run_dir, done.rows, started, completion_fn, log)
+        return _already_finished(spec, run_dir, run_id, done.rows, started, completion_fn,
+                                 log)
     summarizer = make_summarizer(spec, completion_fn=completion_fn)
     plan = build_plan(spec, run_dir, log=log, summarizer=summarizer)
     client = make_client(spec, completion_fn=completion_fn)
@@ -361,16 +370,29 @@ def run(spec: RunSpec, run_dir: str | os.PathLike[str], *, completion_fn: Any = 
     return _finish(spec, run_dir, run_id, v, plan, client, sink, summary, started, log)
 
 
-def _already_finished(spec: RunSpec, run_dir: Path, rows: int, started: float,
+def _already_finished(spec: RunSpec, run_dir: Path, run_id: str, rows: int, started: float,
                       completion_fn: Any, log: Callable[[str], None]) -> RunResult:
     """A run that finished at this code: its table again, nothing replayed or sent."""
     table = summarize(iter_records(run_dir / RECORDS_FILE))
     log(format_summary(table, spec.model.offline_reader))
     log(f"nothing to do: this run finished at this code ({rows} rows in "
         f"{run_dir / RECORDS_FILE}; delete {run_dir / FINISHED_FILE} to plan it again)")
+    # this rerun's own traffic (nothing sent), not the first run's left in summary.json
+    _write_summary(spec, run_dir, run_id, {
+        "planned": 0, "skipped_done": rows, "sent": 0, "cache_hits": 0, "shared": 0,
+        "claim_waits": 0, "errors": 0, "rows_written": 0}, table)
     client = make_client(spec, completion_fn=completion_fn)
     return RunResult(run_dir, 0, rows, False, client.plan(()),
                      wall_s=time.perf_counter() - started, table=tuple(table))
+
+
+def _write_summary(spec: RunSpec, run_dir: Path, run_id: str, traffic: dict[str, int],
+                   table: Any) -> None:
+    """``summary.json``: this run's traffic (every run overwrites it, a finished rerun too:
+    a sweep's checks add it up across jobs) and its table."""
+    (run_dir / "summary.json").write_text(json.dumps(
+        {"note": OCR_NOTE if spec.model.offline_reader else None, "run_id": run_id,
+         "requests": traffic, "rows": table}, indent=2) + "\n")
 
 
 def _finish(spec: RunSpec, run_dir: Path, run_id: str, v: Versions, plan: Plan,
@@ -382,14 +404,11 @@ def _finish(spec: RunSpec, run_dir: Path, run_id: str, v: Versions, plan: Plan,
     progress = client.progress
     if progress.errors == 0:  # every planned row recorded (an interrupt never gets here)
         mark_finished(run_dir, run_id, v)
-    # This run's traffic (a rerun overwrites it): what a sweep's checks add up across jobs.
     traffic = {"planned": len(plan.planned), "skipped_done": plan.skipped_done,
                "sent": progress.requests_sent, "cache_hits": progress.cache_hits,
                "shared": progress.dedup_hits, "claim_waits": progress.claim_waits,
                "errors": progress.errors, "rows_written": sink.written}
-    (run_dir / "summary.json").write_text(json.dumps(
-        {"note": OCR_NOTE if spec.model.offline_reader else None, "run_id": run_id,
-         "requests": traffic, "rows": table}, indent=2) + "\n")
+    _write_summary(spec, run_dir, run_id, traffic, table)
     result = RunResult(
         run_dir=run_dir, planned=len(plan.planned), skipped_done=plan.skipped_done,
         dry_run=False, summary=summary, requests_sent=progress.requests_sent,

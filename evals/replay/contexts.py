@@ -287,10 +287,12 @@ def _replayed(item: SessionItem, arm: ArmSpec, spec: RunSpec,
     calls, in call order (for ``summarizer=perfect``, the oracle's: the same maintenance path;
     only the summary text is the oracle's).
 
-    The maintenance is given the agent's request parts: its own system prompt
-    (:func:`_agent_prompt`) and the tools the session calls, so its counts carry them and a
+    Where the library ships the agent's own system prompt (:func:`_agent_prompt`), the
+    maintenance is given the agent's request parts, that prompt and the tools the session
+    calls, so its counts carry them (as the agent's ``computeNonMessageTokens`` does) and a
     handoff is asked of the live conversation (``generate_handoff_live``), as the agent asks it
-    (``session-handoff.ts:127-172``), through :func:`_live_chat`."""
+    (``session-handoff.ts:127-172``), through :func:`_live_chat`. Without it the replay is the
+    one before (no request parts; a handoff asked of a transcript)."""
     shape = arm.shape if arm.is_snapcompact else None
     settings = agent_settings(
         arm.strategy, spec.settings(),
@@ -310,8 +312,10 @@ def _replayed(item: SessionItem, arm: ArmSpec, spec: RunSpec,
         replay = replay_agent_session(item.messages, info, settings,
                                       strategy=arm.strategy, complete=recorder,
                                       final_prompt=final_prompt, system_prompt=system_prompt,
-                                      tools=_session_tools(item.messages),
-                                      chat=live, turns_for=spec.model.target_model)
+                                      tools=(_session_tools(item.messages)
+                                             if system_prompt is not None else None),
+                                      chat=live, turns_for=spec.model.target_model,
+                                      image_detail=spec.model.image_detail)
     return replay, calls
 
 

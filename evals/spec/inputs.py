@@ -113,6 +113,7 @@ class ReaderSpec:
     name: str
     readers: tuple[str, ...]
     answer_max_tokens: int = 64
+    locate: str = "told"  # the offline reader: told its evidence, or blind (evals.blind)
 
     @classmethod
     def from_config(cls, cfg: Any) -> ReaderSpec:
@@ -126,4 +127,4 @@ class ReaderSpec:
         if bad:
             raise ValueError(f"reader.readers has unknown reader(s) {bad}; known: {list(READERS)}")
         return cls(name=reader.name, readers=tuple(reader.readers),
-                   answer_max_tokens=reader.answer_max_tokens)
+                   answer_max_tokens=reader.answer_max_tokens, locate=reader.locate)

@@ -30,6 +30,7 @@ their *names* live in configs, their values only in the environment, read by lit
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import warnings
@@ -121,7 +122,9 @@ class RunSpec:
                       if k not in ("concurrency", "rate_limit_rps", "tokens_per_minute",
                                    "required_env") and not (k == "oracle" and v is None)},
             "dataset": _dataclass_json(self.dataset),
-            "reader": _dataclass_json(self.reader),
+            # ``locate`` only when blind: ids of told runs made before it existed stay the same
+            "reader": {k: v for k, v in _dataclass_json(self.reader).items()
+                       if not (k == "locate" and v == "told")},
             "arms": [{**_dataclass_json(a), "shape": a.shape.id_json()} for a in self.arms()],
             "context_window": self.context_window,
             "settings": dict(self.settings_overrides),
@@ -149,11 +152,12 @@ class RunSpec:
         summarizer = _summarizer(raw, strategies)
         if raw.results_dir is not None:
             _path(raw.results_dir, base, "results_dir")
+        reader = ReaderSpec.from_schema(raw.reader)
         spec = cls(
             experiment=raw.experiment_name,
-            model=ModelSpec.from_schema(raw.model),
+            model=_answering_model(ModelSpec.from_schema(raw.model), reader),
             dataset=DatasetSpec.from_schema(raw.dataset),
-            reader=ReaderSpec.from_schema(raw.reader),
+            reader=reader,
             strategies=strategies,
             policies=policies,
             shapes=shapes,
@@ -271,6 +275,20 @@ def _check_snapcompact_arms(strategies: Sequence[str], shapes: Sequence[ShapeSpe
                          "shape production picks)")
     if "snapcompact" in strategies and not policies:
         raise ValueError("strategy snapcompact needs at least one policy (policies=[pinned])")
+
+
+def _answering_model(model: ModelSpec, reader: ReaderSpec) -> ModelSpec:
+    """The model line, its questions served by the blind reader when ``reader.locate`` is
+    blind (only the offline reader can be blind: a real model is never told the evidence)."""
+    if reader.locate != "blind":
+        return model
+    if not model.offline_reader:
+        raise ValueError(f"reader {reader.name!r} (locate: blind) is the offline blind reader: "
+                         f"it answers for model=ocr-style offline configs, not {model.name!r}, "
+                         "which is never told the evidence anyway")
+    from evals.blind.provider import MODEL_ID
+
+    return dataclasses.replace(model, reader_ids={**model.reader_ids, "qa": MODEL_ID})
 
 
 def _summarizer(raw: EvalConfig, strategies: Sequence[str]) -> ModelSpec | None:

@@ -142,6 +142,9 @@ class ReaderConfig(_Group):
     name: Text
     readers: list[Text] = ["qa"]
     answer_max_tokens: PositiveCount = 64
+    # how the offline reader finds the answer: told its evidence (the legibility floor) or
+    # blind (BM25 over what it read; evals.blind). configs/reader/blind.yaml
+    locate: Literal["told", "blind"] = "told"
 
 
 class ShapeConfig(_Group):

@@ -247,7 +247,8 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
                          system_prompt: str | Sequence[str] | None = None,
                          tools: Sequence[Mapping[str, Any]] | None = None,
                          final_prompt: Mapping[str, Any] | None = None,
-                         chat: Any = None, turns_for: str | None = None) -> AgentReplay:
+                         chat: Any = None, turns_for: str | None = None,
+                         image_detail: str | None = None) -> AgentReplay:
     """Feed ``messages`` (agent JSON, oldest first) through a fresh agent maintenance.
 
     ``settings`` should come from :func:`agent_settings`. Methods that need an LLM run only
@@ -256,7 +257,8 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
     and ``system_prompt`` a handoff is asked of the live conversation, as the agent asks it
     (:func:`snapcompact.compaction.generate_handoff_live`); without them, of a transcript.
     ``turns_for`` (a model id): count the request of every reply after the first compaction
-    with that model line's counter (:class:`~.turn_requests.TurnLedger`).
+    with that model line's counter (:class:`~.turn_requests.TurnLedger`; ``image_detail``
+    replaces the frames' detail there, as the caller's request does).
     """
     if strategy not in AGENT_STRATEGIES:
         raise ValueError(f"unknown replay strategy {strategy!r}; known: "
@@ -269,7 +271,7 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
     ledger = _RoundLedger(maint, strategy, len(messages))
     loop = _AgentLoop()
     turns = (TurnLedger(maint, turns_for, api=model.api, provider=model.provider,
-                        system_prompt=system_prompt, tools=tools)
+                        system_prompt=system_prompt, tools=tools, image_detail=image_detail)
              if turns_for is not None else None)
     if turns is not None:
         loop.on_request = turns.request

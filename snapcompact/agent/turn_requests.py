@@ -41,8 +41,10 @@ class TurnLedger:
 
     def __init__(self, maint: SessionMaintenance, model: str, *, api: str | None = None,
                  provider: str | None = None, system_prompt: str | Sequence[str] | None = None,
-                 tools: Sequence[Mapping[str, Any]] | None = None) -> None:
+                 tools: Sequence[Mapping[str, Any]] | None = None,
+                 image_detail: str | None = None) -> None:
         self._maint = maint
+        self._detail = image_detail  # replaces the detail the archive wrote (as the request)
         self._model, self._api, self._provider = model, api, provider
         system = system_prompt if isinstance(system_prompt, str) else "\n\n".join(
             system_prompt or ())
@@ -77,6 +79,11 @@ class TurnLedger:
     def _whole(self) -> tuple[int, int]:
         """(prompt, cached prefix) of the request right after a compaction."""
         chat = to_chat_messages(self._maint.llm_messages())
+        if self._detail is not None:
+            for message in chat:
+                for part in message.get("content") or ():
+                    if isinstance(part, dict) and part.get("type") == "image_url":
+                        part["image_url"] = {**part["image_url"], "detail": self._detail}
         body = bill_request(chat, self._model, api=self._api, provider=self._provider)
         branch = self._maint.session.get_branch()
         stable = (stable_prefix_of(branch, chat, body, self._model)

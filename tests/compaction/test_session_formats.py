@@ -53,6 +53,25 @@ def test_pi_v1_is_migrated_with_a_parent_chain_and_first_kept_id():
     assert _roles(s.entries) == ["user", "assistant", "custom", "user"]
 
 
+# ----------------------------------------------------------------------------- pi v2
+
+
+def test_pi_v2_keeps_its_tree_and_is_migrated_to_v3_roles():
+    # A v2 file by hand (pi-mono docs/session.md: "Version 2: tree structure with id/parentId
+    # linking; Version 3: renamed hookMessage role to custom"): its ids and parents are the
+    # file's own (migrateV1ToV2 does not run), and migrateV2ToV3 renames the hook's role.
+    loaded = read_session_file(HERE / "pi_v2.jsonl")
+    s = loaded.session
+    assert loaded.format == "pi-v2" and loaded.warnings == ()
+    assert s.header.version == 3
+    ids = [f"a100000{k}" for k in range(1, 6)]
+    assert [e.id for e in s.entries] == ids
+    assert [e.parent_id for e in s.entries] == [None, *ids[:-1]]
+    comp = next(e for e in s.entries if isinstance(e, CompactionEntry))
+    assert comp.first_kept_entry_id == "a1000002" and comp.tokens_before == 1234
+    assert _roles(s.entries) == ["user", "assistant", "custom", "user"]
+
+
 # ----------------------------------------------------------------------------- pi v3 flaws
 
 

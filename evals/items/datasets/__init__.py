@@ -20,7 +20,9 @@ Lengths are estimates at CHARS_PER_TOKEN (4) characters per token.
 Modules besides the loaders of the same names (``squad``, ``needles``, ``tool_output``, ``tiny``,
 ``agent_session``): ``common`` (the token estimate, parameter checks, packing),
 ``stdlib_corpus`` (the standard library's text every machine has), ``user_session``
-(``session``) and ``session_probes`` (``session-file``).
+(``session``) and ``session_probes`` (``session-file``), ``session_probe_kinds`` (its probes
+by kind, from distinct lines, without trivial values), ``probe_plants`` (the gist and
+never-stated probes beside a generated session's facts, ``probes=[...]``).
 """
 
 from __future__ import annotations

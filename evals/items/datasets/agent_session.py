@@ -34,11 +34,18 @@ from evals.items.datasets.common import (
     python_version,
 )
 from evals.items.datasets.needles import draw_needles
+from evals.items.datasets.probe_plants import (
+    GIST_LEAD,
+    exact_meta,
+    extra_questions,
+    plan_gists,
+)
 from evals.items.datasets.stdlib_corpus import (
     docstring_paragraphs,
     read_source,
     stdlib_source_files,
 )
+from evals.items.probes import check_probe_kinds
 from evals.items.qa_items import Question, content_id
 from evals.items.sessions import SessionItem, make_session_item
 
@@ -162,12 +169,14 @@ def _add_talk(builder: _Builder, rng: random.Random, ask: str, explanation: str,
 
 
 def build_session(seed: int, index: int, target_tokens: int,
-                  depths: Sequence[float], talk_share: float = 0.0) -> SessionItem:
+                  depths: Sequence[float], talk_share: float = 0.0,
+                  probes: Sequence[str] | None = None) -> SessionItem:
     rng = random.Random(f"{DATASET}:{seed}:{index}")
     talk_rng = random.Random(f"{DATASET}:talk:{seed}:{index}")  # leaves the base draws as they were
     talk = 0  # characters of user and assistant prose
     builder = _Builder(rng)
     needles = draw_needles(rng, depths)
+    gists = plan_gists(seed, index, depths, probes)
     budget = target_tokens * CHARS_PER_TOKEN
     pending = sorted(needles, key=lambda n: n.depth)
     messages: list[dict[str, Any]] = []
@@ -201,6 +210,8 @@ def build_session(seed: int, index: int, target_tokens: int,
                                             if place == "user" else ""))
         if place == "assistant":
             explanation += f"\n\nOne more thing I noticed: {due.sentence}"
+        if due is not None and due.depth in gists:
+            explanation += f"\n\n{GIST_LEAD} {gists[due.depth].sentence}"
         turn_messages.append(_assistant(explanation))
         if due is not None:
             placed.append((due, place))
@@ -220,22 +231,27 @@ def build_session(seed: int, index: int, target_tokens: int,
             question_id=content_id(DATASET, needle.question, needle.value, needle.sentence),
             question=needle.question, answers=(needle.value,), evidence=needle.sentence,
             meta={"kind": "needle", "template": needle.template, "depth": needle.depth,
-                  "place": place, "message_index": hits[0],
+                  "place": place, "message_index": hits[0], **exact_meta(probes),
                   "answer_start_in_evidence": needle.sentence.index(needle.value)}))
+    questions += extra_questions(DATASET, seed, index, placed, gists, probes, "\n".join(joined))
     meta = {"python": python_version(), "target_tokens": target_tokens,
             "talk_share": talk_share, "talk_chars": talk,
             "estimated_tokens": used // CHARS_PER_TOKEN,
             "chars_per_token_estimate": CHARS_PER_TOKEN,
-            "messages": len(messages), "turns": turn, "depths": list(depths), "item_index": index}
+            "messages": len(messages), "turns": turn, "depths": list(depths), "item_index": index,
+            **({"probes": list(probes)} if probes is not None else {})}
     return make_session_item(DATASET, messages, questions, seed, meta)
 
 
 def load_agent_session(*, seed: int = 0, n_items: int = 1,
                        target_tokens: int | Sequence[int] = 80_000,
                        depths: Sequence[float] = DEFAULT_DEPTHS,
-                       talk_share: float = 0.0) -> list[SessionItem]:
+                       talk_share: float = 0.0,
+                       probes: Sequence[str] | None = None) -> list[SessionItem]:
     """Generated agent sessions of about ``target_tokens`` (20k-400k), facts at ``depths``;
-    ``talk_share`` (0 to 0.9): the share of characters that is user and assistant prose.
+    ``talk_share`` (0 to 0.9): the share of characters that is user and assistant prose;
+    ``probes`` (e.g. ``[exact, gist, never-stated]``): the probe kinds asked at every depth
+    (``evals.items.datasets.probe_plants``; unset: the facts alone, without a kind, as before).
 
     A list of lengths gives item ``i`` the length ``target_tokens[i % len]``: where a session
     ends relative to its last compaction decides what its questions are billed on, so a
@@ -255,5 +271,6 @@ def load_agent_session(*, seed: int = 0, n_items: int = 1,
     if (isinstance(talk_share, bool) or not isinstance(talk_share, (int, float))
             or not 0.0 <= talk_share <= 0.9):
         raise ValueError(f"talk_share must be a number in [0, 0.9], got {talk_share!r}")
-    return [build_session(seed, i, lengths[i % len(lengths)], depths, float(talk_share))
+    kinds = check_probe_kinds(probes) if probes is not None else None
+    return [build_session(seed, i, lengths[i % len(lengths)], depths, float(talk_share), kinds)
             for i in range(n_items)]

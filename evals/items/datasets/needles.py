@@ -123,6 +123,9 @@ _TEMPLATES = (
     ),
 )
 
+#: The fact templates, for the probes planted beside them (``probe_plants``).
+TEMPLATES = _TEMPLATES
+
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[.!?]$")
 
 

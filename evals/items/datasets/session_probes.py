@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.items.datasets.common import check_int, check_seed
+from evals.items.datasets.session_probe_kinds import sample_kinds
 from evals.items.qa_items import Question, content_id
 from evals.items.sessions import SessionItem, make_session_item, message_text
 
@@ -247,8 +248,11 @@ def as_question(candidate: ProbeCandidate) -> Question:
 
 
 def load_session_file(*, path: str | None = None, n_questions: int = 10,
-                      seed: int = 0) -> list[SessionItem]:
-    """One item: the session at ``path`` with ``n_questions`` probes drawn from its tool output."""
+                      seed: int = 0, probe_kinds: bool = True) -> list[SessionItem]:
+    """One item: the session at ``path`` with ``n_questions`` probes drawn from its tool output:
+    exact, gist and never-stated ones from distinct lines, without trivial values
+    (``evals.items.datasets.session_probe_kinds``); ``probe_kinds=false``: the draw before
+    kinds existed (exact facts without a kind, lines and values unchecked)."""
     # local (cost): the session reader loads the compaction pipeline, +0.53 s on listing datasets
     from snapcompact.compaction import load_session_messages
 
@@ -263,6 +267,10 @@ def load_session_file(*, path: str | None = None, n_questions: int = 10,
         raise ValueError(f"session {session_path}: its tool results state no fact that makes an "
                          "unambiguous probe question (no tool output with a hash, path, count, "
                          "error line or labelled number that occurs once)")
-    questions = [as_question(c) for c in sample_probes(candidates, n, seed)]
+    if probe_kinds:
+        questions = sample_kinds(candidates, n, seed, "\n".join(message_text(m) for m in messages),
+                                 sample_probes)
+    else:
+        questions = [as_question(c) for c in sample_probes(candidates, n, seed)]
     return [make_session_item(DATASET, messages, questions, seed,
                               {"path": session_path.name, "probe_candidates": len(candidates)})]

@@ -20,7 +20,7 @@ def checkout(tmp_path: Path) -> Path:
     shutil.copy(REPO / "README.md", tmp_path / "README.md")
     (tmp_path / "results" / "research").mkdir(parents=True)
     shutil.copy(REPO / "results" / "summary.csv", tmp_path / "results" / "summary.csv")
-    for name in ("research_compare.md", "research_sessions.csv"):
+    for name in ("research_compare.md", "research_compare.csv", "research_sessions.csv"):
         shutil.copy(REPO / "results" / "research" / name, tmp_path / "results" / "research" / name)
     (tmp_path / "snapcompact" / "pricing").mkdir(parents=True)
     shutil.copy(REPO / "snapcompact" / "pricing" / "pricing.toml",

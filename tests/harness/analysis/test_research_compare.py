@@ -7,6 +7,8 @@ Expected figures are worked out by hand from the rows each test builds.
 from __future__ import annotations
 
 import math
+import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -237,3 +239,129 @@ def test_a_model_summarizer_keeps_the_key_an_oracle_changes_it():
         row.with_fields(summarizer=None).key()
     oracle = row.with_fields(summarizer="oracle/perfect-summarizer").key()
     assert oracle != row.key() and oracle[-1] == ("summarizer", "oracle/perfect-summarizer")
+
+
+def test_the_records_are_committed_beside_the_tables_and_the_check_reruns_from_them(
+        tmp_path, monkeypatch):
+    # made from a run folder outside the checkout, the markdown names the committed records
+    # table instead, so --check (from the checkout) reruns the comparison from it; the run
+    # folder can then go
+    run = tmp_path / "elsewhere"
+    run.mkdir()
+    append_records(run / "records.jsonl", _rows("production", [False, True], [1, 0], 1000)
+                   + _rows(RECOMMENDED, [True, True], [1, 0], 900))
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    monkeypatch.chdir(checkout)
+    out = Path("results") / "research"
+    assert main([str(run), "--bootstrap", "500", "--seed", "3", "--out", str(out)]) == 0
+    md = (out / "research_compare.md").read_text()
+    assert md.splitlines()[0] == (
+        "Command: `python -m evals.analysis.research_compare "
+        "results/research/research_records.parquet --baseline production --bootstrap 500 "
+        "--seed 3 --out results/research`")
+    table = pd.read_parquet(out / "research_records.parquet")
+    assert list(zip(table.research, table.question_id, table.correct)) == [
+        ("production", "q0", False), ("production", "q1", True),
+        (RECOMMENDED, "q0", True), (RECOMMENDED, "q1", True)]
+    shutil.rmtree(run)
+    assert main(["--check", "--out", str(out)]) == 0
+    # a hand edit of the on-facts-lost cell (+1.000: q0 lost by production, read by the label)
+    (out / "research_compare.md").write_text(md.replace("+1.000", "+0.900"))
+    assert main(["--check", "--out", str(out)]) == 1
+
+
+def test_rebuilt_from_per_session_figures(tmp_path):
+    # two sessions of 4 questions. Session a: production 1/4 right, the label 3/4 (+2);
+    # session b: production 2/4, the label 1/4 (-1). Paired recall difference over the 8
+    # questions: (+2 - 1) / 8 = +0.125, record 1-1-0. Tokens: a +100 a question, b -300:
+    # (4*100 - 4*300) / 8 = -100, record 1-1-0. Recall on the label's own discarded facts:
+    # a 1 of 2, b 1 of 2 = 0.5 over 4. The difference on the facts production lost pairs
+    # questions: not in per-session figures, so NaN.
+    from evals.analysis.research_rederive import rows_from_sessions
+
+    def session(item, research, recall, discarded, recall_d, tokens):
+        return {"dataset": "d", "seed": 1, "item_id": item, "research": research,
+                "arm": "foveated auto @200k", "questions": 4, "verdict": "valid",
+                "recall": recall, "discarded": discarded, "recall_discarded": recall_d,
+                "billed_tokens": tokens, "compaction_tokens_per_question": 0.0,
+                "compaction_token_method": None}
+
+    frame = pd.DataFrame([session("a", "production", 0.25, 2, 0.0, 1000.0),
+                          session("b", "production", 0.5, 2, 0.5, 2000.0),
+                          session("a", RECOMMENDED, 0.75, 2, 0.5, 1100.0),
+                          session("b", RECOMMENDED, 0.25, 2, 0.5, 1700.0)])
+    rows, bracket = rows_from_sessions(frame, n_boot=200, seed=0)
+    assert bracket == []
+    base, other = rows
+    assert (base.research, base.questions, base.recall) == ("production", 8, 0.375)
+    assert base.recall_discarded == 0.25 and base.recall_interval == "session bootstrap"
+    assert other.recall_discarded == 0.5
+    assert other.diff_recall == pytest.approx(0.125) and other.diff_recall_record == "1-1-0"
+    assert other.diff_billed_tokens == pytest.approx(-100.0)
+    assert other.diff_billed_tokens_record == "1-1-0"
+    assert math.isnan(other.diff_on_baseline_discarded)
+    assert other.verdicts == "valid 8" and other.sessions == 2
+
+
+def test_per_session_figures_reproduce_the_comparison_from_records():
+    # the rebuild reads only per-session sums: on records with unequal sessions it gives the
+    # record-level comparison's figures and intervals exactly (the same bootstrap draws)
+    from evals.analysis.research_compare import per_session
+    from evals.analysis.research_rederive import rows_from_sessions
+
+    prod = (_rows("production", [True, False, False, True, False] * 2, [1, 1, 0, 1, 1] * 2,
+                  1000)
+            + [r.with_fields(item_id="i9") for r in
+               _rows("production", [False, False, True], [1, 1, 1], 3000)])
+    rec = (_rows(RECOMMENDED, [True, True, False, True, True] * 2, [1, 1, 0, 1, 0] * 2, 1200)
+           + [r.with_fields(item_id="i9") for r in
+              _rows(RECOMMENDED, [True, False, True], [1, 1, 0], 2500)])
+    want = compare_research(prod + rec, n_boot=300, seed=4)
+    got, _ = rows_from_sessions(per_session(prod + rec), n_boot=300, seed=4)
+    for w, g in zip(want, got, strict=True):
+        for field in ("questions", "recall", "recall_discarded", "recall_discarded_lo",
+                      "recall_discarded_hi", "billed_tokens", "diff_recall", "diff_recall_lo",
+                      "diff_recall_hi", "diff_recall_record", "diff_billed_tokens_lo",
+                      "diff_billed_tokens_hi"):
+            assert getattr(g, field) == pytest.approx(getattr(w, field), nan_ok=True), field
+
+
+def test_the_facts_production_lost_are_production_s_not_the_research_arm_s():
+    # Session i0 (q0-q9): production discarded the evidence of all ten (round 1) and read none;
+    # the research arm kept them (round 0) and read q0-q3. Session i1 (q10-q19): production
+    # kept all ten and read them; the research arm discarded q10-q14 and read none of those,
+    # q15-q19 all. On the facts production lost (q0-q9): research 4/10 - production 0/10 =
+    # +0.40 (one session); on the research arm's own losses it would be 0/5 - 5/5 = -1.00.
+    # The research arm's own "discarded" recall is over its own losses: 0 of 5.
+    prod = (_rows("production", [False] * 10, [1] * 10, 50_000)
+            + [r.with_fields(item_id="i1", question_id=f"q{10 + k}") for k, r in enumerate(
+                _rows("production", [True] * 10, [0] * 10, 50_000))])
+    rec = (_rows(RECOMMENDED, [True] * 4 + [False] * 6, [0] * 10, 40_000)
+           + [r.with_fields(item_id="i1", question_id=f"q{10 + k}") for k, r in enumerate(
+               _rows(RECOMMENDED, [False] * 5 + [True] * 5, [1] * 5 + [0] * 5, 40_000))])
+    rows = {(r.research, r.subset): r for r in compare_research(prod + rec, n_boot=500)}
+    got = rows[(RECOMMENDED, "all")]
+    assert (got.baseline_discarded, got.baseline_discarded_sessions) == (10, 1)
+    assert got.diff_on_baseline_discarded == pytest.approx(0.40)
+    assert got.diff_on_baseline_discarded_record == "1-0-0"
+    assert (got.discarded, got.recall_discarded) == (5, 0.0)
+    assert got.diff_recall == pytest.approx((9 - 10) / 20)  # 4 + 5 read against 0 + 10
+
+
+@pytest.mark.parametrize(("sessions", "strength"), [
+    (20, "(20 sessions; 20-0-0): a finding (interval clear of 0)"),
+    (19, "(19 sessions; 19-0-0): interval clear of 0, but 19 < 20 sessions: suggestive, not a "
+         "finding"),
+])
+def test_a_finding_needs_twenty_sessions_exactly_as_the_claim_rule_says(sessions, strength):
+    # Every session (all valid: no split, so "all sessions"): production reads 5 of 10
+    # discarded facts, research 7: +0.2 in each, so every resample is +0.2 and the interval
+    # [+0.2, +0.2] is clear of 0. Twenty sessions are the bar
+    # (evals.analysis.session_bootstrap.MIN_SESSIONS_FOR_CLAIM), nineteen are short.
+    prod = _sessions("production", [(5, 50_000, 0)] * sessions)
+    rec = _sessions(RECOMMENDED, [(7, 50_000, 0)] * sessions)
+    table = format_markdown(compare_research(prod + rec, n_boot=500), "production")
+    claims = table[table.index("What the evidence supports"):]
+    assert ("recall on the facts production discarded, on all sessions: "
+            f"+0.200 [+0.200, +0.200] {strength}") in claims

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from evals.analysis.session_bootstrap import (
     MIN_SESSIONS_FOR_CLAIM,
+    session_draws,
     session_mean,
     session_paired_bootstrap,
 )
@@ -36,6 +38,17 @@ def test_pairing_is_b_minus_a() -> None:
     diff = session_paired_bootstrap(["s1", "s2"], a=[10.0, 20.0], b=[12.0, 22.0])
     assert diff.mean == pytest.approx(2.0)
     assert diff.wins == 2 and diff.excludes_zero
+
+
+def test_a_resample_weighs_its_questions_not_its_sessions() -> None:
+    # Session A: one question at 1; session B: three questions at 0. A resample of two sessions
+    # pools its questions: (A, A) -> 2/2 = 1, (A, B) or (B, A) -> 1/4 = 0.25, (B, B) -> 0. The
+    # mean of the two session means would put (A, B) at 0.5, a value no resample can take.
+    draws = session_draws(["A", "B", "B", "B"], [1.0, 0.0, 0.0, 0.0], n_boot=4000, seed=2)
+    assert draws is not None and len(draws) == 4000
+    assert set(np.round(draws, 12)) == {0.0, 0.25, 1.0}
+    assert np.mean(draws == 0.25) == pytest.approx(0.5, abs=0.03)  # p(A, B) + p(B, A)
+    assert np.mean(draws == 1.0) == pytest.approx(0.25, abs=0.03)
 
 
 def test_one_session_has_no_interval() -> None:

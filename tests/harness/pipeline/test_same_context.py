@@ -12,7 +12,12 @@ import json
 from hydra_compose import compose_eval
 from mock_runs import Counting, rows_of
 
+from evals.items.datasets import load_dataset
+from evals.pipeline.plan import context_warnings
 from evals.pipeline.run import run_config
+from evals.replay.contexts import Context, build_context
+from evals.spec.arms import ArmSpec
+from evals.spec.run_spec import RunSpec
 from evals.store.sent_index import SentIndex
 
 ARMS = ["experiment=smoke", "model=mock", "progress=false", "strategies=[snapcompact]",
@@ -64,3 +69,38 @@ def test_sent_index_first_writer_wins(tmp_path):
     assert dry.first("cd" * 32, "arm-3") is None
     assert not (tmp_path / "cd").exists()  # a dry run writes nothing
     assert a.first("", "arm-1") is None
+
+
+def _context(arm: ArmSpec, **facts) -> Context:
+    return Context(arm=arm, shape="text", frame_size=0, messages=(), tools=(), frame_hashes=(),
+                   frame_px=(), seen_px=(), image_tokens=(), bill_rules=(),
+                   text_tokens_without_question=0, text_token_method="estimate:bytes4",
+                   compactions=0, frames_evicted=0, text_tail_chars=0, compaction_cost_tokens=0,
+                   discarded_round=(), context_hash="", replay_warnings=(), **facts)
+
+
+def test_only_an_arm_whose_frames_are_all_in_another_shape_is_warned():
+    # shape_asked_drawn: True (a frame in the asked shape), False (frames, none in it), None
+    # (no frames, or a text arm): only False says "no frame drawn".
+    truncate = _context(ArmSpec("truncate"))
+    assert truncate.shape_asked_drawn is None and context_warnings(truncate) == []
+    assert context_warnings(_context(ArmSpec("truncate"), shape_asked_drawn=True)) == []
+    (warning,) = context_warnings(_context(ArmSpec("truncate"), shape_asked="11on16-bw",
+                                           shape_asked_drawn=False,
+                                           frames_by_shape={"8on16-bw": 2}))
+    assert warning.startswith("no frame drawn in 11on16-bw (drawn: 2 x 8on16-bw)")
+
+
+def test_a_snapcompact_arm_that_drew_no_frame_is_not_said_to_miss_its_shape(tmp_path):
+    # The smoke session (~30k tokens) at a 200k window never compacts: the arm asked for
+    # 11on16-bw but drew no frame at all, so "drawn in its shape" has no answer (None), and
+    # the console says nothing about it.
+    spec = RunSpec.from_config(compose_eval([f"results_dir={tmp_path}", *ARMS,
+                                             "shapes=[11on16-bw]", "context_window=200000"]),
+                               base_dir=tmp_path)
+    item = load_dataset("agent_session", target_tokens=30000, depths=(0.1, 0.9))[0]
+    (arm,) = [a for a in spec.arms() if a.is_snapcompact]
+    context = build_context(item, arm, spec, frames=None, contexts=None)
+    assert (context.compactions, context.frame_hashes) == (0, ())
+    assert context.shape_asked == "11on16-bw" and context.shape_asked_drawn is None
+    assert context_warnings(context) == []

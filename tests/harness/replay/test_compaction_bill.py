@@ -83,6 +83,30 @@ def test_a_handoff_bills_the_request_the_stub_received_and_the_text_it_returned(
     assert "stand-in's fixed text as the output" in bill.note  # summarizer=mock is a stand-in
 
 
+def test_the_calls_are_counted_with_the_summarizer_s_counter_not_the_target_s(
+        tmp_path, session_item):
+    # Two counters: the target (model=mock) is claude-sonnet-4-5 (claude-v3 through ctok), the
+    # summarizer gpt-4.1-mini (OpenAI's exact o200k encoding). The summary request goes to the
+    # summarizer, so its text is billed as OpenAI counts it.
+    received: list[tuple[str, str]] = []
+
+    def stub(system_prompt: str, user_prompt: str, *, max_tokens: int) -> dict:
+        received.append((system_prompt, user_prompt))
+        return {"text": STUB_REPLY, "usage": {"input": 7, "output": 5}}
+
+    overrides = [*ONCE[:-1], "summarizer=gpt-4.1-mini"]
+    context = build_context(session_item, ArmSpec("handoff"), _spec(tmp_path, overrides),
+                            frames=None, contexts=None, complete=stub)
+    [(system, user)] = received
+    bill = context.compaction_bill
+    openai = billed_text_tokens(f"{system}\n{user}", "gpt-4.1-mini")
+    claude = billed_text_tokens(f"{system}\n{user}", "claude-sonnet-4-5")
+    assert openai[1] != claude[1] and openai[0] != claude[0]  # the two counters differ here
+    assert (bill.model, bill.token_method) == ("gpt-4.1-mini", openai[1])
+    assert bill.input_tokens == openai[0]
+    assert bill.output_tokens == billed_text_tokens(STUB_REPLY, "gpt-4.1-mini")[0]
+
+
 def test_snapcompact_and_truncate_make_no_call_and_bill_none(tmp_path, session_item):
     calls = []
     spec = _spec(tmp_path, ["experiment=smoke", "model=mock", "summarizer=mock"])

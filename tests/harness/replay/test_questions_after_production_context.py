@@ -59,7 +59,6 @@ def replay_by_hand(item, spec: RunSpec, arm: ArmSpec, question: str):
         ModelInfo,
         Session,
         merge_settings,
-        tool_definitions,
         user_question,
     )
 
@@ -71,12 +70,8 @@ def replay_by_hand(item, spec: RunSpec, arm: ArmSpec, question: str):
                         "frameSize": arm.shape.frame_size}})
     model = ModelInfo(id=spec.model.target_model, context_window=spec.context_window,
                       provider=spec.model.provider, api=spec.model.api, include_thinking=False)
-    # the agent's request carries its tools: one declaration per tool the session calls
-    names = list(dict.fromkeys(b["name"] for m in item.messages if m["role"] == "assistant"
-                               for b in m["content"] if b.get("type") == "toolCall"))
-    tools = tool_definitions([{"tool_calls": [{"function": {"name": n}} for n in names]}])
     agent = SessionMaintenance(Session(None, fsync=False), model, settings=settings,
-                               use_recorded_usage=False, tools=tools)
+                               use_recorded_usage=False)
     last_call = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -131,9 +126,8 @@ def test_request_is_llm_messages_plus_the_question_byte_for_byte(tmp_path, sessi
     # providers refuse tool calls without declared tools: every tool the history calls is
     # declared, and the question itself may not call any
     called = {c["function"]["name"] for m in expected for c in m.get("tool_calls") or ()}
-    assert {t["function"]["name"] for t in request.params.get("tools", ())} == called
-    if called:  # a context whose kept tail calls no tool declares none
-        assert request.params["tool_choice"] == "none"
+    assert {t["function"]["name"] for t in request.params["tools"]} == called
+    assert request.params["tool_choice"] == "none"
     images = [p for m in expected if isinstance(m["content"], list) for p in m["content"]
               if p["type"] == "image_url"]
     assert len(images) == len(context.frame_hashes) > 0

@@ -1,0 +1,192 @@
+"""Three outcomes, reported apart: correct / abstained / wrong, per reader, arm and probe kind.
+
+Why apart: "recall" folds a confident wrong value and an honest "I don't know" into one miss,
+yet for a coding agent the first is the dangerous one. Every table here splits them, with
+session-level intervals (``evals.analysis.session_bootstrap``: the questions of one session move
+together), and gives two columns of their own:
+
+- **silent wrong**: a wrong value for a stated probe (``exact`` or ``gist``), whose truth was in
+  the original session (``evals.items.probes.is_silent_wrong``);
+- **confabulated**: a never-stated probe answered with a value.
+
+The told reader (the legibility floor) and the blind reader (``reader=blind``) sit side by side,
+overall and by depth bin, session length bin and where the evidence was (kept tail or
+discarded). A row recorded before probe kinds existed reads as ``exact (old default)``; one
+without a reader label (``extra["reader_label"]``) reads its reader from its model id.
+
+Run it as ``python -m evals.analysis.outcomes RESULTS... --out DIR`` (``outcomes.md`` and one CSV
+per table), or call :func:`outcome_tables` on a records frame
+(``evals.analysis.aggregate.records_frame``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from evals.analysis.aggregate import arm_labels, records_frame
+from evals.analysis.session_bootstrap import session_mean
+from evals.blind.provider import BLIND_LABEL, TOLD_LABEL
+from evals.blind.provider import PROVIDER as BLIND_PROVIDER
+from evals.items.probes import (
+    ABSTAINED,
+    CORRECT,
+    OUTCOMES,
+    WRONG,
+    is_confabulation,
+    is_silent_wrong,
+    probe_label,
+    probe_of,
+)
+from evals.store.records import load_records
+
+DEPTH_EDGES = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: Session length bins by billed-text estimate (4 characters a token), in characters.
+LENGTH_EDGES = (0, 100_000, 400_000, 1_600_000, math.inf)
+LENGTH_NAMES = ("<25k tok", "25-100k tok", "100-400k tok", ">400k tok")
+
+
+def _reader_of(label: object, model: str) -> str:
+    if isinstance(label, str) and label:
+        return label
+    prefix = model.split("/", 1)[0]
+    return {"snapocr": TOLD_LABEL, BLIND_PROVIDER: BLIND_LABEL}.get(prefix, "model")
+
+
+def _meta(cell: object) -> dict:
+    if isinstance(cell, str):
+        return json.loads(cell) if cell else {}
+    return dict(cell) if isinstance(cell, dict) else {}
+
+
+def _bin(value: float, edges: Sequence[float], names: Sequence[str] | None = None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "unknown"
+    for i, (lo, hi) in enumerate(zip(edges, edges[1:])):
+        if lo <= value < hi or (i == len(edges) - 2 and value == hi):
+            return names[i] if names else f"{lo:g}-{hi:g}"
+    return "unknown"
+
+
+def outcome_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The answered rows of a records frame with reader, arm, probe, outcome and bins."""
+    ok = df[df["ok"]].copy()
+    extras = ok["extra"] if "extra" in ok else pd.Series("", index=ok.index)
+    labels = [_meta(e).get("reader_label", "") for e in extras]
+    ok["reader_name"] = [_reader_of(lab, m) for lab, m in zip(labels, ok["model"])]
+    ok["arm_name"] = arm_labels(ok)
+    metas = [_meta(m) for m in ok["question_meta"]]
+    ok["probe_kind"] = [probe_of(m)[0] for m in metas]
+    ok["probe"] = [probe_label(m) for m in metas]
+    ok["outcome"] = [CORRECT if c else ABSTAINED if a else WRONG
+                     for c, a in zip(ok["correct"].astype(bool), ok["abstained"].astype(bool))]
+    ok["silent_wrong"] = [is_silent_wrong(o, k) for o, k in zip(ok["outcome"], ok["probe_kind"])]
+    ok["confabulated"] = [is_confabulation(o, k)
+                          for o, k in zip(ok["outcome"], ok["probe_kind"])]
+    ok["depth_bin"] = [_bin(d, DEPTH_EDGES) for d in ok["depth"]]
+    ok["length_bin"] = [_bin(float(h), LENGTH_EDGES, LENGTH_NAMES) for h in ok["history_chars"]]
+    ok["evidence_where"] = ["discarded" if d else "kept tail" for d in ok["discarded"]]
+    return ok
+
+
+def _share(rows: pd.DataFrame, column: str, n_boot: int, seed: int, alpha: float) -> str:
+    stat = session_mean(list(rows["item_id"]), [float(v) for v in rows[column]],
+                        n_boot=n_boot, seed=seed, alpha=alpha)
+    if math.isnan(stat.lo):
+        return f"{stat.mean:.0%} (1 session)"
+    return f"{stat.mean:.0%} [{stat.lo:.0%}, {stat.hi:.0%}]"
+
+
+def outcome_table(frame: pd.DataFrame, by: Sequence[str] = ("reader_name", "arm_name", "probe"),
+                  n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> pd.DataFrame:
+    """Per group: questions, sessions, each outcome's share with its session interval, and
+    the silent-wrong and confabulation counts."""
+    rows = []
+    for key, group in frame.groupby(list(by), sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key))
+        row.update(n=len(group), sessions=group["item_id"].nunique())
+        for outcome in OUTCOMES:
+            flags = group.assign(_hit=(group["outcome"] == outcome).astype(float))
+            row[outcome] = _share(flags, "_hit", n_boot, seed, alpha)
+        row["silent wrong"] = int(group["silent_wrong"].sum())
+        row["confabulated"] = int(group["confabulated"].sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def side_by_side(frame: pd.DataFrame, bin_column: str) -> pd.DataFrame:
+    """Correct / abstained / wrong counts per probe and bin, one column block per reader."""
+    counts = (frame.groupby(["probe", bin_column, "reader_name"])["outcome"]
+              .value_counts().unstack(fill_value=0))
+    for outcome in OUTCOMES:
+        if outcome not in counts:
+            counts[outcome] = 0
+    cells = counts.apply(lambda r: f"{r[CORRECT]}/{r[ABSTAINED]}/{r[WRONG]}", axis=1)
+    return cells.unstack("reader_name", fill_value="-").reset_index()
+
+
+def outcome_tables(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
+                   alpha: float = 0.05) -> dict[str, pd.DataFrame]:
+    """Every outcome table of a records frame, by name."""
+    frame = outcome_frame(df)
+    tables = {"outcomes": outcome_table(frame, n_boot=n_boot, seed=seed, alpha=alpha)}
+    for column in ("depth_bin", "length_bin", "evidence_where"):
+        tables[f"outcomes_by_{column}"] = side_by_side(frame, column)
+    return tables
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    """A frame as a pipe table (no tabulate dependency)."""
+    head = [str(c) for c in table.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in table.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def to_markdown(tables: dict[str, pd.DataFrame]) -> str:
+    """The tables as one markdown page."""
+    out = ["# Outcomes by probe kind: correct / abstained / wrong", "",
+           "Shares with 95 % session-bootstrap intervals; 'silent wrong': a wrong value for a "
+           "stated probe; 'confabulated': a never-stated probe answered with a value. Bin "
+           "tables: correct/abstained/wrong counts per reader. The told reader is the "
+           "legibility floor (told the evidence); the blind reader is told only the question.",
+           ""]
+    for name, table in tables.items():
+        out += [f"## {name}", "", markdown_table(table), ""]
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evals.analysis.outcomes",
+                                     description=__doc__.split("\n", 1)[0])
+    parser.add_argument("results", nargs="+", help="records files or run directories")
+    parser.add_argument("--out", default=None, help="folder for outcomes.md and the CSVs")
+    parser.add_argument("--bootstrap", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    from evals.analysis.write_model_shapes import library_table_path
+    from snapcompact.pricing import parse_shape_rules
+
+    df = records_frame(load_records(args.results),
+                       parse_shape_rules(library_table_path().read_text()))
+    tables = outcome_tables(df, n_boot=args.bootstrap, seed=args.seed)
+    text = to_markdown(tables)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "outcomes.md").write_text(text)
+        for name, table in tables.items():
+            table.to_csv(out / f"{name}.csv", index=False)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,57 @@
+"""Where frames pay: content types of the discarded history and characters per billed token,
+with the expected values worked by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals.analysis.frame_pay import (
+    content_type,
+    discarded_by_type,
+    frame_chars_per_token,
+    pay_rows,
+    to_markdown,
+)
+
+
+def _msg(role, text, tool=None):
+    m = {"role": role, "content": [{"type": "text", "text": text}]}
+    if tool:
+        m["toolName"] = tool
+    return m
+
+
+def test_content_types():
+    assert content_type(_msg("user", "{\"a\": 1}"), "{\"a\": 1}") == "prose"
+    assert content_type(_msg("toolResult", "", "bash"), '{"a": 1}') == "json"
+    assert content_type(_msg("toolResult", "", "bash"), '{"a": 1}\n{"b": [2]}') == "json"  # JSONL
+    assert content_type(_msg("toolResult", "", "read"), "def f():\n    return 1") == "code"
+    assert content_type(_msg("toolResult", "", "bash"), "3 passed in 0.1s") == "logs"
+
+
+def test_the_kept_tail_is_not_discarded():
+    messages = [_msg("user", "old prose"), _msg("toolResult", "x" * 10, "bash"),
+                _msg("assistant", "y" * 30)]
+    # keeping 30 characters keeps the last message only
+    assert discarded_by_type(messages, keep_chars=30) == {"prose": "old prose", "logs": "x" * 10}
+
+
+def test_a_full_frame_of_8on16_for_claude_sonnet_4_5():
+    # 8on16-bw: 1568 px, cells 8 x 16 -> 196 x 98 = 19,208 characters; Sonnet 4.5 sees a 1568 px
+    # frame at 1092 px and bills ceil(1092 / 28)^2 = 39^2 = 1,521 tokens
+    value, resized = frame_chars_per_token("a" * 19_208, "8on16-bw", "claude-sonnet-4-5",
+                                           "anthropic-messages")
+    assert value == pytest.approx(19_208 / 1_521)
+    assert resized
+
+
+def test_the_table_says_whether_frames_pay():
+    messages = [_msg("user", "a question about the plan " * 200),
+                _msg("toolResult", '{"id": 1, "ok": true}\n' * 300, "bash"),
+                _msg("assistant", "z" * 100)]
+    rows = pay_rows("s", messages, shapes=("8on16-bw",),
+                    lines=(("Claude Sonnet 4.5", "claude-sonnet-4-5", "anthropic-messages"),),
+                    keep_chars=100)
+    assert {r.content for r in rows} == {"prose", "json"}
+    assert all(r.frame_chars_per_token["8on16-bw"] > 0 for r in rows)
+    assert "| s | Claude Sonnet 4.5 | json |" in to_markdown(rows, ("8on16-bw",))
