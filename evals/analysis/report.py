@@ -158,6 +158,28 @@ def _shape_note(row: object) -> str:
     return ""
 
 
+def _session_bill_lines(rows: pd.DataFrame) -> list[str]:
+    """What a session of each arm costs from its first compaction on, beside the cost the
+    table ranks on (billed tokens per question); nothing for rows that predate it."""
+    if "session_cost_usd" not in rows:
+        return []
+    out = []
+    for row in rows.sort_values("billed_tokens").itertuples():
+        if pd.isna(row.session_cost_usd):
+            continue
+        interval = ("" if pd.isna(row.session_cost_usd_lo) else
+                    f" [{_fmt(row.session_cost_usd_lo, ',.2f')}, "
+                    f"{_fmt(row.session_cost_usd_hi, ',.2f')}]")
+        out.append(f"- {row.arm_label}: ${_fmt(row.session_cost_usd, ',.2f')}{interval} per "
+                   f"session, {_fmt(row.session_billed_tokens, ',.0f')} tokens")
+    if not out:
+        return []
+    return ["Ranked on billed tokens/q (the order above, the frontier). What a session costs "
+            "from its first compaction on, beside it (every turn request with the prompt cache "
+            "as the provider applies it, the replies, the compaction calls; mean over sessions, "
+            "95 % session-bootstrap interval):", "", *out, ""]
+
+
 def _summary_lines(summary: pd.DataFrame) -> list[str]:
     out = []
     summary = summary.assign(arm_label=arm_labels(summary))
@@ -197,6 +219,7 @@ def _summary_lines(summary: pd.DataFrame) -> list[str]:
                     f"{_fmt(row.recall_per_1k_tokens)} | {'yes' if row.on_frontier else ''} |")
             out.append("")
             out += _compaction_notes(rows)
+            out += _session_bill_lines(rows)
         for idx in same_context_groups(part):
             names = [str(x) for x in part.loc[idx, "arm_label"]]
             out += [f"**Same context**: {' = '.join(names)} sent byte-identical contexts "

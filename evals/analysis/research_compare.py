@@ -123,6 +123,11 @@ def _paired(asked: dict[QuestionKey, Record], base: dict[QuestionKey, Record],
                                     n_boot=n_boot, seed=seed)
 
 
+def _mean_known(values: Sequence[float | None]) -> float:
+    known = [v for v in values if v is not None]
+    return float(np.mean(known)) if known else float("nan")
+
+
 def _verdict(r: Record) -> str:
     return production_status(r.strategy, r.production_valid, r.summary_stand_in)
 
@@ -151,6 +156,7 @@ def _row(label: str, arm: ArmKey, asked: dict[QuestionKey, Record],
         recall_discarded_lo=lo, recall_discarded_hi=hi,
         billed_tokens=float(np.mean([r.billed_tokens for r in rs])),
         compaction_tokens=float(np.mean([r.compaction_tokens_per_question for r in rs])),
+        session_cost_usd=_mean_known([r.session_cost_usd for r in rs]),
         compaction_token_method=", ".join(sorted({r.compaction_token_method for r in rs
                                                   if r.compaction_token_method})),
         fits_window_share=float(np.mean([f is True for f in said])) if said else float("nan"),
@@ -165,6 +171,9 @@ def _row(label: str, arm: ArmKey, asked: dict[QuestionKey, Record],
     d_all = _paired(asked, base, shared, lambda r: r.correct, n_boot, seed)
     d_lost = _paired(asked, base, lost, lambda r: r.correct, n_boot, seed)
     d_tok = _paired(asked, base, shared, lambda r: r.billed_tokens, n_boot, seed)
+    costed = [k for k in shared if asked[k].session_cost_usd is not None
+              and base[k].session_cost_usd is not None]
+    d_usd = _paired(asked, base, costed, lambda r: r.session_cost_usd, n_boot, seed)
     return ResearchRow(**{**asdict(row), "shared": len(shared),
                           "shared_sessions": d_all.n_sessions, "diff_recall": d_all.mean,
                           "diff_recall_lo": d_all.lo, "diff_recall_hi": d_all.hi,
@@ -177,7 +186,11 @@ def _row(label: str, arm: ArmKey, asked: dict[QuestionKey, Record],
                           "diff_on_baseline_discarded_record": d_lost.record if lost else "",
                           "diff_billed_tokens": d_tok.mean,
                           "diff_billed_tokens_lo": d_tok.lo, "diff_billed_tokens_hi": d_tok.hi,
-                          "diff_billed_tokens_record": d_tok.record if shared else ""})
+                          "diff_billed_tokens_record": d_tok.record if shared else "",
+                          "diff_session_cost_usd": d_usd.mean,
+                          "diff_session_cost_usd_lo": d_usd.lo,
+                          "diff_session_cost_usd_hi": d_usd.hi,
+                          "diff_session_cost_usd_record": d_usd.record if costed else ""})
 
 
 def compare_research(records: Iterable[Record], *, baseline: str = "production",
@@ -309,7 +322,10 @@ TABLE_NOTE = (
     "Billed tokens/q: the question's predicted prompt tokens (text counter and image rule as "
     "recorded on each row) plus its share of its session's compaction calls (summary / handoff "
     "requests, input + output, made once per session: the session's bill over the questions "
-    "asked after that context; snapcompact makes none), the column beside it.")
+    "asked after that context; snapcompact makes none), the column beside it. Cost is ranked "
+    "on billed tokens/q; what a session costs from its first compaction on (session_cost_usd: "
+    "every turn request with the prompt cache as the provider applies it, the replies, the "
+    "compaction calls) is stated beside it where the records carry it.")
 
 
 def _counters(rows: Sequence[ResearchRow]) -> str:
@@ -414,7 +430,11 @@ def claim_sentences(rows: Sequence[ResearchRow], baseline: str) -> list[str]:
                 ("billed tokens per question (compaction calls included)", r.diff_billed_tokens,
                  r.diff_billed_tokens_lo,
                  r.diff_billed_tokens_hi, r.shared_sessions, r.diff_billed_tokens_record,
-                 "+,.0f")):
+                 "+,.0f"),
+                ("dollars per session from its first compaction on (beside the ranking)",
+                 r.diff_session_cost_usd, r.diff_session_cost_usd_lo,
+                 r.diff_session_cost_usd_hi, r.shared_sessions,
+                 r.diff_session_cost_usd_record, "+,.2f")):
             if math.isnan(m):
                 continue
             out.append(f"{who} vs {baseline}, {what}, on {scope}: "

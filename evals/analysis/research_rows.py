@@ -56,6 +56,14 @@ class ResearchRow:
     #: requests, input + output, once per session over the questions asked after the context)
     compaction_tokens: float = float("nan")
     compaction_token_method: str = ""  # the counter of the compaction calls ("" when none)
+    #: what a session costs from its first compaction on (Record.session_cost_usd: its turn
+    #: requests with the prompt cache, their replies, the compaction calls), the mean over the
+    #: label's questions; nan where the records predate it. Shown beside, never ranked on.
+    session_cost_usd: float = float("nan")
+    diff_session_cost_usd: float = float("nan")
+    diff_session_cost_usd_lo: float = float("nan")
+    diff_session_cost_usd_hi: float = float("nan")
+    diff_session_cost_usd_record: str = ""
 
 
 #: what the rows of a label whose summaries the oracle wrote are called (``<label> (...)``)

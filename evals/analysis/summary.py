@@ -113,6 +113,8 @@ def summarize(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
                                                 if str(m)})),
         )
         row.update(_compaction_bill(rows, ok))
+        row.update(_session_bill(rows, n_boot, stable_seed(seed, "session bill", *seed_key),
+                                 alpha))
         row.update(_what_production_did(rows))
         row.update(_sent_identity(rows))
         # a skipped context still has a bill: the uncompacted history, for the reader
@@ -199,6 +201,34 @@ def _compaction_bill(rows: pd.DataFrame, ok: pd.DataFrame) -> dict[str, object]:
         "compaction_price_model": joined("compaction_price_model"),
         "compaction_bill_notes": joined("compaction_bill_note"),
     }
+
+
+#: The session bill's columns: the mean over the arm's sessions and its session-level interval.
+SESSION_BILL_COLUMNS = [f"{name}{end}" for name in ("session_cost_usd", "session_billed_tokens")
+                        for end in ("", "_lo", "_hi")]
+
+
+def _session_bill(rows: pd.DataFrame, n_boot: int, seed: int, alpha: float
+                  ) -> dict[str, float]:
+    """What a session of the arm costs from its first compaction on (the records'
+    ``session_cost_usd`` and ``session_billed_tokens``, one figure per session): the mean over
+    sessions with a cluster-bootstrap interval (each session one observation; nan below two
+    sessions, or where the rows predate the session bill)."""
+    out = dict.fromkeys(SESSION_BILL_COLUMNS, float("nan"))
+    keys = [c for c in SESSION_UNIT if c in rows]
+    contexts = rows.drop_duplicates(keys)
+    for name in ("session_cost_usd", "session_billed_tokens"):
+        if name not in contexts:
+            continue
+        values = pd.to_numeric(contexts[name], errors="coerce")
+        kept = contexts[values.notna()]
+        if kept.empty:
+            continue
+        sessions = list(zip(*(kept[c] for c in keys)))
+        stat = session_mean(sessions, values[values.notna()].to_numpy(dtype=float),
+                            n_boot=max(n_boot, 100), seed=seed, alpha=alpha)
+        out.update({name: stat.mean, f"{name}_lo": stat.lo, f"{name}_hi": stat.hi})
+    return out
 
 
 def _sent_identity(rows: pd.DataFrame) -> dict[str, object]:

@@ -21,7 +21,7 @@ from evals.items.sessions import SessionItem
 from evals.pipeline.plan import QA_READER, Planned
 from evals.pipeline.probe_grading import grade
 from evals.pipeline.reader_side import READER_LABEL_KEY, reader_label
-from evals.replay.contexts import Context
+from evals.replay.contexts import Context, compaction_model
 from evals.send.price_map import price_of
 from evals.spec.provenance import Versions, offline_reader_version
 from evals.spec.run_spec import RunSpec
@@ -228,25 +228,51 @@ def _provenance(spec: RunSpec, v: Versions) -> Provenance:
 
 def _compaction_fields(context: Context, spec: RunSpec, questions: int) -> dict[str, Any]:
     """The context's compaction calls as bill fields (the session's figures, see
-    ``TokensAndBill.compaction_billed_tokens``), priced at the summarizer's price model (the
-    target's when no summarizer is configured), so a cheap summarizer for a dear reader is billed
-    at its own price."""
+    ``TokensAndBill.compaction_billed_tokens``), priced at the model that pays them
+    (``evals.replay.contexts.compaction_model``: the session's, unless a real summarizer is
+    configured), their input split by its prompt cache as the provider applies it."""
     bill = context.compaction_bill
-    priced_by = spec.summarizer if spec.summarizer is not None else spec.model
+    priced_by = compaction_model(spec)
     cost: float | None = 0.0
     if bill.calls:
+        rule = prompt_cache_rule(priced_by.target_model, api=priced_by.api)
         try:
-            cost = price_of(priced_by.price_model).dollars(bill.input_tokens,
-                                                            bill.output_tokens)
+            cost = price_of(priced_by.price_model).dollars_cached(bill.cache_use, rule,
+                                                                   bill.output_tokens)
         except ValueError:  # unpriced (allow_unpriced): unknown, never $0
             cost = None
     return {"compaction_calls": bill.calls, "compaction_input_tokens": bill.input_tokens,
             "compaction_output_tokens": bill.output_tokens,
             "compaction_billed_tokens": bill.billed_tokens,
+            "compaction_cache_read_tokens": bill.cache_read_tokens,
+            "compaction_cache_write_tokens": bill.cache_write_tokens,
             "compaction_token_method": bill.token_method,
             "compaction_price_model": priced_by.price_model if bill.calls else None,
             "compaction_cost_usd": cost, "compaction_bill_note": bill.note,
-            "context_questions": questions}
+            "context_questions": questions, **_session_fields(context, spec, cost)}
+
+
+def _session_fields(context: Context, spec: RunSpec, compaction_cost: float | None
+                    ) -> dict[str, Any]:
+    """What the session costs after its first compaction (``TokensAndBill.session_cost_usd``):
+    its turn requests at the target's price with the prompt cache applied, their replies, and
+    the compaction calls' dollars."""
+    turns = context.session_bill
+    cost: float | None = None
+    if compaction_cost is not None:
+        try:
+            cost = price_of(spec.model.price_model).dollars_cached(
+                turns.cache_use, prompt_cache_rule(spec.model.target_model, api=spec.model.api),
+                turns.output_tokens) + compaction_cost
+        except ValueError:  # unpriced (allow_unpriced): unknown, never $0
+            cost = None
+    return {"session_requests": turns.requests, "session_input_tokens": turns.input_tokens,
+            "session_cache_read_tokens": turns.cache_read_tokens,
+            "session_cache_write_tokens": turns.cache_write_tokens,
+            "session_output_tokens": turns.output_tokens,
+            "session_billed_tokens": (turns.input_tokens + turns.output_tokens
+                                      + context.compaction_bill.billed_tokens),
+            "session_cost_usd": cost}
 
 
 def _rule_id(spec: RunSpec) -> str | None:

@@ -109,7 +109,8 @@ def format_summary(rows: Sequence[Mapping[str, Any]], offline_reader: bool) -> s
                  "it would send); comp/q = the question's share of its session's compaction "
                  "calls (summary / handoff requests, input + output, paid once per session); "
                  "billed/q = tok/q + comp/q; $/q = dollars per question, the compaction share "
-                 "at the summarizer's price included; verdict: valid = production would send "
+                 "at the price of the model that pays it (the session's unless a real "
+                 "summarizer is set) included; verdict: valid = production would send "
                  "this context (ranked), bound = full / truncate, stand-in = production's path "
                  "with the offline stand-in's summary where its LLM's would be (never ranked), "
                  "not sent = production would not (never ranked)")

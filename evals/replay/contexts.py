@@ -29,9 +29,9 @@ from typing import Any
 
 from evals.items.prompts import question_text
 from evals.items.sessions import SessionItem
-from evals.replay.compaction_bill import CallRecorder
-from evals.replay.perfect_summary import perfect_summarizer
-from evals.spec.run_spec import TEXT_ARM, ArmSpec, RunSpec
+from evals.replay.compaction_bill import CallRecorder, ChatRecorder, stand_in_chat
+from evals.replay.perfect_summary import perfect_chat, perfect_summarizer
+from evals.spec.run_spec import TEXT_ARM, ArmSpec, ModelSpec, RunSpec
 from evals.store.pixel_keys import pixel_digest
 from evals.store.records import ContextStore, FrameStore
 from snapcompact.agent import (
@@ -43,18 +43,29 @@ from snapcompact.agent import (
     replay_agent_session,
 )
 from snapcompact.archive import history_blocks
-from snapcompact.billing import NO_CALLS, CompactionBill, bill_calls, bill_request, stable_prefix_of
+from snapcompact.billing import (
+    NO_CALLS,
+    NO_TURNS,
+    CompactionBill,
+    CompactionCall,
+    SessionBill,
+    bill_calls,
+    bill_request,
+    bill_turns,
+    stable_prefix_of,
+)
 from snapcompact.compaction import (
     ModelInfo,
     to_chat_messages,
     tool_definitions,
     user_question,
 )
+from snapcompact.pricing import prompt_cache_rule
 
 PLACEHOLDER_URL = "data:image/png;base64,"
 
-__all__ = ["PLACEHOLDER_URL", "Context", "build_context", "fill_images", "full_history_tokens",
-           "model_info"]
+__all__ = ["PLACEHOLDER_URL", "Context", "build_context", "compaction_model", "fill_images",
+           "full_history_tokens", "model_info"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +128,9 @@ class Context:
     #: the session's whole history billed for the target, the question excluded: the ``full``
     #: arm's context, the compression baseline of every arm of the session (None: not known)
     full_history_tokens: int | None = None
+    #: every request the agent sent for its replies after its first compaction, counted for the
+    #: target (the session's, paid once; ``snapcompact.billing.bill_turns``, cache applied)
+    session_bill: SessionBill = NO_TURNS
 
     @property
     def predicted_image_tokens(self) -> int:
@@ -211,7 +225,7 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
     # the item's questions, so the check holds for every one of them).
     longest = max((q.question for q in item.questions), key=len)
     final_prompt = user_question(question_text(longest))
-    replay, recorder = _replayed(item, arm, spec, complete, final_prompt)
+    replay, calls = _replayed(item, arm, spec, complete, final_prompt)
     maint = replay.maintenance
     chat, tools, bill = _billed_chat(replay, spec, f"{item.item_id} {arm.label}")
     keyed, hashes, pngs = _keyed(chat, frames)
@@ -264,7 +278,9 @@ def build_context(item: SessionItem, arm: ArmSpec, spec: RunSpec, *,
         sent_hash=_sent_hash(keyed, tools, hashes), shape_asked=wanted,
         shape_asked_drawn=(wanted in names) if wanted else None,
         stable_prefix_tokens=_stable_prefix(replay, chat, bill, model.target_model),
-        compaction_bill=_compaction_bill(recorder, spec, replay.methods_used()))
+        compaction_bill=_compaction_bill(calls, spec, replay.methods_used()),
+        session_bill=bill_turns(prompt_cache_rule(model.target_model, api=model.api),
+                                replay.turn_requests))
 
 
 def full_history_tokens(item: SessionItem, spec: RunSpec) -> int:
@@ -280,10 +296,17 @@ def full_history_tokens(item: SessionItem, spec: RunSpec) -> int:
 
 def _replayed(item: SessionItem, arm: ArmSpec, spec: RunSpec,
               complete: Callable[..., Any] | None, final_prompt: Mapping[str, Any]
-              ) -> tuple[AgentReplay, CallRecorder | None]:
-    """The agent's maintenance over the session at the arm's settings, and the recorder of the
-    summarizer's calls (for ``summarizer=perfect``, the oracle's: the same maintenance path;
-    only the summary text is the oracle's)."""
+              ) -> tuple[AgentReplay, list[CompactionCall]]:
+    """The agent's maintenance over the session at the arm's settings, and the summarizer's
+    calls, in call order (for ``summarizer=perfect``, the oracle's: the same maintenance path;
+    only the summary text is the oracle's).
+
+    Where the library ships the agent's own system prompt (:func:`_agent_prompt`), the
+    maintenance is given the agent's request parts, that prompt and the tools the session
+    calls, so its counts carry them (as the agent's ``computeNonMessageTokens`` does) and a
+    handoff is asked of the live conversation (``generate_handoff_live``), as the agent asks it
+    (``session-handoff.ts:127-172``), through :func:`_live_chat`. Without it the replay is the
+    one before (no request parts; a handoff asked of a transcript)."""
     shape = arm.shape if arm.is_snapcompact else None
     settings = agent_settings(
         arm.strategy, spec.settings(),
@@ -293,12 +316,64 @@ def _replayed(item: SessionItem, arm: ArmSpec, spec: RunSpec,
     if spec.summarizer is not None and spec.summarizer.oracle == "perfect":
         complete = perfect_summarizer(q.evidence for q in item.questions)
     recorder = CallRecorder(complete) if complete is not None else None
+    calls = recorder.calls if recorder is not None else []
+    info = model_info(spec)
+    system_prompt = _agent_prompt(info)
+    chat = _live_chat(item, spec, complete) if system_prompt is not None else None
+    live = ChatRecorder(chat, calls) if chat is not None else None
     with warnings.catch_warnings():  # fallbacks are kept in replay.warnings and the rows
         warnings.simplefilter("ignore", RuntimeWarning)
-        replay = replay_agent_session(item.messages, model_info(spec), settings,
+        replay = replay_agent_session(item.messages, info, settings,
                                       strategy=arm.strategy, complete=recorder,
-                                      final_prompt=final_prompt)
-    return replay, recorder
+                                      final_prompt=final_prompt, system_prompt=system_prompt,
+                                      tools=(_session_tools(item.messages)
+                                             if system_prompt is not None else None),
+                                      chat=live, turns_for=spec.model.target_model,
+                                      image_detail=spec.model.image_detail)
+    return replay, calls
+
+
+def _session_tools(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A declaration of every tool the session calls (the agent's tools, as the question's
+    request declares them: :func:`snapcompact.compaction.tool_definitions`)."""
+    calls = [{"function": {"name": block.get("name")}} for m in messages
+             if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+             for block in m["content"]
+             if isinstance(block, Mapping) and block.get("type") == "toolCall"]
+    return tool_definitions([{"tool_calls": calls}])
+
+
+def _agent_prompt(info: ModelInfo) -> str | None:
+    """The coding agent's own system prompt for the target (``snapcompact.agent.AGENT_PROMPT``,
+    kept as data by issue 45 item 3)."""
+    from snapcompact.agent import AGENT_PROMPT
+
+    return AGENT_PROMPT.text(info)
+
+
+def _live_chat(item: SessionItem, spec: RunSpec,
+               complete: Callable[..., Any] | None) -> Callable[..., Any] | None:
+    """The ``chat`` a handoff asks of the live conversation: the perfect oracle's over the
+    live messages, or a stand-in's fixed text; None for a real summarizer (its handoff is
+    then asked of a transcript under the summarizer prompt, billed at its own model)."""
+    summarizer = spec.summarizer
+    if summarizer is None or not summarizer.stand_in:
+        return None
+    if summarizer.oracle == "perfect":
+        return perfect_chat(q.evidence for q in item.questions)
+    return stand_in_chat(complete) if complete is not None else None
+
+
+def compaction_model(spec: RunSpec) -> ModelSpec:
+    """The model line that pays a replay's compaction calls: the agent hands off and summarizes
+    with the session's model (``session-handoff.ts:119``; a soft summary's first candidate is
+    the compaction target configured for it, else the session's model,
+    ``session-maintenance.ts:3325-3348``), so the target's, unless a real summarizer is
+    configured (a stand-in or an oracle stands for the session's model)."""
+    summarizer = spec.summarizer
+    if summarizer is None or summarizer.stand_in:
+        return spec.model
+    return summarizer
 
 
 def _billed_chat(replay: AgentReplay, spec: RunSpec, label: str
@@ -340,27 +415,26 @@ def _full_skipped(arm: ArmSpec, billed: int, model_window: int | None,
             f"{target_model}'s window of {model_window:,} input tokens")
 
 
-def _compaction_bill(recorder: CallRecorder | None, spec: RunSpec,
+def _compaction_bill(calls: Sequence[CompactionCall], spec: RunSpec,
                      methods: Mapping[str, int]) -> CompactionBill:
-    """The replay's summary requests, counted for the summarizer's model line (the target's
-    when no summarizer is configured: production summarizes with the session's model), with a
-    note when the figure is an estimate rather than a real request's bill."""
+    """The replay's summary and handoff requests, counted for :func:`compaction_model` (its
+    prompt cache applied), with a note when the figure is an estimate rather than a real
+    request's bill."""
     notes = []
     if "remote" in methods:  # never in the harness: build_context injects no remote endpoint
         notes.append("a remote compaction ran; its request did not go through the summarizer "
                      "and is not billed here")
-    calls = recorder.calls if recorder is not None else []
     summarizer = spec.summarizer
     if calls and summarizer is not None:
         if summarizer.oracle == "perfect":
-            notes.append("estimate: the prompts the perfect summarizer was given, as a real "
+            notes.append("estimate: the requests the perfect summarizer was given, as a real "
                          "request would carry them, and its oracle summary as the output")
         elif summarizer.stand_in:
             notes.append("estimate: the real requests' input, the stand-in's fixed text as the "
                          "output (a real summary is longer)")
         elif spec.dry_run:
             notes.append("estimate: a dry run's placeholder as the output")
-    target = summarizer if summarizer is not None else spec.model
+    target = compaction_model(spec)
     bill = bill_calls(calls, target.target_model, api=target.api, provider=target.provider)
     return replace(bill, note="; ".join(notes) or None)
 

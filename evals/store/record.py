@@ -115,7 +115,7 @@ class Record:
 
     @property
     def compaction_cost_usd_per_question(self) -> float:
-        """This question's share of the session's compaction dollars (the summarizer's price)."""
+        """This question's share of the session's compaction dollars (at compaction_price_model)."""
         return self._share(self.tokens.compaction_cost_usd)
 
     # --- identity and the flat row -----------------------------------------------------------

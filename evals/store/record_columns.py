@@ -47,8 +47,12 @@ COLUMN_ORDER: tuple[str, ...] = (
     "predicted_cost_cached_usd", "reported_cache_write_tokens", "reported_cache_read_tokens",
     "stable_prefix_tokens", "truncated_chars",
     "compaction_calls", "compaction_input_tokens", "compaction_output_tokens",
-    "compaction_billed_tokens", "compaction_token_method", "compaction_price_model",
+    "compaction_billed_tokens", "compaction_cache_read_tokens",
+    "compaction_cache_write_tokens", "compaction_token_method", "compaction_price_model",
     "compaction_cost_usd", "compaction_bill_note", "context_questions",
+    "session_requests", "session_input_tokens", "session_cache_read_tokens",
+    "session_cache_write_tokens", "session_output_tokens", "session_billed_tokens",
+    "session_cost_usd",
     "question", "gold_answers", "question_kind", "question_meta", "reading", "created_at",
     "schema_version", "extra", "full_history_prompt_tokens",
 )

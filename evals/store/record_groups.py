@@ -153,8 +153,13 @@ class TokensAndBill:
     #: input + output: the session's compaction bill. None: a row written before compaction
     #: calls were billed (the analysis reads 0 only when the row's methods show no LLM call)
     compaction_billed_tokens: int | None = None
+    #: the parts of ``compaction_input_tokens`` read from / written to the provider's prompt
+    #: cache (a handoff asked of the live conversation reads the prefix the live turn cached);
+    #: None: a row written before the cache was applied to the compaction calls
+    compaction_cache_read_tokens: int | None = None
+    compaction_cache_write_tokens: int | None = None
     compaction_token_method: str | None = None  # the counter of the three figures above
-    compaction_price_model: str | None = None  # the summarizer's price model (its dollars)
+    compaction_price_model: str | None = None  # the price model of the model that pays them
     compaction_cost_usd: float | None = None  # the session's compaction dollars at that price
     #: why the compaction figures are an estimate (the offline stand-in's fixed text as output,
     #: the perfect oracle's prompts and summary); None: a real summarizer's calls, counted
@@ -165,6 +170,20 @@ class TokensAndBill:
     #: the target: every arm's compression baseline (a skipped row: the history alone; None:
     #: a row written before it was recorded)
     full_history_prompt_tokens: int | None = None
+    #: What the session costs after its first compaction (the session's, on every row of the
+    #: context; ``snapcompact.billing.session_bill``): the requests the agent sent for its
+    #: replies, their whole prompts, the parts read from / written to the prompt cache, the
+    #: replies' tokens; ``session_billed_tokens`` adds the compaction calls' tokens (input +
+    #: output, no cache weighting), ``session_cost_usd`` prices it all at the target's price
+    #: model, cache applied, plus ``compaction_cost_usd``. None: a row written before sessions
+    #: were billed.
+    session_requests: int | None = None
+    session_input_tokens: int | None = None
+    session_cache_read_tokens: int | None = None
+    session_cache_write_tokens: int | None = None
+    session_output_tokens: int | None = None
+    session_billed_tokens: int | None = None
+    session_cost_usd: float | None = None
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,10 @@ Rooms (one job each):
   charge and shape; :mod:`.guards`: the payload, reduction and window guards;
 * :mod:`.recovery`: the recovery band after a commit and the dead-end rescues;
 * :mod:`.pass_report`: the record a pass leaves; :mod:`.rounds`: those records as data;
-* :mod:`.replay`, :mod:`.stepwise`: drivers over a recorded session; :mod:`.inspect`,
-  :mod:`.inspect_steps`: the ``compact`` command's reports; :mod:`.system_prompt`: the agent's
-  own system prompt, kept as data, that both count by default.
+* :mod:`.replay`, :mod:`.stepwise`: drivers over a recorded session; :mod:`.turn_requests`:
+  the requests a replay's agent sends for its replies after a compaction (a session's bill);
+  :mod:`.inspect`, :mod:`.inspect_steps`: the ``compact`` command's reports;
+  :mod:`.system_prompt`: the agent's own system prompt, kept as data, that both count by default.
 """
 
 from __future__ import annotations

@@ -33,7 +33,9 @@ from typing import Any
 from snapcompact.agent.maintenance import SessionMaintenance
 from snapcompact.agent.methods import DEFAULT_METHOD_ORDER
 from snapcompact.agent.rounds import MaintenanceRound
+from snapcompact.agent.turn_requests import TurnLedger
 from snapcompact.archive import get_preserved_archive
+from snapcompact.billing import TurnRequest
 from snapcompact.compaction import (
     REPLAY_STRATEGIES,
     CompactionEntry,
@@ -66,6 +68,9 @@ class AgentReplay(Replay):
 
     maintenance: SessionMaintenance | None = None
     passes: tuple[MaintenanceRound, ...] = field(default_factory=tuple)
+    #: the requests the agent sent for its replies after its first compaction (only when the
+    #: replay was asked to count them: ``turns_for``), for ``snapcompact.billing.bill_turns``
+    turn_requests: tuple[TurnRequest, ...] = ()
 
     @property
     def offline_divergence(self) -> bool:
@@ -205,6 +210,8 @@ class _AgentLoop:
 
     in_tool_loop: bool = False
     last_assistant: Mapping[str, Any] | None = None
+    #: told when the agent sends its request for an assistant message (after the check)
+    on_request: Callable[[Mapping[str, Any]], None] | None = None
 
     def feed(self, maint: SessionMaintenance, message: dict[str, Any],
              record: Callable[[], None]) -> None:
@@ -220,6 +227,8 @@ class _AgentLoop:
             if self.in_tool_loop:
                 maint.mid_turn(self.last_assistant)
                 record()
+            if self.on_request is not None:
+                self.on_request(message)
             if _has_tool_calls(message):
                 maint.append(message)
                 self.in_tool_loop = True
@@ -237,12 +246,19 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
                          hooks: Hooks | None = None,
                          system_prompt: str | Sequence[str] | None = None,
                          tools: Sequence[Mapping[str, Any]] | None = None,
-                         final_prompt: Mapping[str, Any] | None = None) -> AgentReplay:
+                         final_prompt: Mapping[str, Any] | None = None,
+                         chat: Any = None, turns_for: str | None = None,
+                         image_detail: str | None = None) -> AgentReplay:
     """Feed ``messages`` (agent JSON, oldest first) through a fresh agent maintenance.
 
     ``settings`` should come from :func:`agent_settings`. Methods that need an LLM run only
     with ``complete`` (a summarizer); without it they are recorded as ``offline`` and the next
-    method runs (the rounds and :attr:`AgentReplay.offline_divergence` say so).
+    method runs (the rounds and :attr:`AgentReplay.offline_divergence` say so). With ``chat``
+    and ``system_prompt`` a handoff is asked of the live conversation, as the agent asks it
+    (:func:`snapcompact.compaction.generate_handoff_live`); without them, of a transcript.
+    ``turns_for`` (a model id): count the request of every reply after the first compaction
+    with that model line's counter (:class:`~.turn_requests.TurnLedger`; ``image_detail``
+    replaces the frames' detail there, as the caller's request does).
     """
     if strategy not in AGENT_STRATEGIES:
         raise ValueError(f"unknown replay strategy {strategy!r}; known: "
@@ -251,9 +267,14 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
     hooks = truncating_hooks(hooks) if strategy == "truncate" else (hooks or Hooks())
     maint = SessionMaintenance(replay_store(), model, settings=settings, complete=complete,
                                hooks=hooks, system_prompt=system_prompt, tools=tools,
-                               clock=lambda: _EPOCH_S, use_recorded_usage=False)
+                               chat=chat, clock=lambda: _EPOCH_S, use_recorded_usage=False)
     ledger = _RoundLedger(maint, strategy, len(messages))
     loop = _AgentLoop()
+    turns = (TurnLedger(maint, turns_for, api=model.api, provider=model.provider,
+                        system_prompt=system_prompt, tools=tools, image_detail=image_detail)
+             if turns_for is not None else None)
+    if turns is not None:
+        loop.on_request = turns.request
     for index, raw in enumerate(messages):
         if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
             raise ValueError(f"message {index}: must be an object with a string 'role'")
@@ -261,6 +282,8 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
         maint.view.message_index = index
         first_new = len(maint.session.entries)
         loop.feed(maint, message, partial(ledger.record, index))
+        if turns is not None:
+            turns.stored(message)
         ledger.stored(index, message["role"], first_new)
         ledger.record(index)
     if final_prompt is not None:
@@ -271,4 +294,5 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
     return AgentReplay(pipeline=maint.pipeline, strategy=strategy, rounds=tuple(ledger.rounds),
                        discarded_round=tuple(ledger.discarded), warnings=tuple(notes),
                        llm_calls=tally.calls, llm_usage=dict(tally.usage), maintenance=maint,
-                       passes=tuple(maint.rounds))
+                       passes=tuple(maint.rounds),
+                       turn_requests=tuple(turns.turns) if turns is not None else ())

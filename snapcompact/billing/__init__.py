@@ -18,7 +18,8 @@ Rooms (one job each):
 * :mod:`.cache_use`: how a run of requests sharing a prefix is billed under a prompt cache;
   :mod:`.stable_prefix`: how much of a compacted context's head the cache still holds;
   :mod:`.next_turns`: the next turns after a compaction, cache on;
-* :mod:`.compaction_calls`: the summary requests a compaction made, billed.
+* :mod:`.compaction_calls`: the summary requests a compaction made, billed;
+* :mod:`.session_bill`: every turn request after a compaction, cache applied (a session's cost).
 
 The names below are the public API; everything else is internal and may change.
 """
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING
 from snapcompact.core import lazy_exports
 
 if TYPE_CHECKING:
-    from snapcompact.billing.cache_use import CacheUse, cache_uses
+    from snapcompact.billing.cache_use import CacheUse, cache_uses, follow_on_use
     from snapcompact.billing.compaction_calls import (
         NO_CALLS,
         CompactionBill,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from snapcompact.billing.next_turns import NEXT_TURNS, TURN_TOKENS, NextTurns, next_turns_units
     from snapcompact.billing.request import RequestBill, bill_request, billed_text_tokens
     from snapcompact.billing.request_parts import png_size, request_images, request_text
+    from snapcompact.billing.session_bill import NO_TURNS, SessionBill, TurnRequest, bill_turns
     from snapcompact.billing.stable_prefix import stable_prefix_of
 
 #: Public name -> the module that defines it (imported on first use).
@@ -50,10 +52,15 @@ _WHERE: dict[str, str] = {
     "bill_calls": "compaction_calls",
     "bill_image": "image",
     "bill_request": "request",
+    "bill_turns": "session_bill",
+    "NO_TURNS": "session_bill",
+    "SessionBill": "session_bill",
+    "TurnRequest": "session_bill",
     "billed_frame_charge": "frames",
     "billed_frame_tokens": "frames",
     "billed_text_tokens": "request",
     "cache_uses": "cache_use",
+    "follow_on_use": "cache_use",
     "CacheUse": "cache_use",
     "CompactionBill": "compaction_calls",
     "CompactionCall": "compaction_calls",
@@ -77,6 +84,7 @@ __all__ = [
     "DETAILS",
     "NEXT_TURNS",
     "NO_CALLS",
+    "NO_TURNS",
     "TURN_TOKENS",
     "CacheUse",
     "CompactionBill",
@@ -84,13 +92,17 @@ __all__ = [
     "ImageBill",
     "NextTurns",
     "RequestBill",
+    "SessionBill",
+    "TurnRequest",
     "bill_calls",
     "bill_image",
     "bill_request",
+    "bill_turns",
     "billed_frame_charge",
     "billed_frame_tokens",
     "billed_text_tokens",
     "cache_uses",
+    "follow_on_use",
     "next_turns_units",
     "png_size",
     "request_images",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from snapcompact.pricing import PromptCacheRule
 
-__all__ = ["CacheUse", "cache_uses"]
+__all__ = ["CacheUse", "cache_uses", "follow_on_use"]
 
 
 @dataclass(frozen=True)
@@ -71,3 +71,24 @@ def cache_uses(rule: PromptCacheRule | None, prefix_tokens: int,
             out.append(CacheUse(uncached=total - cached, written=0, read=cached))
     return out
 
+
+
+def follow_on_use(rule: PromptCacheRule | None, prefix_tokens: int,
+                  prompt_tokens: int) -> CacheUse:
+    """How one request is billed when the request before it, within the cache lifetime, ended
+    at ``prefix_tokens`` of this one's prompt: an agent places its last cache breakpoint at the
+    end of every request, so the next request (a turn, or a handoff asked of the live
+    conversation) reads that prefix and writes the rest (plain input where writes are not
+    billed apart, or the prompt is below the rule's minimum)."""
+    prefix_tokens = _count(prefix_tokens, "prefix_tokens")
+    prompt_tokens = _count(prompt_tokens, "prompt_tokens")
+    if prompt_tokens < prefix_tokens:
+        raise ValueError(f"{prompt_tokens:,} prompt tokens, fewer than the "
+                         f"{prefix_tokens:,}-token prefix of the request before")
+    if rule is None:
+        return CacheUse(uncached=prompt_tokens, written=0, read=0)
+    read = rule.cached_tokens(prefix_tokens)
+    rest = prompt_tokens - read
+    if rule.writes_billed and rule.cached_tokens(prompt_tokens) > 0:
+        return CacheUse(uncached=0, written=rest, read=read)
+    return CacheUse(uncached=rest, written=0, read=read)

@@ -39,6 +39,9 @@ from snapcompact.pricing import shape_rules
 ONCE = ["experiment=smoke", "context_window=32000", "model=mock", "strategies=[handoff]",
         "summarizer=mock"]
 SUMMARIZER = "claude-haiku-4-5"  # configs/summarizer/mock.yaml: target_model and price_model
+#: configs/model/mock.yaml's price model: a stand-in summarizer stands for the session's model,
+#: which the agent hands off and summarizes with (issue 46 item 5)
+SESSION_MODEL = "claude-sonnet-4-5"
 STUB_REPLY = "## Goal\nThe stub's handoff: the build was green at step 3 and the port is 8431."
 
 
@@ -140,11 +143,11 @@ def test_rows_carry_the_sessions_bill_once_and_the_report_shares_it_over_the_que
     assert len(bills) == 1  # the session's figures, the same on every row of the context
     calls, inputs, outputs = bills.pop()
     assert calls == 1 and inputs > 10_000
-    price = litellm.model_cost[SUMMARIZER]
+    price = litellm.model_cost[SESSION_MODEL]
     for r in rows:
         assert r.context_questions == 2
         assert r.compaction_billed_tokens == inputs + outputs
-        assert r.compaction_price_model == SUMMARIZER
+        assert r.compaction_price_model == SESSION_MODEL
         assert r.compaction_cost_usd == pytest.approx(
             inputs * price["input_cost_per_token"] + outputs * price["output_cost_per_token"])
     summary = summarize(records_frame(rows, shape_rules()), n_boot=200)
