@@ -51,6 +51,7 @@ COLUMN_ORDER: tuple[str, ...] = (
     "compaction_cost_usd", "compaction_bill_note", "context_questions",
     "question", "gold_answers", "question_kind", "question_meta", "reading", "created_at",
     "schema_version", "extra",
+    "reported_reasoning_tokens",
 )
 
 

@@ -161,6 +161,10 @@ class TokensAndBill:
     compaction_bill_note: str | None = None
     #: questions asked after this context (the divisor of the per-question compaction share)
     context_questions: int | None = None
+    #: of ``reported_completion_tokens`` (the answer's output, billed at the output price), the
+    #: reasoning (thinking) tokens the provider reported; None: none reported (the offline
+    #: readers, a provider without the field, a row written before it existed)
+    reported_reasoning_tokens: int | None = None
 
 
 @dataclass(frozen=True)
