@@ -17,8 +17,8 @@ v1.1 -- v2.0 changed that case). Both take the maximum over the gold answers.
 Abstentions ("unanswerable", "I cannot read the image", "not visible", an empty reply, and a
 model's free-text "not stated / unknown / don't know": "The session does not mention it", "that
 was never stated", "I don't have that information", "there is no record of it", "the value is
-unknown") are flagged apart: a reader that says it cannot see is different from one that misreads, and the
-shape table needs both rates. An abstention scores 0 for EM and F1. A reply that mentions an
+unknown") are flagged apart: a reader that says it cannot see is different from one that
+misreads, and the shape table needs both rates. An abstention scores 0 for EM and F1. A reply that mentions an
 abstention phrase but still contains a whole gold answer (a hedge: "hard to read, but 7342") is
 scored as an answer, not flagged.
 

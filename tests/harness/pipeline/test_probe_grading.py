@@ -9,8 +9,8 @@ import pytest
 
 from evals.items.probes import is_confabulation, is_silent_wrong, probe_label
 from evals.pipeline.probe_grading import exact_form, gist_share, grade
-from evals.pipeline.scoring import is_abstention
 from evals.pipeline.reader_side import UNREACHABLE_SCORE
+from evals.pipeline.scoring import is_abstention
 from evals.readers.answer import ABSTENTION, locate
 
 EXACT = {"probe": "exact"}
