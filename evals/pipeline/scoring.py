@@ -18,9 +18,9 @@ Abstentions ("unanswerable", "I cannot read the image", "not visible", an empty 
 model's free-text "not stated / unknown / don't know": "The session does not mention it", "that
 was never stated", "I don't have that information", "there is no record of it", "the value is
 unknown") are flagged apart: a reader that says it cannot see is different from one that
-misreads, and the shape table needs both rates. An abstention scores 0 for EM and F1. A reply that mentions an
-abstention phrase but still contains a whole gold answer (a hedge: "hard to read, but 7342") is
-scored as an answer, not flagged.
+misreads, and the shape table needs both rates. An abstention scores 0 for EM and F1. A reply
+that mentions an abstention phrase but still contains a whole gold answer (a hedge: "hard to
+read, but 7342") is scored as an answer, not flagged.
 
 `correct` is EM = 1 or F1 >= CORRECT_F1_THRESHOLD (0.8). 0.8 accepts one wrong or missing token
 in five (a long code line read with one token garbled) but rejects half-right short answers
