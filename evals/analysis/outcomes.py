@@ -45,6 +45,7 @@ from evals.blind.provider import PROVIDER as BLIND_PROVIDER
 from evals.items.probes import (
     ABSTAINED,
     CORRECT,
+    NEVER_STATED,
     OUTCOMES,
     WRONG,
     is_confabulation,
@@ -80,6 +81,18 @@ def _bin(value: float, edges: Sequence[float], names: Sequence[str] | None = Non
         if lo <= value < hi or (i == len(edges) - 2 and value == hi):
             return names[i] if names else f"{lo:g}-{hi:g}"
     return "unknown"
+
+
+def stated_probes(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows that measure recall: every question but the never-stated probes, whose right
+    reply is an abstention (the told reader is told there is nothing to find, so they would add
+    a correct answer per depth to every arm's recall). ``snapcompact-eval-table`` ranks on
+    these; the never-stated probes are reported here, as correct / confabulated."""
+    if "question_meta" not in df or df.empty:
+        return df
+    kinds = [probe_of(_meta(m))[0] for m in df["question_meta"]]
+    keep = [k != NEVER_STATED for k in kinds]
+    return df[keep].reset_index(drop=True)
 
 
 def outcome_frame(df: pd.DataFrame) -> pd.DataFrame:

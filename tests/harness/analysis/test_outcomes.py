@@ -99,3 +99,12 @@ def test_the_written_outcome_files_are_made_again_from_their_committed_records(t
     assert all((tmp_path / name).read_text() == text for name, text in rebuilt.items())
     edited = (tmp_path / "outcomes.csv").read_text().replace("33%", "34%")
     assert edited != rebuilt["outcomes.csv"]  # a hand edit would show
+
+
+def test_recall_tables_count_the_stated_probes_only():
+    from evals.analysis.outcomes import stated_probes
+
+    kept = stated_probes(pd.DataFrame(ROWS))
+    # ROWS: three exact, two never-stated, one old row without a kind (read as exact)
+    assert len(kept) == 4
+    assert not any('"never-stated"' in m for m in kept["question_meta"])
