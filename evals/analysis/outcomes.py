@@ -10,9 +10,11 @@ together), and gives two columns of their own:
 - **confabulated**: a never-stated probe answered with a value.
 
 The told reader (the legibility floor) and the blind reader (``reader=blind``) sit side by side,
-overall and by depth bin, session length bin and where the evidence was (kept tail or
-discarded). A row recorded before probe kinds existed reads as ``exact (old default)``; one
-without a reader label (``extra["reader_label"]``) reads its reader from its model id.
+overall and by depth bin, session length bin, where the evidence was (kept tail or
+discarded) and the content type of the message it sits in (prose or tool output:
+:data:`CONTENT_OF_PLACE`, the types of ``evals.analysis.frame_pay``). A row recorded before
+probe kinds existed reads as ``exact (old default)``; one without a reader label
+(``extra["reader_label"]``) reads its reader from its model id.
 
 Each arm's rows are split by production's verdict (``valid``: ranked; ``bound``, ``stand-in``,
 ``not sent``: never ranked), as the main table splits them. A real model's answers are billed to
@@ -59,6 +61,10 @@ DEPTH_EDGES = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Session length bins by billed-text estimate (4 characters a token), in characters.
 LENGTH_EDGES = (0, 100_000, 400_000, 1_600_000, math.inf)
 LENGTH_NAMES = ("<25k tok", "25-100k tok", "100-400k tok", ">400k tok")
+#: The content type of the message a question's evidence sits in, from its ``place``, in the
+#: types of ``evals.analysis.frame_pay`` (recall by content type beside where frames pay): the
+#: generated sessions' tool-result facts sit in a shell command's output (``cat notes/...``).
+CONTENT_OF_PLACE = {"user": "prose", "assistant": "prose", "tool_result": "logs"}
 
 
 def _reader_of(label: object, model: str) -> str:
@@ -116,6 +122,7 @@ def outcome_frame(df: pd.DataFrame) -> pd.DataFrame:
     ok["depth_bin"] = [_bin(d, DEPTH_EDGES) for d in ok["depth"]]
     ok["length_bin"] = [_bin(float(h), LENGTH_EDGES, LENGTH_NAMES) for h in ok["history_chars"]]
     ok["evidence_where"] = ["discarded" if d else "kept tail" for d in ok["discarded"]]
+    ok["content_type"] = [CONTENT_OF_PLACE.get(str(m.get("place")), "unknown") for m in metas]
     model = ok["reader_name"] == "model"  # the offline readers' usage is an echo, not a bill
     for column, source in (("output_tokens", "reported_completion_tokens"),
                            ("reasoning_tokens", "reported_reasoning_tokens")):
@@ -180,7 +187,7 @@ def outcome_tables(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
     """Every outcome table of a records frame, by name."""
     frame = outcome_frame(df)
     tables = {"outcomes": outcome_table(frame, n_boot=n_boot, seed=seed, alpha=alpha)}
-    for column in ("depth_bin", "length_bin", "evidence_where"):
+    for column in ("depth_bin", "length_bin", "evidence_where", "content_type"):
         tables[f"outcomes_by_{column}"] = side_by_side(frame, column)
     return tables
 

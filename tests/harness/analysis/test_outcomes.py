@@ -12,8 +12,9 @@ from evals.analysis.outcomes import outcome_frame, outcome_table, side_by_side
 TOLD = {"note": "x", "reader_label": "told evidence (legibility floor)"}
 
 
-def _row(item, probe, correct, abstained, model="snapocr/context-qa", extra=TOLD, depth=0.1):
-    meta = {} if probe is None else {"probe": probe}
+def _row(item, probe, correct, abstained, model="snapocr/context-qa", extra=TOLD, depth=0.1,
+         place="user"):
+    meta = {"place": place} if probe is None else {"probe": probe, "place": place}
     return {"ok": True, "model": model, "extra": json.dumps(extra),
             "question_meta": json.dumps({**meta, "depth": depth}), "correct": correct,
             "abstained": abstained, "item_id": item, "depth": depth, "history_chars": 50_000,
@@ -26,7 +27,8 @@ ROWS = [
     # blind reader (no label in extra: read from its model id), two sessions
     _row("s1", "exact", True, False, model="snapblind/context-qa", extra={}),
     _row("s1", "exact", False, False, model="snapblind/context-qa", extra={}),   # silent wrong
-    _row("s2", "exact", False, True, model="snapblind/context-qa", extra={}),
+    _row("s2", "exact", False, True, model="snapblind/context-qa", extra={},
+         place="tool_result"),
     _row("s2", "never-stated", False, False, model="snapblind/context-qa", extra={}),  # confab.
     _row("s1", "never-stated", True, True, model="snapblind/context-qa", extra={}, depth=0.9),
     # the told reader, one old row without a kind
@@ -95,7 +97,8 @@ def test_the_written_outcome_files_are_made_again_from_their_committed_records(t
     assert "Session bootstrap: 300 resamples, seed 4." in (tmp_path / "outcomes.md").read_text()
     rebuilt = rebuild_outcomes(tmp_path)
     assert set(rebuilt) == {"outcomes.md", "outcomes.csv", "outcomes_by_depth_bin.csv",
-                            "outcomes_by_length_bin.csv", "outcomes_by_evidence_where.csv"}
+                            "outcomes_by_length_bin.csv", "outcomes_by_evidence_where.csv",
+                            "outcomes_by_content_type.csv"}
     assert all((tmp_path / name).read_text() == text for name, text in rebuilt.items())
     edited = (tmp_path / "outcomes.csv").read_text().replace("33%", "34%")
     assert edited != rebuilt["outcomes.csv"]  # a hand edit would show
@@ -108,3 +111,11 @@ def test_recall_tables_count_the_stated_probes_only():
     # ROWS: three exact, two never-stated, one old row without a kind (read as exact)
     assert len(kept) == 4
     assert not any('"never-stated"' in m for m in kept["question_meta"])
+
+
+def test_recall_by_content_type_reads_the_evidence_place():
+    table = side_by_side(outcome_frame(pd.DataFrame(ROWS)), "content_type")
+    cells = {(r["probe"], r["content_type"]): r for r in table.to_dict("records")}
+    # blind exact: s1 correct + s1 wrong in user turns (prose), s2 abstained in a tool result
+    assert cells[("exact", "prose")]["blind (BM25 retrieval)"] == "1/0/1"
+    assert cells[("exact", "logs")]["blind (BM25 retrieval)"] == "0/1/0"
