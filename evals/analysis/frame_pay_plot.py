@@ -59,7 +59,8 @@ def write_figure(rows: Sequence[PayRow], path: Path, shapes: Sequence[str]) -> P
                    label=name, color="black" if name == "text" else None)
         ax.set_xticks([x + 0.4 - width / 2 for x in range(len(contents))], contents)
         ax.set_title(line)
-    axes[0][0].set_ylabel("characters per billed token")
+    axes[0][0].set_yscale("log")  # text ~3, dense resized frames ~100: one axis for both
+    axes[0][0].set_ylabel("characters per billed token (log)")
     axes[0][-1].legend(fontsize="small")
     fig.suptitle("Where snapcompact pays: a shape's bar above the black text bar carries more "
                  "characters per billed token", fontsize="medium")
