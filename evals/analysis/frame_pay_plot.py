@@ -61,10 +61,11 @@ def write_figure(rows: Sequence[PayRow], path: Path, shapes: Sequence[str]) -> P
         ax.set_title(line)
     axes[0][0].set_yscale("log")  # text ~3, dense resized frames ~100: one axis for both
     axes[0][0].set_ylabel("characters per billed token (log)")
-    axes[0][-1].legend(fontsize="small")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize="small")
     fig.suptitle("Where snapcompact pays: a shape's bar above the black text bar carries more "
                  "characters per billed token", fontsize="medium")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
