@@ -17,5 +17,6 @@ arms compared, the others drawn apart, intervals with n), ``frame_costs``,
 committed as Parquet) / ``research_rederive`` (rebuilt from committed per-session figures) /
 ``research_plot``, ``search_front`` / ``search_objectives``,
 ``outcomes`` (correct / abstained / wrong per reader, arm and probe kind; silent wrong answers),
-``frame_pay`` (where frames pay: characters per billed token, text vs frames, by content type).
+``frame_pay`` (where frames pay: characters per billed token, text vs frames, by content type)
+and ``frame_pay_plot`` (its figure, "where snapcompact pays").
 """

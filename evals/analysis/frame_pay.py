@@ -23,7 +23,8 @@ For one session (a session file the library's loader reads):
 
 A shape *pays* for a content type when its characters per token beat the text's. A content type
 is sampled to its first :data:`SAMPLE_CHARS` characters (a ratio, not a total). Run it as
-``python -m evals.analysis.frame_pay SESSION... [--out DIR]``.
+``python -m evals.analysis.frame_pay SESSION... [--out DIR]`` (with ``--out``, also the figure
+of ``evals.analysis.frame_pay_plot``).
 """
 
 from __future__ import annotations
@@ -181,7 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.analysis.frame_pay",
                                      description=__doc__.split("\n", 1)[0])
     parser.add_argument("sessions", nargs="+", help="session files")
-    parser.add_argument("--out", default=None, help="write where_frames_pay.md here")
+    parser.add_argument("--out", default=None, help="write where_frames_pay.md and the figure "
+                        "where_snapcompact_pays.png here")
     args = parser.parse_args(argv)
     from snapcompact.compaction import load_session_messages
 
@@ -192,6 +194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
         (Path(args.out) / "where_frames_pay.md").write_text(text + "\n")
+        from evals.analysis.frame_pay_plot import write_figure
+
+        write_figure(rows, Path(args.out) / "where_snapcompact_pays.png", SHAPES)
     print(text)
     return 0
 

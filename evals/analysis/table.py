@@ -32,6 +32,7 @@ import pandas as pd
 from evals.analysis.aggregate import GROUP_COLUMNS, arm_labels, records_frame
 from evals.analysis.apply_gate import RowVerdict, format_verdicts
 from evals.analysis.docs_blocks import check_docs, write_docs
+from evals.analysis.outcomes import stated_probes
 from evals.analysis.report import build_report
 from evals.analysis.table_outputs import (
     PER_RUN_COLUMNS,
@@ -98,7 +99,8 @@ def make_tables(paths: Sequence[str | Path], out: str | Path = "results", apply:
     records, sources = read_sources(paths)
     # rows in measurement order, not in the order concurrent requests finished: every table
     # (and every float sum behind it) is then the same for a warm rerun and a fresh clone
-    df = records_frame(records, parse_shape_rules(current))
+    # recall counts the stated probes only (never-stated ones: results/outcomes, outcomes.py)
+    df = stated_probes(records_frame(records, parse_shape_rules(current)))
     order = [c for c in RECORD_ORDER if c in df]
     if order:
         df = df.sort_values(order, kind="mergesort", na_position="first", ignore_index=True)

@@ -13,8 +13,15 @@ rules, per kind (``evals.items.probes``):
   dropping one suffix of ``ing``/``ed``/``es``/``s`` when three letters remain) must contain at
   least :data:`GIST_MIN_SHARE` of the gold keywords, stemmed the same way. Keywords are the
   question's ``meta["keywords"]``, else the first gold answer's tokens that are not stopwords.
-- ``never-stated``: correct iff the reply is an abstention; any value is wrong, and that wrong
-  reply is a *confabulation*.
+- ``never-stated``: correct iff the reply is an abstention that does not carry the lure's value
+  (``meta["lure_answer"]``); any value is wrong, and that wrong reply is a *confabulation*.
+
+An abstention is :func:`evals.pipeline.scoring.is_abstention`: an empty reply, or one matching
+its phrase families (the offline readers' ``unanswerable``; "cannot read/find/determine",
+"don't know", "not visible/stated/mentioned/given", and a model's free-text "does not mention",
+"was never stated", "I don't have that information", "no record of", "is unknown"), unless the
+reply still contains a gold answer (for a never-stated probe: the lure's value) as a whole
+token run.
 
 For the stated kinds an abstention (``evals.pipeline.scoring.is_abstention``) is ``abstained``.
 A question without a kind (recorded before kinds existed) keeps the old rule: correct when
@@ -110,7 +117,10 @@ def grade(prediction: str | None, answers: Sequence[str],
     kind, defaulted = probe_of(meta)
     text = prediction or ""
     if kind == NEVER_STATED:
-        right = is_abstention(prediction)
+        # a hedge that still carries the lure's value ("not stated, but probably 4417") is a
+        # confabulation, as a stated probe's hedge carrying the gold answer is an answer
+        lure = (meta or {}).get("lure_answer")
+        right = is_abstention(prediction, (str(lure),) if lure else ())
         return Graded(kind, CORRECT if right else WRONG, float(right), float(right))
     squad = score(prediction, answers)
     if squad.abstained:

@@ -157,6 +157,7 @@ def _tokens_and_bill(p: Planned | None, response: Any, spec: RunSpec, item: Sess
         predicted_cost_usd=p.predicted_cost_usd if p is not None else None,
         reported_prompt_tokens=response.prompt_tokens if response is not None else None,
         reported_completion_tokens=response.completion_tokens if response is not None else None,
+        reported_reasoning_tokens=response.reasoning_tokens if response is not None else None,
         reported_cost_usd=response.cost_usd if response is not None else None,
         predicted_completion_tokens=spec.reader.answer_max_tokens,
         predicted_spend_usd=p.predicted_spend_usd if p is not None else 0.0,

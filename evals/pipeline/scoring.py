@@ -14,11 +14,13 @@ mean of token precision and recall over the normalized tokens, with tokens count
 multiset; it is 0 when no token is shared (so an empty prediction or empty gold scores 0, as in
 v1.1 -- v2.0 changed that case). Both take the maximum over the gold answers.
 
-Abstentions ("unanswerable", "I cannot read the image", "not visible", an empty reply) are
-flagged apart: a reader that says it cannot see is different from one that misreads, and the
-shape table needs both rates. An abstention scores 0 for EM and F1. A reply that mentions an
-abstention phrase but still contains a whole gold answer (a hedge: "hard to read, but 7342") is
-scored as an answer, not flagged.
+Abstentions ("unanswerable", "I cannot read the image", "not visible", an empty reply, and a
+model's free-text "not stated / unknown / don't know": "The session does not mention it", "that
+was never stated", "I don't have that information", "there is no record of it", "the value is
+unknown") are flagged apart: a reader that says it cannot see is different from one that
+misreads, and the shape table needs both rates. An abstention scores 0 for EM and F1. A reply
+that mentions an abstention phrase but still contains a whole gold answer (a hedge: "hard to
+read, but 7342") is scored as an answer, not flagged.
 
 `correct` is EM = 1 or F1 >= CORRECT_F1_THRESHOLD (0.8). 0.8 accepts one wrong or missing token
 in five (a long code line read with one token garbled) but rejects half-right short answers
@@ -54,6 +56,20 @@ _ABSTENTION_PATTERNS = tuple(
         r"\b(illegible|unreadable|indecipherable|too blurry|blurry)\b",
         r"\bno (such|relevant) (information|text|mention)\b",
         r"\binsufficient (information|context)\b",
+        # a model's free-text "not stated" family (issue 47: a never-stated probe's right reply
+        # from a real model is a sentence, not the offline readers' "unanswerable")
+        r"\b(does not|doesnt|did not|didnt|do not|dont) (mention|say|state|specify|contain|"
+        r"include|provide|give|record|show)\b",
+        r"\b(isnt|wasnt|arent|werent|was not|were not|has not been|have not been|hasnt been|"
+        r"havent been|never|never been) (mentioned|stated|specified|given|provided|recorded|"
+        r"said|discussed|listed|included)\b",
+        r"\bnot (known|recorded|included|said|discussed|listed|in (conversation|session|"
+        r"transcript))\b",
+        r"\b(dont|do not) have (any |that |this |enough |the )?(information|data|context|"
+        r"details|record)\b",
+        r"\bno (information|mention|record|indication|details?|data) (about|of|on|regarding|"
+        r"for|in)\b",
+        r"\b(is|remains) unknown\b",
     )
 )
 

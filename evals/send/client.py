@@ -48,7 +48,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.send.completion import cache_tokens, import_litellm, provider_of, read_completion
+from evals.send.completion import (
+    cache_tokens,
+    import_litellm,
+    provider_of,
+    read_completion,
+    reasoning_tokens,
+)
 from evals.send.dollar_budget import Budget, BudgetExceeded, DryRunSummary
 from evals.send.progress import Progress, ProgressBar
 from evals.send.request_rate import RequestRateLimiter
@@ -157,6 +163,8 @@ class Response:
     attempts: int
     cache_read_tokens: int | None = None  # prompt tokens the provider read from its cache
     cache_write_tokens: int | None = None  # prompt tokens it wrote to its cache
+    #: of ``completion_tokens``, the reasoning (thinking) tokens the provider reported
+    reasoning_tokens: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -521,6 +529,7 @@ class EvalClient:
         progress = self.progress
         answer, prompt_tokens, completion_tokens, cost = read_completion(raw, request.model)
         cache_read, cache_write = cache_tokens(getattr(raw, "usage", None))
+        reasoning = reasoning_tokens(getattr(raw, "usage", None))
         reservation.settle(cost)
         if tokens is not None:
             tokens.settle(request.predicted_prompt_tokens, prompt_tokens)
@@ -537,6 +546,7 @@ class EvalClient:
             created_unix=time.time(),
             cache_read_tokens=cache_read,
             cache_write_tokens=cache_write,
+            reasoning_tokens=reasoning,
         )
         if self.cache is not None:
             try:
@@ -556,6 +566,7 @@ class EvalClient:
             attempts=attempt,
             cache_read_tokens=cache_read,
             cache_write_tokens=cache_write,
+            reasoning_tokens=reasoning,
         )
 
 
@@ -571,7 +582,8 @@ def _hit_response(key: str, request: Request, hit: CachedResponse) -> Response:
                     prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
                     cost_usd=hit.cost_usd, latency_s=hit.latency_s, cached=True, error=None,
                     attempts=0, cache_read_tokens=hit.cache_read_tokens,
-                    cache_write_tokens=hit.cache_write_tokens)
+                    cache_write_tokens=hit.cache_write_tokens,
+                    reasoning_tokens=hit.reasoning_tokens)
 
 
 def _per_provider(value: Any, name: str, default: Any) -> dict[str, Any]:

@@ -67,6 +67,17 @@ def cache_tokens(usage: Any) -> tuple[int | None, int | None]:
     return read, write
 
 
+def reasoning_tokens(usage: Any) -> int | None:
+    """Reasoning (thinking) tokens of a litellm usage: ``completion_tokens_details.
+    reasoning_tokens``, where litellm puts OpenAI's and Gemini's (``thoughtsTokenCount``) count.
+    They are part of ``completion_tokens`` (billed as output), reported apart so an arm's
+    output bill can say how much of it was reasoning. None when the usage has no such field."""
+    details = getattr(usage, "completion_tokens_details", None) if usage is not None else None
+    if isinstance(details, dict):
+        return _count_of(details.get("reasoning_tokens"))
+    return _count_of(getattr(details, "reasoning_tokens", None)) if details is not None else None
+
+
 def read_completion(raw: Any, model: str) -> tuple[str, int | None, int | None, float | None]:
     """Answer text, provider-reported prompt/completion tokens and cost of a litellm response."""
     try:

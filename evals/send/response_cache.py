@@ -254,6 +254,7 @@ class CachedResponse:
     created_unix: float
     cache_read_tokens: int | None = None  # prompt tokens read from the provider's prompt cache
     cache_write_tokens: int | None = None  # prompt tokens written to it (Anthropic bills them)
+    reasoning_tokens: int | None = None  # of completion_tokens, reasoning (None: not reported)
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": CACHE_SCHEMA_VERSION, **asdict(self)}
@@ -295,6 +296,7 @@ class CachedResponse:
             created_unix=number("created_unix", optional=False),  # type: ignore[arg-type]
             cache_read_tokens=count("cache_read_tokens"),
             cache_write_tokens=count("cache_write_tokens"),
+            reasoning_tokens=count("reasoning_tokens"),
         )
 
 

@@ -55,6 +55,7 @@ COLUMN_ORDER: tuple[str, ...] = (
     "session_cost_usd",
     "question", "gold_answers", "question_kind", "question_meta", "reading", "created_at",
     "schema_version", "extra", "full_history_prompt_tokens",
+    "reported_reasoning_tokens",
 )
 
 

@@ -184,6 +184,10 @@ class TokensAndBill:
     session_output_tokens: int | None = None
     session_billed_tokens: int | None = None
     session_cost_usd: float | None = None
+    #: of ``reported_completion_tokens`` (the answer's output, billed at the output price), the
+    #: reasoning (thinking) tokens the provider reported; None: none reported (the offline
+    #: readers, a provider without the field, a row written before it existed)
+    reported_reasoning_tokens: int | None = None
 
 
 @dataclass(frozen=True)

@@ -159,10 +159,15 @@ class OpenAITwin(WireTwin):
         elif "claude" in model:  # OpenRouter forwards Claude to Anthropic, usage included
             tokens = [anthropic_image_tokens(model.replace(".", "-"), im.width, im.height)[0]
                       for im, _ in images]
+        # a reasoning model's hidden tokens are output tokens too (OpenAI's usage counts them
+        # in completion_tokens and again in completion_tokens_details.reasoning_tokens)
+        reasoning = (self.reasoning_fn(texts)
+                     if self.flavour == "openai" and _REASONING.search(model) else 0)
         return Billed(text_tokens=sum(text_tokens(t, model) for t in texts),
                       image_tokens=tuple(tokens),
                       image_sizes=tuple((im.width, im.height) for im, _ in images),
-                      completion_tokens=text_tokens(answer, model), tool_calls=tool_calls)
+                      completion_tokens=text_tokens(answer, model) + reasoning,
+                      tool_calls=tool_calls, reasoning_tokens=reasoning)
 
     # -- POST /chat/completions ------------------------------------------------------------
     def chat(self, request: Any, body: dict[str, Any], match: Any):
@@ -240,7 +245,9 @@ class OpenAITwin(WireTwin):
             "usage": {"prompt_tokens": billed.prompt_tokens,
                       "completion_tokens": billed.completion_tokens,
                       "total_tokens": billed.prompt_tokens + billed.completion_tokens,
-                      "prompt_tokens_details": {"cached_tokens": billed.cache_read_tokens}},
+                      "prompt_tokens_details": {"cached_tokens": billed.cache_read_tokens},
+                      "completion_tokens_details": {
+                          "reasoning_tokens": billed.reasoning_tokens}},
         }
         return reply, billed, model
 
@@ -335,7 +342,7 @@ class OpenAITwin(WireTwin):
             "usage": {"input_tokens": billed.prompt_tokens,
                       "input_tokens_details": {"cached_tokens": 0},
                       "output_tokens": billed.completion_tokens,
-                      "output_tokens_details": {"reasoning_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": billed.reasoning_tokens},
                       "total_tokens": billed.prompt_tokens + billed.completion_tokens},
         }
         return reply, billed, model

@@ -97,6 +97,7 @@ class Exchange:
     tool_calls: int = 0  # tool calls in the conversation (each answered by a result)
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0  # of completion_tokens (OpenAI's reasoning models)
 
     @property
     def accepted(self) -> bool:
@@ -114,6 +115,7 @@ class Billed:
     tool_calls: int = 0
     cache_read_tokens: int = 0  # of prompt_tokens, read from the twin's prompt cache
     cache_write_tokens: int = 0  # of prompt_tokens, written to it (breakpoint providers)
+    reasoning_tokens: int = 0  # of completion_tokens: a reasoning model's hidden tokens
 
     @property
     def prompt_tokens(self) -> int:
@@ -121,6 +123,11 @@ class Billed:
 
 
 Handler = Callable[[Any, dict[str, Any], Mapping[str, str]], tuple[dict[str, Any], Billed, str]]
+
+
+def no_reasoning(texts: Sequence[str]) -> int:
+    """A twin's reasoning tokens by default: none (a test scripts ``reasoning_fn``)."""
+    return 0
 
 
 def default_answer(texts: Sequence[str]) -> str:
@@ -135,6 +142,9 @@ class WireTwin:
     name: str = "twin"
     prefix: str = "/twin"
     answer_fn: Callable[[Sequence[str]], str] = default_answer
+    #: reasoning tokens a reasoning model spends on a request (its text parts), billed as output
+    #: and reported apart where the wire has the field (OpenAI's ``reasoning_tokens``)
+    reasoning_fn: Callable[[Sequence[str]], int] = no_reasoning
     latency_s: float = 0.0
     log: list[Exchange] = field(default_factory=list)
     prompt_cache: PromptCacheStore = field(default_factory=lambda: PromptCacheStore())
@@ -220,7 +230,8 @@ class WireTwin:
                               completion_tokens=billed.completion_tokens, request_bytes=len(raw),
                               tool_calls=billed.tool_calls,
                               cache_read_tokens=billed.cache_read_tokens,
-                              cache_write_tokens=billed.cache_write_tokens))
+                              cache_write_tokens=billed.cache_write_tokens,
+                              reasoning_tokens=billed.reasoning_tokens))
         return web.json_response(reply, headers=self.ok_headers())
 
     def ok_headers(self) -> dict[str, str]:

@@ -34,8 +34,16 @@ from evals.items.probes import (
 from evals.items.qa_items import Question, content_id
 
 GIST_LEAD = "For the record:"
+#: One subject per gist fact, so every gist question names its own system: at least as many as
+#: the main job's 40 depths (``configs/dataset/agent-session-long.yaml``).
 _GIST_SUBJECTS = ("billing", "search", "reporting", "payroll", "mailer", "scheduler",
-                  "inventory", "analytics", "ledger", "gateway", "archive", "telemetry")
+                  "inventory", "analytics", "ledger", "gateway", "archive", "telemetry",
+                  "checkout", "catalog", "invoicing", "shipping", "warehouse", "helpdesk",
+                  "wiki", "forum", "calendar", "booking", "pricing", "identity", "storage",
+                  "metrics", "alerting", "logging", "queue", "firewall", "chat", "video",
+                  "uploads", "notifications", "recommendations", "translation", "geocoding",
+                  "sandbox", "staging", "kiosk", "intranet", "survey", "loyalty", "refunds",
+                  "onboarding", "procurement", "timesheet", "dispatch")
 
 
 def plan_gists(seed: int, index: int, depths: Sequence[float],
@@ -48,9 +56,33 @@ def plan_gists(seed: int, index: int, depths: Sequence[float],
     return {depth: draw_gist(rng, _GIST_SUBJECTS, used) for depth in depths}
 
 
+#: Subjects no fact template draws, added to a template's own pool for never-stated probes: the
+#: 40 facts of a main-job session name most of the 20 places and 20 people, which alone left a
+#: never-stated probe at only a quarter of its depths.
+_UNSTATED_PLACES = (
+    "amber quarry", "copper mine", "ferry terminal", "hill chapel", "iron bridge",
+    "lantern shop", "marble hall", "orchard barn", "paper mill", "quay stores",
+    "reed marsh hut", "silk exchange", "tide office", "violin workshop", "wool market",
+    "canal lock", "dye works", "fire station", "grain silo", "hop kiln",
+    "ice house", "jetty shed", "kiln yard", "lime works", "moss garden",
+    "nut orchard", "oak lodge", "pier cafe", "rope walk", "slate depot",
+)
+#: The fact templates whose subject is a person (the rest name a place).
+_PEOPLE_TEMPLATES = ("tracking_number", "passphrase")
+_UNSTATED_PEOPLE = (
+    "Adaeze Nwosu", "Bjorn Aas", "Chiara Esposito", "Dara Kelly", "Emeka Obi",
+    "Fatima Zahra", "Goran Ilic", "Hiroshi Kato", "Ilse Vogel", "Jonas Berg",
+    "Kavya Iyer", "Lars Dahl", "Maren Solberg", "Nikos Pappas", "Olga Ivanova",
+    "Priya Nair", "Quentin Moreau", "Rosa Jimenez", "Sven Ek", "Tariq Aziz",
+    "Ursula Brandt", "Vera Kowalska", "Wiktor Zielinski", "Ximena Rojas", "Yusuf Kaya",
+)
+
+
 def _unstated_subject(template: str, session_text: str, taken: set[str],
                       rng: random.Random) -> str | None:
-    pool = next(t.subjects for t in TEMPLATES if t.name == template)
+    own = next(t.subjects for t in TEMPLATES if t.name == template)
+    extra = _UNSTATED_PEOPLE if template in _PEOPLE_TEMPLATES else _UNSTATED_PLACES
+    pool = (*own, *extra)
     free = [s for s in pool if s not in taken and s not in session_text]
     return rng.choice(free) if free else None
 

@@ -55,3 +55,19 @@ def test_the_table_says_whether_frames_pay():
     assert {r.content for r in rows} == {"prose", "json"}
     assert all(r.frame_chars_per_token["8on16-bw"] > 0 for r in rows)
     assert "| s | Claude Sonnet 4.5 | json |" in to_markdown(rows, ("8on16-bw",))
+
+
+def test_the_figure_pools_characters_over_tokens_across_sessions(tmp_path):
+    from evals.analysis.frame_pay import PayRow
+    from evals.analysis.frame_pay_plot import pooled, write_figure
+
+    rows = [PayRow("a", "Claude", "logs", 100, 2.0, {"8on16-bw": 4.0}),
+            PayRow("b", "Claude", "logs", 300, 3.0, {"8on16-bw": 6.0}),
+            PayRow("a", "Claude", "prose", 50, 5.0, {"8on16-bw": 2.5})]
+    values = pooled(rows, ["8on16-bw"])
+    # logs: text 400 chars over 100/2 + 300/3 = 150 tokens; frames 400 over 25 + 50 = 75
+    assert values[("Claude", "logs")] == {"text": 400 / 150, "8on16-bw": 400 / 75}
+    assert values[("Claude", "prose")] == {"text": 5.0, "8on16-bw": 2.5}
+    path = tmp_path / "where_snapcompact_pays.png"
+    assert write_figure(rows, path, ["8on16-bw"]) == values
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -10,6 +10,7 @@ import pytest
 from evals.items.probes import is_confabulation, is_silent_wrong, probe_label
 from evals.pipeline.probe_grading import exact_form, gist_share, grade
 from evals.pipeline.reader_side import UNREACHABLE_SCORE
+from evals.pipeline.scoring import is_abstention
 from evals.readers.answer import ABSTENTION, locate
 
 EXACT = {"probe": "exact"}
@@ -74,3 +75,43 @@ def test_the_told_reader_abstains_on_a_never_stated_probe():
 
 def test_exact_form():
     assert exact_form('  "An  Owl Key." ') == "owl key"
+
+
+# -- a real model's free-text replies (issue 47 item 5) ------------------------------------------
+NEVER = {"probe": "never-stated", "lure_answer": "4417-OSPREY"}
+
+
+@pytest.mark.parametrize("reply", [
+    "The session does not mention the access code for the amber quarry.",
+    "That was never stated in the conversation.",
+    "The access code for the amber quarry isn't mentioned anywhere.",
+    "I don't have that information.",
+    "There is no record of an access code for the amber quarry.",
+    "The access code is unknown.",
+    "It is not recorded in the session.",
+])
+def test_a_models_not_stated_sentence_abstains(reply):
+    # each is one of the documented families; before them every one graded as a value
+    assert grade(reply, ("unanswerable",), NEVER).outcome == "correct"
+    graded = grade(reply, ("KX7-20481",), EXACT)
+    assert (graded.outcome, graded.em, graded.f1) == ("abstained", 0.0, 0.0)
+
+
+@pytest.mark.parametrize(("reply", "outcome"), [
+    # a hedge carrying the lure's value is a confabulation, not an abstention
+    ("It is not stated, but probably 4417-OSPREY.", "wrong"),
+    ("The access code for the amber quarry is 4417-OSPREY.", "wrong"),
+    ("The access code is 9931-CINDER.", "wrong"),
+])
+def test_a_never_stated_probe_answered_with_a_value_is_a_confabulation(reply, outcome):
+    graded = grade(reply, ("unanswerable",), NEVER)
+    assert graded.outcome == outcome and is_confabulation(graded.outcome, graded.probe)
+
+
+@pytest.mark.parametrize("reply", [
+    "The deploy was stopped because the certificate did not validate.",  # "did not" + verb
+    "Nothing was stopped; the logs say the disk kept filling up every weekend.",
+    "The code is KX7-20481, as the user said.",
+])
+def test_sentences_with_a_negation_that_answer_are_not_abstentions(reply):
+    assert not is_abstention(reply)

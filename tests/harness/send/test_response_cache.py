@@ -147,7 +147,7 @@ def test_put_get_round_trip_and_layout(tmp_path):
     # Only the answer and its accounting are stored: no request, no credential.
     assert set(stored) == {"schema", "answer", "prompt_tokens", "completion_tokens", "cost_usd",
                            "model", "latency_s", "created_unix", "cache_read_tokens",
-                           "cache_write_tokens"}
+                           "cache_write_tokens", "reasoning_tokens"}
     assert list(cache.keys()) == [key] and len(cache) == 1
     assert not list((tmp_path / "cache").rglob(".tmp-*"))
 

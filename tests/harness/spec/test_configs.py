@@ -115,6 +115,8 @@ def test_no_arguments_is_the_default_offline_experiment(compose_eval):
     assert spec.dataset.params["n_items"] == 2
     assert len(spec.dataset.params["depths"]) == 40  # issue 23: >= 40 facts per session
     assert spec.dataset.params["talk_share"] == 0.5
+    # issue 47: every depth asks the three probe kinds (the dataset's own default: none)
+    assert list(spec.dataset.params["probes"]) == ["exact", "gist", "never-stated"]
     assert spec.context_window == 200000
     assert spec.settings_overrides == {}
     assert spec.strategies == ("full", "truncate", "snapcompact")
@@ -136,6 +138,16 @@ def test_small_window_experiment_is_the_32k_arm(compose_eval):
     assert spec.context_window == 32000
     assert [a.label for a in spec.arms()] == ["snapcompact/foveated/auto"]
     assert spec.dataset.params == RunSpec.from_config(compose_eval([])).dataset.params
+
+
+def test_make_results_blind_pass_asks_the_same_sessions_blind(compose_eval):
+    """The Makefile's blind pass (reader=blind experiment_name=default_blind): the default
+    experiment's sessions and arms, answered by the blind reader into a folder of its own."""
+    told = RunSpec.from_config(compose_eval([]))
+    blind = RunSpec.from_config(compose_eval(["reader=blind", "experiment_name=default_blind"]))
+    assert blind.experiment == "default_blind" and blind.reader.locate == "blind"
+    assert blind.model.reader_ids["qa"] == "snapblind/context-qa"
+    assert blind.dataset == told.dataset and blind.arms() == told.arms()
 
 
 def test_policy_shapes_are_checked(compose_eval):

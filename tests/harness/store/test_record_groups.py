@@ -146,3 +146,14 @@ def test_a_row_without_frame_lists_reads_frameless() -> None:
     data.pop("frames")
     with pytest.raises(ValueError, match="frames"):
         Record.from_json(data)
+
+
+def test_a_row_written_before_reasoning_tokens_were_recorded_reads_none() -> None:
+    from evals.store.record import Record
+
+    row = make_record().to_json()
+    assert "reported_reasoning_tokens" in row  # today's rows carry it (last column)
+    old = {k: v for k, v in row.items() if k != "reported_reasoning_tokens"}
+    assert Record.from_json(old).reported_reasoning_tokens is None
+    assert Record.from_json({**old, "reported_reasoning_tokens": 37}).reported_reasoning_tokens \
+        == 37
