@@ -56,7 +56,8 @@ def compression_cell(row) -> str:
     against the history's bill, ``– (why)`` without a baseline."""
     baseline = str(getattr(row, "compression_baseline", "") or "")
     if pd.isna(row.compression_vs_text):
-        return f"– ({baseline.removeprefix('none: ')})" if baseline else "–"
+        why = baseline.removeprefix("none: ").removeprefix("none")
+        return f"– ({why or 'no full history to compare'})"
     base = "" if baseline == "full" else " (vs uncompacted)"
     return f"{row.compression_vs_text:.2f}x{base}"
 

@@ -37,7 +37,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 DEFAULT_MAX_FRAMES = 1000
 _JSON_MAX_DEPTH_LIMIT = 20000  # recursion limit while parsing stdin JSON
@@ -257,6 +257,40 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _add_compact_parser(sub: Any) -> None:
+    """The ``compact`` subcommand's arguments (the longest verb: a parser of its own)."""
+    p = sub.add_parser("compact", help="replay a session through the compaction pipeline and "
+                       "write the next turn's context")
+    p.add_argument("session", help="session JSONL (pi v1-v3, oh-my-pi/GJC or Claude Code; bad "
+                   "lines are warnings), or a JSON list of agent messages")
+    p.add_argument("--model", required=True)
+    p.add_argument("--api")
+    p.add_argument("--provider")
+    p.add_argument("--strategy", default="snapcompact",
+                   choices=("snapcompact", "truncate", "full", "context-full", "handoff"),
+                   help="snapcompact = the coding agent's default method order")
+    p.add_argument("--policy", choices=("pinned", "foveated"))
+    p.add_argument("--shape", help="shape name, or auto (default)")
+    p.add_argument("--size", type=int, help="frame side in px")
+    p.add_argument("--context-window", type=int,
+                   help="the model's window in tokens (default: CompactRequest's, 200,000)")
+    p.add_argument("--settings", help="settings file (.toml or .json)")
+    p.add_argument("--steps", type=int, metavar="K",
+                   help="the upstream-agent oracle's protocol instead of a live replay: resume "
+                   "at every K-th user message (one pre-prompt check, canned reply 'ok'); one "
+                   "line per step on stderr")
+    p.add_argument("--question", help="with --steps: the last resume's prompt "
+                   "(default Continue.)")
+    p.add_argument("--allow-estimate", action="store_true",
+                   help="with --steps: run on a stand-in Claude counter when ctok is missing "
+                   "(refused otherwise: the steps are a parity check); rows say ESTIMATE")
+    p.add_argument("--system-prompt", metavar="FILE",
+                   help="the system prompt counted with the context (default: the coding "
+                   "agent 18.3.4's own prompt for --model, with no tools)")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_cmd_compact)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``snapcompact`` argument parser with one subcommand per verb."""
     parser = _Parser(prog="snapcompact", description=__doc__.split("\n")[0])
@@ -306,36 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--options")
     p.set_defaults(func=_cmd_serialize)
 
-    p = sub.add_parser("compact", help="replay a session through the compaction pipeline and "
-                       "write the next turn's context")
-    p.add_argument("session", help="session JSONL (pi v1-v3, oh-my-pi/GJC or Claude Code; bad "
-                   "lines are warnings), or a JSON list of agent messages")
-    p.add_argument("--model", required=True)
-    p.add_argument("--api")
-    p.add_argument("--provider")
-    p.add_argument("--strategy", default="snapcompact",
-                   choices=("snapcompact", "truncate", "full", "context-full", "handoff"),
-                   help="snapcompact = the coding agent's default method order")
-    p.add_argument("--policy", choices=("pinned", "foveated"))
-    p.add_argument("--shape", help="shape name, or auto (default)")
-    p.add_argument("--size", type=int, help="frame side in px")
-    p.add_argument("--context-window", type=int,
-                   help="the model's window in tokens (default: CompactRequest's, 200,000)")
-    p.add_argument("--settings", help="settings file (.toml or .json)")
-    p.add_argument("--steps", type=int, metavar="K",
-                   help="the upstream-agent oracle's protocol instead of a live replay: resume "
-                   "at every K-th user message (one pre-prompt check, canned reply 'ok'); one "
-                   "line per step on stderr")
-    p.add_argument("--question", help="with --steps: the last resume's prompt "
-                   "(default Continue.)")
-    p.add_argument("--allow-estimate", action="store_true",
-                   help="with --steps: run on a stand-in Claude counter when ctok is missing "
-                   "(refused otherwise: the steps are a parity check); rows say ESTIMATE")
-    p.add_argument("--system-prompt", metavar="FILE",
-                   help="the system prompt counted with the context (default: the coding "
-                   "agent 18.3.4's own prompt for --model, with no tools)")
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=_cmd_compact)
+    _add_compact_parser(sub)
     from snapcompact.cli.session import add_session_parser
 
     add_session_parser(sub)

@@ -39,7 +39,8 @@ def test_the_pending_prompt_tips_the_pre_prompt_check():
         "keepRecentTokens": 2000, "reserveTokens": 4096, "textTokenizer": "bytes4"}}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        replay = replay_like_upstream_steps(messages, MODEL, settings, steps=10)
+        replay = replay_like_upstream_steps(messages, MODEL, settings, steps=10,
+                                            system_prompt=None)  # the sums above: no prompt
     first = replay.steps[0]
     assert (first.turns, len(first.prompt)) == (11, 40_000)
     (check,) = first.rounds
