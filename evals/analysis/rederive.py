@@ -39,13 +39,15 @@ from evals.analysis.table_outputs import (
 )
 from evals.analysis.write_model_shapes import library_table_path
 
-__all__ = ["TABLE_FOLDERS", "check_all", "check_table_folder", "rebuild_table_folder",
-           "report_options", "rewrite_all", "rewrite_table_folder"]
+__all__ = ["TABLE_FOLDERS", "check_all", "check_outcomes", "check_table_folder",
+           "rebuild_table_folder", "report_options", "rewrite_all", "rewrite_table_folder"]
 
 #: the folders ``snapcompact-eval-table`` wrote (records.parquet + report.md), and the
 #: research comparisons (research_compare.md), relative to the checkout
 TABLE_FOLDERS = ("results", "results/shapetable")
 RESEARCH_FOLDERS = ("results/research",)
+#: the outcome tables (correct / abstained / wrong by probe kind, told vs blind reader)
+OUTCOME_FOLDERS = ("results/outcomes",)
 #: inputs of the rebuild, not outputs: compared with nothing, never rewritten
 INPUTS = ("records.parquet", "passes.csv")
 
@@ -133,8 +135,23 @@ def check_all(root: Path) -> list[str]:
     for rel in RESEARCH_FOLDERS:
         if (root / rel / "research_compare.md").is_file():
             problems += check_research(root / rel, root)
+    for rel in OUTCOME_FOLDERS:
+        if (root / rel / "outcomes.md").is_file():
+            problems += check_outcomes(root / rel)
     prefix = f"{root}/"
     return [p.removeprefix(prefix) for p in problems]
+
+
+def check_outcomes(folder: Path) -> list[str]:
+    """One line per difference between ``folder``'s outcome files and their rebuild from its
+    committed ``records.parquet`` (:func:`evals.analysis.outcomes.rebuild_outcomes`)."""
+    from evals.analysis.outcomes import rebuild_outcomes
+
+    try:
+        texts = rebuild_outcomes(folder)
+    except (OSError, ValueError, KeyError) as exc:
+        return [f"{folder}: cannot be re-derived from its committed records: {exc}"]
+    return [p for name, text in sorted(texts.items()) for p in compare_text(folder / name, text)]
 
 
 def _library(root: Path) -> Path | None:

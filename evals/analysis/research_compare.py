@@ -317,7 +317,8 @@ TABLE_NOTE = (
     "share its compactions, so the session is the unit of evidence), with the number of "
     "sessions and the record W-L-T: sessions where the label is higher-lower-equal (for "
     "tokens: dearer-cheaper-equal). Per-arm recall: bootstrap over sessions, Wilson within one "
-    f"session. A finding needs >= {MIN_SESSIONS_FOR_CLAIM} sessions and an interval clear of 0. "
+    f"session. A finding needs a pre-registered study plan (configs/study/), >= "
+    f"{MIN_SESSIONS_FOR_CLAIM} sessions and an interval clear of 0. "
     "fits: share of contexts within the window among rows that say (unknown: rows that do not). "
     "Billed tokens/q: the question's predicted prompt tokens (text counter and image rule as "
     "recorded on each row) plus its share of its session's compaction calls (summary / handoff "
@@ -400,7 +401,10 @@ def _strength(n: int, lo: float, hi: float) -> str:
     if math.isnan(lo):
         return "no session-level interval (one session): no claim"
     if claim_supported(n, lo, hi):
-        return "a finding (interval clear of 0)"
+        # issue 46: a finding needs a design committed before its run (evals.study); these
+        # comparisons have none, so they are exploratory whatever their interval
+        return (f"interval clear of 0 on {n} sessions, but exploratory: no pre-registered "
+                "study plan (configs/study/) fixed these sessions before their run")
     if interval_excludes_zero(lo, hi):
         return (f"interval clear of 0, but {n} < {MIN_SESSIONS_FOR_CLAIM} sessions: suggestive, "
                 "not a finding")

@@ -7,7 +7,6 @@ running our code. The builders (``synthetic``, ``shape_rows``) are in tests/reco
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest

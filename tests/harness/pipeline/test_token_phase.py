@@ -71,9 +71,9 @@ def test_the_screen_replays_what_the_harness_dry_run_builds(tmp_path):
     assert row.compactions >= 1 and row.fits_window
     from hydra import compose, initialize_config_dir
 
-    from evals.pipeline.token_phase import CONFIG_DIR
     from evals.pipeline.plan import build_plan
     from evals.pipeline.run_loop import make_summarizer
+    from evals.pipeline.token_phase import CONFIG_DIR
     from evals.spec.run_spec import RunSpec
 
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIG_DIR)):
