@@ -72,13 +72,17 @@ _TAGS = {PRODUCTION_BOUND: " [bound]", PRODUCTION_NOT_SENT: " [not sent by produ
 
 def _labels(frame: pd.DataFrame) -> list[str]:
     """Arm labels with their verdict's tag; two rows of one model that would share a label (one
-    arm whose sessions drew different frames, split by verdict) say which frames they drew."""
+    arm whose sessions drew different frames, split by verdict, or whose contexts carried no
+    frame in one session: ``arm`` text) say which frames they drew, or that they drew none."""
     statuses = frame["production"] if "production" in frame else [""] * len(frame)
     labels = [label + _TAGS.get(status, "") for label, status in zip(arm_labels(frame), statuses)]
     keys = list(zip(*(frame[c] if c in frame else [""] * len(frame)
                       for c in ("reader_id", "target_model")), labels))
-    return [f"{label} (frames: {shape})" if keys.count(key) > 1 else label
-            for key, label, shape in zip(keys, labels, frame["shape"])]
+    kinds = frame["arm"] if "arm" in frame else [""] * len(frame)
+    return [label if keys.count(key) == 1 else
+            f"{label} (text-only context)" if kind == "text" else
+            f"{label} (frames: {shape})"
+            for key, label, shape, kind in zip(keys, labels, frame["shape"], kinds)]
 
 
 #: Major tick multiples per decade on a log axis, densest first: a narrow panel falls back to

@@ -220,3 +220,19 @@ def test_the_held_out_figure_draws_subsets_not_pools_and_no_oracle_difference() 
     assert right_x == [-12_772, 7_041]
     assert to_rgba(left.patches[4].get_facecolor())[3] == 0  # the oracle's bar is hollow
     plt.close(fig)
+
+
+def test_two_rows_of_one_arm_say_which_drew_frames_and_which_sent_text_only():
+    # the main job at 32k: one session's contexts carried no frame (arm "text"), the other's one
+    # 8on16-bw frame (arm "image"); both stand-ins of "snapcompact foveated auto @32k". Their
+    # labels must differ and say which is which (before: both read "(frames: 8on16-bw)").
+    from evals.analysis.plot import _labels
+
+    rows = pd.DataFrame([
+        {"reader_id": "snapocr", "target_model": "claude-sonnet-4-5", "strategy": "snapcompact",
+         "policy": "foveated", "shape": "8on16-bw", "frame_size": 1568,
+         "shape_requested": "auto", "context_window": 32000, "research": "production",
+         "production": "stand-in", "arm": arm} for arm in ("text", "image")])
+    assert _labels(rows) == [
+        "snapcompact foveated auto @32k [stand-in summary] (text-only context)",
+        "snapcompact foveated auto @32k [stand-in summary] (frames: 8on16-bw)"]
