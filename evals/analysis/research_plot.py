@@ -145,6 +145,8 @@ def plot_research_compare(compare: pd.DataFrame, baseline: str = "production") -
         title = "Research settings against production on held-out sessions"
         if (rows["subset"] != "all").any():
             title += " (per production verdict; the pooled rows are in the table)"
+        title += ("\nexploratory: no pre-registered study plan fixed these sessions before their "
+                  "run (configs/study/)")
         if readers:
             title += "\nanswers by " + "; ".join(readers)
         fig.suptitle(title, fontsize=13)
