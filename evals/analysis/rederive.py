@@ -23,6 +23,8 @@ way to regenerate a folder whose runs are not at hand after the analysis code ch
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -39,7 +41,8 @@ from evals.analysis.table_outputs import (
 )
 from evals.analysis.write_model_shapes import library_table_path
 
-__all__ = ["TABLE_FOLDERS", "check_all", "check_outcomes", "check_table_folder",
+__all__ = ["TABLE_FOLDERS", "check_all", "check_outcomes", "check_study_plans",
+           "check_table_folder",
            "rebuild_table_folder", "report_options", "rewrite_all", "rewrite_table_folder"]
 
 #: the folders ``snapcompact-eval-table`` wrote (records.parquet + report.md), and the
@@ -138,6 +141,7 @@ def check_all(root: Path) -> list[str]:
     for rel in OUTCOME_FOLDERS:
         if (root / rel / "outcomes.md").is_file():
             problems += check_outcomes(root / rel)
+    problems += check_study_plans(root)
     prefix = f"{root}/"
     return [p.removeprefix(prefix) for p in problems]
 
@@ -152,6 +156,32 @@ def check_outcomes(folder: Path) -> list[str]:
     except (OSError, ValueError, KeyError) as exc:
         return [f"{folder}: cannot be re-derived from its committed records: {exc}"]
     return [p for name, text in sorted(texts.items()) for p in compare_text(folder / name, text)]
+
+
+def check_study_plans(root: Path) -> list[str]:
+    """Every pre-registered study plan (``configs/study/*.yaml``): its power analysis
+    re-derived from its committed pilot, and git's word that it preceded its records
+    (:func:`evals.study.cli.verify_plan`). A copy without git history (an unpacked archive)
+    cannot say; it is told so on stderr and only the power analysis is checked."""
+    from evals.study.cli import verify_plan
+    from evals.study.plan import PlanError, load_plan
+    from evals.study.power import power_analysis
+
+    plans = sorted((root / "configs" / "study").glob("*.yaml"))
+    has_git = subprocess.run(["git", "-C", str(root), "rev-parse", "--git-dir"],
+                             capture_output=True, check=False).returncode == 0
+    if plans and not has_git:
+        print(f"check: {root} has no git history: the study plans' order against their "
+              "records is not checked", file=sys.stderr)
+    problems: list[str] = []
+    for path in plans:
+        try:
+            plan = load_plan(path)
+            problems += (verify_plan(plan, root) if has_git else
+                         [f"{path}: {d}" for d in power_analysis(plan, root).differences(plan)])
+        except (PlanError, OSError, ValueError) as exc:
+            problems.append(f"{path}: {exc}")
+    return problems
 
 
 def _library(root: Path) -> Path | None:
