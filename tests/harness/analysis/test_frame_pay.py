@@ -8,7 +8,9 @@ import pytest
 from evals.analysis.frame_pay import (
     content_type,
     discarded_by_type,
+    draw,
     frame_chars_per_token,
+    frame_tokens,
     pay_rows,
     to_markdown,
 )
@@ -43,6 +45,29 @@ def test_a_full_frame_of_8on16_for_claude_sonnet_4_5():
                                            "anthropic-messages")
     assert value == pytest.approx(19_208 / 1_521)
     assert resized
+
+
+def test_a_text_one_row_past_a_frame_is_drawn_and_billed_frame_by_frame():
+    # 19,208 + 196 characters of 8on16-bw: one full frame and a second cropped to its one row,
+    # 1568 x 16 px: not shrunk (its long edge is 1568), billed ceil(1568/28) * ceil(16/28) =
+    # 56 * 1 = 56 tokens; so 19,404 characters over 1,521 + 56 = 1,577 tokens
+    drawn = draw("a" * 19_404, "8on16-bw")
+    assert drawn.sizes == ((1568, 1568), (1568, 16))
+    assert drawn.drawn_chars == 19_404
+    assert frame_tokens(drawn, "claude-sonnet-4-5", "anthropic-messages") == (1_577, True)
+    value, _ = frame_chars_per_token("a" * 19_404, "8on16-bw", "claude-sonnet-4-5",
+                                     "anthropic-messages")
+    assert value == pytest.approx(19_404 / 1_577)
+
+
+def test_line_breaks_cost_cells_not_frames_in_a_grid_shape():
+    # 100 lines of 10 characters: the grid flows them with a newline glyph each, 100 x 11 =
+    # 1,100 cells, 6 rows of 196 (the last partial): one frame 6 x 16 = 96 px high, billed
+    # ceil(1568/28) * ceil(96/28) = 56 * 4 = 224 tokens for the 1,099 characters of the text
+    text = "\n".join(["abcdefghij"] * 100)
+    drawn = draw(text, "8on16-bw")
+    assert drawn.sizes == ((1568, 96),)
+    assert frame_tokens(drawn, "claude-sonnet-4-5", "anthropic-messages") == (224, False)
 
 
 def test_the_table_says_whether_frames_pay():
