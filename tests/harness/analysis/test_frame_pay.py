@@ -96,3 +96,19 @@ def test_the_figure_pools_characters_over_tokens_across_sessions(tmp_path):
     path = tmp_path / "where_snapcompact_pays.png"
     assert write_figure(rows, path, ["8on16-bw"]) == values
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_check_compares_the_committed_table_with_its_rebuild(tmp_path, monkeypatch):
+    import evals.analysis.frame_pay as frame_pay
+    from evals.analysis.rederive import check_all, check_frame_pay
+
+    rebuilt = {"frame_pay.md": "`cmd`\n\n| a |\n", "frame_pay.csv": "x,y\n1,2\n"}
+    monkeypatch.setattr(frame_pay, "rebuild_frame_pay", lambda: rebuilt)
+    folder = tmp_path / "results" / "frame_pay"
+    folder.mkdir(parents=True)
+    for name, text in rebuilt.items():
+        (folder / name).write_text(text)
+    assert check_frame_pay(folder) == []
+    (folder / "frame_pay.csv").write_text("x,y\n1,3\n")  # a hand edit
+    problems = check_all(tmp_path)
+    assert len(problems) == 1 and problems[0].startswith("results/frame_pay/frame_pay.csv:2")
