@@ -213,7 +213,9 @@ def to_markdown(rows: Sequence[PayRow], shapes: Sequence[str] = SHAPES) -> str:
             "glyphs: cheaper, and less legible). `frames pay`: some shape beats text. A content "
             f"type is its first {SAMPLE_CHARS:,} characters of the discarded history (all but "
             f"the last {KEEP_CHARS:,}). Characters per token say what frames cost, not whether "
-            "they are read: pair a row with the recall of its shape."]
+            "they are read: pair a row with the recall of its shape (the main job's correct / "
+            "abstained / wrong by the content type of the evidence: "
+            "`results/outcomes/outcomes_by_content_type.csv`)."]
     return "\n".join(out)
 
 
