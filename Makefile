@@ -23,6 +23,7 @@ results:
 	$(PY) -m evals.pipeline.run reader=blind experiment_name=default_blind
 	$(PY) -m evals.analysis.table results/runs/default results/runs/small_window --out results --seed 0 --bootstrap 2000
 	$(PY) -m evals.analysis.outcomes results/runs/default results/runs/default_blind --out results/outcomes --seed 0 --bootstrap 2000
+	$(PY) -m evals.analysis.frame_pay --main-job --out results/frame_pay
 	$(PY) -m evals.view results/runs/default results/runs/small_window --out results/view
 
 # Execute every notebook headless on the committed result tables; their figures go to

@@ -165,7 +165,8 @@ SCANNED_DOCS: tuple[str, ...] = ("README.md", "results/README.md")
 #: generated wholesale and re-derived from committed records, so not scanned as prose
 GENERATED_DOCS: tuple[str, ...] = ("results/report.md", "results/shapetable/report.md",
                                    "results/research/research_compare.md",
-                                   "results/outcomes/outcomes.md")
+                                   "results/outcomes/outcomes.md",
+                                   "results/frame_pay/frame_pay.md")
 
 #: what a measured figure looks like in prose: a ratio (``3.84x``), a signed difference
 #: (``+0.112``, ``-11,749``), a fraction with two or more decimals (``0.45``), an interval

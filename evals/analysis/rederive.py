@@ -15,6 +15,9 @@ thin-evidence bar, and the reader when ``--reader`` chose one), ``--apply``/``--
 first line of its ``model_shapes.toml``. The maintenance passes (``passes.csv``: read from the
 run's stored contexts, which are not committed) are an input, read as committed. The research
 comparison reruns the command its markdown names (:func:`evals.analysis.research_compare.check`).
+The "where frames pay" table (``results/frame_pay/``) is made again from the main job's
+generated sessions, which its dataset config makes at its seed
+(:func:`evals.analysis.frame_pay.rebuild_frame_pay`, about 20 s: every content type drawn).
 
 :func:`rewrite_table_folder` writes the rebuild (``snapcompact-eval-table --rederive``): the
 way to regenerate a folder whose runs are not at hand after the analysis code changed.
@@ -41,8 +44,8 @@ from evals.analysis.table_outputs import (
 )
 from evals.analysis.write_model_shapes import library_table_path
 
-__all__ = ["TABLE_FOLDERS", "check_all", "check_outcomes", "check_study_plans",
-           "check_table_folder",
+__all__ = ["TABLE_FOLDERS", "check_all", "check_frame_pay", "check_outcomes",
+           "check_study_plans", "check_table_folder",
            "rebuild_table_folder", "report_options", "rewrite_all", "rewrite_table_folder"]
 
 #: the folders ``snapcompact-eval-table`` wrote (records.parquet + report.md), and the
@@ -51,6 +54,8 @@ TABLE_FOLDERS = ("results", "results/shapetable")
 RESEARCH_FOLDERS = ("results/research",)
 #: the outcome tables (correct / abstained / wrong by probe kind, told vs blind reader)
 OUTCOME_FOLDERS = ("results/outcomes",)
+#: where frames pay on the main job's sessions (characters per billed token, text vs frames)
+FRAME_PAY_FOLDERS = ("results/frame_pay",)
 #: inputs of the rebuild, not outputs: compared with nothing, never rewritten
 INPUTS = ("records.parquet", "passes.csv")
 
@@ -141,6 +146,9 @@ def check_all(root: Path) -> list[str]:
     for rel in OUTCOME_FOLDERS:
         if (root / rel / "outcomes.md").is_file():
             problems += check_outcomes(root / rel)
+    for rel in FRAME_PAY_FOLDERS:
+        if (root / rel / "frame_pay.md").is_file():
+            problems += check_frame_pay(root / rel)
     problems += check_study_plans(root)
     prefix = f"{root}/"
     return [p.removeprefix(prefix) for p in problems]
@@ -182,6 +190,19 @@ def check_study_plans(root: Path) -> list[str]:
         except (PlanError, OSError, ValueError) as exc:
             problems.append(f"{path}: {exc}")
     return problems
+
+
+def check_frame_pay(folder: Path) -> list[str]:
+    """One line per difference between ``folder``'s ``frame_pay.md`` / ``.csv`` and their
+    rebuild from the main job's generated sessions (the figure is not compared: its pixels
+    depend on matplotlib's version)."""
+    from evals.analysis.frame_pay import rebuild_frame_pay
+
+    try:
+        texts = rebuild_frame_pay()
+    except (OSError, ValueError, KeyError) as exc:
+        return [f"{folder}: cannot be re-derived from the main job's sessions: {exc}"]
+    return [p for name, text in sorted(texts.items()) for p in compare_text(folder / name, text)]
 
 
 def _library(root: Path) -> Path | None:
