@@ -71,14 +71,19 @@ def test_a_research_figure_changed_in_both_files_is_caught(checkout, capsys):
 
 
 def test_a_hand_edit_of_the_report_is_caught(checkout, capsys):
+    # the truncate bound's recall cell, whatever the committed run measured, edited by hand to
+    # 0.999: the check names the line and both values
     report = checkout / "results" / "report.md"
     row = next(line for line in report.read_text().splitlines()
-               if line.startswith("| truncate @200k | 80 | 0.150 [0.088, 0.244]"))
-    report.write_text(report.read_text().replace(row, row.replace("0.150", "0.250", 1)))
-    line = _line_of(report, "| truncate @200k | 80 | 0.250")
+               if line.startswith("| truncate @200k | "))
+    recall = row.split(" | ")[2].split(" ")[0]
+    assert recall != "0.999"
+    edited = row.replace(f" | {recall} [", " | 0.999 [", 1)
+    report.write_text(report.read_text().replace(row, edited))
+    line = _line_of(report, edited)
     rc, err = _check(checkout, capsys)
     assert rc == 1
-    assert f"results/report.md:{line}: committed '0.250' != re-derived '0.150'" in err
+    assert f"results/report.md:{line}: committed '0.999' != re-derived '{recall}'" in err
 
 
 def test_a_hand_edit_of_a_committed_table_is_caught(checkout, capsys):
