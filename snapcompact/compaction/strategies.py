@@ -160,13 +160,17 @@ def compact_context_full(prep: CompactionPreparation, complete: CompleteFn | Non
     common: dict[str, Any] = dict(context_window=model.context_window,
                                   custom_instructions=custom_instructions,
                   additional_context=overrides.context, include_thinking=model.include_thinking)
-    if prep.messages_to_summarize:
+    split = prep.is_split_turn and bool(prep.turn_prefix_messages)
+    # A split turn re-summarizes a previous summary even with no new message before the turn
+    # (an LLM call over an empty window); otherwise the previous summary is carried verbatim
+    # (pi-agent-core 18.2.11 compaction.ts:1955-1991, omp 18.3.4's bundled compact).
+    if prep.messages_to_summarize or (split and previous):
         run = generate_summary(prep.messages_to_summarize, complete, max_tokens=max_tokens,
                                previous_summary=previous, base_prompt=overrides.prompt, **common)
         history, usages = run.text, [*usages, *run.usage]
     else:
         history = previous or NO_PRIOR_HISTORY
-    if prep.is_split_turn and prep.turn_prefix_messages:
+    if split:
         run = generate_summary(prep.turn_prefix_messages, complete,
                                max_tokens=max(256, max_tokens // 2), turn_prefix=True, **common)
         summary = merge_split_turn(history, run.text)

@@ -118,15 +118,7 @@ def test_step_plan_matches_the_oracle(case: str) -> None:
     assert [p.turns for p in plan] == [r["turns"] for r in golden["rows"]]
 
 
-#: The one step the port does not yet decide as the agent does (docs/production-caller.md,
-#: "Issue 45"): gjc04 at 16k with keep 8,000 / reserve 4,096, step 3, where the agent commits
-#: snapcompact and the port's window guard rejects it (projected 15,971 > 11,904).
-KNOWN = {"gjc04-16k-keep8k": "step 3: the port's window guard rejects the snapcompact archive "
-                             "the agent commits (projected 15,971 > budget 11,904)"}
-
-
-@pytest.mark.parametrize("case", [pytest.param(n, marks=pytest.mark.xfail(
-    reason=KNOWN[n], strict=True)) if n in KNOWN else n for n in CASES])
+@pytest.mark.parametrize("case", CASES)
 def test_every_step_is_identical(case: str) -> None:
     result = _compare(case)
     assert result.same == result.steps, (

@@ -178,6 +178,32 @@ def test_split_turn_is_summarized_in_two_parts_and_merged():
     assert "<files>" in prefix and "f0.py (Read)" in prefix and "f7.py" not in outcome.entry.summary
 
 
+def test_a_split_turn_resummarizes_the_previous_summary_with_nothing_before_the_turn():
+    """The previous compaction kept the turn's user message and the turn went on: the window
+    has nothing before the turn, yet the agent still sends the previous summary to the
+    summarizer (an update over an empty window) rather than carrying it verbatim
+    (pi-agent-core 18.2.11 compaction.ts:1955-1973; the agent's recorded entry on GJC
+    ``awesome-agent-ide`` at 16k keep 8k, step 2: ``ok``, the split-turn line, ``ok``)."""
+    llm = FakeLLM()
+    p = CompactionPipeline(Session(), CLAUDE, settings=make_settings("context-full"), complete=llm)
+    t = Turns(7, result_words=(600, 700))
+    p.session.append_message({"role": "user", "content": "an early request"})
+    p.after_turn(t.assistant([]))
+    turn = p.session.append_message({"role": "user", "content": "one giant turn"})
+    for i in range(9):
+        if i == 1:
+            p.session.append_compaction("PREVIOUS SUMMARY", turn.id, 1000)
+        call = {"type": "toolCall", "id": f"r{i}", "name": "read",
+                "arguments": {"path": f"f{i}.py"}}
+        p.session.append_message(t.assistant([call]))
+        p.session.append_message(t.result(call))
+    outcome = p.compact()
+    assert [c["kind"] for c in llm.calls] == ["update", "turn-prefix", "short"]
+    assert "PREVIOUS SUMMARY" in llm.calls[0]["prompt"]
+    history, prefix = outcome.entry.summary.split(SPLIT_TURN_SEPARATOR)
+    assert history.startswith("## Goal\nsummary #1 (update") and "PREVIOUS SUMMARY" not in history
+
+
 def test_snapcompact_falls_back_without_image_input():
     p = CompactionPipeline(Session(), TEXT_ONLY, settings=make_settings("snapcompact"), complete=FakeLLM())
     t = Turns(5)
