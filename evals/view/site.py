@@ -35,6 +35,7 @@ from typing import Any
 
 from evals.analysis.aggregate import OFFLINE_LABEL
 from evals.analysis.write_model_shapes import library_table_path
+from evals.items.probes import NEVER_STATED, PROBE_KINDS
 from evals.store.transcripts import TRANSCRIPTS_DIR
 from evals.view.entries import (
     CELL_FIELDS,
@@ -157,14 +158,19 @@ def _pages(rows: Sequence[Any], size: int) -> list[Sequence[Any]]:
 
 def _cell_summary(cell: Cell, list_pages: Mapping[str, int]) -> dict[str, Any]:
     """The index's row of a cell: per evidence round [questions, correct, errors, billed tokens,
-    skipped, abstained, silent wrong, confabulated] (a skipped question is counted apart: never
-    correct, never wrong, and its context's tokens are not a question's bill), per probe kind
+    skipped, abstained, silent wrong, confabulated, never-stated answered, never-stated correct]
+    (a skipped question is counted apart: never correct, never wrong, and its context's tokens
+    are not a question's bill; recall leaves the never-stated probes out, as the tables do:
+    ``evals.analysis.outcomes.stated_probes``), per probe kind
     its outcomes (:func:`probe_counts`), the reader, the arm's label, and why its questions were
     skipped."""
     rounds: dict[str, list[int]] = {}
     for e in cell.entries:
-        counts = rounds.setdefault(round_key(e.evidence_round), [0] * 8)
+        counts = rounds.setdefault(round_key(e.evidence_round), [0] * 10)
         kind = kind_of(e)
+        never = e.probe == NEVER_STATED and e.skipped is None and e.error is None
+        counts[8] += int(never)
+        counts[9] += int(never and e.correct)
         counts[5] += int(kind == "abstained")
         counts[6] += int(kind == "silent wrong")
         counts[7] += int(kind == "confabulated")
@@ -197,7 +203,11 @@ def probe_counts(entries: Sequence[Entry]) -> dict[str, list[int]]:
         kind = kind_of(e)
         if kind in PROBE_COUNTS[3:]:
             counts[PROBE_COUNTS.index(kind)] += 1
-    return out
+    return {kind: out[kind] for kind in sorted(out, key=_probe_order)}
+
+
+def _probe_order(kind: str) -> tuple[int, str]:
+    return (PROBE_KINDS.index(kind) if kind in PROBE_KINDS else len(PROBE_KINDS), kind)
 
 
 def _link_readers(summaries: list[dict[str, Any]]) -> None:

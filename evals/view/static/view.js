@@ -119,11 +119,14 @@
   const INDEX_PAGE = 200;
 
   // [questions, correct, errors, billed tokens of the asked ones, skipped, abstained, silent wrong,
-  // confabulated]
+  // confabulated, never-stated answered, never-stated correct]
   function cellCounts(cell, round) {
     const rounds = round === "all" ? Object.values(cell.rounds) : [cell.rounds[round] || []];
-    return rounds.reduce((a, r) => a.map((x, i) => x + (r[i] || 0)), [0, 0, 0, 0, 0, 0, 0, 0]);
+    return rounds.reduce((a, r) => a.map((x, i) => x + (r[i] || 0)), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
   }
+  // recall over the stated probes asked, as the tables rank: a never-stated probe's right reply is
+  // an abstention, not a recalled fact
+  const statedRecall = (cell, c) => recallCell(cell, c[1] - c[9], c[0] - c[2] - c[4] - c[8], c[4]);
   // per probe kind: correct / abstained / wrong, and the silent wrongs and confabulations among the wrong
   function probeCounts(cell) {
     return Object.entries(cell.probes || {}).map(([kind, [c, a, w, s, f]]) =>
@@ -146,9 +149,8 @@
   function otherReaders(cell, byId) {
     return (cell.others || []).map((o) => {
       const other = byId[o.id];
-      const [n, correct, errors, , skipped] = cellCounts(other, "all");
       return el("div", { class: "other" }, link("cell.html#c=" + o.id, o.reader_name, { class: "other-reader" }),
-        " ", recallCell(other, correct, n - errors - skipped, skipped));
+        " ", statedRecall(other, cellCounts(other, "all")));
     });
   }
 
@@ -180,17 +182,18 @@
       if (f.shape !== "all" && cell.shape !== f.shape) continue;
       if (f.strategy !== "all" && enc(cell.strategy) !== f.strategy) continue;
       if (f.policy !== "all" && enc(cell.policy) !== f.policy) continue;
-      const [n, correct, errors, tokens, skipped, abstained, silent, confab] = cellCounts(cell, f.round);
+      const counts = cellCounts(cell, f.round);
+      const [n, correct, errors, tokens, skipped, abstained, silent, confab] = counts;
       const asked = n - errors - skipped;
       const shown = { all: n, correct, skipped, abstained, silent, confab,
         wrong: n - skipped - correct - abstained }[f.outcome] ?? n;
       if (!shown) continue;
-      rows.push({ cell, n, correct, errors, tokens, skipped, asked, shown });
+      rows.push({ cell, n, correct, errors, tokens, skipped, asked, shown, counts });
     }
     const pages = Math.max(1, Math.ceil(rows.length / INDEX_PAGE));
     const slice = rows.slice((page - 1) * INDEX_PAGE, page * INDEX_PAGE);
     const listName = f.outcome + "-" + f.round;
-    const line = ({ cell, n, correct, errors, tokens, skipped, asked, shown }) => el("tr", { "data-cell": cell.id, title: cell.arm_label },
+    const line = ({ cell, n, correct, errors, tokens, skipped, asked, shown, counts }) => el("tr", { "data-cell": cell.id, title: cell.arm_label },
       el("td", {}, cell.offline ? [cell.reader_id, " ", floorBadge(cell.label)] : cell.reader_id,
         " ", readerBadge(cell.reader_name, cell.offline)),
       el("td", {}, cell.line), el("td", {}, cell.target_model),
@@ -200,7 +203,7 @@
       el("td", {}, el("span", { class: "verdict v-" + cell.verdict.replace(" ", "-") }, cell.verdict)),
       el("td", { class: "num" }, fmt(n)), el("td", { class: "num" }, fmt(correct)),
       el("td", { class: "num" }, fmt(skipped)),
-      el("td", { class: "num" }, recallCell(cell, correct, asked, skipped)), el("td", { class: "num" }, fmt(errors)),
+      el("td", { class: "num" }, statedRecall(cell, counts)), el("td", { class: "num" }, fmt(errors)),
       el("td", { class: "num" }, fmt(asked + errors ? tokens / (asked + errors) : null)),
       el("td", { class: "probes" }, probeCounts(cell)),
       el("td", { class: "others" }, otherReaders(cell, byId)),
@@ -214,12 +217,13 @@
     for (const row of slice) {
       const w = row.cell.context_window ?? null, reader = row.cell.reader_name || row.cell.reader_id;
       let section = windows.find((s) => s.window === w && s.reader === reader);
-      if (!section) windows.push(section = { window: w, reader, rows: [] });
+      if (!section) windows.push(section = { window: w, reader, told: row.cell.offline, rows: [] });
       section.rows.push(row);
     }
-    windows.sort((x, y) => (y.window ?? -1) - (x.window ?? -1));  // stable: readers keep their order
+    // largest window first; in a window the told reader (the legibility floor) first, then the others
+    windows.sort((x, y) => (y.window ?? -1) - (x.window ?? -1) || Number(y.told) - Number(x.told));
     const head = el("thead", {}, el("tr", {}, ["reader", "model line", "target model", "strategy", "policy", "shape",
-      "asked", "window", "verdict", "questions", "correct", "skipped", "recall", "errors", "billed tok/q",
+      "asked", "window", "verdict", "questions", "correct", "skipped", "recall (stated)", "errors", "billed tok/q",
       "by probe: correct / abstained / wrong", "other reader", "open"]
       .map((h) => el("th", {}, h))));
     const tables = windows.map((s) => [
@@ -235,7 +239,8 @@
       offline ? el("p", { class: "note" }, floorBadge(index.offline_label), " ", index.offline_label) : null,
       el("p", { class: "meta" }, "verdict: valid = production would send this context (ranked); bound = full / truncate; " +
         "stand-in = production's path with the offline stand-in's summary; not sent = production would not. " +
-        "Skipped questions were not asked (full over the model's window): never counted as wrong, never in a recall."),
+        "Skipped questions were not asked (full over the model's window): never counted as wrong, never in a recall. " +
+        "Recall is over the stated probes (exact, gist), as the tables rank; never-stated probes are in the probe counts."),
       filters,
       tables.length ? el("div", { id: "cells" }, ...tables) : el("p", { class: "empty", id: "cells" }, "no cell matches"),
       pages > 1 ? pager(page, pages, (n) => hashWith({ page: n })) : null);

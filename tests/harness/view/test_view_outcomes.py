@@ -89,6 +89,9 @@ def test_cell_counts_outcomes_and_silent_wrongs_by_probe_kind(site):
     assert cells[BLIND_NAME]["probes"] == {"exact": [0, 1, 1, 1, 0], "gist": [1, 0, 0, 0, 0],
                                            "never-stated": [1, 0, 1, 0, 1]}
     told = cells[TOLD_NAME]
+    # the never-stated probes answered and right, kept apart from recall: told q4, q5; blind q4, q5
+    assert [told["rounds"]["rna"][i] for i in (0, 1, 8, 9)] == [6, 2, 2, 1]
+    assert [cells[BLIND_NAME]["rounds"]["rna"][i] for i in (0, 1, 8, 9)] == [5, 2, 2, 1]
     assert sorted(told["lists"]) == sorted(
         f"{o}-{r}" for o in ("all", "correct", "abstained", "wrong", "silent", "confab")
         for r in ("all", "rna"))
@@ -121,6 +124,9 @@ def test_readers_in_their_own_tables_and_a_silent_wrong_marked_in_chromium(site,
             assert tables.nth(i).locator("tbody tr").count() == 1
         told_row = page.locator(f"table.cells[data-reader='{TOLD_NAME}'] tbody tr")
         assert told_row.locator("a.other-reader").text_content() == BLIND_NAME
+        # recall over the stated probes: told q1 of q1, q2, q3, q6; blind q3 of q1, q2, q3
+        assert told_row.locator("td").nth(12).text_content() == "0.250"
+        assert told_row.locator("td.others").text_content().endswith("0.333")
         assert told_row.locator("[data-probe='exact'] .badge.silent").text_content() == "2 silent"
         page.select_option("select[name='outcome']", "confab")
         b.wait_ready()
