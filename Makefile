@@ -11,7 +11,7 @@ setup:
 	@bash scripts/setup.sh
 
 # Main job: the default offline experiment at 200k and its 32k small-window arm (embedded OCR
-# reader), then their tables and figures, then the records viewer (open results/view/index.html; not committed, like results/runs/).
+# reader), then their tables and figures, then the records viewer of all three (told and blind side by side; open results/view/index.html; not committed, like results/runs/).
 # The 200k sessions are asked again of the blind reader (told only the question; the OCR cache
 # is shared), and the outcome tables (correct / abstained / wrong by probe kind, told vs blind)
 # go to results/outcomes/.
@@ -24,7 +24,7 @@ results:
 	$(PY) -m evals.analysis.table results/runs/default results/runs/small_window --out results --seed 0 --bootstrap 2000
 	$(PY) -m evals.analysis.outcomes results/runs/default results/runs/default_blind --out results/outcomes --seed 0 --bootstrap 2000
 	$(PY) -m evals.analysis.frame_pay --main-job --out results/frame_pay
-	$(PY) -m evals.view results/runs/default results/runs/small_window --out results/view
+	$(PY) -m evals.view results/runs/default results/runs/default_blind results/runs/small_window --out results/view
 
 # Execute every notebook headless on the committed result tables; their figures go to
 # results/figures/ as PNG (scripts/run_notebooks.py).

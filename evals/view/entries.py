@@ -41,6 +41,16 @@ from evals.analysis.aggregate import (
     reader_id,
     reader_label,
 )
+from evals.blind.provider import BLIND_LABEL, TOLD_LABEL
+from evals.blind.provider import PROVIDER as BLIND_PROVIDER
+from evals.items.probes import (
+    ABSTAINED,
+    CORRECT,
+    WRONG,
+    is_confabulation,
+    is_silent_wrong,
+    probe_of,
+)
 from evals.store.records import (
     find_record_files,
     iter_rows,
@@ -111,6 +121,9 @@ class Entry:
     context_hash: str | None
     reading: Mapping[str, Any] | None  # the offline reader's spans (``evals.store.transcripts``)
     skipped: str | None = None  # why the question was not asked (never scored)
+    probe: str = "exact"  # the question's probe kind (evals.items.probes)
+    probe_defaulted: bool = True  # no ``question_meta.probe``: an old row, read as exact
+    reader_name: str = ""  # who answered: told evidence (legibility floor), blind, or the model
 
     @property
     def transcript_hash(self) -> str | None:
@@ -193,6 +206,8 @@ def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
         group = [row.get(k) for k in ("dataset", "item_id", "question_id", "seed")]
         evidence_round = field_of(row, "evidence_round")
         billed = row.get("predicted_prompt_tokens") or 0
+        meta = row.get("question_meta")
+        probe = probe_of(meta if isinstance(meta, Mapping) else None)
         entries.append(Entry(
             entry_id=key,
             cell_id=_digest(list(cell), 12),
@@ -211,6 +226,7 @@ def build_entries(rows: Iterable[SourceRow], table: Any) -> list[Entry]:
             context_hash=field_of(row, "context_hash"),
             reading=reading if isinstance(reading := field_of(row, "reading"), Mapping)
             else None,
+            probe=probe[0], probe_defaulted=probe[1], reader_name=reader_name_of(row),
         ))
     entries.sort(key=lambda e: (tuple(str(x) for x in e.cell), str(e.row.get("dataset")),
                                 str(e.row.get("item_id")), str(e.row.get("question_id")),
@@ -263,15 +279,52 @@ def round_key(evidence_round: int | None) -> str:
     return "rna" if evidence_round is None else f"r{evidence_round}"
 
 
+def reader_name_of(row: Mapping[str, Any]) -> str:
+    """Who answered: the row's ``extra["reader_label"]``, else read from its model id (the
+    offline told-evidence reader, the blind reader), else the model id itself."""
+    label = field_of(row, "reader_label")
+    if isinstance(label, str) and label:
+        return label
+    model = str(row.get("model", ""))
+    prefix = model.split("/", 1)[0]
+    return {OFFLINE_PROVIDER: TOLD_LABEL, BLIND_PROVIDER: BLIND_LABEL}.get(prefix, model)
+
+
 def outcome_of(entry: Entry) -> str:
-    """``skipped`` (not asked), ``correct`` or ``wrong``: a skipped question is never wrong."""
+    """``skipped`` (not asked), ``correct``, ``abstained`` or ``wrong``: a skipped question is
+    never wrong; an error is a wrong answer (it gave no right one)."""
     if entry.skipped is not None:
         return "skipped"
-    return "correct" if entry.correct else "wrong"
+    if entry.correct:
+        return CORRECT
+    if entry.error is None and entry.row.get("abstained"):
+        return ABSTAINED
+    return WRONG
+
+
+def kind_of(entry: Entry) -> str:
+    """The outcome with its two kinds of wrong named apart: ``silent wrong`` (a value where the
+    truth was in the session) and ``confabulated`` (a never-stated probe answered with a value);
+    an error is neither (no answer was given)."""
+    outcome = outcome_of(entry)
+    if outcome == WRONG and entry.error is None:
+        if is_silent_wrong(outcome, entry.probe):
+            return "silent wrong"
+        if is_confabulation(outcome, entry.probe):
+            return "confabulated"
+    return outcome
 
 
 def list_names(entry: Entry) -> tuple[str, ...]:
-    """The filtered question lists of its cell an entry belongs to (outcome x round)."""
-    outcome = outcome_of(entry)
+    """The filtered question lists of its cell an entry belongs to (outcome x round); a silent
+    wrong or confabulated answer is also in its own list (``silent``, ``confab``)."""
     rnd = round_key(entry.evidence_round)
-    return ("all-all", f"{outcome}-all", f"all-{rnd}", f"{outcome}-{rnd}")
+    outcomes = [outcome_of(entry)]
+    kind = kind_of(entry)
+    if kind in LIST_OF_KIND:
+        outcomes.append(LIST_OF_KIND[kind])
+    return ("all-all", f"all-{rnd}", *(f"{o}-{r}" for o in outcomes for r in ("all", rnd)))
+
+
+#: The list name of the two kinds of wrong (list names are ``<outcome>-<round>``: no dash).
+LIST_OF_KIND = {"silent wrong": "silent", "confabulated": "confab"}

@@ -35,6 +35,7 @@ from typing import Any
 
 from evals.analysis.aggregate import OFFLINE_LABEL
 from evals.analysis.write_model_shapes import library_table_path
+from evals.items.probes import NEVER_STATED, PROBE_KINDS
 from evals.store.transcripts import TRANSCRIPTS_DIR
 from evals.view.entries import (
     CELL_FIELDS,
@@ -45,6 +46,7 @@ from evals.view.entries import (
     cells_of,
     field_of,
     groups_of,
+    kind_of,
     list_names,
     load_rows,
     outcome_of,
@@ -145,6 +147,7 @@ def _list_row(entry: Entry) -> dict[str, Any]:
             "gold": _short(" | ".join(gold), 80), "a": _short(row.get("answer"), 80),
             "ok": entry.correct, "err": entry.error is not None, "skip": entry.skipped,
             "abst": bool(row.get("abstained")), "f1": row.get("f1"),
+            "probe": entry.probe, "probe_old": entry.probe_defaulted, "kind": kind_of(entry),
             "round": entry.evidence_round, "tok": entry.billed_tokens,
             "item": row.get("item_id"), "qid": row.get("question_id")}
 
@@ -155,11 +158,22 @@ def _pages(rows: Sequence[Any], size: int) -> list[Sequence[Any]]:
 
 def _cell_summary(cell: Cell, list_pages: Mapping[str, int]) -> dict[str, Any]:
     """The index's row of a cell: per evidence round [questions, correct, errors, billed tokens,
-    skipped] (a skipped question is counted apart: never correct, never wrong, and its context's
-    tokens are not a question's bill), the arm's label, and why its questions were skipped."""
+    skipped, abstained, silent wrong, confabulated, never-stated answered, never-stated correct]
+    (a skipped question is counted apart: never correct, never wrong, and its context's tokens
+    are not a question's bill; recall leaves the never-stated probes out, as the tables do:
+    ``evals.analysis.outcomes.stated_probes``), per probe kind
+    its outcomes (:func:`probe_counts`), the reader, the arm's label, and why its questions were
+    skipped."""
     rounds: dict[str, list[int]] = {}
     for e in cell.entries:
-        counts = rounds.setdefault(round_key(e.evidence_round), [0, 0, 0, 0, 0])
+        counts = rounds.setdefault(round_key(e.evidence_round), [0] * 10)
+        kind = kind_of(e)
+        never = e.probe == NEVER_STATED and e.skipped is None and e.error is None
+        counts[8] += int(never)
+        counts[9] += int(never and e.correct)
+        counts[5] += int(kind == "abstained")
+        counts[6] += int(kind == "silent wrong")
+        counts[7] += int(kind == "confabulated")
         counts[0] += 1
         counts[1] += int(e.correct)
         counts[2] += int(e.error is not None)
@@ -169,7 +183,43 @@ def _cell_summary(cell: Cell, list_pages: Mapping[str, int]) -> dict[str, Any]:
     skipped = sorted({e.skipped for e in cell.entries if e.skipped is not None})
     return {"id": cell.cell_id, **cell.as_dict(), "arm_label": cell.label,
             "label": first.reader_label, "offline": first.offline, "rounds": rounds,
+            "reader_name": first.reader_name, "probes": probe_counts(cell.entries),
             "lists": dict(list_pages), "skipped": "; ".join(skipped)}
+
+
+#: A cell's per-probe-kind counts, in this order (errors and skipped questions are in none).
+PROBE_COUNTS = ("correct", "abstained", "wrong", "silent wrong", "confabulated")
+
+
+def probe_counts(entries: Sequence[Entry]) -> dict[str, list[int]]:
+    """Per probe kind, [correct, abstained, wrong, silent wrong, confabulated] over the
+    questions answered (skipped questions were not asked; an error gave no answer)."""
+    out: dict[str, list[int]] = {}
+    for e in entries:
+        if e.skipped is not None or e.error is not None:
+            continue
+        counts = out.setdefault(e.probe, [0] * len(PROBE_COUNTS))
+        counts[PROBE_COUNTS.index(outcome_of(e))] += 1
+        kind = kind_of(e)
+        if kind in PROBE_COUNTS[3:]:
+            counts[PROBE_COUNTS.index(kind)] += 1
+    return {kind: out[kind] for kind in sorted(out, key=_probe_order)}
+
+
+def _probe_order(kind: str) -> tuple[int, str]:
+    return (PROBE_KINDS.index(kind) if kind in PROBE_KINDS else len(PROBE_KINDS), kind)
+
+
+def _link_readers(summaries: list[dict[str, Any]]) -> None:
+    """Give each cell its other readers' cells of the same arm (``others``: id and reader), so
+    the index shows told and blind side by side without ranking them together."""
+    arms: dict[tuple, list[dict[str, Any]]] = {}
+    for s in summaries:
+        arms.setdefault(tuple(str(s[f]) for f in CELL_FIELDS[1:]), []).append(s)
+    for s in summaries:
+        same = arms[tuple(str(s[f]) for f in CELL_FIELDS[1:])]
+        s["others"] = [{"id": o["id"], "reader_name": o["reader_name"]}
+                       for o in same if o["id"] != s["id"]]
 
 
 def _legacy_context(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -341,6 +391,7 @@ def _write_cell_lists(writer: _Writer, cells: Sequence[Cell],
                              "rows": [_list_row(e) for e in chunk]})
                 list_pages += 1
         summaries.append(_cell_summary(cell, pages_per_list))
+    _link_readers(summaries)
     return summaries, list_pages
 
 
@@ -350,7 +401,8 @@ def _write_groups(writer: _Writer, entries: Sequence[Entry]) -> None:
         writer.data(_sharded("g", group_id), {"id": group_id, "members": [
             {"id": e.entry_id, "cell": e.cell_id, **dict(zip(CELL_FIELDS, e.cell, strict=True)),
              "ok": e.correct, "err": e.error is not None, "skip": e.skipped,
-             "a": _short(e.row.get("answer"), 80),
+             "a": _short(e.row.get("answer"), 80), "kind": kind_of(e),
+             "reader_name": e.reader_name, "abst": bool(e.row.get("abstained")),
              "tok": e.billed_tokens, "round": e.evidence_round} for e in members]})
 
 
@@ -375,7 +427,9 @@ class _QuestionPages:
             "coords": dict(zip(CELL_FIELDS, entry.cell, strict=True)), "label": entry.reader_label,
             "offline": entry.offline, "run_dir": str(entry.run_dir), "fields": fields,
             "billed_tokens": entry.billed_tokens, "correct": entry.correct,
-            "outcome": outcome_of(entry), "skipped": entry.skipped,
+            "outcome": outcome_of(entry), "kind": kind_of(entry), "skipped": entry.skipped,
+            "probe": entry.probe, "probe_old": entry.probe_defaulted,
+            "reader_name": entry.reader_name,
             "context": context_ref, "block_tokens": block_tokens, "missing_frames": missing,
             "transcript": self._transcript(entry), "reading": entry.reading,
             "record": dict(row)})

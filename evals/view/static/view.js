@@ -78,12 +78,24 @@
   function floorBadge(label) {
     return el("span", { class: "floor", title: label }, "legibility floor");
   }
-  function outcomeBadge(ok, err, abst, skip) {
+  // kind: correct / abstained / wrong / silent wrong (a value where the truth was in the session)
+  // / confabulated (a never-stated probe answered with a value); rows without it: from ok / abst
+  const KIND_TITLES = {
+    "silent wrong": "a wrong value where the truth was in the original session: the failure a reader cannot see",
+    confabulated: "a never-stated probe (the session never says) answered with a value",
+    abstained: "the reader said it could not find the answer",
+  };
+  function outcomeBadge(ok, err, abst, skip, kind) {
     // a question that was not asked is neither right nor wrong
     if (skip) return el("span", { class: "badge skip", title: skip }, "skipped (not asked)");
     if (err) return el("span", { class: "badge err" }, "error");
-    if (ok) return el("span", { class: "badge ok" }, "correct");
-    return el("span", { class: "badge bad" }, abst ? "wrong (abstained)" : "wrong");
+    kind = kind || (ok ? "correct" : abst ? "abstained" : "wrong");
+    const cls = { correct: "ok", abstained: "abst", "silent wrong": "silent", confabulated: "confab" }[kind] || "bad";
+    return el("span", { class: "badge " + cls, title: KIND_TITLES[kind] || null, "data-kind": kind }, kind);
+  }
+  const probeName = (kind, old) => (old ? kind + " (old default)" : kind);
+  function readerBadge(name, offline) {
+    return el("span", { class: "reader" + (offline ? " told" : ""), title: "who answered" }, name);
   }
   function select(name, value, options, onchange) {
     const node = el("select", { name, "aria-label": name, onchange: (ev) => onchange(ev.target.value) },
@@ -106,19 +118,40 @@
 
   const INDEX_PAGE = 200;
 
-  // [questions, correct, errors, billed tokens of the asked ones, skipped]
+  // [questions, correct, errors, billed tokens of the asked ones, skipped, abstained, silent wrong,
+  // confabulated, never-stated answered, never-stated correct]
   function cellCounts(cell, round) {
-    const rounds = round === "all" ? Object.values(cell.rounds) : [cell.rounds[round] || [0, 0, 0, 0, 0]];
-    return rounds.reduce((a, r) => [a[0] + r[0], a[1] + r[1], a[2] + r[2], a[3] + r[3], a[4] + (r[4] || 0)],
-      [0, 0, 0, 0, 0]);
+    const rounds = round === "all" ? Object.values(cell.rounds) : [cell.rounds[round] || []];
+    return rounds.reduce((a, r) => a.map((x, i) => x + (r[i] || 0)), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  }
+  // recall over the stated probes asked, as the tables rank: a never-stated probe's right reply is
+  // an abstention, not a recalled fact
+  const statedRecall = (cell, c) => recallCell(cell, c[1] - c[9], c[0] - c[2] - c[4] - c[8], c[4]);
+  // per probe kind: correct / abstained / wrong, and the silent wrongs and confabulations among the wrong
+  function probeCounts(cell) {
+    return Object.entries(cell.probes || {}).map(([kind, [c, a, w, s, f]]) =>
+      el("div", { class: "probe", "data-probe": kind }, kind + " ", el("span", { class: "c" }, c), " / ",
+        el("span", { class: "a" }, a), " / ", el("span", { class: "w" }, w),
+        s ? [" · ", el("span", { class: "badge silent" }, s + " silent")] : null,
+        f ? [" · ", el("span", { class: "badge confab" }, f + " confab.")] : null));
   }
   const windowName = (w) => (w === null || w === undefined ? "window not recorded" :
     Number(w).toLocaleString("en-US") + "-token window");
-  const OUTCOMES = [["all", "all"], ["correct", "correct"], ["wrong", "wrong"], ["skipped", "skipped (not asked)"]];
+  const OUTCOMES = [["all", "all"], ["correct", "correct"], ["abstained", "abstained"], ["wrong", "wrong"],
+    ["silent", "silent wrong"], ["confab", "confabulated"], ["skipped", "skipped (not asked)"]];
   // recall over the questions asked: an arm whose every question was skipped has none
   function recallCell(cell, correct, asked, skipped) {
     if (!asked && skipped) return el("span", { class: "badge skip", title: cell.skipped }, "skipped");
     return pct(correct, asked);
+  }
+
+  // the same arm's cell under the other reader(s): recall and a link, never in this row's ranking
+  function otherReaders(cell, byId) {
+    return (cell.others || []).map((o) => {
+      const other = byId[o.id];
+      return el("div", { class: "other" }, link("cell.html#c=" + o.id, o.reader_name, { class: "other-reader" }),
+        " ", statedRecall(other, cellCounts(other, "all")));
+    });
   }
 
   async function renderIndex(main) {
@@ -149,17 +182,20 @@
       if (f.shape !== "all" && cell.shape !== f.shape) continue;
       if (f.strategy !== "all" && enc(cell.strategy) !== f.strategy) continue;
       if (f.policy !== "all" && enc(cell.policy) !== f.policy) continue;
-      const [n, correct, errors, tokens, skipped] = cellCounts(cell, f.round);
+      const counts = cellCounts(cell, f.round);
+      const [n, correct, errors, tokens, skipped, abstained, silent, confab] = counts;
       const asked = n - errors - skipped;
-      const shown = { all: n, correct, skipped, wrong: n - skipped - correct }[f.outcome] ?? n;
+      const shown = { all: n, correct, skipped, abstained, silent, confab,
+        wrong: n - skipped - correct - abstained }[f.outcome] ?? n;
       if (!shown) continue;
-      rows.push({ cell, n, correct, errors, tokens, skipped, asked, shown });
+      rows.push({ cell, n, correct, errors, tokens, skipped, asked, shown, counts });
     }
     const pages = Math.max(1, Math.ceil(rows.length / INDEX_PAGE));
     const slice = rows.slice((page - 1) * INDEX_PAGE, page * INDEX_PAGE);
     const listName = f.outcome + "-" + f.round;
-    const line = ({ cell, n, correct, errors, tokens, skipped, asked, shown }) => el("tr", { "data-cell": cell.id, title: cell.arm_label },
-      el("td", {}, cell.offline ? [cell.reader_id, " ", floorBadge(cell.label)] : cell.reader_id),
+    const line = ({ cell, n, correct, errors, tokens, skipped, asked, shown, counts }) => el("tr", { "data-cell": cell.id, title: cell.arm_label },
+      el("td", {}, cell.offline ? [cell.reader_id, " ", floorBadge(cell.label)] : cell.reader_id,
+        " ", readerBadge(cell.reader_name, cell.offline)),
       el("td", {}, cell.line), el("td", {}, cell.target_model),
       el("td", {}, dash(cell.strategy)), el("td", {}, dash(cell.policy)),
       el("td", {}, shapeLabel(cell)), el("td", {}, dash(cell.shape_requested)),
@@ -167,25 +203,32 @@
       el("td", {}, el("span", { class: "verdict v-" + cell.verdict.replace(" ", "-") }, cell.verdict)),
       el("td", { class: "num" }, fmt(n)), el("td", { class: "num" }, fmt(correct)),
       el("td", { class: "num" }, fmt(skipped)),
-      el("td", { class: "num" }, recallCell(cell, correct, asked, skipped)), el("td", { class: "num" }, fmt(errors)),
+      el("td", { class: "num" }, statedRecall(cell, counts)), el("td", { class: "num" }, fmt(errors)),
       el("td", { class: "num" }, fmt(asked + errors ? tokens / (asked + errors) : null)),
+      el("td", { class: "probes" }, probeCounts(cell)),
+      el("td", { class: "others" }, otherReaders(cell, byId)),
       el("td", {}, link("cell.html" + "#" + new URLSearchParams({ c: cell.id, list: listName }).toString(),
         shown + (f.outcome === "all" ? (shown === 1 ? " question" : " questions") : " " + f.outcome),
         { class: "open" })));
-    // one table per window: arms measured at different windows are never ranked together
+    // one table per window and reader: arms measured at different windows, or answered by the
+    // told and the blind reader, are never ranked together; each row links its other readers' cell
+    const byId = Object.fromEntries(index.cells.map((c) => [c.id, c]));
     const windows = [];
     for (const row of slice) {
-      const w = row.cell.context_window ?? null;
-      let section = windows.find((s) => s.window === w);
-      if (!section) windows.push(section = { window: w, rows: [] });
+      const w = row.cell.context_window ?? null, reader = row.cell.reader_name || row.cell.reader_id;
+      let section = windows.find((s) => s.window === w && s.reader === reader);
+      if (!section) windows.push(section = { window: w, reader, told: row.cell.offline, rows: [] });
       section.rows.push(row);
     }
+    // largest window first; in a window the told reader (the legibility floor) first, then the others
+    windows.sort((x, y) => (y.window ?? -1) - (x.window ?? -1) || Number(y.told) - Number(x.told));
     const head = el("thead", {}, el("tr", {}, ["reader", "model line", "target model", "strategy", "policy", "shape",
-      "asked", "window", "verdict", "questions", "correct", "skipped", "recall", "errors", "billed tok/q", "open"]
+      "asked", "window", "verdict", "questions", "correct", "skipped", "recall (stated)", "errors", "billed tok/q",
+      "by probe: correct / abstained / wrong", "other reader", "open"]
       .map((h) => el("th", {}, h))));
     const tables = windows.map((s) => [
-      el("h2", { class: "window" }, windowName(s.window)),
-      el("table", { class: "cells", "data-window": s.window === null ? "" : String(s.window) },
+      el("h2", { class: "window" }, windowName(s.window) + " · reader: " + s.reader),
+      el("table", { class: "cells", "data-window": s.window === null ? "" : String(s.window), "data-reader": s.reader },
         head.cloneNode(true), el("tbody", {}, s.rows.map(line)))]).flat();
     const offline = index.cells.some((c) => c.offline);
     crumbs(el("span", {}, "cells"));
@@ -196,7 +239,8 @@
       offline ? el("p", { class: "note" }, floorBadge(index.offline_label), " ", index.offline_label) : null,
       el("p", { class: "meta" }, "verdict: valid = production would send this context (ranked); bound = full / truncate; " +
         "stand-in = production's path with the offline stand-in's summary; not sent = production would not. " +
-        "Skipped questions were not asked (full over the model's window): never counted as wrong, never in a recall."),
+        "Skipped questions were not asked (full over the model's window): never counted as wrong, never in a recall. " +
+        "Recall is over the stated probes (exact, gist), as the tables rank; never-stated probes are in the probe counts."),
       filters,
       tables.length ? el("div", { id: "cells" }, ...tables) : el("p", { class: "empty", id: "cells" }, "no cell matches"),
       pages > 1 ? pager(page, pages, (n) => hashWith({ page: n })) : null);
@@ -223,7 +267,9 @@
       windowName(cell.context_window), cell.verdict].join(" · ");
     crumbs(link("index.html", "cells"), el("span", {}, title));
     const head = [el("h1", {}, title),
-      el("p", { class: "meta" }, "reader " + cell.reader_id + " ", cell.offline ? floorBadge(cell.label) : null),
+      el("p", { class: "meta" }, "reader " + cell.reader_id + " ", readerBadge(cell.reader_name, cell.offline), " ",
+        cell.offline ? floorBadge(cell.label) : null),
+      el("div", { class: "meta probes" }, "by probe kind (correct / abstained / wrong): ", probeCounts(cell)),
       filters];
     if (!cell.lists[name]) {
       fill(main, ...head, el("p", { class: "empty" }, "no question of this cell matches"));
@@ -235,13 +281,14 @@
       el("td", { class: "num" }, (data.page - 1) * index.page_size + i + 1),
       el("td", {}, r.item + " / " + r.qid),
       el("td", { class: "q" }, r.q), el("td", {}, r.gold), el("td", {}, r.a),
-      el("td", {}, outcomeBadge(r.ok, r.err, r.abst, r.skip)), el("td", { class: "num" }, r.skip ? "–" : fmt(r.f1, 2)),
+      el("td", {}, probeName(r.probe || "exact", r.probe_old ?? true)),
+      el("td", {}, outcomeBadge(r.ok, r.err, r.abst, r.skip, r.kind)), el("td", { class: "num" }, r.skip ? "–" : fmt(r.f1, 2)),
       el("td", { class: "num" }, r.round === null ? "–" : r.round), el("td", { class: "num" }, fmt(r.tok)),
       el("td", {}, link("question.html#id=" + r.id, "open", { class: "open" }))));
     fill(main, ...head,
       el("p", { class: "meta" }, data.total + " questions"),
       el("table", { class: "questions", id: "questions" },
-        el("thead", {}, el("tr", {}, ["#", "item / question", "question", "gold", "answer", "outcome", "F1",
+        el("thead", {}, el("tr", {}, ["#", "item / question", "question", "gold", "answer", "probe", "outcome", "F1",
           "evidence round", "billed tok", ""].map((h) => el("th", {}, h)))),
         el("tbody", {}, rows)),
       pages > 1 ? pager(data.page, pages, (n) => hashWith({ page: n })) : null);
@@ -379,10 +426,11 @@
       q.skipped ? row("answer", el("span", { class: "answer-text" }, "not asked: " + q.skipped)) :
         row("answer", el("span", { class: "answer-text " + (q.correct ? "ok" : "bad") }, r.answer || "(empty)")),
       row("score", q.skipped ? outcomeBadge(false, false, false, q.skipped) :
-        [outcomeBadge(q.correct, !!r.error, r.abstained), " EM " + fmt(r.em, 2) + " · F1 " + fmt(r.f1, 2)]),
+        [outcomeBadge(q.correct, !!r.error, r.abstained, null, q.kind), " EM " + fmt(r.em, 2) + " · F1 " + fmt(r.f1, 2)]),
+      row("probe kind", probeName(q.probe || "exact", q.probe_old ?? true)),
       row("window · verdict", windowName(c.context_window) + " · " + dash(c.verdict)),
       r.error ? row("error", el("code", {}, r.error)) : null,
-      row("reader", q.offline ? [r.model + " ", floorBadge(q.label)] : r.model),
+      row("reader", [readerBadge(q.reader_name || r.model, q.offline), " " + r.model + " ", q.offline ? floorBadge(q.label) : null]),
       row("target model", c.target_model + " (line " + c.line + ")"),
       row("strategy · policy", dash(c.strategy) + " · " + dash(c.policy)),
       row("shape", shapeLabel(c)),
@@ -439,16 +487,16 @@
 
   function siblingsTable(group, current, other) {
     const rows = group.members.filter((m) => m.id !== current).map((m) => el("tr", { "data-id": m.id },
-      el("td", {}, m.target_model), el("td", {}, dash(m.strategy)), el("td", {}, dash(m.policy)),
+      el("td", {}, dash(m.reader_name)), el("td", {}, m.target_model), el("td", {}, dash(m.strategy)), el("td", {}, dash(m.policy)),
       el("td", {}, shapeLabel(m)), el("td", { class: "num" }, fmt(m.context_window)), el("td", {}, dash(m.verdict)),
-      el("td", {}, outcomeBadge(m.ok, m.err, false, m.skip)), el("td", {}, m.a),
+      el("td", {}, outcomeBadge(m.ok, m.err, m.abst, m.skip, m.kind)), el("td", {}, m.a),
       el("td", { class: "num" }, fmt(m.tok)),
       el("td", {}, link("question.html#id=" + m.id, "open"), " · ",
         link("compare.html#" + new URLSearchParams({ a: current, b: m.id }).toString(), "side by side",
           { class: "compare" + (m.id === other ? " current" : "") }))));
     if (!rows.length) return el("p", { class: "meta" }, "asked in no other cell");
     return el("table", { class: "siblings" },
-      el("thead", {}, el("tr", {}, ["target", "strategy", "policy", "shape", "window", "verdict", "outcome", "answer", "billed tok", ""].map((h) => el("th", {}, h)))),
+      el("thead", {}, el("tr", {}, ["reader", "target", "strategy", "policy", "shape", "window", "verdict", "outcome", "answer", "billed tok", ""].map((h) => el("th", {}, h)))),
       el("tbody", {}, rows));
   }
 
@@ -472,7 +520,7 @@
     const [left, right] = await Promise.all([questionPanel(a, true), questionPanel(b, true)]);
     const group = await load(sharded("g", left.q.group));
     crumbs(link("index.html", "cells"), link("question.html#id=" + a, left.q.record.question_id), el("span", {}, "side by side"));
-    const head = (q) => el("p", { class: "side-head" }, [q.coords.target_model, dash(q.coords.strategy),
+    const head = (q) => el("p", { class: "side-head" }, [q.reader_name || q.record.model, q.coords.target_model, dash(q.coords.strategy),
       dash(q.coords.policy), shapeLabel(q.coords)].join(" · "));
     fill(main, 
       el("div", { class: "compare" },

@@ -56,15 +56,16 @@ def test_index_cell_and_question_pages_in_chromium(site, tmp_path):
         b.wait_ready()
         page.select_option("select[name='evidence round']", "r2")
         b.wait_ready()
-        page.select_option("select[name='outcome']", "wrong")
+        page.select_option("select[name='outcome']", "abstained")
         b.wait_ready()
-        # q3 (lost to compaction 2) is wrong under foveated and truncate, right under pinned
+        # q3 (lost to compaction 2): the reader abstains under foveated and truncate (its evidence
+        # is not in what it read), right under pinned
         rows = page.locator("#cells tbody tr")
         assert rows.count() == 2
         assert sorted(rows.nth(i).locator("td").nth(3).text_content() for i in range(2)) == [
             "snapcompact", "truncate"]
 
-        # the foveated cell's wrong round-2 questions: exactly q3
+        # the foveated cell's abstained round-2 questions: exactly q3
         page.locator("#cells tbody tr", has_text="foveated").locator("a.open").click()
         b.wait_ready()
         assert page.evaluate("document.body.dataset.page") == "cell"
