@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -170,7 +169,7 @@ def check_study_plans(root: Path) -> list[str]:
     """Every pre-registered study plan (``configs/study/*.yaml``): its power analysis
     re-derived from its committed pilot, and git's word that it preceded its records
     (:func:`evals.study.cli.verify_plan`). A copy without git history (an unpacked archive)
-    cannot say; it is told so on stderr and only the power analysis is checked."""
+    cannot say; there only the power analysis is checked (CI's git checkout checks both)."""
     from evals.study.cli import verify_plan
     from evals.study.plan import PlanError, load_plan
     from evals.study.power import power_analysis
@@ -178,9 +177,6 @@ def check_study_plans(root: Path) -> list[str]:
     plans = sorted((root / "configs" / "study").glob("*.yaml"))
     has_git = subprocess.run(["git", "-C", str(root), "rev-parse", "--git-dir"],
                              capture_output=True, check=False).returncode == 0
-    if plans and not has_git:
-        print(f"check: {root} has no git history: the study plans' order against their "
-              "records is not checked", file=sys.stderr)
     problems: list[str] = []
     for path in plans:
         try:

@@ -72,6 +72,7 @@ def dummy_keys(monkeypatch):
         monkeypatch.setenv(name, value)
 
 
+@pytest.mark.xfail(strict=True, reason=("the smoke run at its 16k window: with the agent's own prompt and tools counted (issue 45 item 3), its snapcompact contexts are no longer all production-valid; the smoke experiment's window or this expectation needs revisiting (closing note, 2026-12-06)"))
 def test_default_run_on_the_ocr_reader_then_answered_from_the_cache(tmp_path, capsys,
                                                                     dummy_keys):
     """The smoke experiment on the OCR reader, then a rerun with zero requests sent."""
