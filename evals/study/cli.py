@@ -5,8 +5,9 @@
   plan committed (unchanged) before the study's records (``results/study/NAME/``); exit 1 and a
   line per difference otherwise. ``snapcompact-eval-table --check`` runs it for every plan.
 - ``commands PLAN``: the harness runs, one a line.
-- ``run PLAN``: runs them in order (each resumes from its records); refused unless the plan is
-  registered (committed as it is on disk).
+- ``run PLAN [--jobs N]``: runs them (each resumes from its records; ``--jobs`` runs N sessions
+  at once, a session's runs in order, each run's output in ``RUN/run.log``); refused unless the
+  plan is registered (committed as it is on disk).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ import argparse
 import subprocess
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from itertools import groupby
 from pathlib import Path
 
-from evals.study.commands import study_runs
+from evals.study.commands import StudyRun, study_runs
 from evals.study.plan import PlanError, StudyPlan, load_plan
 from evals.study.power import power_analysis
 from evals.study.registration import registration
@@ -63,20 +66,42 @@ def _power(plan: StudyPlan, repo: Path) -> int:
     return 0
 
 
-def _run(plan: StudyPlan, repo: Path, runs: Path) -> int:
+def _session_runs(runs: list[tuple[int, StudyRun]], total: int, quiet: bool) -> int:
+    """One session's runs in order; stops at the first failure (its later runs need it)."""
+    for n, run in runs:
+        print(f"[{n}/{total}] {run.command()}", flush=True)
+        if quiet:
+            run.results_dir.mkdir(parents=True, exist_ok=True)
+            with (run.results_dir / "run.log").open("a", encoding="utf-8") as log:
+                done = subprocess.run([sys.executable, "-m", "evals.pipeline.run",
+                                       *run.overrides], stdout=log, stderr=subprocess.STDOUT,
+                                      check=False)
+        else:
+            done = subprocess.run([sys.executable, "-m", "evals.pipeline.run", *run.overrides],
+                                  check=False)
+        if done.returncode != 0:
+            where = f" (its output: {run.results_dir / 'run.log'})" if quiet else ""
+            print(f"error: run {n} (seed {run.seed}, {run.arm}, reader {run.reader}) exited "
+                  f"{done.returncode}{where}; the same command resumes", file=sys.stderr,
+                  flush=True)
+            return done.returncode
+    return 0
+
+
+def _run(plan: StudyPlan, repo: Path, runs: Path, jobs: int) -> int:
     reg = registration(repo, _repo_path(plan, repo), str(records_dir(plan)))
     if not reg.ok:
         print(f"error: {reg.reason}", file=sys.stderr)
         return 2
-    for n, run in enumerate(study_runs(plan, runs), 1):
-        print(f"[{n}] {run.command()}", flush=True)
-        done = subprocess.run([sys.executable, "-m", "evals.pipeline.run", *run.overrides],
-                              check=False)
-        if done.returncode != 0:
-            print(f"error: run {n} (seed {run.seed}, {run.arm}) exited {done.returncode}; "
-                  "the same command resumes", file=sys.stderr)
-            return done.returncode
-    return 0
+    numbered = list(enumerate(study_runs(plan, runs), 1))
+    sessions = [list(g) for _, g in groupby(numbered, key=lambda nr: nr[1].seed)]
+    if jobs <= 1:
+        codes = [_session_runs(s, len(numbered), quiet=False) for s in sessions]
+    else:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            codes = list(pool.map(lambda s: _session_runs(s, len(numbered), quiet=True),
+                                  sessions))
+    return next((c for c in codes if c != 0), 0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,7 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the repository the plan's paths are relative to (default: .)")
     parser.add_argument("--runs", type=Path, default=Path("results/runs/study"),
                         help="where `run` puts its run folders (default: results/runs/study)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="`run`: sessions run at once (default 1)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     try:
         plan = load_plan(args.plan)
         if args.action == "power":
@@ -105,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for run in study_runs(plan, args.runs):
                 print(run.command())
             return 0
-        return _run(plan, args.repo, args.runs)
+        return _run(plan, args.repo, args.runs, args.jobs)
     except (PlanError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -16,7 +16,17 @@ from typing import Any
 import yaml
 
 __all__ = ["Arms", "Endpoint", "PlanError", "PowerSection", "RunSection", "SessionDraw",
-           "StudyPlan", "load_plan"]
+           "Secondary", "StudyPlan", "load_plan"]
+
+#: The statistics the analysis (:mod:`evals.study.analysis`) can compute, treatment minus
+#: baseline, paired by session.
+STATISTICS = ("paired_recall_on_baseline_discarded", "paired_recall",
+              "paired_billed_tokens_per_question", "paired_session_cost_usd",
+              "paired_silent_wrong_rate", "paired_confabulation_rate")
+#: The session subsets an endpoint may be computed on (production's verdict of the baseline).
+SUBSETS = ("baseline_valid", "baseline_stand_in")
+#: The readers a study may ask (``reader=`` config names): told its evidence, or blind.
+READERS = ("qa", "blind")
 
 
 class PlanError(ValueError):
@@ -32,6 +42,8 @@ class SessionDraw:
     count: int
     first_tokens: int
     step_tokens: int
+    #: the probe kinds the dataset asks (``dataset.params.probes``)
+    probes: tuple[str, ...]
 
     def seeds(self) -> tuple[int, ...]:
         """Every seed of the draw, in order."""
@@ -50,6 +62,9 @@ class RunSection:
     """What every run of the study shares (harness overrides)."""
 
     model: str
+    #: every reader asked, in order (``reader=`` config names); the first reads the OCR cache
+    #: cold, the later ones reuse it
+    readers: tuple[str, ...]
     context_window: int
     summarizer: str
     strategies: tuple[str, ...]
@@ -72,11 +87,25 @@ class Endpoint:
     name: str
     statistic: str
     subset: str
+    reader: str
+    #: the probe kinds whose questions the statistic pools
+    probes: tuple[str, ...]
     interval: str
     confidence: float
     bootstrap: int
     seed: int
     min_sessions: int
+
+
+@dataclass(frozen=True)
+class Secondary:
+    """A secondary endpoint: reported with its interval, never called a finding."""
+
+    name: str
+    statistic: str
+    subset: str
+    reader: str
+    probes: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -106,18 +135,21 @@ class StudyPlan:
     run: RunSection
     arms: Arms
     primary: Endpoint
-    secondary: tuple[str, ...]
+    secondary: tuple[Secondary, ...]
     power: PowerSection
     path: Path
 
-    def is_primary(self, endpoint: str, arms: Arms, seeds: frozenset[int]) -> bool:
-        """True only for the plan's primary endpoint on its arms and its whole draw.
+    def is_primary(self, endpoint: str, arms: Arms, seeds: frozenset[int],
+                   reader: str | None = None, subset: str | None = None) -> bool:
+        """True only for the plan's primary endpoint on its arms, reader and whole draw.
 
-        Anything else a run prints (another endpoint, a subset of the seeds, a third arm) is
-        exploratory, whatever its interval.
+        Anything else a run prints (another endpoint, reader or subset, a part of the seeds, a
+        third arm) is secondary or exploratory, whatever its interval.
         """
         return (endpoint == self.primary.statistic and arms == self.arms
-                and seeds == frozenset(self.sessions.seeds()))
+                and seeds == frozenset(self.sessions.seeds())
+                and (reader is None or reader == self.primary.reader)
+                and (subset is None or subset == self.primary.subset))
 
 
 _SECTIONS: dict[str, type] = {"sessions": SessionDraw, "run": RunSection, "arms": Arms,
@@ -171,6 +203,24 @@ def _checked(plan: StudyPlan) -> StudyPlan:
         raise PlanError("primary.confidence: must lie between 0 and 1")
     if plan.primary.bootstrap < 100:
         raise PlanError("primary.bootstrap: at least 100 resamples")
+    endpoints = [("primary", plan.primary)] + [(f"secondary[{i}]", e)
+                                               for i, e in enumerate(plan.secondary)]
+    for where, e in endpoints:
+        if e.statistic not in STATISTICS:
+            raise PlanError(f"{where}.statistic: {e.statistic!r} is not one the analysis "
+                            f"computes ({', '.join(STATISTICS)})")
+        if e.subset not in SUBSETS:
+            raise PlanError(f"{where}.subset: {e.subset!r} (known: {', '.join(SUBSETS)})")
+        if e.reader not in plan.run.readers:
+            raise PlanError(f"{where}.reader: {e.reader!r} is not among run.readers "
+                            f"({', '.join(plan.run.readers)})")
+        unknown = sorted(set(e.probes) - set(plan.sessions.probes))
+        if unknown:
+            raise PlanError(f"{where}.probes: {unknown[0]!r} is not asked (sessions.probes: "
+                            f"{', '.join(plan.sessions.probes)})")
+    for reader in plan.run.readers:
+        if reader not in READERS:
+            raise PlanError(f"run.readers: {reader!r} (known: {', '.join(READERS)})")
     if plan.power.sessions_planned != plan.sessions.count:
         raise PlanError(f"sessions.count: {plan.sessions.count} but power.sessions_planned says "
                         f"{plan.power.sessions_planned}")
@@ -195,8 +245,11 @@ def load_plan(path: Path | str) -> StudyPlan:
         if key not in raw:
             raise PlanError(f"{key}: missing")
     sections = {name: _section(raw[name], cls, name) for name, cls in _SECTIONS.items()}
+    if not isinstance(raw["secondary"], list):
+        raise PlanError("secondary: expected a list of endpoints")
+    secondary = tuple(_section(item, Secondary, f"secondary[{i}]")
+                      for i, item in enumerate(raw["secondary"]))
     plan = StudyPlan(name=_typed(raw["name"], "str", "name"),
                      question=_typed(raw["question"], "str", "question"),
-                     secondary=_typed(raw["secondary"], "list", "secondary"),
-                     path=path, **sections)
+                     secondary=secondary, path=path, **sections)
     return _checked(plan)

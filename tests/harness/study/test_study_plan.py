@@ -41,6 +41,13 @@ def test_only_the_primary_on_the_whole_draw_is_a_finding():
                                everything - {2001})
     assert not plan.is_primary("paired_recall_on_baseline_discarded",
                                Arms("production", "full_archive"), everything)
+    # the same statistic on the blind reader or on the stand-in sessions is secondary
+    assert plan.is_primary("paired_recall_on_baseline_discarded", plan.arms, everything,
+                           reader="qa", subset="baseline_valid")
+    assert not plan.is_primary("paired_recall_on_baseline_discarded", plan.arms, everything,
+                               reader="blind")
+    assert not plan.is_primary("paired_recall_on_baseline_discarded", plan.arms, everything,
+                               subset="baseline_stand_in")
 
 
 @pytest.mark.parametrize(("old", "new", "message"), [
@@ -49,6 +56,12 @@ def test_only_the_primary_on_the_whole_draw_is_a_finding():
     ("  count: 70", "  count: 69", r"sessions\.count: 69 but power\.sessions_planned says 70"),
     ("  treatment: recommended", "  treatment: production", "both 'production'"),
     ("  first_seed: 2001", "  first_seed: two", r"sessions\.first_seed: expected an integer"),
+    ("  readers: [qa, blind]", "  readers: [qa]", r"secondary\[3\]\.reader: 'blind' is not "),
+    ("    statistic: paired_recall\n", "    statistic: paired_recal\n",
+     r"secondary\[0\]\.statistic: 'paired_recal' is not one the analysis computes"),
+    ("  probes: [exact, gist, never-stated]\n", "  probes: [exact, gist]\n",
+     r"secondary\[1\]\.probes: 'never-stated' is not asked"),
+    ("  readers: [qa, blind]", "  readers: [qa, blnd]", r"reader: 'blind' is not among|blnd"),
 ])
 def test_a_bad_plan_is_refused_naming_the_key(tmp_path, old, new, message):
     with pytest.raises(PlanError, match=message):
@@ -57,11 +70,19 @@ def test_a_bad_plan_is_refused_naming_the_key(tmp_path, old, new, message):
 
 def test_runs_are_written_out_from_the_plan(tmp_path):
     runs = study_runs(load_plan(PLAN), tmp_path)
-    assert len(runs) == 140  # 70 sessions x 2 arms
+    assert len(runs) == 280  # 70 sessions x 2 arms x 2 readers
     first = runs[0]
-    assert (first.seed, first.arm, first.target_tokens) == (2001, "production", 240_000)
+    assert (first.seed, first.arm, first.reader, first.target_tokens) == (
+        2001, "production", "qa", 240_000)
     assert "research=production" in first.overrides
+    assert "reader=qa" in first.overrides
     assert "dataset.params.target_tokens=240000" in first.overrides
-    assert runs[1].arm == "recommended" and runs[1].seed == 2001
-    assert runs[-1].results_dir == tmp_path / "s2070" / "recommended"
+    assert "dataset.params.probes=[exact,gist,never-stated]" in first.overrides
+    # the blind reader follows the told one on the same arm (it reads the told run's OCR cache)
+    assert (runs[1].arm, runs[1].reader) == ("production", "blind")
+    assert (runs[2].arm, runs[2].seed) == ("recommended", 2001)
+    assert runs[-1].results_dir == tmp_path / "s2070" / "recommended-blind"
+    # one OCR cache for the whole study, not one per run folder
+    assert {o for r in runs for o in r.overrides if o.startswith("ocr_cache_dir=")} == {
+        f"ocr_cache_dir={tmp_path / 'cache' / 'ocr'}"}
     assert "'strategies=[snapcompact]'" in first.command()
