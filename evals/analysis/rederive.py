@@ -44,7 +44,7 @@ from evals.analysis.table_outputs import (
 from evals.analysis.write_model_shapes import library_table_path
 
 __all__ = ["TABLE_FOLDERS", "check_all", "check_frame_pay", "check_outcomes",
-           "check_study_plans", "check_table_folder",
+           "check_study_plans", "check_study_reports", "check_table_folder",
            "rebuild_table_folder", "report_options", "rewrite_all", "rewrite_table_folder"]
 
 #: the folders ``snapcompact-eval-table`` wrote (records.parquet + report.md), and the
@@ -149,6 +149,7 @@ def check_all(root: Path) -> list[str]:
         if (root / rel / "frame_pay.md").is_file():
             problems += check_frame_pay(root / rel)
     problems += check_study_plans(root)
+    problems += check_study_reports(root)
     prefix = f"{root}/"
     return [p.removeprefix(prefix) for p in problems]
 
@@ -185,6 +186,33 @@ def check_study_plans(root: Path) -> list[str]:
                          [f"{path}: {d}" for d in power_analysis(plan, root).differences(plan)])
         except (PlanError, OSError, ValueError) as exc:
             problems.append(f"{path}: {exc}")
+    return problems
+
+
+def check_study_reports(root: Path) -> list[str]:
+    """Every study whose records are committed (``results/study/NAME/records.parquet``): its
+    report files made again from those records by the plan's analysis
+    (:func:`evals.study.report.rebuild_report`) and compared line by line."""
+    from evals.study.cli import records_dir
+    from evals.study.plan import PlanError, load_plan
+    from evals.study.report import rebuild_report
+
+    problems: list[str] = []
+    for path in sorted((root / "configs" / "study").glob("*.yaml")):
+        try:
+            plan = load_plan(path)
+        except PlanError:
+            continue  # check_study_plans names it
+        folder = root / records_dir(plan)
+        if not (folder / "records.parquet").is_file():
+            continue
+        try:
+            texts = rebuild_report(folder, plan)
+        except (OSError, ValueError, KeyError) as exc:
+            problems.append(f"{folder}: cannot be re-derived from its committed records: {exc}")
+            continue
+        problems += [p for name, text in sorted(texts.items())
+                     for p in compare_text(folder / name, text)]
     return problems
 
 

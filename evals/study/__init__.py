@@ -11,8 +11,10 @@ Modules:
 - ``plan``: :class:`StudyPlan`, read and validated from a plan file.
 - ``power``: the power analysis (sessions needed, smallest detectable difference) and the pilot.
 - ``registration``: git's word on whether the plan preceded its records.
-- ``commands``: the harness runs a plan asks for, one per session and arm.
-- ``cli``: ``python -m evals.study power|verify|commands|run PLAN``.
+- ``commands``: the harness runs a plan asks for, one per session, arm and reader.
+- ``analysis``: the plan's endpoints from the study's records, and the decision rule.
+- ``report``: the committed records and the report made from them (``--check`` remakes it).
+- ``cli``: ``python -m evals.study power|verify|commands|run|report PLAN``.
 """
 
 from evals.study.plan import StudyPlan, load_plan

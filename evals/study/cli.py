@@ -5,6 +5,10 @@
   plan committed (unchanged) before the study's records (``results/study/NAME/``); exit 1 and a
   line per difference otherwise. ``snapcompact-eval-table --check`` runs it for every plan.
 - ``commands PLAN``: the harness runs, one a line.
+- ``report PLAN [--from-runs]``: the study's report (``results/study/NAME/report.md``, one
+  sentence per endpoint, with ``endpoints.csv`` and ``sessions.csv``) from its committed
+  ``records.parquet``; ``--from-runs`` first gathers the records of the run folders
+  (``--runs``) into that file.
 - ``run PLAN [--jobs N]``: runs them (each resumes from its records; ``--jobs`` runs N sessions
   at once, a session's runs in order, each run's output in ``RUN/run.log``); refused unless the
   plan is registered (committed as it is on disk).
@@ -104,16 +108,45 @@ def _run(plan: StudyPlan, repo: Path, runs: Path, jobs: int) -> int:
     return next((c for c in codes if c != 0), 0)
 
 
+def _report(plan: StudyPlan, repo: Path, runs: Path, from_runs: bool) -> int:
+    from evals.study.report import rebuild_report, write_report
+
+    out = repo / records_dir(plan)
+    if from_runs:
+        from evals.analysis.aggregate import records_frame
+        from evals.analysis.write_model_shapes import library_table_path
+        from evals.store.records import load_records
+        from snapcompact.pricing import parse_shape_rules
+
+        folders = [str(r.results_dir) for r in study_runs(plan, runs) if r.results_dir.is_dir()]
+        if not folders:
+            raise PlanError(f"no run folder of the study under {runs}")
+        records = records_frame(load_records(folders),
+                                parse_shape_rules(library_table_path().read_text()))
+        print(write_report(records, plan, out))
+        return 0
+    if not (out / "records.parquet").is_file():
+        raise PlanError(f"{out / 'records.parquet'}: no committed records (gather them with "
+                        "--from-runs)")
+    files = rebuild_report(out, plan)
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+    print(files["report.md"])
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m evals.study``."""
     parser = argparse.ArgumentParser(prog="python -m evals.study", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=("power", "verify", "commands", "run"))
+    parser.add_argument("action", choices=("power", "verify", "commands", "run", "report"))
     parser.add_argument("plan", type=Path)
     parser.add_argument("--repo", type=Path, default=Path.cwd(),
                         help="the repository the plan's paths are relative to (default: .)")
     parser.add_argument("--runs", type=Path, default=Path("results/runs/study"),
                         help="where `run` puts its run folders (default: results/runs/study)")
+    parser.add_argument("--from-runs", action="store_true",
+                        help="`report`: gather the records of the run folders first")
     parser.add_argument("--jobs", type=int, default=1,
                         help="`run`: sessions run at once (default 1)")
     args = parser.parse_args(argv)
@@ -134,6 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for run in study_runs(plan, args.runs):
                 print(run.command())
             return 0
+        if args.action == "report":
+            return _report(plan, args.repo, args.runs, args.from_runs)
         return _run(plan, args.repo, args.runs, args.jobs)
     except (PlanError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -61,3 +61,22 @@ def test_a_stated_power_figure_that_does_not_re_derive_fails(tmp_path):
     _commit(root, "plan with a wrong sd")
     (problem,) = check_study_plans(root)
     assert "power.pilot_sd: plan says 0.0432, derived 0.0532" in problem
+
+
+def test_a_study_report_is_re_derived_from_its_committed_records(tmp_path):
+    from study_records import study_records
+
+    from evals.analysis.rederive import check_study_reports
+    from evals.study import load_plan
+    from evals.study.report import write_report
+
+    root = _checkout(tmp_path)
+    folder = root / "results/study/recommended_rerun"
+    write_report(study_records(), load_plan(root / PLAN), folder)
+    assert check_study_reports(root) == []
+    report = folder / "report.md"
+    text = report.read_text()
+    assert "W-L-T 1-0-1" in text  # the fixture's primary: 2001 gains, 2002 ties
+    report.write_text(text.replace("W-L-T 1-0-1", "W-L-T 2-0-0", 1))
+    (problem,) = check_study_reports(root)
+    assert "report.md:" in problem and "2-0-0" in problem and "1-0-1" in problem
