@@ -115,6 +115,20 @@ def test_locator_abstains_when_evidence_is_missing():
     assert answer_from_transcript(unrelated, "q", evidence, ["7342-KESTREL"]) == ABSTENTION
 
 
+def test_locator_abstains_on_a_sibling_sentence_of_its_template():
+    # the evidence is gone (discarded); two lines of the same template with other subjects and
+    # values remain, as in a generated session: the told reader must abstain, not copy one
+    evidence = "The nightly backup of the harbour office server starts at 18:40 on Tuesday."
+    siblings = ("The nightly backup of the north archive server starts at 23:25 on Thursday. "
+                "Unrelated tool output follows here. "
+                "The nightly backup of the glass studio server starts at 20:40 on Thursday.")
+    assert answer_from_transcript(siblings, "q", evidence, ["18:40 on Tuesday"]) == ABSTENTION
+    # the sentence itself, read with a few garbled characters (about 5 %), is still found
+    garbled = "The nightly backup 0f the harbour offlce server startz at 18:40 on Tuesday."
+    assert answer_from_transcript(siblings + " " + garbled, "q", evidence,
+                                  ["18:40 on Tuesday"]) == "18:40 on Tuesday"
+
+
 def test_locator_rejects_bad_input():
     with pytest.raises(ValueError, match="evidence"):
         answer_from_text(HISTORY, "q", "  ", ["x"])
