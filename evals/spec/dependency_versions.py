@@ -17,8 +17,9 @@ from evals.readers.ocr import engine_version
 
 __all__ = ["ANSWER_PACKAGES", "dependency_versions"]
 
-#: Distribution names (as pip knows them) whose version is recorded in every row.
-ANSWER_PACKAGES = ("litellm", "pillow", "tiktoken", "tesserocr")
+#: Distribution names (as pip knows them) whose version is recorded in every row (rank-bm25:
+#: the blind reader's retrieval).
+ANSWER_PACKAGES = ("litellm", "pillow", "tiktoken", "tesserocr", "rank-bm25")
 
 NOT_INSTALLED = "not installed"
 

@@ -9,6 +9,7 @@ not with the harness's own lookup.
 
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 import os
 import subprocess
@@ -55,6 +56,8 @@ def test_console_lines_reach_the_job_log_once_and_rows_carry_package_versions(tm
             "tesseract " + tesserocr.tesseract_version().split()[1])
         assert versions["litellm"] == litellm_version
         assert versions["tiktoken"] == tiktoken.__version__
+        # the blind reader's retrieval library, read from its installed metadata
+        assert versions["rank-bm25"] == importlib.metadata.version("rank_bm25")
 
 
 def test_a_failed_job_says_one_line_on_stderr_and_in_the_job_log(tmp_path):
