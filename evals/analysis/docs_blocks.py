@@ -119,11 +119,28 @@ def _frame_costs(root: Path) -> str:
     return build(subheading="###")
 
 
+def _study_claims(root: Path) -> str:
+    """The pre-registered rerun's sentences, as its report states them (or that it has none)."""
+    report = root / "results" / "study" / "recommended_rerun" / "report.md"
+    if not report.is_file():
+        return ("Pre-registered rerun (`configs/study/recommended_rerun.yaml`): its records are "
+                "not committed yet, so it reports nothing.")
+    text = report.read_text(encoding="utf-8")
+    parts = text.split("\n## ")
+    keep = [p for p in parts if p.startswith(("Sessions", "Primary endpoint",
+                                              "Secondary endpoints"))]
+    body = "\n\n".join("**" + p.replace("\n\n", "**\n\n", 1).strip() for p in keep)
+    return ("Pre-registered rerun (`configs/study/recommended_rerun.yaml`; report, records and "
+            "command: `results/study/recommended_rerun/report.md`):\n\n" + body)
+
+
 BLOCKS: tuple[DocBlock, ...] = (
     DocBlock("main-job-table", "README.md", "results/summary.csv", _main_job_table),
     DocBlock("frame-costs", "README.md", "snapcompact/pricing/pricing.toml", _frame_costs),
     DocBlock("research-claims", "README.md", "results/research/research_compare.md",
              _research_claims),
+    DocBlock("study-claims", "README.md", "configs/study/recommended_rerun.yaml",
+             _study_claims),
 )
 
 

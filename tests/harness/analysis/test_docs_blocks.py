@@ -11,7 +11,7 @@ from locations import REPO
 from evals.analysis.docs_blocks import stray_figures
 from evals.analysis.table import main
 
-BLOCKS = ["main-job-table", "frame-costs", "research-claims"]
+BLOCKS = ["main-job-table", "frame-costs", "research-claims", "study-claims"]
 
 
 @pytest.fixture()
@@ -25,6 +25,9 @@ def checkout(tmp_path: Path) -> Path:
     (tmp_path / "snapcompact" / "pricing").mkdir(parents=True)
     shutil.copy(REPO / "snapcompact" / "pricing" / "pricing.toml",
                 tmp_path / "snapcompact" / "pricing" / "pricing.toml")
+    (tmp_path / "configs" / "study").mkdir(parents=True)
+    shutil.copy(REPO / "configs" / "study" / "recommended_rerun.yaml",
+                tmp_path / "configs" / "study" / "recommended_rerun.yaml")
     return tmp_path
 
 
@@ -107,3 +110,18 @@ def test_settings_and_definitions_are_not_figures(prose):
     ("Wilson [0.28, 0.58] typed", "[0.28, 0.58]"), ("a \u22120.2 drop", "\u22120.2")])
 def test_measured_figures_are_found(prose, figure):
     assert [f for _, f in stray_figures(prose)] == [figure]
+
+
+def test_the_study_block_quotes_the_report_or_says_there_is_none(tmp_path):
+    from evals.analysis.docs_blocks import _study_claims
+
+    assert "not committed yet, so it reports nothing" in _study_claims(tmp_path)
+    report = tmp_path / "results/study/recommended_rerun/report.md"
+    report.parent.mkdir(parents=True)
+    report.write_text("# Study\n\nQuestion: q\n\n## Sessions\n\n70 of 70 seeds.\n\n"
+                      "## Primary endpoint (x)\n\n- primary sentence +0.050 [+0.010, +0.090].\n\n"
+                      "## Secondary endpoints (y)\n\n- second.\n\nReaders: told and blind.\n")
+    block = _study_claims(tmp_path)
+    assert "**Primary endpoint (x)**\n\n- primary sentence +0.050 [+0.010, +0.090]." in block
+    assert "70 of 70 seeds." in block and "- second." in block
+    assert "Question: q" not in block  # only the three sections are quoted
