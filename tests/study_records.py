@@ -1,4 +1,4 @@
-"""A tiny pre-registered study's records, written by hand (tests of evals.study).
+"""A tiny pre-registered study's records, written by hand (tests of evals.analysis.study).
 
 Three seeds of configs/study/recommended_rerun.yaml's draw, both arms, both readers, four
 questions a session; the tests work their expected figures out from the table below.

@@ -18,5 +18,8 @@ committed as Parquet) / ``research_rederive`` (rebuilt from committed per-sessio
 ``research_plot``, ``search_front`` / ``search_objectives``,
 ``outcomes`` (correct / abstained / wrong per reader, arm and probe kind; silent wrong answers),
 ``frame_pay`` (where frames pay: characters per billed token, text vs frames, by content type)
-and ``frame_pay_plot`` (its figure, "where snapcompact pays").
+``frame_pay_plot`` (its figure, "where snapcompact pays") and ``study`` (a pre-registered
+study: its plan, power analysis, runs, endpoints and report; ``python -m evals.analysis.study``).
+The study sits in this room because its endpoints are aggregates and session bootstraps, and
+``--check`` remakes its report with the rest.
 """

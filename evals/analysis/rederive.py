@@ -169,11 +169,11 @@ def check_outcomes(folder: Path) -> list[str]:
 def check_study_plans(root: Path) -> list[str]:
     """Every pre-registered study plan (``configs/study/*.yaml``): its power analysis
     re-derived from its committed pilot, and git's word that it preceded its records
-    (:func:`evals.study.cli.verify_plan`). A copy without git history (an unpacked archive)
+    (:func:`evals.analysis.study.cli.verify_plan`). A copy without git history (an unpacked archive)
     cannot say; there only the power analysis is checked (CI's git checkout checks both)."""
-    from evals.study.cli import verify_plan
-    from evals.study.plan import PlanError, load_plan
-    from evals.study.power import power_analysis
+    from evals.analysis.study.cli import verify_plan
+    from evals.analysis.study.plan import PlanError, load_plan
+    from evals.analysis.study.power import power_analysis
 
     plans = sorted((root / "configs" / "study").glob("*.yaml"))
     has_git = subprocess.run(["git", "-C", str(root), "rev-parse", "--git-dir"],
@@ -192,10 +192,10 @@ def check_study_plans(root: Path) -> list[str]:
 def check_study_reports(root: Path) -> list[str]:
     """Every study whose records are committed (``results/study/NAME/records.parquet``): its
     report files made again from those records by the plan's analysis
-    (:func:`evals.study.report.rebuild_report`) and compared line by line."""
-    from evals.study.cli import records_dir
-    from evals.study.plan import PlanError, load_plan
-    from evals.study.report import rebuild_report
+    (:func:`evals.analysis.study.report.rebuild_report`) and compared line by line."""
+    from evals.analysis.study.cli import records_dir
+    from evals.analysis.study.plan import PlanError, load_plan
+    from evals.analysis.study.report import rebuild_report
 
     problems: list[str] = []
     for path in sorted((root / "configs" / "study").glob("*.yaml")):

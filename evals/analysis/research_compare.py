@@ -401,7 +401,7 @@ def _strength(n: int, lo: float, hi: float) -> str:
     if math.isnan(lo):
         return "no session-level interval (one session): no claim"
     if claim_supported(n, lo, hi):
-        # issue 46: a finding needs a design committed before its run (evals.study); these
+        # issue 46: a finding needs a design committed before its run (evals.analysis.study); these
         # comparisons have none, so they are exploratory whatever their interval
         return (f"interval clear of 0 on {n} sessions, but exploratory: no pre-registered "
                 "study plan (configs/study/) fixed these sessions before their run")

@@ -67,8 +67,8 @@ def test_a_study_report_is_re_derived_from_its_committed_records(tmp_path):
     from study_records import study_records
 
     from evals.analysis.rederive import check_study_reports
-    from evals.study import load_plan
-    from evals.study.report import write_report
+    from evals.analysis.study import load_plan
+    from evals.analysis.study.report import write_report
 
     root = _checkout(tmp_path)
     folder = root / "results/study/recommended_rerun"

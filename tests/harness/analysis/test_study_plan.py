@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from evals.study import load_plan
-from evals.study.commands import study_runs
-from evals.study.plan import Arms, PlanError
+from evals.analysis.study import load_plan
+from evals.analysis.study.commands import study_runs
+from evals.analysis.study.plan import Arms, PlanError
 
 REPO = Path(__file__).resolve().parents[3]
 PLAN = REPO / "configs/study/recommended_rerun.yaml"

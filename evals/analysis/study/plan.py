@@ -18,7 +18,7 @@ import yaml
 __all__ = ["Arms", "Endpoint", "PlanError", "PowerSection", "RunSection", "SessionDraw",
            "Secondary", "StudyPlan", "load_plan"]
 
-#: The statistics the analysis (:mod:`evals.study.analysis`) can compute, treatment minus
+#: The statistics the analysis (:mod:`evals.analysis.study.endpoints`) can compute, treatment minus
 #: baseline, paired by session.
 STATISTICS = ("paired_recall_on_baseline_discarded", "paired_recall",
               "paired_billed_tokens_per_question", "paired_session_cost_usd",
@@ -110,7 +110,7 @@ class Secondary:
 
 @dataclass(frozen=True)
 class PowerSection:
-    """The power analysis as the plan states it; :mod:`evals.study.power` re-derives it."""
+    """The power analysis as the plan states it; :mod:`evals.analysis.study.power` re-derives it."""
 
     pilot: str
     pilot_column: str

@@ -21,7 +21,7 @@ from statistics import NormalDist
 
 import pandas as pd
 
-from evals.study.plan import StudyPlan
+from evals.analysis.study.plan import StudyPlan
 
 __all__ = ["PilotSpread", "PowerAnalysis", "detectable_difference", "pilot_spread",
            "power_analysis", "sessions_needed"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from evals.study.plan import StudyPlan
+from evals.analysis.study.plan import StudyPlan
 
 __all__ = ["StudyRun", "study_runs"]
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from study_records import study_records as _records
 
-from evals.study import load_plan
-from evals.study.analysis import analyse
-from evals.study.report import endpoint_sentence, rebuild_report, write_report
+from evals.analysis.study import load_plan
+from evals.analysis.study.endpoints import analyse
+from evals.analysis.study.report import endpoint_sentence, rebuild_report, write_report
 
 REPO = Path(__file__).resolve().parents[3]
 PLAN = load_plan(REPO / "configs/study/recommended_rerun.yaml")

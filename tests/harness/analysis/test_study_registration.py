@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.study.registration import registration
+from evals.analysis.study.registration import registration
 
 
 def _git(repo: Path, *args: str) -> None:

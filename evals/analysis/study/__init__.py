@@ -12,12 +12,12 @@ Modules:
 - ``power``: the power analysis (sessions needed, smallest detectable difference) and the pilot.
 - ``registration``: git's word on whether the plan preceded its records.
 - ``commands``: the harness runs a plan asks for, one per session, arm and reader.
-- ``analysis``: the plan's endpoints from the study's records, and the decision rule.
+- ``endpoints``: the plan's endpoints from the study's records, and the decision rule.
 - ``report``: the committed records and the report made from them (``--check`` remakes it).
-- ``cli``: ``python -m evals.study power|verify|commands|run|report PLAN``.
+- ``cli``: ``python -m evals.analysis.study power|verify|commands|run|report PLAN``.
 """
 
-from evals.study.plan import StudyPlan, load_plan
-from evals.study.power import PowerAnalysis, detectable_difference, sessions_needed
+from evals.analysis.study.plan import StudyPlan, load_plan
+from evals.analysis.study.power import PowerAnalysis, detectable_difference, sessions_needed
 
 __all__ = ["PowerAnalysis", "StudyPlan", "detectable_difference", "load_plan", "sessions_needed"]

@@ -25,8 +25,8 @@ import pandas as pd
 from evals.analysis.aggregate import PRODUCTION_STAND_IN, PRODUCTION_VALID
 from evals.analysis.outcomes import outcome_frame
 from evals.analysis.session_bootstrap import SessionDiff, session_paired_bootstrap
+from evals.analysis.study.plan import Endpoint, Secondary, StudyPlan
 from evals.blind.provider import BLIND_LABEL, TOLD_LABEL
-from evals.study.plan import Endpoint, Secondary, StudyPlan
 
 __all__ = ["EndpointResult", "READER_LABELS", "StudyResult", "analyse", "study_frame"]
 

@@ -2,10 +2,10 @@
 
 Why the records sit beside the report (``results/study/NAME/records.parquet``): a finding is
 what an outsider re-derives from the repository, so the report is made from the committed
-per-question rows by one command (``python -m evals.study report PLAN``) and
+per-question rows by one command (``python -m evals.analysis.study report PLAN``) and
 ``snapcompact-eval-table --check`` makes it again and compares (:func:`rebuild_report`). The
 report names the command, the plan and the bootstrap; the plan's commit precedes the records'
-(``python -m evals.study verify PLAN``).
+(``python -m evals.analysis.study verify PLAN``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from evals.study.analysis import EndpointResult, StudyResult, analyse
-from evals.study.plan import StudyPlan
+from evals.analysis.study.endpoints import EndpointResult, StudyResult, analyse
+from evals.analysis.study.plan import StudyPlan
 
 __all__ = ["REPORT_FILES", "committed_study_records", "endpoint_sentence", "rebuild_report",
            "report_files", "write_report"]
@@ -90,8 +90,8 @@ def _markdown(result: StudyResult, records: pd.DataFrame) -> str:
         f"Question: {plan.question}",
         "",
         f"Plan: `configs/study/{plan.name}.yaml`, committed before these records "
-        f"(`python -m evals.study verify configs/study/{plan.name}.yaml`).",
-        f"Made by: `python -m evals.study report configs/study/{plan.name}.yaml` from "
+        f"(`python -m evals.analysis.study verify configs/study/{plan.name}.yaml`).",
+        f"Made by: `python -m evals.analysis.study report configs/study/{plan.name}.yaml` from "
         f"`records.parquet` beside this file (session bootstrap: {p.bootstrap} resamples, "
         f"seed {p.seed}, {p.confidence:.0%} percentile interval).",
         f"Records: {len(records):,} rows; code sha256 {', '.join(c[:12] for c in codes)}; "
@@ -135,7 +135,7 @@ def _endpoints_csv(result: StudyResult) -> str:
 
 def _sessions_csv(records: pd.DataFrame, result: StudyResult) -> str:
     """One row per session and arm: verdict, compactions, frames, context and session bill."""
-    from evals.study.analysis import study_frame
+    from evals.analysis.study.endpoints import study_frame
 
     frame = study_frame(records, result.plan)
     frame = frame[frame["study_reader"] == result.plan.primary.reader]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evals.study import detectable_difference, load_plan, sessions_needed
-from evals.study.power import pilot_spread, power_analysis
+from evals.analysis.study import detectable_difference, load_plan, sessions_needed
+from evals.analysis.study.power import pilot_spread, power_analysis
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -1,4 +1,4 @@
-"""``python -m evals.study``: a study plan's power analysis, its check, its runs.
+"""``python -m evals.analysis.study``: a study plan's power analysis, its check, its runs.
 
 - ``power PLAN``: the power analysis re-derived from the plan's committed pilot.
 - ``verify PLAN``: the plan's stated power figures equal the re-derived ones, and git shows the
@@ -24,10 +24,10 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import groupby
 from pathlib import Path
 
-from evals.study.commands import StudyRun, study_runs
-from evals.study.plan import PlanError, StudyPlan, load_plan
-from evals.study.power import power_analysis
-from evals.study.registration import registration
+from evals.analysis.study.commands import StudyRun, study_runs
+from evals.analysis.study.plan import PlanError, StudyPlan, load_plan
+from evals.analysis.study.power import power_analysis
+from evals.analysis.study.registration import registration
 
 __all__ = ["main", "records_dir", "verify_plan"]
 
@@ -109,7 +109,7 @@ def _run(plan: StudyPlan, repo: Path, runs: Path, jobs: int) -> int:
 
 
 def _report(plan: StudyPlan, repo: Path, runs: Path, from_runs: bool) -> int:
-    from evals.study.report import rebuild_report, write_report
+    from evals.analysis.study.report import rebuild_report, write_report
 
     out = repo / records_dir(plan)
     if from_runs:
@@ -136,8 +136,8 @@ def _report(plan: StudyPlan, repo: Path, runs: Path, from_runs: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m evals.study``."""
-    parser = argparse.ArgumentParser(prog="python -m evals.study", description=__doc__,
+    """Entry point of ``python -m evals.analysis.study``."""
+    parser = argparse.ArgumentParser(prog="python -m evals.analysis.study", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=("power", "verify", "commands", "run", "report"))
     parser.add_argument("plan", type=Path)
