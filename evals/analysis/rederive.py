@@ -20,7 +20,9 @@ generated sessions, which its dataset config makes at its seed
 (:func:`evals.analysis.frame_pay.rebuild_frame_pay`, about 20 s: every content type drawn).
 
 :func:`rewrite_table_folder` writes the rebuild (``snapcompact-eval-table --rederive``): the
-way to regenerate a folder whose runs are not at hand after the analysis code changed.
+way to regenerate a folder whose runs are not at hand after the analysis code changed; the
+outcome tables (``results/outcomes/``) are rewritten the same way from their own committed
+``records.parquet`` (:func:`rewrite_outcomes`).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from evals.analysis.write_model_shapes import library_table_path
 
 __all__ = ["TABLE_FOLDERS", "check_all", "check_frame_pay", "check_outcomes",
            "check_study_plans", "check_study_reports", "check_table_folder",
-           "rebuild_table_folder", "report_options", "rewrite_all", "rewrite_table_folder"]
+           "rebuild_table_folder", "report_options", "rewrite_all", "rewrite_outcomes",
+           "rewrite_table_folder"]
 
 #: the folders ``snapcompact-eval-table`` wrote (records.parquet + report.md), and the
 #: research comparisons (research_compare.md), relative to the checkout
@@ -241,4 +244,22 @@ def rewrite_all(root: Path, *, plots: bool = True) -> list[str]:
     for rel in TABLE_FOLDERS:
         if (root / rel / "report.md").is_file():
             changed += rewrite_table_folder(root / rel, _library(root), plots=plots)
+    for rel in OUTCOME_FOLDERS:
+        if (root / rel / "outcomes.md").is_file():
+            changed += rewrite_outcomes(root / rel)
     return [c.removeprefix(f"{root}/") for c in changed]
+
+
+def rewrite_outcomes(folder: Path) -> list[str]:
+    """Write the outcome files of ``folder`` again from its committed ``records.parquet``, as
+    :func:`check_outcomes` re-derives them (the records stay as committed). Returns the files
+    whose bytes changed."""
+    from evals.analysis.outcomes import rebuild_outcomes
+
+    changed = []
+    for name, text in sorted(rebuild_outcomes(folder).items()):
+        path = folder / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            changed.append(str(path))
+    return changed

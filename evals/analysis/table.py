@@ -10,8 +10,9 @@ the same invocation, so what is committed under ``results/`` always agrees with 
     snapcompact-eval-table RUN [RUN ...] --out results --apply  # ... and write the rows the
                                                               # evidence supports (apply_gate)
     snapcompact-eval-table --check       # re-derive every committed file; writes nothing
-    snapcompact-eval-table --rederive    # rewrite results/ and results/shapetable/ from their
-                                         # committed records, as --check re-derives them
+    snapcompact-eval-table --rederive    # rewrite results/, results/shapetable/ and
+                                         # results/outcomes/ from their committed records,
+                                         # as --check re-derives them
 
 Records are found by walking the given files and directories
 (``evals.store.records.find_record_files``); nothing is read from their names. Each path holds
@@ -194,7 +195,8 @@ def _parser() -> _Parser:
                              "evals.analysis.docs_blocks); writes nothing")
     parser.add_argument("--rederive", action="store_true",
                         help="rewrite every results folder the command wrote (results/, "
-                             "results/shapetable/) from its committed records, exactly as "
+                             "results/shapetable/) and the outcome tables (results/outcomes/) "
+                             "from their committed records, exactly as "
                              "--check re-derives it (tables, report, table and diff, plots "
                              "unless --no-plots): regenerates them after the analysis code "
                              "changed when the runs are not at hand (evals.analysis.rederive)")

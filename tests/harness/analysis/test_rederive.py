@@ -220,3 +220,37 @@ def test_a_compression_without_a_baseline_reads_a_dash_with_why():
     assert compression_cell(SimpleNamespace(compression_vs_text=7.2,
                                             compression_baseline="uncompacted")) == (
         "7.20x (vs uncompacted)")
+
+
+def test_a_hand_edit_of_an_outcome_table_is_caught(checkout, capsys):
+    # the first row of the depth-bin table (the first arm's first bin), its recall edited by hand
+    table = checkout / "results" / "outcomes" / "outcomes_by_depth_bin.csv"
+    lines = table.read_text().splitlines(keepends=True)
+    header = lines[0].rstrip("\n").split(",")
+    field = header.index("recall")
+    cells = lines[1].rstrip("\n").split(",")
+    recall = cells[field]
+    assert recall != "0.999"
+    cells[field] = "0.999"
+    lines[1] = ",".join(cells) + "\n"
+    table.write_text("".join(lines))
+    rc, err = _check(checkout, capsys)
+    assert rc == 1
+    assert (f"results/outcomes/outcomes_by_depth_bin.csv:2: field {field + 1} recall: "
+            f"committed '0.999' != re-derived '{recall}'") in err
+
+
+def test_rederive_rewrites_the_outcome_tables_from_their_records(tmp_path, capsys):
+    # only the outcome folder: --rederive rewrites what it finds, and nothing else is there
+    folder = tmp_path / "results" / "outcomes"
+    shutil.copytree(REPO / "results" / "outcomes", folder)
+    committed = {p.name: p.read_text() for p in folder.glob("*.csv")}
+    table = folder / "outcomes_by_length_bin.csv"
+    table.write_text(table.read_text().replace("\n", "\nedited,row\n", 1))
+    (folder / "outcomes.md").write_text((folder / "outcomes.md").read_text() + "hand note\n")
+    assert main(["--rederive", "--no-plots", "--root", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "results/outcomes/outcomes.md" in out
+    assert "results/outcomes/outcomes_by_length_bin.csv" in out
+    assert {p.name: p.read_text() for p in folder.glob("*.csv")} == committed
+    assert not (folder / "outcomes.md").read_text().endswith("hand note\n")
