@@ -12,8 +12,11 @@ together), and gives two columns of their own:
 The told reader (the legibility floor) and the blind reader (``reader=blind``) sit side by side,
 overall and by depth bin, session length bin, where the evidence was (kept tail or
 discarded) and the content type of the message it sits in (prose or tool output:
-:data:`CONTENT_OF_PLACE`, the types of ``evals.analysis.frame_pay``). A row recorded before
-probe kinds existed reads as ``exact (old default)``; one without a reader label
+:data:`CONTENT_OF_PLACE`, the types of ``evals.analysis.frame_pay``), the content type split by
+where the evidence was (:data:`BIN_TABLES`). Every bin table is per arm and per production
+verdict (a context production would not send is never pooled with a ranked one), each row with
+its ``n``, its counts and its recall with a Wilson interval (:func:`recall_by`). A row recorded
+before probe kinds existed reads as ``exact (old default)``; one without a reader label
 (``extra["reader_label"]``) reads its reader from its model id.
 
 Each arm's rows are split by production's verdict (``valid``: ranked; ``bound``, ``stand-in``,
@@ -41,6 +44,7 @@ from pathlib import Path
 import pandas as pd
 
 from evals.analysis.aggregate import arm_labels, production_status, records_frame
+from evals.analysis.intervals import wilson_interval
 from evals.analysis.session_bootstrap import session_mean
 from evals.blind.provider import BLIND_LABEL, TOLD_LABEL
 from evals.blind.provider import PROVIDER as BLIND_PROVIDER
@@ -171,15 +175,48 @@ def outcome_table(frame: pd.DataFrame,
     return pd.DataFrame(rows)
 
 
-def side_by_side(frame: pd.DataFrame, bin_column: str) -> pd.DataFrame:
-    """Correct / abstained / wrong counts per probe and bin, one column block per reader."""
-    counts = (frame.groupby(["probe", bin_column, "reader_name"])["outcome"]
-              .value_counts().unstack(fill_value=0))
-    for outcome in OUTCOMES:
-        if outcome not in counts:
-            counts[outcome] = 0
-    cells = counts.apply(lambda r: f"{r[CORRECT]}/{r[ABSTAINED]}/{r[WRONG]}", axis=1)
-    return cells.unstack("reader_name", fill_value="-").reset_index()
+#: What a bin table is grouped by besides its bins: the arm and production's verdict before
+#: the probe, so a context production would not send (bound, stand-in, not sent) is never pooled
+#: with a ranked (valid) one; the reader last, so the told and blind rows of a cell sit together.
+BIN_KEYS = ("arm_name", "production", "probe")
+#: The bin tables, by name: the columns each splits by. The content type of the evidence is
+#: split by where it was (discarded by a compaction, or still in the kept tail): the tail is
+#: read as text whatever its type, so pooling it would credit frames with the tail's recall.
+BIN_TABLES = {
+    "outcomes_by_depth_bin": ("depth_bin",),
+    "outcomes_by_length_bin": ("length_bin",),
+    "outcomes_by_evidence_where": ("evidence_where",),
+    "outcomes_by_content_type": ("evidence_where", "content_type"),
+}
+
+
+def _share3(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.3f}"
+
+
+def recall_by(frame: pd.DataFrame, bins: Sequence[str], alpha: float = 0.05) -> pd.DataFrame:
+    """Per arm, production verdict, probe, bin(s) and reader: the questions (``n``), sessions,
+    correct / abstained / wrong counts, silent wrong and confabulated, and recall (correct over
+    ``n``) with its two-sided ``1 - alpha`` Wilson interval (:func:`wilson_interval`; a bin's
+    questions are few and often all of one outcome, where a bootstrap would print a false
+    certainty). For a never-stated probe "correct" is an abstention."""
+    keys = [*BIN_KEYS, *bins, "reader_name"]
+    rows = []
+    for key, group in frame.groupby(keys, sort=True):
+        row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        counts = group["outcome"].value_counts()
+        n = len(group)
+        correct = int(counts.get(CORRECT, 0))
+        lo, hi = wilson_interval(correct / n, n, alpha)
+        row.update(n=n, sessions=group["item_id"].nunique(), correct=correct,
+                   abstained=int(counts.get(ABSTAINED, 0)), wrong=int(counts.get(WRONG, 0)))
+        row["silent wrong"] = int(group["silent_wrong"].sum())
+        row["confabulated"] = int(group["confabulated"].sum())
+        row.update(recall=_share3(correct / n), recall_lo=_share3(lo), recall_hi=_share3(hi))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*keys, "n", "sessions", "correct", "abstained", "wrong",
+                                       "silent wrong", "confabulated", "recall", "recall_lo",
+                                       "recall_hi"])
 
 
 def outcome_tables(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
@@ -187,8 +224,8 @@ def outcome_tables(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
     """Every outcome table of a records frame, by name."""
     frame = outcome_frame(df)
     tables = {"outcomes": outcome_table(frame, n_boot=n_boot, seed=seed, alpha=alpha)}
-    for column in ("depth_bin", "length_bin", "evidence_where", "content_type"):
-        tables[f"outcomes_by_{column}"] = side_by_side(frame, column)
+    for name, bins in BIN_TABLES.items():
+        tables[name] = recall_by(frame, bins, alpha=alpha)
     return tables
 
 
@@ -208,7 +245,11 @@ def to_markdown(tables: dict[str, pd.DataFrame], n_boot: int = 2000, seed: int =
            f"Session bootstrap: {n_boot} resamples, seed {seed}.", "",
            "Shares with 95 % session-bootstrap intervals; 'silent wrong': a wrong value for a "
            "stated probe; 'confabulated': a never-stated probe answered with a value. Bin "
-           "tables: correct/abstained/wrong counts per reader. The told reader is the "
+           "tables: per arm, production verdict, probe, bin and reader, the "
+           "correct / abstained / wrong counts and recall (correct over n; for a "
+           "never-stated probe, an abstention) with its 95 % Wilson interval; the content "
+           "type is split by where the evidence was (discarded or kept tail). The told reader "
+           "is the "
            "legibility floor (told the evidence); the blind reader is told only the question. "
            "production: valid = production would send the context (ranked); bound, stand-in, "
            "not sent: never ranked. Output and reasoning tokens: a real model's, billed to the "

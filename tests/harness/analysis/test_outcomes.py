@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 
-from evals.analysis.outcomes import outcome_frame, outcome_table, side_by_side
+from evals.analysis.outcomes import outcome_frame, outcome_table, recall_by
 
 TOLD = {"note": "x", "reader_label": "told evidence (legibility floor)"}
 
@@ -51,13 +51,93 @@ def test_outcomes_silent_wrong_and_confabulations_are_counted_apart():
     assert old["correct"] == "100% (1 session)"
 
 
-def test_bins_put_the_readers_side_by_side():
-    table = side_by_side(outcome_frame(pd.DataFrame(ROWS)), "depth_bin")
-    cells = {(r["probe"], r["depth_bin"]): r for r in table.to_dict("records")}
-    assert cells[("exact", "0-0.25")]["blind (BM25 retrieval)"] == "1/1/1"
-    assert cells[("never-stated", "0-0.25")]["blind (BM25 retrieval)"] == "0/0/1"
-    assert cells[("never-stated", "0.75-1")]["blind (BM25 retrieval)"] == "1/0/0"
-    assert cells[("exact (old default)", "0-0.25")]["told evidence (legibility floor)"] == "1/0/0"
+def _cells(table, *bins):
+    return {(r["arm_name"], r["production"], r["probe"], *(r[b] for b in bins), r["reader_name"]):
+            r for r in table.to_dict("records")}
+
+
+BLIND = "blind (BM25 retrieval)"
+TOLD_NAME = "told evidence (legibility floor)"
+
+
+def test_bins_count_each_reader_apart():
+    table = recall_by(outcome_frame(pd.DataFrame(ROWS)), ["depth_bin"])
+    cells = _cells(table, "depth_bin")
+    arm = ("truncate @16k", "bound")
+    exact = cells[(*arm, "exact", "0-0.25", BLIND)]
+    assert (exact["n"], exact["sessions"], exact["correct"], exact["abstained"],
+            exact["wrong"], exact["silent wrong"]) == (3, 2, 1, 1, 1, 1)
+    never = cells[(*arm, "never-stated", "0-0.25", BLIND)]
+    assert (never["correct"], never["abstained"], never["wrong"], never["confabulated"]) == \
+        (0, 0, 1, 1)
+    assert cells[(*arm, "never-stated", "0.75-1", BLIND)]["correct"] == 1
+    assert cells[(*arm, "exact (old default)", "0-0.25", TOLD_NAME)]["correct"] == 1
+
+
+def _verdict_row(item, correct, production, strategy="snapcompact", window=200_000, depth=0.1,
+                 discarded=True, place="user", model="snapocr/context-qa", extra=TOLD):
+    return {**_row(item, "exact", correct, False, model=model, extra=extra, depth=depth,
+                   place=place),
+            "strategy": strategy, "policy": "foveated", "shape": "8on22-bw", "frame_size": 0,
+            "shape_requested": "8on22-bw", "context_window": window, "production": production,
+            "discarded": discarded}
+
+
+# One depth bin (0-0.25), one reader, two arms and, of the snapcompact arm at 200k, two
+# verdicts: pooled, the bin would read 3 of 7 correct; apart, each cell has its own recall.
+# history_chars 50,000 (a 12.5k-token session): the length bin "<25k tok".
+VERDICT_ROWS = [
+    _verdict_row("s1", True, "valid"),
+    _verdict_row("s1", False, "valid"),
+    _verdict_row("s2", False, "valid"),
+    _verdict_row("s1", True, "stand-in"),
+    _verdict_row("s2", True, "stand-in", window=32_000),
+    _verdict_row("s1", False, "not sent", window=32_000),
+    _verdict_row("s2", False, "not sent", window=32_000),
+]
+
+
+def test_depth_and_length_bins_are_per_arm_and_per_verdict_with_wilson_intervals():
+    frame = outcome_frame(pd.DataFrame(VERDICT_ROWS))
+    for column, bin_name in (("depth_bin", "0-0.25"), ("length_bin", "<25k tok")):
+        cells = _cells(recall_by(frame, [column]), column)
+        assert len(cells) == 4  # (200k, valid), (200k, stand-in), (32k, stand-in), (32k, not sent)
+        arm200 = "snapcompact foveated 8on22-bw @200k"
+        arm32 = "snapcompact foveated 8on22-bw @32k"
+        valid = cells[(arm200, "valid", "exact", bin_name, TOLD_NAME)]
+        # 1 of 3: the Wilson 95 % interval of 1/3, from the published formula worked by hand
+        # (z = 1.95996; centre (1/3 + z^2/6) / (1 + z^2/3), half-width
+        # z sqrt(2/27 + z^2/36) / (1 + z^2/3)): [0.0615, 0.7923]
+        assert (valid["n"], valid["sessions"], valid["correct"], valid["recall"],
+                valid["recall_lo"], valid["recall_hi"]) == (3, 2, 1, "0.333", "0.061", "0.792")
+        stand_in = cells[(arm200, "stand-in", "exact", bin_name, TOLD_NAME)]
+        # 1 of 1: [1 / (1 + z^2), 1] = [0.2065, 1]
+        assert (stand_in["n"], stand_in["recall"], stand_in["recall_lo"],
+                stand_in["recall_hi"]) == (1, "1.000", "0.207", "1.000")
+        not_sent = cells[(arm32, "not sent", "exact", bin_name, TOLD_NAME)]
+        # 0 of 2: [0, z^2 / (2 + z^2)] = [0, 0.6576]
+        assert (not_sent["n"], not_sent["sessions"], not_sent["recall"],
+                not_sent["recall_lo"], not_sent["recall_hi"]) == \
+            (2, 2, "0.000", "0.000", "0.658")
+        assert cells[(arm32, "stand-in", "exact", bin_name, TOLD_NAME)]["n"] == 1
+
+
+def test_content_type_is_split_by_where_the_evidence_was():
+    rows = [
+        _verdict_row("s1", True, "valid", discarded=False, place="tool_result"),
+        _verdict_row("s1", False, "valid", discarded=True, place="tool_result"),
+        _verdict_row("s2", False, "valid", discarded=True, place="tool_result"),
+        _verdict_row("s2", True, "valid", discarded=True, place="assistant"),
+        _verdict_row("s2", True, "valid", discarded=False, place="user"),
+    ]
+    from evals.analysis.outcomes import outcome_tables
+
+    table = outcome_tables(pd.DataFrame(rows), n_boot=100)["outcomes_by_content_type"]
+    cells = {(r["evidence_where"], r["content_type"]): (r["n"], r["correct"])
+             for r in table.to_dict("records")}
+    # logs: 1 of 1 in the kept tail, 0 of 2 discarded; pooled they would read 1 of 3
+    assert cells == {("discarded", "logs"): (2, 0), ("kept tail", "logs"): (1, 1),
+                     ("discarded", "prose"): (1, 1), ("kept tail", "prose"): (1, 1)}
 
 
 def _model_row(item, probe, correct, abstained, output, reasoning):
@@ -114,8 +194,10 @@ def test_recall_tables_count_the_stated_probes_only():
 
 
 def test_recall_by_content_type_reads_the_evidence_place():
-    table = side_by_side(outcome_frame(pd.DataFrame(ROWS)), "content_type")
-    cells = {(r["probe"], r["content_type"]): r for r in table.to_dict("records")}
+    table = recall_by(outcome_frame(pd.DataFrame(ROWS)), ["content_type"])
+    cells = _cells(table, "content_type")
     # blind exact: s1 correct + s1 wrong in user turns (prose), s2 abstained in a tool result
-    assert cells[("exact", "prose")]["blind (BM25 retrieval)"] == "1/0/1"
-    assert cells[("exact", "logs")]["blind (BM25 retrieval)"] == "0/1/0"
+    prose = cells[("truncate @16k", "bound", "exact", "prose", BLIND)]
+    logs = cells[("truncate @16k", "bound", "exact", "logs", BLIND)]
+    assert (prose["correct"], prose["abstained"], prose["wrong"]) == (1, 0, 1)
+    assert (logs["correct"], logs["abstained"], logs["wrong"]) == (0, 1, 0)
