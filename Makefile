@@ -11,20 +11,22 @@ setup:
 	@bash scripts/setup.sh
 
 # Main job: the default offline experiment at 200k and its 32k small-window arm (embedded OCR
-# reader), then their tables and figures, then the records viewer of all three (told and blind side by side; open results/view/index.html; not committed, like results/runs/).
-# The 200k sessions are asked again of the blind reader (told only the question; the OCR cache
-# is shared), and the outcome tables (correct / abstained / wrong by probe kind, told vs blind)
-# go to results/outcomes/.
+# reader), then their tables and figures, then the records viewer of all four runs (told and
+# blind side by side; open results/view/index.html; not committed, like results/runs/).
+# The 200k and 32k sessions are asked again of the blind reader (told only the question; the OCR
+# cache is shared), and the outcome tables (correct / abstained / wrong by probe kind, told vs
+# blind at 200k and at 32k) go to results/outcomes/.
 run: setup results
 
 results:
 	$(PY) -m evals.pipeline.run
 	$(PY) -m evals.pipeline.run experiment=small_window
 	$(PY) -m evals.pipeline.run reader=blind experiment_name=default_blind
+	$(PY) -m evals.pipeline.run experiment=small_window reader=blind experiment_name=small_window_blind
 	$(PY) -m evals.analysis.table results/runs/default results/runs/small_window --out results --seed 0 --bootstrap 2000
-	$(PY) -m evals.analysis.outcomes results/runs/default results/runs/default_blind --out results/outcomes --seed 0 --bootstrap 2000
+	$(PY) -m evals.analysis.outcomes results/runs/default results/runs/default_blind results/runs/small_window results/runs/small_window_blind --out results/outcomes --seed 0 --bootstrap 2000
 	$(PY) -m evals.analysis.frame_pay --main-job --out results/frame_pay
-	$(PY) -m evals.view results/runs/default results/runs/default_blind results/runs/small_window --out results/view
+	$(PY) -m evals.view results/runs/default results/runs/default_blind results/runs/small_window results/runs/small_window_blind --out results/view
 
 # Execute every notebook headless on the committed result tables; their figures go to
 # results/figures/ as PNG (scripts/run_notebooks.py).

@@ -150,6 +150,26 @@ def test_make_results_blind_pass_asks_the_same_sessions_blind(compose_eval):
     assert blind.dataset == told.dataset and blind.arms() == told.arms()
 
 
+def test_make_results_asks_the_32k_sessions_blind_too(compose_eval):
+    """The Makefile's second blind pass (experiment=small_window reader=blind
+    experiment_name=small_window_blind): the 32k arm's sessions, arms and window, answered by
+    the blind reader into its own folder, which the outcome tables and the viewer read."""
+    told = RunSpec.from_config(compose_eval(["experiment=small_window"]))
+    blind = RunSpec.from_config(compose_eval(["experiment=small_window", "reader=blind",
+                                              "experiment_name=small_window_blind"]))
+    assert blind.experiment == "small_window_blind" and blind.reader.locate == "blind"
+    assert blind.context_window == 32000 == told.context_window
+    assert blind.dataset == told.dataset and blind.arms() == told.arms()
+    recipe = (REPO / "Makefile").read_text().split("\nresults:\n", 1)[1].split("\n\n", 1)[0]
+    lines = [line.strip() for line in recipe.splitlines()]
+    assert ("$(PY) -m evals.pipeline.run experiment=small_window reader=blind "
+            "experiment_name=small_window_blind") in lines
+    for command in ("evals.analysis.outcomes", "evals.view"):
+        line = next(x for x in lines if f"-m {command} " in x)
+        assert all(f"results/runs/{run} " in line for run in
+                   ("default", "default_blind", "small_window", "small_window_blind"))
+
+
 def test_policy_shapes_are_checked(compose_eval):
     with pytest.raises(ValueError, match="policy_shapes has unknown policy"):
         RunSpec.from_config(compose_eval(["+policy_shapes.sideways=[auto]"]))
