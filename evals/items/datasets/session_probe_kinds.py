@@ -7,6 +7,10 @@ reader guesses without reading. Here:
 - **Trivial values go.** A ``count`` or ``number`` whose value has fewer than
   :data:`MIN_NUMBER_DIGITS` digits (0-9: guessed one time in ten), and a labelled number whose
   label ends in a one-letter word (a loop variable: ``let i``), are not asked.
+- **Tool notices go.** A line that is the read or grep tool's own paging notice
+  (``[890 more lines in file. Use offset=201 to continue.]``, ``[40 matches limit reached. Use
+  limit=80 ...]``: :func:`is_tool_notice`) states no fact of the work, and its value follows
+  from the notice itself; it is neither asked nor used as a lure.
 - **One probe per line.** No two probes share an evidence line (message and line number), the
   lure of a never-stated probe included.
 - **Kinds** (``evals.items.probes``): every extracted fact is ``exact``; an error line with at
@@ -14,14 +18,27 @@ reader guesses without reading. Here:
   its words); a never-stated probe asks a counted or labelled line's call for a label the whole
   session never prints (:data:`UNSTATED_LABELS`), with that line as its lure.
 
+- **Spread over the session.** A probe's depth is where its evidence line sits in the session's
+  text (0: the first character, 1: the last; :func:`evidence_depths`), recorded as the
+  question's ``depth`` (the outcome tables' depth bins read it). No quarter of the session gets
+  more than ``ceil(n / 4)`` probes while another quarter still has a candidate: without this a
+  draw followed wherever the tool output was densest (kimchi-dev's ten: 5/1/2/2 by quarter),
+  and a reading model's recall then measured mostly one depth.
+
 The draw (:func:`sample_kinds`) takes ``n // 5`` (at least one) never-stated and gist probes
-when the session supports them, the rest exact, each kind drawn by ``seed`` as before.
+when the session supports them, the rest exact, each kind drawn by ``seed`` as before; the
+exact ones are shared out over the quarters, fewest first (:func:`quarter_quotas`), and each
+quarter's drawn kind by kind.
 """
 
 from __future__ import annotations
 
+import math
 import random
+import re
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from evals.items.probes import EXACT, GIST, NEVER_STATED, NEVER_STATED_ANSWER
 from evals.items.qa_items import Question, content_id
@@ -32,6 +49,8 @@ GIST_MIN_WORDS = 4
 UNSTATED_LABELS = ("peak memory", "retry budget", "cache hit rate", "worker count",
                    "queue depth", "exit status", "shard count", "max connections")
 _NUMBER_KINDS = frozenset({"count", "number"})
+#: The parts of the session the probes are spread over (quarters).
+DEPTH_PARTS = 4
 
 
 def is_trivial(kind: str, value: str, question: str) -> bool:
@@ -42,6 +61,14 @@ def is_trivial(kind: str, value: str, question: str) -> bool:
         label = question.rsplit("`", 2)[-2].split()
         return bool(label) and len(label[-1]) == 1
     return False
+
+
+_NOTICE = re.compile(r"^\[.*\bUse (?:offset|limit)=\d+")
+
+
+def is_tool_notice(line: str) -> bool:
+    """A tool's paging notice (see the module docstring), not output of the work."""
+    return _NOTICE.match(line.strip()) is not None
 
 
 def _line_of(c) -> tuple[int, int]:
@@ -92,25 +119,83 @@ def _never(c, whole: str) -> Question | None:
               "evidence_message": c.message_index, "evidence_line": c.line_number})
 
 
-def sample_kinds(candidates: Sequence, n: int, seed: int, whole: str,
+def evidence_depths(candidates: Sequence, texts: Sequence[str]) -> dict[tuple[int, int], float]:
+    """Evidence line (message, line number) -> its depth: the offset of the line in the
+    session's text (the messages' texts joined by newlines) over that text's length."""
+    starts, offset = [], 0
+    for text in texts:
+        starts.append(offset)
+        offset += len(text) + 1
+    total = max(1, offset - 1)
+    return {_line_of(c): min(1.0, (starts[c.message_index]
+                                   + max(0, texts[c.message_index].find(c.line))) / total)
+            for c in candidates}
+
+
+def depth_part(depth: float) -> int:
+    """The quarter (0-3) a depth falls in; 1.0 is in the last."""
+    return min(DEPTH_PARTS - 1, int(depth * DEPTH_PARTS))
+
+
+def quarter_quotas(taken: Sequence[int], available: Sequence[int], n: int, cap: int) -> list[int]:
+    """How many more probes each quarter gets: ``n`` handed out one at a time to the quarter
+    with the fewest so far (``taken`` plus what it was given; ties: the earlier quarter) that
+    still has a candidate and is under ``cap``; when every quarter with a candidate is at
+    ``cap``, the cap gives way (a session whose facts sit in one quarter still yields ``n``)."""
+    quotas = [0] * len(available)
+    for _ in range(n):
+        open_ = [q for q in range(len(available)) if quotas[q] < available[q]]
+        under = [q for q in open_ if taken[q] + quotas[q] < cap]
+        pool = under or open_
+        if not pool:
+            break
+        q = min(pool, key=lambda q: (taken[q] + quotas[q], q))
+        quotas[q] += 1
+    return quotas
+
+
+def _with_depth(question: Question, depth: float) -> Question:
+    return replace(question, meta={**question.meta, "depth": round(depth, 4)})
+
+
+def sample_kinds(candidates: Sequence, n: int, seed: int, texts: Sequence[str],
                  sample_exact) -> list[Question]:
-    """``n`` probes of the three kinds from distinct, non-trivial lines, in session order.
+    """``n`` probes of the three kinds from distinct, non-trivial lines spread over the
+    session's quarters, in session order; ``texts``: every message's text, in order.
 
     ``sample_exact(candidates, n, seed)`` is ``session_probes.sample_probes`` (kind by kind)."""
-    pool = [c for c in candidates if not is_trivial(c.kind, c.value, c.question)]
+    whole = "\n".join(texts)
+    pool = [c for c in candidates
+            if not is_trivial(c.kind, c.value, c.question) and not is_tool_notice(c.line)]
+    depths = evidence_depths(pool, texts)
+    cap = math.ceil(n / DEPTH_PARTS)
     rng = random.Random(f"session-probe-kinds:{seed}")
     used: set[tuple[int, int]] = set()
+    per_part: Counter[int] = Counter()
     picked: list[tuple[tuple[int, int], Question]] = []
     share = max(1, n // 5)
     for make in (lambda c: _never(c, whole), _gist):
         made = [(c, q) for c in pool if (q := make(c)) is not None]
         rng.shuffle(made)
-        for c, q in made[:share]:
-            if _line_of(c) not in used and len(picked) < n:
-                used.add(_line_of(c))
-                picked.append((_line_of(c), q))
+        taken = 0
+        for c, q in made:
+            if taken == share or len(picked) == n:
+                break
+            part = depth_part(depths[_line_of(c)])
+            if _line_of(c) in used or per_part[part] >= cap:
+                continue
+            used.add(_line_of(c))
+            per_part[part] += 1
+            taken += 1
+            picked.append((_line_of(c), _with_depth(q, depths[_line_of(c)])))
     rest = [c for c in pool if _line_of(c) not in used]
     one_per_line = list({_line_of(c): c for c in reversed(rest)}.values())[::-1]
-    for c in sample_exact(one_per_line, n - len(picked), seed):
-        picked.append((_line_of(c), _exact(c)))
+    parts: list[list] = [[] for _ in range(DEPTH_PARTS)]
+    for c in one_per_line:
+        parts[depth_part(depths[_line_of(c)])].append(c)
+    quotas = quarter_quotas([per_part[q] for q in range(DEPTH_PARTS)],
+                            [len(p) for p in parts], n - len(picked), cap)
+    for part, quota in zip(parts, quotas):
+        for c in sample_exact(part, quota, seed) if quota else []:
+            picked.append((_line_of(c), _with_depth(_exact(c), depths[_line_of(c)])))
     return [q for _, q in sorted(picked, key=lambda lq: lq[0])]

@@ -19,6 +19,10 @@ only when it is unambiguous within the session:
 replay's ``evidence_round``, the compaction that discarded the answer) is recorded per question.
 The module works on loaded messages (``load_session_messages``), never on raw file lines, so it
 reads whatever session format the library's loader reads.
+
+To see what a session file would be asked (kind, depth and quarter, evidence message and line,
+the line itself, question and answer): ``python scripts/show_session_probes.py SESSION [--n 10]
+[--seed 0]`` (:func:`describe_probes`).
 """
 
 from __future__ import annotations
@@ -250,9 +254,10 @@ def as_question(candidate: ProbeCandidate) -> Question:
 def load_session_file(*, path: str | None = None, n_questions: int = 10,
                       seed: int = 0, probe_kinds: bool = True) -> list[SessionItem]:
     """One item: the session at ``path`` with ``n_questions`` probes drawn from its tool output:
-    exact, gist and never-stated ones from distinct lines, without trivial values
-    (``evals.items.datasets.session_probe_kinds``); ``probe_kinds=false``: the draw before
-    kinds existed (exact facts without a kind, lines and values unchecked)."""
+    exact, gist and never-stated ones from distinct lines, without trivial values, spread over
+    the session's quarters (``evals.items.datasets.session_probe_kinds``);
+    ``probe_kinds=false``: the draw before kinds existed (exact facts without a kind, lines and
+    values unchecked)."""
     # local (cost): the session reader loads the compaction pipeline, +0.53 s on listing datasets
     from snapcompact.compaction import load_session_messages
 
@@ -268,9 +273,37 @@ def load_session_file(*, path: str | None = None, n_questions: int = 10,
                          "unambiguous probe question (no tool output with a hash, path, count, "
                          "error line or labelled number that occurs once)")
     if probe_kinds:
-        questions = sample_kinds(candidates, n, seed, "\n".join(message_text(m) for m in messages),
+        questions = sample_kinds(candidates, n, seed, [message_text(m) for m in messages],
                                  sample_probes)
     else:
         questions = [as_question(c) for c in sample_probes(candidates, n, seed)]
     return [make_session_item(DATASET, messages, questions, seed,
                               {"path": session_path.name, "probe_candidates": len(candidates)})]
+
+
+#: Characters of an evidence line :func:`describe_probes` shows (a minified line runs to 10k).
+SHOWN_CHARS = 200
+
+
+def _shown(line: str) -> str:
+    return line if len(line) <= SHOWN_CHARS else f"{line[:SHOWN_CHARS]}... ({len(line):,} chars)"
+
+
+def describe_probes(path: str, n: int = 10, seed: int = 0) -> str:
+    """The probes ``dataset=session-file`` draws from ``path``, one block each (kind, depth and
+    its quarter, evidence message and line number, the evidence line, question and answer),
+    after a line counting them per quarter of the session."""
+    from evals.items.datasets.session_probe_kinds import DEPTH_PARTS, depth_part
+
+    [item] = load_session_file(path=path, n_questions=n, seed=seed)
+    parts = [depth_part(float(q.meta["depth"])) for q in item.questions]
+    spread = "/".join(str(parts.count(k)) for k in range(DEPTH_PARTS))
+    out = [f"{Path(path).name}: {len(item.questions)} probes (seed {seed}) from "
+           f"{item.meta['probe_candidates']} candidates; per quarter of the session: {spread}"]
+    for i, (q, part) in enumerate(zip(item.questions, parts), start=1):
+        out += [f"{i:2d}. {q.meta['probe']} ({q.meta['kind']}), depth {q.meta['depth']:.3f} "
+                f"(quarter {part + 1}), message {q.meta['evidence_message']} line "
+                f"{q.meta['evidence_line']}: {_shown(q.evidence)}",
+                f"    Q: {q.question}", f"    A: {q.answers[0]}"]
+    return "\n".join(out)
+

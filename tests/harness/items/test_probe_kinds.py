@@ -85,8 +85,7 @@ def test_trivial_values_go():
 
 def test_a_session_files_probes_are_of_three_kinds_on_distinct_lines():
     candidates = probe_candidates(SESSION)
-    whole = "\n".join(message_text(m) for m in SESSION)
-    questions = sample_kinds(candidates, 5, 0, whole, sample_probes)
+    questions = sample_kinds(candidates, 5, 0, [message_text(m) for m in SESSION], sample_probes)
     lines = [(q.meta["evidence_message"], q.meta["evidence_line"]) for q in questions]
     assert len(lines) == len(set(lines))
     kinds = {q.meta["probe"]: q for q in questions}
@@ -117,3 +116,108 @@ def test_kimchi_devs_ten_probes_come_from_ten_lines_without_a_loop_counter():
     assert not any("`let i`" in q.question for q in item.questions)
     assert all(not is_trivial(q.meta["kind"].removeprefix("probe-"), q.answers[0], q.question)
                for q in item.questions if q.meta["probe"] == "exact")
+
+
+def test_quarter_quotas_go_to_the_fewest_first_under_the_cap():
+    from evals.items.datasets.session_probe_kinds import quarter_quotas
+
+    # ten over four quarters, three at most: q1 q2 q3 q4 q1 q2 q3 q4 q1 q2
+    assert quarter_quotas([0, 0, 0, 0], [12, 3, 3, 3], 10, 3) == [3, 3, 2, 2]
+    # q2-q4 hold one line each; q1 reaches the cap (3), then the cap gives way: 8 are drawn
+    assert quarter_quotas([2, 0, 0, 0], [12, 1, 1, 1], 8, 3) == [5, 1, 1, 1]
+    # fewer lines than probes: every line, no more
+    assert quarter_quotas([0, 0, 0, 0], [1, 0, 0, 1], 5, 2) == [1, 0, 0, 1]
+
+
+WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+         "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
+         "sierra", "tango", "uniform")
+FILLER = "word " * 2000  # 10,000 characters of prose between the tool calls
+
+
+def _spread_session():
+    """Twelve labelled numbers in the first tool result (the first quarter), three in each of
+    three more, which 10,000-character user turns push into the second, third and last
+    quarters: the dense first quarter is where an unspread draw goes."""
+    limits = iter(WORDS)
+    value = iter(range(10, 99))
+
+    def lines(k):
+        return "\n".join(f"{next(limits)} limit = {next(value)}" for _ in range(k))
+
+    return [{"role": "user", "content": [{"type": "text", "text": "start"}]},
+            *_tool("c0", "cat a.cfg", lines(12)),
+            {"role": "user", "content": [{"type": "text", "text": FILLER}]},
+            *_tool("c1", "cat b.cfg", lines(3)),
+            {"role": "user", "content": [{"type": "text", "text": FILLER}]},
+            *_tool("c2", "cat c.cfg", lines(3)),
+            {"role": "user", "content": [{"type": "text", "text": FILLER}]},
+            *_tool("c3", "cat d.cfg", lines(3))]
+
+
+def test_a_session_files_probes_are_spread_over_its_quarters():
+    messages = _spread_session()
+    texts = [message_text(m) for m in messages]
+    candidates = probe_candidates(messages)
+    assert len(candidates) == 21
+    # by hand: "start\n" (6) + '{"command": "cat a.cfg"}\n' (25): the first result at 31
+    total = len("\n".join(texts))
+    first = [q for q in sample_kinds(candidates, 21, 0, texts, sample_probes)
+             if q.meta["evidence_message"] == 2 and q.meta["evidence_line"] == 1]
+    assert first and first[0].meta["depth"] == round(31 / total, 4)
+    for seed in range(5):
+        questions = sample_kinds(candidates, 10, seed, texts, sample_probes)
+        quarters = [min(3, int(4 * q.meta["depth"])) for q in questions]
+        # the messages hold the quarters: 2 -> first, 5 -> second, 8 -> third, 11 -> last
+        assert quarters == [{2: 0, 5: 1, 8: 2, 11: 3}[q.meta["evidence_message"]]
+                            for q in questions]
+        counts = sorted(quarters.count(k) for k in range(4))
+        assert counts == [2, 2, 3, 3], seed  # ten over four quarters, as even as can be
+        lines = {(q.meta["evidence_message"], q.meta["evidence_line"]) for q in questions}
+        assert len(lines) == 10
+    # the draw without the spread (kind by kind only) follows the dense first result
+    unspread = sample_probes(candidates, 10, 0)
+    assert sum(c.message_index == 2 for c in unspread) > 3
+
+
+def test_a_tools_paging_notice_is_not_asked():
+    from evals.items.datasets.session_probe_kinds import is_tool_notice
+
+    assert is_tool_notice("[890 more lines in file. Use offset=201 to continue.]")
+    assert is_tool_notice("[40 matches limit reached. Use limit=80 for more, or refine pattern]")
+    assert not is_tool_notice("timeout = 30")
+    messages = [*_tool("c1", "cat big.txt", "[890 more lines in file. Use offset=201 to "
+                                            "continue.]\nretry limit = 45")]
+    questions = sample_kinds(probe_candidates(messages), 10, 0,
+                             [message_text(m) for m in messages], sample_probes)
+    assert {q.evidence for q in questions} == {"retry limit = 45"}
+
+
+def test_the_script_prints_each_probe_with_its_kind_line_and_quarter(tmp_path, capsys):
+    import json
+    import runpy
+
+    session = tmp_path / "s.json"
+    session.write_text(json.dumps(_spread_session()))
+    script = Path(__file__).resolve().parents[3] / "scripts" / "show_session_probes.py"
+    main = runpy.run_path(str(script))["main"]
+    assert main([str(session), "--n", "10"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("s.json: 10 probes (seed 0) from 21 candidates; per quarter")
+    assert sorted(int(k) for k in out[0].rsplit(" ", 1)[1].split("/")) == [2, 2, 3, 3]
+    blocks = [line for line in out[1:] if line[:3].strip().rstrip(".").isdigit()]
+    assert len(blocks) == 10
+    assert any(" message 2 line " in b and "limit = " in b for b in blocks)
+    assert all(" (quarter " in b for b in blocks)
+
+
+@pytest.mark.skipif(not REAL.is_file(), reason="../shared/real-sessions is absent")
+def test_kimchi_devs_ten_probes_are_spread_over_its_quarters():
+    from evals.items.datasets import load_dataset
+
+    [item] = load_dataset("session-file", path=str(REAL), n_questions=10, seed=0)
+    quarters = [min(3, int(4 * q.meta["depth"])) for q in item.questions]
+    # before the spread the same draw gave 5/1/2/2
+    assert max(quarters.count(k) for k in range(4)) <= 3
+    assert not any(q.evidence.startswith("[") and "Use offset=" in q.evidence
+                   for q in item.questions)
