@@ -156,6 +156,7 @@ def test_a_live_handoff_bills_the_live_request_with_its_prompt_cache(
     assert (bill.cache_read_tokens, bill.cache_write_tokens) == (prefix, whole - prefix)
     assert bill.output_tokens == billed_text_tokens(STUB_REPLY, SESSION_MODEL)[0]
     assert bill.billed_tokens == bill.input_tokens + bill.output_tokens
+    assert context.compaction_cost_tokens == 12  # what the summarizer reported, kept apart
     assert "stand-in's fixed text as the output" in bill.note  # summarizer=mock is a stand-in
 
 
