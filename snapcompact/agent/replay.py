@@ -264,6 +264,7 @@ def replay_agent_session(messages: Sequence[Mapping[str, Any]], model: ModelInfo
         raise ValueError(f"unknown replay strategy {strategy!r}; known: "
                          f"{', '.join(AGENT_STRATEGIES)}")
     complete, tally = tallied(complete)
+    chat, _ = tallied(chat, tally)  # a live handoff is a summary call too: count its usage
     hooks = truncating_hooks(hooks) if strategy == "truncate" else (hooks or Hooks())
     maint = SessionMaintenance(replay_store(), model, settings=settings, complete=complete,
                                hooks=hooks, system_prompt=system_prompt, tools=tools,

@@ -184,9 +184,12 @@ class CallTally:
     usage: dict[str, int] = field(default_factory=dict)
 
 
-def tallied(complete: CompleteFn | None) -> tuple[CompleteFn | None, CallTally]:
-    """``complete`` wrapped to count its calls and sum the usage its replies report."""
-    tally = CallTally()
+def tallied(complete: CompleteFn | None, tally: CallTally | None = None
+            ) -> tuple[CompleteFn | None, CallTally]:
+    """``complete`` wrapped to count its calls and sum the usage its replies report (into
+    ``tally`` when given: a live handoff's ``chat(system_prompt, messages, **kwargs)`` is
+    wrapped the same way and counted with the completion function's calls)."""
+    tally = tally if tally is not None else CallTally()
     if complete is None:
         return None, tally
     inner = complete

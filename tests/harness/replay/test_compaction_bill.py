@@ -1,15 +1,23 @@
 """Production's own compaction calls are billed to its arm, once per session (issue 36 item 6).
 
-Expectations are worked out here, not read from the code under test: the summary request's text
-is what a stub summarizer *received* (captured by the stub), joined as a chat request's text is
-(system, newline, user), and counted with the library's billed-text counter for the summarizer's
-model, as a question's text is; the output is the stub's own reply counted the same way; the
-dollars come from litellm's price map read here. The per-question share is worked by hand from
-rows whose session bills are chosen here.
+Expectations are worked out here, not read from the code under test. A handoff is asked of the
+live conversation, as the agent 18.3.4 asks it (its base system prompt, its tools, the live
+messages and one agent-attributed user message with the handoff prompt, under the live turn's
+prompt-cache key, with the session's model): the request the chat function was given is captured
+here, its text joined as the library counts a request's text (every text part, tool-call name and
+arguments, newline-joined; the tool declarations appended as compact JSON) and counted with the
+billed-text counter of the model that pays it; the prompt cache is Anthropic's as pricing.toml
+quotes it (the request before, the live turn, ended at the conversation's last non-assistant
+message: that prefix is read, the rest written). A summary of a transcript (a real summarizer)
+is the summarizer's request: its text joined as a chat request's text is (system, newline,
+user). The output is the stub's own reply counted the same way; the dollars come from litellm's
+price map read here. The per-question share is worked by hand from rows whose session bills are
+chosen here.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -20,6 +28,7 @@ from record_rows import base_record
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import snapcompact.compaction
 from evals.analysis.aggregate import records_frame
 from evals.analysis.report import _summary_lines
 from evals.analysis.research_compare import compare_research, format_markdown
@@ -27,6 +36,7 @@ from evals.analysis.search_objectives import objectives_of
 from evals.analysis.summary import summarize
 from evals.items.datasets import load_dataset
 from evals.pipeline.run import run_config
+from evals.replay import contexts as replay_contexts
 from evals.replay.compaction_bill import CallRecorder
 from evals.replay.contexts import build_context
 from evals.spec.run_spec import ArmSpec, RunSpec
@@ -44,8 +54,12 @@ SUMMARIZER = "claude-haiku-4-5"  # configs/summarizer/mock.yaml: target_model an
 SESSION_MODEL = "claude-sonnet-4-5"
 STUB_REPLY = "## Goal\nThe stub's handoff: the build was green at step 3 and the port is 8431."
 
-#: why three tests below are expected to fail until rewritten (closing note, 2026-12-06)
-LIVE_HANDOFF = ("issue 46 item 5 merged with issue 45 item 3: the replay now counts the agent's own prompt and tools and asks a stand-in's handoff of the live conversation; this test still expects the transcript path (open: rewrite it against the live request, see the closing note)")
+#: the handoff prompt as shipped (read from the file, not through the library)
+HANDOFF_PROMPT = (Path(snapcompact.compaction.__file__).parent / "prompts"
+                  / "handoff-document.md").read_text(encoding="utf-8").rstrip("\n")
+#: a window at which the smoke session's snapcompact arms compact to frames in every round
+#: (worked out by running the replay: at the smoke experiment's 16k some rounds hand off)
+FRAMES_ONLY = "context_window=20000"
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +72,43 @@ def _spec(tmp_path: Path, overrides: list[str]) -> RunSpec:
                                             *overrides]), base_dir=tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason=LIVE_HANDOFF)
-def test_a_handoff_bills_the_request_the_stub_received_and_the_text_it_returned(
-        tmp_path, session_item):
+def _request_text(system: str, conversation: list, tools: list) -> str:
+    """A live request's text as the library counts it, joined here from agent messages: the
+    system prompt, every text block, each tool call's name and JSON arguments, newline-joined
+    (empty pieces skipped), then the tool declarations as compact JSON."""
+    pieces = [system]
+    for message in conversation:
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        pieces += [b["text"] for b in blocks if b["type"] == "text"]
+        for block in blocks:
+            if block["type"] == "toolCall":
+                pieces += [block["name"], json.dumps(block.get("arguments") or {})]
+    text = "\n".join(p for p in pieces if p)
+    return text + "\n" + json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
+
+
+def _spy_on_the_live_chat(monkeypatch) -> list:
+    """What the replay's live chat function is given: (system prompt, messages, keywords)."""
+    sent: list = []
+    stand_in = replay_contexts.stand_in_chat
+
+    def spying(complete):
+        chat = stand_in(complete)
+
+        def spy(system_prompt, messages, **kwargs):
+            sent.append((system_prompt, [dict(m) for m in messages], kwargs))
+            return chat(system_prompt, messages, **kwargs)
+
+        return spy
+
+    monkeypatch.setattr(replay_contexts, "stand_in_chat", spying)
+    return sent
+
+
+def test_a_live_handoff_bills_the_live_request_with_its_prompt_cache(
+        tmp_path, session_item, monkeypatch):
+    sent = _spy_on_the_live_chat(monkeypatch)
     received: list[tuple[str, str]] = []
 
     def stub(system_prompt: str, user_prompt: str, *, max_tokens: int) -> dict:
@@ -69,20 +117,45 @@ def test_a_handoff_bills_the_request_the_stub_received_and_the_text_it_returned(
 
     context = build_context(session_item, ArmSpec("handoff"), _spec(tmp_path, ONCE),
                             frames=None, contexts=None, complete=stub)
-    assert context.methods_used == {"handoff": 1} and len(received) == 1
-    system, user = received[0]
-    # the request is the whole history it hands over: the session's first user turn is in it
-    first_user = next(m for m in session_item.messages if m["role"] == "user")
-    opening = first_user["content"] if isinstance(first_user["content"], str) else \
-        first_user["content"][0]["text"]
-    assert opening[:200] in user
+    assert context.methods_used == {"handoff": 1} and len(sent) == len(received) == 1
+    [(system, messages, keywords)] = sent
+    # the live conversation, unchanged: the session's first messages, as the agent holds them,
+    # then one agent-attributed user message with the handoff prompt
+    live = len(messages) - 1
+    assert live >= 10
+    assert messages[:live] == [dict(m) for m in session_item.messages[:live]]
+    assert messages[-1] == {"role": "user", "attribution": "agent",
+                            "content": [{"type": "text", "text": HANDOFF_PROMPT}]}
+    # the agent's own request parts: its system prompt, its tools (one declaration per tool the
+    # session calls), no tool call allowed in the reply
+    assert isinstance(system, str) and len(system) > 1000
+    called = {b["name"] for m in session_item.messages if m["role"] == "assistant"
+              and isinstance(m["content"], list) for b in m["content"]
+              if b["type"] == "toolCall"}
+    tools = keywords["tools"]
+    assert sorted(t["function"]["name"] for t in tools) == sorted(called)
+    assert keywords["tool_choice"] == "none"
+    assert received == [(system, HANDOFF_PROMPT)]  # the stand-in answers the handoff prompt
+
+    conversation = [dict(m) for m in session_item.messages[:live]]
+    request = _request_text(system, [*conversation, messages[-1]], tools)
+    whole, method = billed_text_tokens(request, SESSION_MODEL)
+    # the stand-in summarizer's own line counts it the same (one Claude counter)
+    assert billed_text_tokens(request, SUMMARIZER) == (whole, method)
+    # the request before it (the live turn) ended at the conversation's last non-assistant
+    # message (the assistant replies after it were its output, not cached)
+    last_sent = max(i for i, m in enumerate(conversation) if m["role"] != "assistant")
+    prefix = billed_text_tokens(_request_text(system, conversation[:last_sent + 1], tools),
+                                SESSION_MODEL)[0]
+    assert 1024 <= prefix < whole  # over Anthropic's 1,024-token minimum for Sonnet 4.5
     bill = context.compaction_bill
-    # input: the chat request's text (system, then user, newline-joined), the summarizer's count
-    assert bill.input_tokens == billed_text_tokens(f"{system}\n{user}", SUMMARIZER)[0]
-    assert bill.output_tokens == billed_text_tokens(STUB_REPLY, SUMMARIZER)[0]
-    assert bill.calls == 1 and bill.billed_tokens == bill.input_tokens + bill.output_tokens
-    assert bill.input_tokens > 10_000  # the whole discarded context, not the 12 tokens reported
-    assert bill.token_method == billed_text_tokens("x", SUMMARIZER)[1]
+    # paid by the session's model (the stand-in stands for it), counted with its counter
+    assert (bill.model, bill.token_method) == (SESSION_MODEL, method)
+    assert bill.calls == 1 and bill.input_tokens == whole > 10_000
+    # Anthropic reads the whole cached prefix and bills the rest as a cache write
+    assert (bill.cache_read_tokens, bill.cache_write_tokens) == (prefix, whole - prefix)
+    assert bill.output_tokens == billed_text_tokens(STUB_REPLY, SESSION_MODEL)[0]
+    assert bill.billed_tokens == bill.input_tokens + bill.output_tokens
     assert context.compaction_cost_tokens == 12  # what the summarizer reported, kept apart
     assert "stand-in's fixed text as the output" in bill.note  # summarizer=mock is a stand-in
 
@@ -111,15 +184,18 @@ def test_the_calls_are_counted_with_the_summarizer_s_counter_not_the_target_s(
     assert bill.output_tokens == billed_text_tokens(STUB_REPLY, "gpt-4.1-mini")[0]
 
 
-@pytest.mark.xfail(strict=True, reason=LIVE_HANDOFF)
 def test_snapcompact_and_truncate_make_no_call_and_bill_none(tmp_path, session_item):
+    # at a window where every snapcompact round compacts to frames (at 16k, counting the
+    # agent's prompt and tools, some rounds hand off, and that handoff is a billed call)
     calls = []
-    spec = _spec(tmp_path, ["experiment=smoke", "model=mock", "summarizer=mock"])
+    spec = _spec(tmp_path, ["experiment=smoke", FRAMES_ONLY, "model=mock", "summarizer=mock"])
     snapcompact = next(a for a in spec.arms() if a.is_snapcompact)
     for arm in (ArmSpec("truncate"), snapcompact):
         context = build_context(session_item, arm, spec, frames=None, contexts=None,
                                 complete=lambda s, u, *, max_tokens: calls.append(u) or "x")
         assert context.compactions >= 1 and context.compaction_bill.billed_tokens == 0
+        assert context.compaction_bill.calls == 0
+    assert set(context.methods_used) == {"snapcompact"}  # frames in every round, no LLM method
     assert calls == []
 
 
@@ -135,7 +211,6 @@ def test_an_async_summarizer_is_recorded_when_awaited():
         ("s", "u", "done")]
 
 
-@pytest.mark.xfail(strict=True, reason=LIVE_HANDOFF)
 def test_rows_carry_the_sessions_bill_once_and_the_report_shares_it_over_the_questions(
         tmp_path):
     import litellm
@@ -144,18 +219,25 @@ def test_rows_carry_the_sessions_bill_once_and_the_report_shares_it_over_the_que
     run_config(cfg, tmp_path / "run", base_dir=tmp_path)
     rows = list(iter_records(tmp_path / "run" / "records.jsonl"))
     assert len(rows) == 2  # the smoke session's two questions, one context
-    bills = {(r.compaction_calls, r.compaction_input_tokens, r.compaction_output_tokens)
-             for r in rows}
+    bills = {(r.compaction_calls, r.compaction_input_tokens, r.compaction_output_tokens,
+              r.compaction_cache_read_tokens, r.compaction_cache_write_tokens) for r in rows}
     assert len(bills) == 1  # the session's figures, the same on every row of the context
-    calls, inputs, outputs = bills.pop()
+    calls, inputs, outputs, read, written = bills.pop()
     assert calls == 1 and inputs > 10_000
+    # the live handoff reads the live turn's cached prefix; Anthropic bills the rest as a write
+    assert 0 < read < inputs and written == inputs - read
     price = litellm.model_cost[SESSION_MODEL]
     for r in rows:
         assert r.context_questions == 2
         assert r.compaction_billed_tokens == inputs + outputs
         assert r.compaction_price_model == SESSION_MODEL
         assert r.compaction_cost_usd == pytest.approx(
-            inputs * price["input_cost_per_token"] + outputs * price["output_cost_per_token"])
+            read * price["cache_read_input_token_cost"]
+            + written * price["cache_creation_input_token_cost"]
+            + outputs * price["output_cost_per_token"])
+        # cheaper than the same input uncached: the prompt cache is applied, not ignored
+        assert r.compaction_cost_usd < (inputs * price["input_cost_per_token"]
+                                        + outputs * price["output_cost_per_token"])
     summary = summarize(records_frame(rows, shape_rules()), n_boot=200)
     row = summary.iloc[0]
     questions = sum(r.predicted_prompt_tokens for r in rows) / 2
