@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-__all__ = ["Arms", "Endpoint", "PlanError", "PowerSection", "RunSection", "SessionDraw",
-           "Secondary", "StudyPlan", "load_plan"]
+__all__ = ["Arms", "Endpoint", "PlanError", "PowerFigures", "PowerSection", "RunSection",
+           "SessionDraw", "Secondary", "StudyPlan", "load_plan"]
 
 #: The statistics the analysis (:mod:`evals.analysis.study.endpoints`) can compute, treatment minus
 #: baseline, paired by session.
@@ -109,20 +109,28 @@ class Secondary:
 
 
 @dataclass(frozen=True)
-class PowerSection:
-    """The power analysis as the plan states it; :mod:`evals.analysis.study.power` re-derives it."""
+class PowerFigures:
+    """The six figures a power analysis gives: a plan states them, and
+    :func:`evals.analysis.study.power.power_analysis` derives them again from the pilot."""
 
-    pilot: str
-    pilot_column: str
-    alpha: float
-    power: float
-    smallest_difference: float
     pilot_sessions: int
     pilot_valid_sessions: int
     pilot_sd: float
     sessions_for_difference: int
     detectable_at_min_sessions: float
     sessions_planned: int
+
+
+@dataclass(frozen=True)
+class PowerSection(PowerFigures):
+    """The power analysis as the plan states it: its pilot and targets, and the figures
+    (:class:`PowerFigures`) the check derives again."""
+
+    pilot: str
+    pilot_column: str
+    alpha: float
+    power: float
+    smallest_difference: float
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from statistics import NormalDist
 
 import pandas as pd
 
-from evals.analysis.study.plan import StudyPlan
+from evals.analysis.study.plan import PowerFigures, StudyPlan
 
 __all__ = ["PilotSpread", "PowerAnalysis", "detectable_difference", "pilot_spread",
            "power_analysis", "sessions_needed"]
@@ -85,15 +85,8 @@ def pilot_spread(path: Path, column: str, *, baseline: str, treatment: str) -> P
 
 
 @dataclass(frozen=True)
-class PowerAnalysis:
+class PowerAnalysis(PowerFigures):
     """The numbers a plan's ``power`` section states, re-derived."""
-
-    pilot_sessions: int
-    pilot_valid_sessions: int
-    pilot_sd: float
-    sessions_for_difference: int
-    detectable_at_min_sessions: float
-    sessions_planned: int
 
     def differences(self, plan: StudyPlan) -> list[str]:
         """Each stated figure the re-derivation does not give, as ``key: stated vs derived``."""
