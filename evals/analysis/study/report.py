@@ -69,8 +69,9 @@ def endpoint_sentence(e: EndpointResult, plan: StudyPlan) -> str:
     return (f"{e.name} ({_READER_WORDS[e.reader]}; {_probes(e)}; {where}): "
             f"{a.treatment} - {a.baseline} = {_num(d.mean, e.unit, True)} {interval} "
             f"({a.baseline} {_num(e.baseline_mean, e.unit)}, {a.treatment} "
-            f"{_num(e.treatment_mean, e.unit)}; {d.n_sessions} sessions, {d.n_questions:,} "
-            f"{unit_of}; W-L-T {d.record}{treat_note}). {e.decision}.")
+            f"{_num(e.treatment_mean, e.unit)}; {d.n_sessions} sessions"
+            + (f", {d.n_questions:,} {unit_of}" if unit_of == "questions" else "")
+            + f"; W-L-T {d.record}{treat_note}). {e.decision}.")
 
 
 def _verdict_line(counts: dict[str, int]) -> str:
@@ -117,7 +118,10 @@ def _markdown(result: StudyResult, records: pd.DataFrame) -> str:
     lines += [f"- {endpoint_sentence(e, plan)}" for e in secondary]
     lines += ["", "Readers: the told reader is given each question's evidence (the legibility "
               "floor); the blind reader only the question (BM25 over what it read). Every "
-              "figure is the offline OCR reader's, not a vision model's.", ""]
+              "figure is the offline OCR reader's, not a vision model's. W-L-T counts the "
+              "sessions whose difference is above, below and at zero: for silent wrong and "
+              "confabulated answers, billed tokens and the session bill, above zero is worse "
+              "for the treatment.", ""]
     return "\n".join(lines)
 
 

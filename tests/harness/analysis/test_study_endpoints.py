@@ -66,6 +66,9 @@ def test_secondary_statistics():
     assert e["recall on exact probes the baseline discarded"].diff.mean == pytest.approx(1.0)
     assert e["recall on gist probes the baseline discarded"].diff.mean == pytest.approx(-0.5)
     # the stand-in session 2003: q0, q1 a -> c: +1.0, never a finding
+    # the bill's unit is the session: its sentence names the sessions once, not as questions
+    said = endpoint_sentence(cost, _plan())
+    assert "+0.7500 $" in said and "2 sessions; W-L-T 2-0-0" in said and "questions" not in said
     stand_in = e["recall on facts the baseline discarded, sessions where the baseline "
                  "handed over"]
     assert stand_in.diff.mean == pytest.approx(1.0) and stand_in.diff.n_sessions == 1
