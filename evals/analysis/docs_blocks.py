@@ -222,7 +222,17 @@ def scanned_docs(root: Path) -> list[str]:
              *(str(p.relative_to(root)) for p in sorted(root.glob("results/**/*.md"))
                if not set(p.relative_to(root).parts[1:2]) & _UNCOMMITTED)]
     pages += [str(p.relative_to(root)) for p in sorted(root.glob("configs/**/*.yaml"))]
-    return [p for i, p in enumerate(pages) if p not in pages[:i] and p not in GENERATED_DOCS]
+    return [p for i, p in enumerate(pages) if p not in pages[:i] and p not in GENERATED_DOCS
+            and not _study_report(root, p)]
+
+
+def _study_report(root: Path, page: str) -> bool:
+    """A pre-registered study's report with its records committed beside it: ``--check``
+    rebuilds it from them (:func:`evals.analysis.rederive.check_study_reports`), so it is not
+    prose. Without the records beside it, it is scanned like any page."""
+    parts = Path(page).parts
+    return (len(parts) == 4 and parts[:2] == ("results", "study") and parts[3] == "report.md"
+            and (root / page).with_name("records.parquet").is_file())
 
 
 def _comments(text: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from locations import REPO
 
-from evals.analysis.docs_blocks import stray_figures
+from evals.analysis.docs_blocks import scanned_docs, stray_figures
 from evals.analysis.table import main
 
 BLOCKS = ["main-job-table", "frame-costs", "research-claims", "study-claims"]
@@ -28,6 +28,9 @@ def checkout(tmp_path: Path) -> Path:
     (tmp_path / "configs" / "study").mkdir(parents=True)
     shutil.copy(REPO / "configs" / "study" / "recommended_rerun.yaml",
                 tmp_path / "configs" / "study" / "recommended_rerun.yaml")
+    study = REPO / "results" / "study"
+    if study.is_dir():
+        shutil.copytree(study, tmp_path / "results" / "study")
     return tmp_path
 
 
@@ -125,3 +128,16 @@ def test_the_study_block_quotes_the_report_or_says_there_is_none(tmp_path):
     assert "**Primary endpoint (x)**\n\n- primary sentence +0.050 [+0.010, +0.090]." in block
     assert "70 of 70 seeds." in block and "- second." in block
     assert "Question: q" not in block  # only the three sections are quoted
+
+
+def test_a_study_report_is_prose_until_its_records_sit_beside_it(tmp_path):
+    # the report of a pre-registered study is rebuilt from its records by --check; without
+    # them beside it nothing re-derives it, so its figures are scanned like any page's
+    report = tmp_path / "results/study/some_study/report.md"
+    report.parent.mkdir(parents=True)
+    report.write_text("- primary +0.050 [+0.010, +0.090].\n")
+    assert "results/study/some_study/report.md" in scanned_docs(tmp_path)
+    (report.parent / "records.parquet").write_bytes(b"")
+    assert "results/study/some_study/report.md" not in scanned_docs(tmp_path)
+    (tmp_path / "results/study/notes.md").write_text("+0.2\n")
+    assert "results/study/notes.md" in scanned_docs(tmp_path)
