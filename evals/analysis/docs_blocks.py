@@ -222,17 +222,18 @@ def scanned_docs(root: Path) -> list[str]:
              *(str(p.relative_to(root)) for p in sorted(root.glob("results/**/*.md"))
                if not set(p.relative_to(root).parts[1:2]) & _UNCOMMITTED)]
     pages += [str(p.relative_to(root)) for p in sorted(root.glob("configs/**/*.yaml"))]
-    return [p for i, p in enumerate(pages) if p not in pages[:i] and p not in GENERATED_DOCS
-            and not _study_report(root, p)]
+    generated = {*GENERATED_DOCS, *_study_reports(root)}
+    return [p for i, p in enumerate(pages) if p not in pages[:i] and p not in generated]
 
 
-def _study_report(root: Path, page: str) -> bool:
-    """A pre-registered study's report with its records committed beside it: ``--check``
-    rebuilds it from them (:func:`evals.analysis.rederive.check_study_reports`), so it is not
-    prose. Without the records beside it, it is scanned like any page."""
-    parts = Path(page).parts
-    return (len(parts) == 4 and parts[:2] == ("results", "study") and parts[3] == "report.md"
-            and (root / page).with_name("records.parquet").is_file())
+def _study_reports(root: Path) -> set[str]:
+    """The reports of the pre-registered studies whose records are committed: ``--check``
+    rebuilds each from its records (:func:`evals.analysis.rederive.check_study_reports`), so
+    they are not prose. Any other page under ``results/study/`` is scanned like any page."""
+    from evals.analysis.rederive import study_record_folders
+
+    return {str((folder / "report.md").relative_to(root))
+            for _, folder in study_record_folders(root)}
 
 
 def _comments(text: str) -> str:

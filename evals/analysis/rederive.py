@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -45,10 +46,13 @@ from evals.analysis.table_outputs import (
 )
 from evals.analysis.write_model_shapes import library_table_path
 
+if TYPE_CHECKING:
+    from evals.analysis.study.plan import StudyPlan
+
 __all__ = ["TABLE_FOLDERS", "check_all", "check_frame_pay", "check_outcomes",
            "check_study_plans", "check_study_reports", "check_table_folder",
            "rebuild_table_folder", "report_options", "rewrite_all", "rewrite_outcomes",
-           "rewrite_table_folder"]
+           "rewrite_table_folder", "study_record_folders"]
 
 #: the folders ``snapcompact-eval-table`` wrote (records.parquet + report.md), and the
 #: research comparisons (research_compare.md), relative to the checkout
@@ -192,23 +196,33 @@ def check_study_plans(root: Path) -> list[str]:
     return problems
 
 
-def check_study_reports(root: Path) -> list[str]:
-    """Every study whose records are committed (``results/study/NAME/records.parquet``): its
-    report files made again from those records by the plan's analysis
-    (:func:`evals.analysis.study.report.rebuild_report`) and compared line by line."""
+def study_record_folders(root: Path) -> list[tuple[StudyPlan, Path]]:
+    """Each study plan under ``root`` (``configs/study/*.yaml``) whose records are committed,
+    with their folder (``results/study/NAME``): the studies :func:`check_study_reports`
+    re-derives. A plan that does not load is left to :func:`check_study_plans`."""
     from evals.analysis.study.cli import records_dir
     from evals.analysis.study.plan import PlanError, load_plan
-    from evals.analysis.study.report import rebuild_report
 
-    problems: list[str] = []
+    out = []
     for path in sorted((root / "configs" / "study").glob("*.yaml")):
         try:
             plan = load_plan(path)
         except PlanError:
-            continue  # check_study_plans names it
-        folder = root / records_dir(plan)
-        if not (folder / "records.parquet").is_file():
             continue
+        folder = root / records_dir(plan)
+        if (folder / "records.parquet").is_file():
+            out.append((plan, folder))
+    return out
+
+
+def check_study_reports(root: Path) -> list[str]:
+    """Every study whose records are committed (:func:`study_record_folders`): its report
+    files made again from those records by the plan's analysis
+    (:func:`evals.analysis.study.report.rebuild_report`) and compared line by line."""
+    from evals.analysis.study.report import rebuild_report
+
+    problems: list[str] = []
+    for plan, folder in study_record_folders(root):
         try:
             texts = rebuild_report(folder, plan)
         except (OSError, ValueError, KeyError) as exc:

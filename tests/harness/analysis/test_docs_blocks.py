@@ -132,12 +132,19 @@ def test_the_study_block_quotes_the_report_or_says_there_is_none(tmp_path):
 
 def test_a_study_report_is_prose_until_its_records_sit_beside_it(tmp_path):
     # the report of a pre-registered study is rebuilt from its records by --check; without
-    # them beside it nothing re-derives it, so its figures are scanned like any page's
-    report = tmp_path / "results/study/some_study/report.md"
-    report.parent.mkdir(parents=True)
-    report.write_text("- primary +0.050 [+0.010, +0.090].\n")
-    assert "results/study/some_study/report.md" in scanned_docs(tmp_path)
-    (report.parent / "records.parquet").write_bytes(b"")
-    assert "results/study/some_study/report.md" not in scanned_docs(tmp_path)
+    # them beside it (or without the plan that names its folder) nothing re-derives it, so its
+    # figures are scanned like any page's
+    (tmp_path / "configs" / "study").mkdir(parents=True)
+    shutil.copy(REPO / "configs" / "study" / "recommended_rerun.yaml",
+                tmp_path / "configs" / "study" / "recommended_rerun.yaml")
+    for name in ("recommended_rerun", "no_plan"):
+        report = tmp_path / "results/study" / name / "report.md"
+        report.parent.mkdir(parents=True)
+        report.write_text("- primary +0.050 [+0.010, +0.090].\n")
+    assert "results/study/recommended_rerun/report.md" in scanned_docs(tmp_path)
+    for name in ("recommended_rerun", "no_plan"):
+        (tmp_path / "results/study" / name / "records.parquet").write_bytes(b"")
+    assert "results/study/recommended_rerun/report.md" not in scanned_docs(tmp_path)
+    assert "results/study/no_plan/report.md" in scanned_docs(tmp_path)
     (tmp_path / "results/study/notes.md").write_text("+0.2\n")
     assert "results/study/notes.md" in scanned_docs(tmp_path)
