@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.items.datasets.common import check_int, check_seed
-from evals.items.datasets.session_probe_kinds import sample_kinds
+from evals.items.datasets.session_probe_kinds import DEPTH_PARTS, depth_part, sample_kinds
 from evals.items.qa_items import Question, content_id
 from evals.items.sessions import SessionItem, make_session_item, message_text
 
@@ -293,8 +293,6 @@ def describe_probes(path: str, n: int = 10, seed: int = 0) -> str:
     """The probes ``dataset=session-file`` draws from ``path``, one block each (kind, depth and
     its quarter, evidence message and line number, the evidence line, question and answer),
     after a line counting them per quarter of the session."""
-    from evals.items.datasets.session_probe_kinds import DEPTH_PARTS, depth_part
-
     [item] = load_session_file(path=path, n_questions=n, seed=seed)
     parts = [depth_part(float(q.meta["depth"])) for q in item.questions]
     spread = "/".join(str(parts.count(k)) for k in range(DEPTH_PARTS))
